@@ -1,0 +1,3 @@
+from paidtwice.cli import main
+
+main()

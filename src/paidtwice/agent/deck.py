@@ -1,0 +1,108 @@
+"""The deck's agent: ask the model, call the weather tool, pause for a rate limit, ask again.
+
+One handler holds the whole loop, so every replay runs it again from the first line. The tool call and the
+pause go through the context and are journaled. The model call is journaled only in journaled mode
+(PAIDTWICE_AGENT_MODE=journaled): the two modes differ in the one line marked below, so every difference in
+the counts comes from that line.
+
+Environment, read once at start-up:
+    OPENAI_BASE_URL        the model's OpenAI-compatible base URL (the lab's stub hands over a lane)
+    PAIDTWICE_TOOLS_URL    base URL of the tool endpoints
+    PAIDTWICE_AGENT_MODE   "naive" (default) or "journaled"
+    PAIDTWICE_PAUSE_S      length of the durable rate-limit pause, in seconds (default 2)
+    PAIDTWICE_SERVICE      the service's name (default "Agent"; the lab gives each experiment its own)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import restate
+
+MODEL_URL = os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
+TOOLS_URL = os.environ.get("PAIDTWICE_TOOLS_URL", "http://127.0.0.1:8000/tools")
+JOURNALED = os.environ.get("PAIDTWICE_AGENT_MODE", "naive") == "journaled"
+RATE_LIMIT_PAUSE = timedelta(seconds=float(os.environ.get("PAIDTWICE_PAUSE_S", "2")))
+
+SERVICE = os.environ.get("PAIDTWICE_SERVICE", "Agent")
+
+RETRY_POLICY = restate.InvocationRetryPolicy(
+    initial_interval=timedelta(milliseconds=100),
+    exponentiation_factor=2.0,
+    max_interval=timedelta(seconds=1),
+    max_attempts=20,
+    on_max_attempts="pause",
+)
+"""20 attempts (the first included), then pause, as in the deck. The backoff doubles from 100 ms up to 1 s,
+so that the retries made while the agent is down are told apart by the restart delay (Restate adds up to 30%
+jitter to each interval, and doubling keeps the jittered windows from overlapping)."""
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
+
+agent = restate.Service(SERVICE, invocation_retry_policy=RETRY_POLICY)
+
+
+async def chat(messages: list[dict[str, Any]], invocation: str) -> dict[str, Any]:
+    """One chat-completions request; returns the assistant message."""
+    async with httpx.AsyncClient(timeout=60.0) as client:
+        response = await client.post(
+            f"{MODEL_URL}/chat/completions",
+            json={"model": "gpt-4o-mini", "messages": messages, "tools": TOOLS},
+            headers={"x-paidtwice-invocation": invocation},
+        )
+    response.raise_for_status()
+    message: dict[str, Any] = response.json()["choices"][0]["message"]
+    return message
+
+
+def get_weather(city: str, invocation: str) -> dict[str, Any]:
+    """The weather tool, an HTTP endpoint of its own."""
+    response = httpx.get(
+        f"{TOOLS_URL}/weather",
+        params={"city": city},
+        headers={"x-paidtwice-invocation": invocation},
+        timeout=60.0,
+    )
+    response.raise_for_status()
+    result: dict[str, Any] = response.json()
+    return result
+
+
+@agent.handler()
+async def run(ctx: restate.Context, question: str) -> str:
+    invocation = ctx.request().id
+    messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
+    while True:
+        if JOURNALED:
+            reply = await ctx.run_typed("model", chat, messages=messages, invocation=invocation)
+        else:
+            reply = await chat(messages, invocation)  # lint: naive-model-call
+        calls = reply.get("tool_calls") or []
+        if not calls:
+            return str(reply.get("content") or "")
+        messages.append(reply)
+        for call in calls:
+            city = json.loads(call["function"]["arguments"])["city"]
+            weather = await ctx.run_typed("weather", get_weather, city=city, invocation=invocation)
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(weather)})
+        await ctx.sleep(RATE_LIMIT_PAUSE)
+
+
+app = restate.app([agent])

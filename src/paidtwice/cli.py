@@ -1,0 +1,285 @@
+"""The paidtwice command line: a thin layer over the library (`paidtwice.lab`, `paidtwice.engine`)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from paidtwice._exceptions import NotFound, PaidtwiceError, UsageError
+from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
+from paidtwice.engine._sql import SqlClient
+from paidtwice.lab._experiments import CURVES, EXPERIMENTS, Curve, Experiment, experiment_by_name
+from paidtwice.lab._mismatch import explain as explain_invocation
+from paidtwice.lab._records import CurveRecord, RunRecord, append_record, write_records
+from paidtwice.lab._runner import Lab, LabCancelled
+from paidtwice.report._plot import curve_svg
+from paidtwice.report._text import (
+    format_curve,
+    format_deck_table,
+    format_journal,
+    format_mismatch,
+    format_run,
+)
+
+__all__ = ["cli", "main"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_RESULTS = Path("paidtwice-results")
+EXIT_INTERRUPTED = 130
+
+
+class BadInput(click.ClickException):
+    """A user mistake or an unusable environment: one line, exit 2."""
+
+    exit_code = 2
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except LabCancelled as err:
+        click.echo(f"paidtwice: interrupted ({err})", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:
+        click.echo("paidtwice: interrupted; every process it started has been stopped", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except (NotFound, UsageError) as err:
+        raise BadInput(str(err)) from None
+    except PaidtwiceError as err:
+        raise BadInput(str(err)) from None
+
+
+def _server_version(function: F) -> F:
+    return click.option(
+        "--server-version",
+        type=click.Choice(RESTATE_SERVER_VERSIONS),
+        default=RESTATE_SERVER_VERSION,
+        show_default=True,
+        help="restate-server version from npm (1.7.10 is the one the deck was recorded on).",
+    )(function)
+
+
+def _admin_url(function: F) -> F:
+    return click.option(
+        "--admin-url",
+        default="http://127.0.0.1:9070",
+        show_default=True,
+        envvar="PAIDTWICE_ADMIN_URL",
+        help="Admin API of the Restate server to read.",
+    )(function)
+
+
+@click.group()
+@click.version_option(package_name="paidtwice")
+def cli() -> None:
+    """Count, explain and stop the model calls a Restate replay pays for twice.
+
+    \b
+    paidtwice deck                   run every experiment of the deck, deck figures beside measured
+    paidtwice run naive-flip         one experiment, with its journal and model-call log
+    paidtwice journal inv_1a2b...    any invocation's journal, by index
+    paidtwice explain inv_1a2b...    read a journal mismatch (RT0016) against the journal
+    paidtwice lint src/              find calls a replay will pay for twice
+    """
+
+
+@cli.command()
+@_server_version
+def provision(server_version: str) -> None:
+    """Install restate-server from npm into paidtwice's cache (done on first use anyway).
+
+    \b
+    Example:
+        paidtwice provision --server-version 1.7.10
+    """
+    from paidtwice.engine._provision import ensure_server_binary
+
+    with _errors():
+        binary = ensure_server_binary(server_version, echo=lambda m: click.echo(m, err=True))
+    click.echo(str(binary))
+
+
+@cli.command()
+def experiments() -> None:
+    """List the deck's experiments: agent mode, stub script, fault, and what the deck reports.
+
+    \b
+    Example:
+        paidtwice experiments
+    """
+    for row in EXPERIMENTS:
+        click.echo(f"{row.name:26} {row.mode:9} {row.script:9} {row.fault.describe()}")
+        click.echo(f"{'':26} deck: {row.deck_says}")
+    for curve in CURVES:
+        delays = ", ".join(f"{d:g}" for d in curve.delays)
+        click.echo(f"{curve.name:26} {curve.base.mode:9} {curve.base.script:9} delays {delays} s")
+        click.echo(f"{'':26} deck: {curve.deck_says}")
+
+
+def _rows(names: tuple[str, ...]) -> list[Experiment | Curve]:
+    if not names:
+        return [*EXPERIMENTS, *CURVES]
+    rows = []
+    for name in names:
+        try:
+            rows.append(experiment_by_name(name))
+        except KeyError as err:
+            raise BadInput(str(err.args[0])) from None
+    return rows
+
+
+def _run_rows(
+    lab: Lab, rows: list[Experiment | Curve], *, json_path: Path, serial: bool, plots: Path | None
+) -> list[RunRecord | CurveRecord]:
+    records: list[RunRecord | CurveRecord] = []
+    write_records(json_path, records)
+
+    def save(record: RunRecord | CurveRecord) -> None:
+        append_record(json_path, records, record)
+        verdict = "matches" if record.matches else "DIFFERS from the deck"
+        click.echo(f"  finished {record.name}: {verdict}", err=True)
+
+    plain = [(row, None) for row in rows if isinstance(row, Experiment)]
+    lab.run_many(plain, concurrent=not serial, on_record=save)
+    for row in rows:
+        if isinstance(row, Curve):
+            curve = lab.run_curve(row)
+            save(curve)
+            if plots is not None:
+                svg = curve_svg(curve, plots / f"{curve.name}.svg")
+                click.echo(f"  plot of {curve.name}: {svg}", err=True)
+    order = {row.name: i for i, row in enumerate(rows)}
+    records.sort(key=lambda r: order[r.name])
+    write_records(json_path, records)
+    return records
+
+
+@cli.command()
+@click.option("--only", "only", multiple=True, metavar="NAME", help="Run only these experiments.")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_RESULTS / "deck.json",
+    show_default=True,
+    help="Where the full records are written (after each finished run).",
+)
+@click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
+@_server_version
+def deck(only: tuple[str, ...], json_path: Path, serial: bool, server_version: str) -> None:
+    """Run the deck's experiments on a real Restate server and compare with the deck's figures.
+
+    Exit status 0 when every run matches the deck, 1 when one does not, 2 on bad input.
+
+    \b
+    Examples:
+        paidtwice deck
+        paidtwice deck --only clean --only naive-kill-in-pause --json out/deck.json
+    """
+    rows = _rows(only)
+    with _errors():
+        click.echo(f"paidtwice: {len(rows)} experiment(s) on restate-server {server_version}", err=True)
+        with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
+            records = _run_rows(lab, rows, json_path=json_path, serial=serial, plots=json_path.parent)
+    click.echo(format_deck_table(records))
+    for record in records:
+        if isinstance(record, CurveRecord):
+            click.echo(f"\n{record.name}:")
+            click.echo(format_curve(record))
+    click.echo(f"\nFull records: {json_path}")
+    sys.exit(0 if all(r.matches for r in records) else 1)
+
+
+@cli.command()
+@click.argument("name")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the record here too (default: paidtwice-results/NAME.json).",
+)
+@_server_version
+def run(name: str, json_path: Path | None, server_version: str) -> None:
+    """Run one experiment and print its journal by index and its model-call log.
+
+    \b
+    Examples:
+        paidtwice run naive-kill-in-pause
+        paidtwice run naive-changed-for-good --json changed.json
+    """
+    row = _rows((name,))[0]
+    json_path = json_path or DEFAULT_RESULTS / f"{name}.json"
+    with _errors():
+        with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
+            records = _run_rows(lab, [row], json_path=json_path, serial=True, plots=json_path.parent)
+    for record in records:
+        if isinstance(record, RunRecord):
+            click.echo(format_run(record))
+        else:
+            click.echo(format_curve(record))
+    click.echo(f"\nFull record: {json_path}")
+    sys.exit(0 if all(r.matches for r in records) else 1)
+
+
+@cli.command()
+@click.argument("invocation_id")
+@_admin_url
+def journal(invocation_id: str, admin_url: str) -> None:
+    """Print an invocation's journal by index, from a running Restate server.
+
+    \b
+    Example:
+        paidtwice journal inv_1a2b3c --admin-url http://127.0.0.1:9070
+    """
+    with _errors():
+        sql = SqlClient(admin_url)
+        if sql.invocation(invocation_id) is None:
+            raise NotFound(f"no invocation {invocation_id} on the server at {admin_url}")
+        click.echo(format_journal(sql.journal(invocation_id)))
+
+
+@cli.command()
+@click.argument("invocation_id")
+@_admin_url
+def explain(invocation_id: str, admin_url: str) -> None:
+    """Read an invocation's journal mismatch (RT0016) against its journal.
+
+    Prints the journal index, what the journal holds there, what the code attempted instead, the raw
+    message, and whether the message's labels agree with the journal (some SDK versions swap them).
+
+    \b
+    Example:
+        paidtwice explain inv_1a2b3c --admin-url http://127.0.0.1:9070
+    """
+    with _errors():
+        found = explain_invocation(SqlClient(admin_url), invocation_id)
+    click.echo(f"{found.invocation_id}: {found.status}; failure {found.code} read from {found.source}")
+    if found.mismatch is None:
+        click.echo("not a journal mismatch; the message:")
+        click.echo(found.message)
+        return
+    click.echo(format_mismatch(found.mismatch))
+
+
+def _register_optional() -> None:
+    try:
+        from paidtwice import lint
+    except ImportError:
+        return
+    command = getattr(lint, "lint_command", None)
+    if isinstance(command, click.Command):
+        cli.add_command(command)
+
+
+_register_optional()
+
+
+def main() -> None:
+    cli(prog_name="paidtwice")

@@ -1,0 +1,142 @@
+"""Typed client for Restate's admin API (deployments and invocation management).
+
+Every request and its answer is appended to `log`, so a run can show the user the admin conversation in
+order (the deck's recovery walk is read from it).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from paidtwice._exceptions import AdminError, NotFound, ServerUnreachable
+
+__all__ = ["AdminCall", "AdminClient", "Deployment"]
+
+
+@dataclass(frozen=True)
+class AdminCall:
+    """One admin API request and what it answered."""
+
+    method: str
+    """HTTP method."""
+    path: str
+    """Path with query string, as sent."""
+    status: int
+    """HTTP status of the answer."""
+    answer: str
+    """The answer's body, trimmed to a readable length."""
+    at: float
+    """Wall-clock time the answer arrived (seconds since the epoch)."""
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A registered deployment."""
+
+    id: str
+    """Deployment id (`dp_...`)."""
+    uri: str
+    """The endpoint URI Restate calls."""
+    created: bool
+    """True if this registration made a new deployment (201), False if it already existed (200)."""
+
+
+@dataclass
+class AdminClient:
+    """Client for the admin API at `url` (e.g. http://127.0.0.1:9070)."""
+
+    url: str
+    timeout: float = 30.0
+    log: list[AdminCall] = field(default_factory=list)
+
+    def _request(
+        self, method: str, path: str, *, body: Any = None, ok: tuple[int, ...] = (200, 201, 202)
+    ) -> httpx.Response:
+        try:
+            response = httpx.request(method, self.url + path, json=body, timeout=self.timeout)
+        except httpx.ConnectError as err:
+            raise ServerUnreachable(
+                f"no Restate admin API answers at {self.url} ({err}); is the server running?"
+            ) from err
+        except httpx.HTTPError as err:
+            raise ServerUnreachable(f"admin API at {self.url} failed: {err}") from err
+        self.log.append(AdminCall(method, path, response.status_code, response.text[:500], time.time()))
+        if response.status_code not in ok:
+            message = _error_message(response)
+            if response.status_code == 404:
+                raise NotFound(f"{method} {path}: {message}")
+            raise AdminError(
+                f"{method} {path} answered {response.status_code}: {message}",
+                status=response.status_code,
+                body=response.text,
+            )
+        return response
+
+    def health(self) -> bool:
+        try:
+            return httpx.get(self.url + "/health", timeout=2.0).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def version(self) -> str:
+        return str(self._request("GET", "/version").json().get("version", "unknown"))
+
+    def register_deployment(self, uri: str, *, force: bool = False) -> Deployment:
+        """Register the endpoint at `uri`. `force` overwrites an existing one: for local use only."""
+        response = self._request("POST", "/deployments", body={"uri": uri, "force": force})
+        return Deployment(id=response.json()["id"], uri=uri, created=response.status_code == 201)
+
+    def deployments(self) -> list[dict[str, Any]]:
+        return list(self._request("GET", "/deployments").json().get("deployments", []))
+
+    def kill(self, invocation_id: str) -> AdminCall:
+        return self._invocation("kill", invocation_id)
+
+    def cancel(self, invocation_id: str) -> AdminCall:
+        return self._invocation("cancel", invocation_id)
+
+    def pause(self, invocation_id: str) -> AdminCall:
+        return self._invocation("pause", invocation_id)
+
+    def purge(self, invocation_id: str) -> AdminCall:
+        return self._invocation("purge", invocation_id)
+
+    def resume(self, invocation_id: str, *, deployment: str | None = None) -> AdminCall:
+        """Resume a paused invocation, on `deployment` (`dp_...`, "latest" or "keep") if given."""
+        query = f"?deployment={deployment}" if deployment else ""
+        return self._invocation("resume", invocation_id, query)
+
+    def restart_as_new(
+        self, invocation_id: str, *, from_entry: int | None = None, deployment: str | None = None
+    ) -> str:
+        """Restart a finished invocation as a new one; returns the new invocation's id.
+
+        `from_entry` copies the journal prefix up to that entry; `deployment` goes only with it.
+        """
+        params = []
+        if from_entry is not None:
+            params.append(f"from={from_entry}")
+        if deployment is not None:
+            params.append(f"deployment={deployment}")
+        query = ("?" + "&".join(params)) if params else ""
+        self._invocation("restart-as-new", invocation_id, query)
+        return str(json.loads(self.log[-1].answer)["new_invocation_id"])
+
+    def _invocation(self, verb: str, invocation_id: str, query: str = "") -> AdminCall:
+        self._request("PATCH", f"/invocations/{invocation_id}/{verb}{query}")
+        return self.log[-1]
+
+
+def _error_message(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text.strip()[:300] or response.reason_phrase
+    if isinstance(body, dict) and "message" in body:
+        return str(body["message"])
+    return response.text.strip()[:300]

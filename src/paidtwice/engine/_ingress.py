@@ -1,0 +1,45 @@
+"""Client for Restate's ingress: send an invocation, attach to its result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from paidtwice._exceptions import PaidtwiceError, ServerUnreachable
+
+__all__ = ["IngressClient"]
+
+
+@dataclass
+class IngressClient:
+    """Client for the ingress at `url` (e.g. http://127.0.0.1:8080)."""
+
+    url: str
+    timeout: float = 30.0
+
+    def send(self, service: str, handler: str, body: Any, *, idempotency_key: str | None = None) -> str:
+        """Submit an invocation without waiting for it; returns its id (`inv_...`)."""
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        try:
+            response = httpx.post(
+                f"{self.url}/{service}/{handler}/send",
+                json=body,
+                headers=headers,
+                timeout=self.timeout,
+            )
+        except httpx.HTTPError as err:
+            raise ServerUnreachable(f"no Restate ingress answers at {self.url} ({err})") from err
+        if response.status_code >= 300:
+            raise PaidtwiceError(
+                f"ingress refused {service}/{handler}: {response.status_code} {response.text[:200]}"
+            )
+        return str(response.json()["invocationId"])
+
+    def attach(self, invocation_id: str, *, timeout: float = 120.0) -> httpx.Response:
+        """Wait for the invocation's result and return the raw answer."""
+        try:
+            return httpx.get(f"{self.url}/restate/attach/{invocation_id}", timeout=timeout)
+        except httpx.HTTPError as err:
+            raise ServerUnreachable(f"attach to {invocation_id} at {self.url} failed: {err}") from err

@@ -1,0 +1,92 @@
+"""Loopback ports that no other paidtwice lab on this machine will pick.
+
+Binding to port 0 finds a free port, but between closing that probe and the real server binding it another
+lab could take the same number. Each port handed out here is also locked (an flock on a file named after it
+under the system temp dir) for as long as this process holds the `PortLease`, and two labs never hold the
+same lock. An agent that is killed and restarted keeps its port because the lease outlives the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import socket
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["HOST", "PortLease", "is_port_free", "lease_port", "leased_ports", "wait_port_free"]
+
+_LOCK_DIR = Path(tempfile.gettempdir()) / "paidtwice-ports"
+HOST = "127.0.0.1"
+
+
+class PortLease:
+    """A loopback port reserved for this process until `release()`."""
+
+    def __init__(self, port: int, lock_fd: int) -> None:
+        self.port = port
+        """The reserved port number."""
+        self._fd = lock_fd
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __repr__(self) -> str:
+        return f"PortLease({self.port})"
+
+
+def is_port_free(port: int) -> bool:
+    """True if nothing listens on 127.0.0.1:port and it can be bound now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def lease_port() -> PortLease:
+    """Reserve a free loopback port that no other paidtwice process holds."""
+    _LOCK_DIR.mkdir(parents=True, exist_ok=True)
+    for _ in range(200):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind((HOST, 0))
+            port = int(probe.getsockname()[1])
+        fd = os.open(_LOCK_DIR / f"{port}.lock", os.O_CREAT | os.O_RDWR, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        if is_port_free(port):
+            return PortLease(port, fd)
+        os.close(fd)
+    raise OSError("no free loopback port could be reserved")
+
+
+@contextlib.contextmanager
+def leased_ports(count: int) -> Iterator[list[int]]:
+    """Reserve `count` ports for the duration of the block."""
+    leases = [lease_port() for _ in range(count)]
+    try:
+        yield [lease.port for lease in leases]
+    finally:
+        for lease in leases:
+            lease.release()
+
+
+def wait_port_free(port: int, *, timeout: float) -> bool:
+    """Poll until the port can be bound again; False if it is still taken after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if is_port_free(port):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)

@@ -1,0 +1,211 @@
+"""Processes the lab owns: each in its own process group, killed as a group, never left behind.
+
+A `Process` is started in a new session (so its pid is its process-group id) and with a parent-death signal,
+so that if paidtwice itself is killed with SIGKILL the kernel kills the child too. `kill()` sends SIGKILL
+to the whole group, reaps the child, and confirms that the ports it was serving are free again: a restart
+that found the old process still answering would make every later count wrong.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+
+from paidtwice._exceptions import ServerStartError
+from paidtwice.engine._ports import HOST, wait_port_free
+
+__all__ = ["Process", "port_is_listening", "wait_until"]
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec. Linux only; elsewhere the finally blocks are the only guard.
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def port_is_listening(port: int) -> bool:
+    """True if something accepts TCP connections on 127.0.0.1:port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex((HOST, port)) == 0
+
+
+def wait_until(condition: Callable[[], bool], *, timeout: float, interval: float = 0.02) -> bool:
+    """Poll `condition` until it holds or `timeout` seconds pass; returns whether it held."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if condition():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)
+
+
+class Process:
+    """One child process in its own process group, owned by the lab.
+
+    Use it as a context manager: the group is killed on exit, also on an exception or Ctrl-C.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        name: str,
+        env: Mapping[str, str] | None = None,
+        log_path: Path,
+        ports: Sequence[int] = (),
+        cwd: Path | None = None,
+        stdin_pipe: bool = False,
+    ) -> None:
+        self.argv = list(argv)
+        """Command line the process runs."""
+        self.name = name
+        """Short name used in messages ("restate-server", "agent on :41234")."""
+        self.env = dict(env) if env is not None else None
+        self.log_path = log_path
+        """File that receives the process's stdout and stderr."""
+        self.ports = list(ports)
+        """Ports the process serves; each must be free again after `kill()`."""
+        self.cwd = cwd
+        self.stdin_pipe = stdin_pipe
+        """Give the process a pipe on stdin, for `send_line()`."""
+        self._popen: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._popen.pid if self._popen is not None else None
+
+    def start(self, *, ports_free: bool = True) -> Process:
+        """Start the process; unless `ports_free` is False, its ports must be free first."""
+        if self._popen is not None and self._popen.poll() is None:
+            raise RuntimeError(f"{self.name} is already running")
+        for port in self.ports if ports_free else ():
+            if not wait_port_free(port, timeout=5.0):
+                raise ServerStartError(
+                    f"{self.name}: port {port} is still taken by another process; "
+                    "a restart now would talk to the old one"
+                )
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("ab")
+        try:
+            self._popen = subprocess.Popen(
+                self.argv,
+                env=self.env,
+                cwd=self.cwd,
+                stdin=subprocess.PIPE if self.stdin_pipe else subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+        except OSError as err:
+            raise ServerStartError(f"{self.name} could not be started: {err}") from err
+        finally:
+            log.close()
+        return self
+
+    def send_line(self, line: str = "") -> None:
+        """Write one line to the process's stdin (it must have been started with `stdin_pipe`)."""
+        if self._popen is None or self._popen.stdin is None:
+            raise RuntimeError(f"{self.name} has no stdin pipe")
+        self._popen.stdin.write((line + "\n").encode())
+        self._popen.stdin.flush()
+
+    def alive(self) -> bool:
+        return self._popen is not None and self._popen.poll() is None
+
+    def wait_listening(self, port: int, *, timeout: float, interval: float = 0.02) -> None:
+        """Block until the process accepts connections on `port`; raise if it exits or times out."""
+
+        def ready() -> bool:
+            if not self.alive():
+                raise ServerStartError(
+                    f"{self.name} exited with status {self.returncode} before listening on "
+                    f"{port}; see {self.log_path}: {self.log_tail()}"
+                )
+            return port_is_listening(port)
+
+        if not wait_until(ready, timeout=timeout, interval=interval):
+            self.kill()
+            raise ServerStartError(
+                f"{self.name} did not listen on port {port} within {timeout:.0f}s; see {self.log_path}"
+            )
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode if self._popen is not None else None
+
+    def log_tail(self, lines: int = 3) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return " | ".join(line.strip() for line in text[-lines:])
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group, reap it, and confirm its ports are free."""
+        popen = self._popen
+        if popen is None:
+            return
+        try:
+            os.killpg(popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        popen.wait()
+        if popen.stdin is not None:
+            popen.stdin.close()
+        # The group may hold more than the leader (a server's workers): wait until none is left.
+        wait_until(lambda: not _group_alive(popen.pid), timeout=5.0)
+        for port in self.ports:
+            if not wait_port_free(port, timeout=5.0):
+                raise ServerStartError(f"{self.name} was killed but port {port} is still taken")
+
+    def stop(self, *, grace: float = 5.0) -> None:
+        """SIGTERM the group, then SIGKILL whatever is left after `grace` seconds."""
+        popen = self._popen
+        if popen is None:
+            return
+        if popen.poll() is None:
+            try:
+                os.killpg(popen.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                popen.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+
+    def __enter__(self) -> Process:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.kill()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

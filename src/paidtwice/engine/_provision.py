@@ -1,0 +1,116 @@
+"""Install restate-server from its npm package, once per version, into paidtwice's cache.
+
+The binary ships inside the npm package `@restatedev/restate-server` (a platform sub-package holds it), so
+`npm install` from the registry is all it takes. Installs go to a temporary directory that is renamed into
+place when complete, under a lock, so two labs provisioning at once neither collide nor see half an install.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from paidtwice._exceptions import ProvisionError
+from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
+
+__all__ = ["cache_root", "ensure_server_binary", "server_binary_path"]
+
+_NPM_PACKAGE = "@restatedev/restate-server"
+
+
+def cache_root() -> Path:
+    """Where paidtwice keeps installed servers: $PAIDTWICE_CACHE, else ~/.cache/paidtwice."""
+    env = os.environ.get("PAIDTWICE_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "paidtwice"
+
+
+def _platform_package() -> str:
+    machine = platform.machine().lower()
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(machine)
+    system = platform.system().lower()
+    if arch is None or system not in ("linux", "darwin"):
+        raise ProvisionError(f"restate-server has no npm build for {system}/{machine}")
+    return f"restate-server-{system}-{arch}"
+
+
+def server_binary_path(version: str, *, root: Path | None = None) -> Path:
+    root = root or cache_root()
+    return (
+        root
+        / "restate-server"
+        / version
+        / "node_modules"
+        / "@restatedev"
+        / _platform_package()
+        / "bin"
+        / "restate-server"
+    )
+
+
+def ensure_server_binary(
+    version: str = RESTATE_SERVER_VERSION,
+    *,
+    root: Path | None = None,
+    echo: Callable[[str], None] = print,
+) -> Path:
+    """Return the path of restate-server `version`, installing it from npm on first use."""
+    if version not in RESTATE_SERVER_VERSIONS:
+        known = ", ".join(RESTATE_SERVER_VERSIONS)
+        raise ProvisionError(f"restate-server {version} is not one paidtwice knows (known: {known})")
+    binary = server_binary_path(version, root=root)
+    if binary.is_file():
+        return binary
+    root = root or cache_root()
+    versions_dir = root / "restate-server"
+    versions_dir.mkdir(parents=True, exist_ok=True)
+    with (versions_dir / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if binary.is_file():
+            return binary
+        npm = shutil.which("npm")
+        if npm is None:
+            raise ProvisionError("npm is not on PATH; install Node.js with npm to provision restate-server")
+        echo(f"paidtwice: installing restate-server {version} from npm into {versions_dir / version} ...")
+        staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=versions_dir))
+        try:
+            done = subprocess.run(
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(staging),
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    f"{_NPM_PACKAGE}@{version}",
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+                raise ProvisionError(f"npm install {_NPM_PACKAGE}@{version} failed: {last[0]}")
+            staged_binary = server_binary_path(version, root=root).relative_to(versions_dir / version)
+            if not (staging / staged_binary).is_file():
+                raise ProvisionError(
+                    f"npm installed {_NPM_PACKAGE}@{version} but no binary at {staged_binary}"
+                )
+            final = versions_dir / version
+            if final.exists():
+                shutil.rmtree(final)
+            staging.rename(final)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        echo(f"paidtwice: restate-server {version} ready")
+    return binary

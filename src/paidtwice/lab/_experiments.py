@@ -1,0 +1,232 @@
+"""The deck's runs, as data: one row per run, read like the deck's table.
+
+Each row names the agent's mode, the stub's script, the fault and when it lands, the restart delay, and what
+the deck reports. The runner executes any row; adding an experiment is adding a row here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from paidtwice.stub._scripts import Hold
+
+__all__ = [
+    "CLEAN_JOURNALED_JOURNAL",
+    "CLEAN_NAIVE_JOURNAL",
+    "CURVES",
+    "DEFAULT_RESTART_DELAY",
+    "EXPERIMENTS",
+    "Curve",
+    "Expected",
+    "Experiment",
+    "Fault",
+    "experiment_by_name",
+]
+
+DEFAULT_RESTART_DELAY = 0.5
+"""Seconds the agent stays down after a kill. With the agent's backoff (100 ms doubling to 1 s, plus up to 30%
+jitter) two retries fall in that window whatever the jitter, so a mismatch that never heals is paid for on
+the 17 attempts left of 20: the deck's figure."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Where the lab kills a process, confirmed from the journal or the stub's ledger."""
+
+    kind: str
+    """"none", "kill-in-pause" (agent killed once the pause's Sleep is journaled), "kill-mid-call" (agent
+    killed `after` seconds into model call `call`, while the stub still holds the answer), or
+    "server-kill-in-pause" (restate-server itself killed in the pause and started again)."""
+    call: int = 1
+    """For kill-mid-call: which model call of the invocation."""
+    after: float = 1.0
+    """For kill-mid-call: seconds into that call."""
+
+    def describe(self) -> str:
+        if self.kind == "kill-mid-call":
+            return f"kill {self.after:g} s into model call {self.call}"
+        return {
+            "none": "none",
+            "kill-in-pause": "kill in the durable pause, after the tool ran",
+            "server-kill-in-pause": "kill restate-server in the pause, restart it on its data",
+        }.get(self.kind, self.kind)
+
+
+NO_FAULT = Fault("none")
+KILL_IN_PAUSE = Fault("kill-in-pause")
+
+CLEAN_NAIVE_JOURNAL = (
+    "Command: Input",
+    "Command: Run weather",
+    "Notification: Run",
+    "Command: Sleep",
+    "Notification: Sleep",
+    "Command: Output",
+)
+"""A clean naive run's journal, as the deck reads it: input, the weather run and its result, the pause and its
+completion, the output."""
+
+CLEAN_JOURNALED_JOURNAL = (
+    "Command: Input",
+    "Command: Run model",
+    "Notification: Run",
+    "Command: Run weather",
+    "Notification: Run",
+    "Command: Sleep",
+    "Notification: Sleep",
+    "Command: Run model",
+    "Notification: Run",
+    "Command: Output",
+)
+"""A clean journaled run's journal: the naive one with the two model decisions filled in (entries 1 and 7)."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the deck reports for a run. None means the deck says nothing about that figure."""
+
+    status: str
+    """Restate's final status of the invocation."""
+    model_calls: int
+    """Model calls paid for, in all attempts."""
+    tool_calls: int
+    """Weather tool executions."""
+    journal: tuple[str, ...] | None = None
+    """The journal's entries by index ("Command: Run weather"), when the deck shows it."""
+    model_entries: tuple[int, ...] | None = None
+    """Journal indexes of the `model` run commands."""
+    repeated_answer: tuple[int, int] | None = None
+    """(a, b): model call b repeats call a's answer word for word."""
+    undelivered: tuple[int, ...] | None = None
+    """Model calls whose answer never reached the agent."""
+    mismatches: int | None = None
+    """Attempts that ended in a journal mismatch (RT0016)."""
+    attempts: int | None = None
+    """Attempts in all, counted against the retry policy."""
+    attempts_reached_agent: int | None = None
+    """Retries (attempts after the first) that reached a running agent."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One run of the deck."""
+
+    name: str
+    """Name used on the command line."""
+    mode: str
+    """Agent mode: "naive" (model call outside the journal) or "journaled" (through ctx.run_typed)."""
+    script: str
+    """Stub script name."""
+    fault: Fault
+    """Where the kill lands."""
+    deck_says: str
+    """What the deck reports, in a line."""
+    expected: Expected
+    """The deck's figures."""
+    hold: Hold | None = None
+    """For script `hold`: which model call is held back, and for how long."""
+    restart_delay: float = DEFAULT_RESTART_DELAY
+    """Seconds between the kill and the agent's port opening again."""
+    section: str = "lab"
+    """Which part of the deck the run belongs to."""
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A run repeated over several restart delays (the restart-delay curve)."""
+
+    name: str
+    """Name used on the command line."""
+    base: Experiment
+    """The run repeated at each delay."""
+    delays: tuple[float, ...]
+    """Restart delays, seconds. Each sits between the windows in which a retry can land, so the number of
+    retries made while the agent is down is the same for any jitter."""
+    deck_says: str
+    """What the deck reports."""
+    expected_model_calls: tuple[int, ...] = field(default=())
+    """The deck's paid calls at each delay."""
+
+
+EXPERIMENTS: tuple[Experiment, ...] = (
+    Experiment(
+        name="clean",
+        mode="naive",
+        script="steady",
+        fault=NO_FAULT,
+        deck_says="2 model calls, 1 tool call; journal: input, run weather, its completion, "
+        "sleep, its completion, output",
+        expected=Expected("completed", 2, 1, journal=CLEAN_NAIVE_JOURNAL),
+    ),
+    Experiment(
+        name="naive-kill-in-pause",
+        mode="naive",
+        script="steady",
+        fault=KILL_IN_PAUSE,
+        deck_says="3 model calls, 1 tool call; call 2 repeats call 1's answer word for word",
+        expected=Expected("completed", 3, 1, journal=CLEAN_NAIVE_JOURNAL, repeated_answer=(1, 2)),
+    ),
+    Experiment(
+        name="journaled-kill-in-pause",
+        mode="journaled",
+        script="drifting",
+        fault=KILL_IN_PAUSE,
+        deck_says="2 model calls, 1 tool call; model runs at journal entries 1 and 7",
+        expected=Expected("completed", 2, 1, journal=CLEAN_JOURNALED_JOURNAL, model_entries=(1, 7)),
+    ),
+    Experiment(
+        name="journaled-kill-mid-call",
+        mode="journaled",
+        script="hold",
+        hold=Hold(call=1, seconds=3.0),
+        fault=Fault("kill-mid-call", call=1, after=1.0),
+        deck_says="3 model calls, 1 tool call; same journal as a clean journaled run; "
+        "call 1's answer never delivered",
+        expected=Expected(
+            "completed",
+            3,
+            1,
+            journal=CLEAN_JOURNALED_JOURNAL,
+            model_entries=(1, 7),
+            undelivered=(1,),
+        ),
+    ),
+    Experiment(
+        name="naive-flip",
+        mode="naive",
+        script="flip",
+        fault=KILL_IN_PAUSE,
+        section="mismatch",
+        deck_says="one attempt fails with RT0016, the next completes; 4 model calls, 1 tool call",
+        expected=Expected("completed", 4, 1, journal=CLEAN_NAIVE_JOURNAL, mismatches=1),
+    ),
+    Experiment(
+        name="naive-changed-for-good",
+        mode="naive",
+        script="changed",
+        fault=KILL_IN_PAUSE,
+        section="mismatch",
+        deck_says="every attempt after the restart fails with RT0016 (17); paused after 18 model "
+        "calls; 1 tool call",
+        expected=Expected("paused", 18, 1, mismatches=17, attempts=20, attempts_reached_agent=17),
+    ),
+)
+
+CURVES: tuple[Curve, ...] = (
+    Curve(
+        name="restart-delay-curve",
+        base=EXPERIMENTS[-1],
+        delays=(0.0, 0.2, 0.5, 1.2, 2.25, 3.4),
+        deck_says="paid model calls fall as the restart delay grows: from 20 down to 15",
+        expected_model_calls=(20, 19, 18, 17, 16, 15),
+    ),
+)
+
+
+def experiment_by_name(name: str) -> Experiment | Curve:
+    rows: tuple[Experiment | Curve, ...] = (*EXPERIMENTS, *CURVES)
+    for row in rows:
+        if row.name == name:
+            return row
+    known = ", ".join(row.name for row in rows)
+    raise KeyError(f"no experiment named {name!r} (known: {known})")

@@ -1,0 +1,98 @@
+"""What a retry policy predicts: when retries land, and so how many find the agent down.
+
+Restate waits `min(initial * factor^k, max)` before retry k+1 and adds up to 30% of that as jitter. The n-th
+retry therefore lands somewhere in [S_n, 1.3 * S_n] after the failure that started the backoff, S_n being the
+sum of the first n nominal intervals. For a measured down time D, the retries that find the agent down are at
+least those whose latest landing is before D and at most those whose earliest landing is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+__all__ = ["JITTER", "Backoff", "PaidCallPrediction", "predict_paid_calls"]
+
+JITTER = 0.3
+"""Restate's jitter: up to this share of each interval is added to it."""
+
+_PER_ATTEMPT = 0.02
+"""Seconds an attempt that finds the agent down takes before its backoff starts (connect, fail, record)."""
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """The retry policy's schedule."""
+
+    initial: float
+    """First interval, seconds."""
+    factor: float
+    """Growth per retry."""
+    maximum: float
+    """Cap on an interval, seconds."""
+    max_attempts: int
+    """Attempts in all, the first included."""
+
+    @classmethod
+    def from_policy(cls, policy: object) -> Backoff:
+        """From a `restate.InvocationRetryPolicy`."""
+
+        def seconds(value: object, default: float) -> float:
+            return value.total_seconds() if isinstance(value, timedelta) else default
+
+        return cls(
+            initial=seconds(getattr(policy, "initial_interval", None), 0.5),
+            factor=float(getattr(policy, "exponentiation_factor", None) or 2.0),
+            maximum=seconds(getattr(policy, "max_interval", None), 60.0),
+            max_attempts=int(getattr(policy, "max_attempts", None) or 70),
+        )
+
+    def intervals(self) -> list[float]:
+        """Nominal waits before retries 1 .. max_attempts-1."""
+        waits, wait = [], self.initial
+        for _ in range(self.max_attempts - 1):
+            waits.append(min(wait, self.maximum))
+            wait = min(wait * self.factor, self.maximum)
+        return waits
+
+    def total_wait(self) -> float:
+        return sum(self.intervals())
+
+
+@dataclass(frozen=True)
+class PaidCallPrediction:
+    """Paid model calls a never-healing mismatch costs, for one down time."""
+
+    down_time: float
+    """Measured seconds from the kill until the agent listened again."""
+    fewest_down: int
+    """Fewest retries that can land while the agent is down."""
+    most_down: int
+    """Most retries that can land while the agent is down."""
+    max_attempts: int
+    """The policy's attempts in all."""
+
+    @property
+    def range(self) -> tuple[int, int]:
+        """(fewest, most) paid model calls: the first attempt plus each retry that reached the agent."""
+        retries = self.max_attempts - 1
+        return (1 + retries - self.most_down, 1 + retries - self.fewest_down)
+
+    @property
+    def paid_calls(self) -> int | None:
+        """The paid calls, or None when jitter alone could change the count at this down time."""
+        low, high = self.range
+        return low if low == high else None
+
+
+def predict_paid_calls(backoff: Backoff, down_time: float) -> PaidCallPrediction:
+    earliest = latest = 0.0
+    fewest = most = 0
+    for n, wait in enumerate(backoff.intervals(), start=1):
+        earliest += wait
+        latest += wait * (1 + JITTER)
+        if earliest + _PER_ATTEMPT * (n - 1) < down_time:
+            most += 1
+        if latest + _PER_ATTEMPT * n < down_time:
+            fewest += 1
+    return PaidCallPrediction(down_time, fewest, most, backoff.max_attempts)

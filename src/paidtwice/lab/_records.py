@@ -1,0 +1,228 @@
+"""What a run measured: typed records that travel from the runner to the reports and to JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paidtwice.engine._admin import AdminCall
+from paidtwice.engine._sql import JournalEntry
+
+__all__ = [
+    "Check",
+    "CurvePoint",
+    "CurveRecord",
+    "Mismatch",
+    "ModelLogLine",
+    "RunRecord",
+    "ToolLogLine",
+    "append_record",
+    "to_jsonable",
+    "write_records",
+]
+
+
+@dataclass(frozen=True)
+class ModelLogLine:
+    """One model call of the run, as the deck's log shows it."""
+
+    call: int
+    """1-based call number within the invocation."""
+    turn: int
+    """Conversation turn it answered."""
+    ask: int
+    """How many times that turn had been asked, this call included."""
+    decision: str
+    """"tool:get_weather" or "answer"."""
+    answer: str
+    """The answer's text, or the tool call it asked for."""
+    delivered: bool | None
+    """Whether the answer reached the agent (None: still in flight when the run ended)."""
+    at: float
+    """Seconds from the run's start."""
+
+
+@dataclass(frozen=True)
+class ToolLogLine:
+    """One execution of a tool endpoint."""
+
+    call: int
+    """1-based call number within the invocation."""
+    tool: str
+    """Tool name."""
+    delivered: bool | None
+    """Whether the result reached the agent."""
+    at: float
+    """Seconds from the run's start."""
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A journal mismatch (RT0016), read against the journal it refers to."""
+
+    index: int
+    """Journal index the message names."""
+    recorded: str
+    """What the journal holds at that index, read from the journal itself ("run weather")."""
+    attempted: str
+    """What the code attempted instead, as the message tells it."""
+    labels_agree: bool
+    """Whether the message's "recorded"/"attempted" labels agree with the journal."""
+    message: str
+    """The raw message."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One figure the deck reports, against the measured one."""
+
+    figure: str
+    """What is compared ("model calls")."""
+    deck: str
+    """The deck's figure."""
+    measured: str
+    """The lab's figure."""
+    ok: bool
+    """Whether they agree."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """Everything one run of an experiment measured."""
+
+    name: str
+    """Experiment name."""
+    mode: str
+    """Agent mode."""
+    stub: str
+    """Stub script."""
+    fault: str
+    """The fault, in words."""
+    restart_delay: float
+    """Seconds the agent was meant to stay down after the kill."""
+    status: str
+    """Restate's final status of the invocation."""
+    invocation_id: str
+    """The invocation the run made."""
+    model_calls: int
+    """Model calls the stub answered or was asked for, all attempts of this invocation."""
+    tool_calls: int
+    """Weather tool executions."""
+    answer: str | None
+    """The invocation's output, when it completed."""
+    journal: tuple[JournalEntry, ...]
+    """The final journal."""
+    model_log: tuple[ModelLogLine, ...]
+    """Every model call, in order."""
+    tool_log: tuple[ToolLogLine, ...]
+    """Every tool call, in order."""
+    attempts: int
+    """Attempts in all, counted against the retry policy."""
+    attempts_reached_agent: int
+    """Attempts after the first that reached a running agent (the replays)."""
+    attempts_while_down: int
+    """Attempts that failed to connect because the agent was down."""
+    mismatches: int
+    """Attempts that ended in a journal mismatch (RT0016)."""
+    sources: dict[str, str]
+    """Where each figure was read from."""
+    down_time: float | None
+    """Measured seconds from the kill until the agent listened again."""
+    mismatch: Mismatch | None
+    """The mismatch, read against the journal, when the run had one."""
+    expected: dict[str, Any]
+    """The deck's figures for the row."""
+    checks: tuple[Check, ...]
+    """Each of the deck's figures against the measured one."""
+    matches: bool
+    """True when every check agrees."""
+    wall_time: float
+    """Seconds the run took."""
+    deliberate_wait: float
+    """Seconds of the run that were waits the experiment asks for (pauses, down time, held answers, retry
+    backoff), so the lab's own overhead is wall_time minus this."""
+    server_version: str
+    """restate-server version the run used."""
+    admin_log: tuple[AdminCall, ...] = ()
+    """Admin API requests the run made, in order."""
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One restart delay of a curve."""
+
+    delay: float
+    """Restart delay asked for."""
+    down_time: float
+    """Measured down time."""
+    model_calls: int
+    """Measured paid model calls."""
+    predicted_model_calls: int | None
+    """Paid calls predicted from the retry policy and the measured down time (None if ambiguous)."""
+    predicted_range: tuple[int, int]
+    """Fewest and most paid calls the policy allows for that down time, given Restate's jitter."""
+    attempts_while_down: int
+    """Measured attempts that found the agent down."""
+    status: str
+    """Final status."""
+    invocation_id: str
+    """The point's invocation."""
+
+
+@dataclass(frozen=True)
+class CurveRecord:
+    """A restart-delay curve."""
+
+    name: str
+    """Curve name."""
+    points: tuple[CurvePoint, ...]
+    """One point per delay."""
+    deck_model_calls: tuple[int, ...]
+    """The deck's paid calls at each delay."""
+    matches: bool
+    """Every prediction equals its measurement, and the deck's figures agree."""
+    runs: tuple[RunRecord, ...]
+    """The full record of each point's run."""
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON types from records (dataclasses, tuples, nested)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+def _journal_json(record: Any) -> Any:
+    data = to_jsonable(record)
+    if isinstance(record, RunRecord):
+        data["journal"] = [{"index": e.index, "type": e.type, "name": e.name} for e in record.journal]
+    if isinstance(record, CurveRecord):
+        data["runs"] = [_journal_json(run) for run in record.runs]
+    return data
+
+
+def write_records(path: Path, records: Sequence[RunRecord | CurveRecord]) -> None:
+    """Write the records as a JSON list, atomically (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps([_journal_json(r) for r in records], indent=2) + "\n")
+    with tmp.open("rb") as handle:
+        os.fsync(handle.fileno())
+    tmp.replace(path)
+
+
+def append_record(
+    path: Path, records: list[RunRecord | CurveRecord], record: RunRecord | CurveRecord
+) -> None:
+    """Add a finished record and rewrite the file before anything else runs."""
+    records.append(record)
+    write_records(path, records)

@@ -1,0 +1,637 @@
+"""Run experiments on a real Restate server, a real agent process and the stub model.
+
+A `Lab` owns one restate-server and one stub for any number of runs; each run gets its own agent process,
+port, stub lane, service name and invocation, so runs can go concurrently without sharing a count. A run:
+start the agent and register it; send the invocation; wait for the moment the fault names, confirmed from the
+journal or the stub's ledger; SIGKILL the agent's process group; keep it down for the restart delay; open a
+replacement's port; wait until the invocation completes or pauses; measure.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from paidtwice._exceptions import ExperimentError, PaidtwiceError
+from paidtwice._pins import RESTATE_SERVER_VERSION
+from paidtwice.agent._process import AgentHost
+from paidtwice.engine._admin import AdminClient
+from paidtwice.engine._ingress import IngressClient
+from paidtwice.engine._server import RestateServer
+from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient
+from paidtwice.lab._experiments import Curve, Expected, Experiment
+from paidtwice.lab._mismatch import read_mismatch
+from paidtwice.lab._policy import Backoff, predict_paid_calls
+from paidtwice.lab._records import (
+    Check,
+    CurvePoint,
+    CurveRecord,
+    Mismatch,
+    ModelLogLine,
+    RunRecord,
+    ToolLogLine,
+)
+from paidtwice.stub._scripts import script_by_name
+from paidtwice.stub._server import Lane, StubModel
+
+__all__ = ["Lab", "LabCancelled"]
+
+QUESTION = "What should I wear in Paris today?"
+DECK_AGENT = "paidtwice.agent.deck:app"
+_RUN_TIMEOUT = 180.0
+_POLL = 0.02
+MISMATCH_CODE = "RT0016"
+
+
+class LabCancelled(PaidtwiceError):
+    """The lab was interrupted (Ctrl-C) while a run was in progress."""
+
+
+def _epoch(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+@dataclass
+class _Attempt:
+    start: float
+    failure: str | None = None
+    backoff_from: float | None = None
+    backoff_until: float | None = None
+
+
+@dataclass
+class _AttemptWatch:
+    """What the lab saw of one invocation's attempts: one entry per distinct last_start_at."""
+
+    invocation_id: str
+    attempts: dict[str, _Attempt] = field(default_factory=dict)
+    last_backoff_retry_count: int = 0
+    """retry_count of the latest backing-off state seen: the attempts made so far at that moment."""
+    last: InvocationRow | None = None
+
+    def observe(self, row: InvocationRow | None) -> InvocationRow | None:
+        if row is None:
+            return None
+        self.last = row
+        if row.last_start_at:
+            attempt = self.attempts.setdefault(
+                row.last_start_at, _Attempt(start=_epoch(row.last_start_at) or time.time())
+            )
+            if row.status == "backing-off":
+                attempt.failure = row.last_failure_error_code
+                if attempt.backoff_from is None:
+                    attempt.backoff_from = time.time()
+                    attempt.backoff_until = _epoch(row.next_retry_at)
+        if row.status == "backing-off" and row.retry_count is not None:
+            self.last_backoff_retry_count = max(self.last_backoff_retry_count, row.retry_count)
+        return row
+
+    def ordered(self) -> list[_Attempt]:
+        return sorted(self.attempts.values(), key=lambda a: a.start)
+
+
+class _Watcher:
+    """One thread that polls sys_invocation for every live run of the lab, in a single query."""
+
+    def __init__(self, sql: SqlClient, cancelled: threading.Event) -> None:
+        self._sql = sql
+        self._cancelled = cancelled
+        self._live: dict[str, _AttemptWatch] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="paidtwice-watch")
+        self._thread.start()
+
+    def watch(self, invocation_id: str) -> _AttemptWatch:
+        watch = _AttemptWatch(invocation_id)
+        with self._lock:
+            self._live[invocation_id] = watch
+        return watch
+
+    def forget(self, invocation_id: str) -> None:
+        with self._lock:
+            self._live.pop(invocation_id, None)
+
+    def poll(self) -> None:
+        with self._lock:
+            live = dict(self._live)
+        if not live:
+            return
+        rows = self._sql.invocations(list(live))
+        with self._lock:
+            for invocation_id, watch in live.items():
+                watch.observe(rows.get(invocation_id))
+
+    def _loop(self) -> None:
+        while not self._stop.is_set() and not self._cancelled.is_set():
+            try:
+                self.poll()
+            except PaidtwiceError:
+                pass
+            self._stop.wait(_POLL)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+
+
+class Lab:
+    """One restate-server and one stub, shared by every run made through it.
+
+    Use as a context manager; every process it starts is killed on exit, also on Ctrl-C or failure.
+    """
+
+    def __init__(
+        self,
+        *,
+        server_version: str = RESTATE_SERVER_VERSION,
+        workdir: Path | None = None,
+        echo: Callable[[str], None] = print,
+        server: RestateServer | None = None,
+        stub: StubModel | None = None,
+    ) -> None:
+        self.server_version = server_version
+        self._own_workdir = workdir is None
+        self.workdir = workdir or Path(tempfile.mkdtemp(prefix="paidtwice-lab-"))
+        """Agent logs and attempt logs of every run."""
+        self.echo = echo
+        self._server = server
+        self._own_server = server is None
+        self._stub = stub
+        self._own_stub = stub is None
+        self._ids = itertools.count(1)
+        self._ids_lock = threading.Lock()
+        self.cancelled = threading.Event()
+        """Set on Ctrl-C: every wait in a run checks it and gives up."""
+        self._watcher: _Watcher | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    @property
+    def server(self) -> RestateServer:
+        if self._server is None:
+            raise RuntimeError("the lab is not started")
+        return self._server
+
+    @property
+    def stub(self) -> StubModel:
+        if self._stub is None:
+            raise RuntimeError("the lab is not started")
+        return self._stub
+
+    @property
+    def admin(self) -> AdminClient:
+        return AdminClient(self.server.admin_url)
+
+    @property
+    def sql(self) -> SqlClient:
+        return SqlClient(self.server.admin_url)
+
+    @property
+    def ingress(self) -> IngressClient:
+        return IngressClient(self.server.ingress_url)
+
+    def __enter__(self) -> Lab:
+        try:
+            if self._server is None:
+                self._server = RestateServer(version=self.server_version, echo=self.echo).start()
+            if self._stub is None:
+                self._stub = StubModel().start()
+            self._watcher = _Watcher(self.sql, self.cancelled)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def close(self) -> None:
+        self.cancelled.set()
+        if self._watcher is not None:
+            self._watcher.stop()
+        try:
+            if self._own_stub and self._stub is not None:
+                self._stub.stop()
+        finally:
+            if self._own_server and self._server is not None:
+                self._server.stop()
+            if self._own_workdir:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- waiting -------------------------------------------------------------------------------------
+
+    def _wait(self, what: str, condition: Callable[[], bool], *, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if self.cancelled.is_set():
+                raise LabCancelled(f"interrupted while waiting for {what}")
+            if time.monotonic() > deadline:
+                raise ExperimentError(f"timed out after {timeout:.0f}s waiting for {what}")
+            time.sleep(_POLL)
+
+    def _sleep(self, seconds: float) -> None:
+        if self.cancelled.wait(max(0.0, seconds)):
+            raise LabCancelled("interrupted")
+
+    # -- runs ----------------------------------------------------------------------------------------
+
+    def _next_id(self) -> int:
+        with self._ids_lock:
+            return next(self._ids)
+
+    def new_agent(
+        self, *, mode: str, lane: Lane, service: str, target: str = DECK_AGENT, name: str = "agent"
+    ) -> AgentHost:
+        env = dict(os.environ)
+        env.update(
+            {
+                "OPENAI_BASE_URL": lane.base_url,
+                "OPENAI_API_KEY": "paidtwice-stub",
+                "PAIDTWICE_TOOLS_URL": lane.tools_url,
+                "PAIDTWICE_AGENT_MODE": mode,
+                "PAIDTWICE_SERVICE": service,
+            }
+        )
+        return AgentHost(target=target, env=env, workdir=self.workdir / service, name=name)
+
+    def run(self, experiment: Experiment, *, restart_delay: float | None = None) -> RunRecord:
+        """Carry out one experiment row and measure it."""
+        delay = experiment.restart_delay if restart_delay is None else restart_delay
+        started = time.time()
+        run_id = self._next_id()
+        service = "Agent_" + re.sub(r"[^A-Za-z0-9]", "_", experiment.name) + f"_{run_id}"
+        try:
+            script = script_by_name(experiment.script, hold=experiment.hold)
+        except KeyError as err:
+            raise ExperimentError(str(err.args[0])) from None
+        lane = self.stub.open_lane(script, name=f"{service.lower()}")
+        admin = self.admin
+        with self.new_agent(mode=experiment.mode, lane=lane, service=service) as agent:
+            agent.start()
+            admin.register_deployment(agent.uri)
+            invocation_id = self.ingress.send(service, "run", QUESTION)
+            assert self._watcher is not None
+            watch = self._watcher.watch(invocation_id)
+            try:
+                kill_at, up_at = self._inject(experiment, agent, lane, invocation_id, delay)
+                self._wait(
+                    f"{experiment.name} ({invocation_id}) to complete or pause",
+                    lambda: _settled(watch.last),
+                    timeout=_RUN_TIMEOUT,
+                )
+            finally:
+                self._watcher.forget(invocation_id)
+            final = watch.observe(self.sql.invocation(invocation_id))
+            attempt_log = agent.attempts(invocation_id)
+        return self._measure(
+            experiment,
+            delay=delay,
+            invocation_id=invocation_id,
+            lane=lane,
+            watch=watch,
+            final=final,
+            attempt_times=[a.at for a in attempt_log],
+            kill_at=kill_at,
+            up_at=up_at,
+            started=started,
+            admin=admin,
+        )
+
+    def _inject(
+        self, experiment: Experiment, agent: AgentHost, lane: Lane, invocation_id: str, delay: float
+    ) -> tuple[float | None, float | None]:
+        """Land the fault; returns (kill time, time the agent listened again)."""
+        fault = experiment.fault
+        if fault.kind == "none":
+            return None, None
+        if fault.kind != "server-kill-in-pause":
+            # The replacement loads the app now, so the restart costs exactly `delay`, not import time.
+            agent.prepare()
+        sql = self.sql
+        if fault.kind in ("kill-in-pause", "server-kill-in-pause"):
+            self._wait(
+                "the durable pause to be journaled",
+                lambda: any(e.type == "Command: Sleep" for e in sql.journal(invocation_id)),
+                timeout=60.0,
+            )
+        elif fault.kind == "kill-mid-call":
+
+            def in_flight() -> bool:
+                calls = lane.model_calls(invocation_id)
+                return len(calls) >= fault.call and calls[fault.call - 1].finished is None
+
+            self._wait(f"model call {fault.call} to be in flight", in_flight, timeout=60.0)
+            call = lane.model_calls(invocation_id)[fault.call - 1]
+            self._sleep(call.started + fault.after - time.time())
+            if lane.model_calls(invocation_id)[fault.call - 1].finished is not None:
+                raise ExperimentError(
+                    f"model call {fault.call} finished before the kill; hold it longer than {fault.after:g}s"
+                )
+        else:
+            raise ExperimentError(f"unknown fault {fault.kind!r}")
+        if fault.kind == "server-kill-in-pause":
+            kill_at = time.time()
+            self.server.restart()
+            return kill_at, time.time()
+        agent.wait_ready()
+        kill_at = agent.kill()
+        self._sleep(kill_at + delay - time.time())
+        up_at = agent.go()
+        return kill_at, up_at
+
+    def _measure(
+        self,
+        experiment: Experiment,
+        *,
+        delay: float,
+        invocation_id: str,
+        lane: Lane,
+        watch: _AttemptWatch,
+        final: InvocationRow | None,
+        attempt_times: list[float],
+        kill_at: float | None,
+        up_at: float | None,
+        started: float,
+        admin: AdminClient,
+    ) -> RunRecord:
+        sql = self.sql
+        journal = tuple(sql.journal(invocation_id))
+        failures = sql.failures(invocation_id)
+        status = final.status if final is not None else "unknown"
+        answer = None
+        if status == "completed":
+            response = self.ingress.attach(invocation_id, timeout=30.0)
+            if response.status_code == 200:
+                answer = str(response.json())
+        calls = lane.model_calls(invocation_id)
+        tools = lane.tool_runs(invocation_id)
+        attempts = watch.ordered()
+        paused = [f for f in failures if f.event_type == "Paused"]
+        if paused and attempts and attempts[-1].failure is None:
+            attempts[-1].failure = paused[-1].doc_code
+        after_kill = [t for t in attempt_times if kill_at is not None and t > kill_at]
+        # Each backing-off state says how many attempts were made so far; one more ended the run.
+        total = max(len(attempts), watch.last_backoff_retry_count + 1)
+        mismatches = sum(1 for a in attempts if a.failure == MISMATCH_CODE)
+        mismatch: Mismatch | None = None
+        for event in reversed(failures):
+            if event.doc_code == MISMATCH_CODE:
+                mismatch = read_mismatch(event.message, journal)
+                break
+        model_log = tuple(
+            ModelLogLine(
+                c.call,
+                c.turn,
+                c.ask,
+                c.answer.decision,
+                c.answer.summary(),
+                c.delivered,
+                round(c.started - started, 3),
+            )
+            for c in calls
+        )
+        tool_log = tuple(
+            ToolLogLine(t.call, t.tool, t.delivered, round(t.started - started, 3)) for t in tools
+        )
+        record = RunRecord(
+            name=experiment.name,
+            mode=experiment.mode,
+            stub=experiment.script,
+            fault=experiment.fault.describe(),
+            restart_delay=delay,
+            status=status,
+            invocation_id=invocation_id,
+            model_calls=len(calls),
+            tool_calls=len(tools),
+            answer=answer,
+            journal=journal,
+            model_log=model_log,
+            tool_log=tool_log,
+            attempts=total,
+            attempts_reached_agent=len(after_kill),
+            attempts_while_down=total - len(attempt_times),
+            mismatches=mismatches,
+            sources={
+                "model_calls": f"stub ledger, lane {lane.name}, invocation {invocation_id}",
+                "tool_calls": "stub tool ledger, same lane and invocation",
+                "status": "sys_invocation.status",
+                "journal": "sys_journal",
+                "attempts": "sys_invocation polled every 20 ms: retry_count of the last backing-off "
+                "state plus the attempt that ended the run (at least the distinct last_start_at seen)",
+                "attempts_reached_agent": "agent host's attempt log, entries after the kill",
+                "attempts_while_down": "attempts minus every attempt in the agent host's log",
+                "mismatches": "sys_invocation.last_failure_error_code of each attempt "
+                "(the last from the Paused event in sys_journal_events)",
+            },
+            down_time=(up_at - kill_at) if kill_at is not None and up_at is not None else None,
+            mismatch=mismatch,
+            expected=_expected_json(experiment.expected),
+            checks=(),
+            matches=False,
+            wall_time=round(time.time() - started, 3),
+            deliberate_wait=round(_deliberate(journal, attempts, kill_at, up_at, calls, started), 3),
+            server_version=self.server_version,
+            admin_log=tuple(admin.log),
+        )
+        checks = compare(experiment.expected, record)
+        return replace(record, checks=checks, matches=all(c.ok for c in checks))
+
+    def run_curve(self, curve: Curve) -> CurveRecord:
+        """Run the curve's base experiment once per delay, concurrently, and predict each point."""
+        from paidtwice.agent import deck
+
+        backoff = Backoff.from_policy(deck.RETRY_POLICY)
+        runs = self.run_many([(curve.base, delay) for delay in curve.delays], concurrent=True)
+        points = []
+        for delay, run in zip(curve.delays, runs, strict=True):
+            prediction = predict_paid_calls(backoff, run.down_time or 0.0)
+            points.append(
+                CurvePoint(
+                    delay=delay,
+                    down_time=round(run.down_time or 0.0, 3),
+                    model_calls=run.model_calls,
+                    predicted_model_calls=prediction.paid_calls,
+                    predicted_range=prediction.range,
+                    attempts_while_down=run.attempts_while_down,
+                    status=run.status,
+                    invocation_id=run.invocation_id,
+                )
+            )
+        deck_ok = not curve.expected_model_calls or tuple(p.model_calls for p in points) == tuple(
+            curve.expected_model_calls
+        )
+        matches = deck_ok and all(p.predicted_model_calls == p.model_calls for p in points)
+        return CurveRecord(curve.name, tuple(points), curve.expected_model_calls, matches, tuple(runs))
+
+    def run_many(
+        self,
+        rows: Sequence[tuple[Experiment, float | None]],
+        *,
+        concurrent: bool,
+        on_record: Callable[[RunRecord], None] | None = None,
+    ) -> list[RunRecord]:
+        """Run rows serially or all at once; `on_record` sees each record as soon as it is measured."""
+        if not concurrent:
+            records = []
+            for experiment, delay in rows:
+                record = self.run(experiment, restart_delay=delay)
+                if on_record:
+                    on_record(record)
+                records.append(record)
+            return records
+        lock = threading.Lock()
+
+        def one(row: tuple[Experiment, float | None]) -> RunRecord:
+            record = self.run(row[0], restart_delay=row[1])
+            if on_record:
+                with lock:
+                    on_record(record)
+            return record
+
+        with ThreadPoolExecutor(max_workers=max(1, len(rows))) as pool:
+            futures = [pool.submit(one, row) for row in rows]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:
+                self.cancelled.set()
+                raise
+
+
+def _settled(row: InvocationRow | None) -> bool:
+    return row is not None and row.status in ("completed", "paused")
+
+
+def _expected_json(expected: Expected) -> dict[str, Any]:
+    from paidtwice.lab._records import to_jsonable
+
+    data: dict[str, Any] = to_jsonable(expected)
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def _union(intervals: Iterable[tuple[float, float]]) -> float:
+    total, end = 0.0, float("-inf")
+    for lo, hi in sorted(intervals):
+        if hi <= end:
+            continue
+        total += hi - max(lo, end)
+        end = hi
+    return total
+
+
+def _deliberate(
+    journal: Sequence[JournalEntry],
+    attempts: Sequence[_Attempt],
+    kill_at: float | None,
+    up_at: float | None,
+    calls: Sequence[Any],
+    started: float,
+) -> float:
+    """Seconds of waits the experiment itself asks for: pauses, down time, held answers, backoff."""
+    spans: list[tuple[float, float]] = []
+    sleeps = [_epoch(e.appended_at) for e in journal if e.type == "Command: Sleep"]
+    woke = [_epoch(e.appended_at) for e in journal if e.type == "Notification: Sleep"]
+    for lo, hi in zip(sleeps, woke, strict=False):
+        if lo is not None and hi is not None:
+            spans.append((lo, hi))
+    if kill_at is not None and up_at is not None:
+        spans.append((kill_at, up_at))
+    for attempt in attempts:
+        if attempt.backoff_from is not None and attempt.backoff_until is not None:
+            spans.append((attempt.backoff_from, attempt.backoff_until))
+    for call in calls:
+        if call.delivered is False and call.finished is not None:
+            spans.append((call.started, call.finished))
+    return _union((max(lo, started), hi) for lo, hi in spans if hi > lo)
+
+
+def compare(expected: Expected, record: RunRecord) -> tuple[Check, ...]:
+    """Each figure the deck reports, against the record."""
+    checks = [
+        Check("status", expected.status, record.status, expected.status == record.status),
+        Check(
+            "model calls",
+            str(expected.model_calls),
+            str(record.model_calls),
+            expected.model_calls == record.model_calls,
+        ),
+        Check(
+            "tool calls",
+            str(expected.tool_calls),
+            str(record.tool_calls),
+            expected.tool_calls == record.tool_calls,
+        ),
+    ]
+    if expected.journal is not None:
+        measured = tuple(entry.label() for entry in record.journal)
+        checks.append(
+            Check(
+                "journal",
+                ", ".join(expected.journal),
+                ", ".join(measured),
+                measured == expected.journal,
+            )
+        )
+    if expected.model_entries is not None:
+        entries = tuple(e.index for e in record.journal if e.type == "Command: Run" and e.name == "model")
+        checks.append(
+            Check(
+                "model at journal entries",
+                ", ".join(map(str, expected.model_entries)),
+                ", ".join(map(str, entries)),
+                entries == expected.model_entries,
+            )
+        )
+    if expected.repeated_answer is not None:
+        a, b = expected.repeated_answer
+        log = record.model_log
+        same = len(log) >= max(a, b) and log[a - 1].answer == log[b - 1].answer
+        checks.append(
+            Check(
+                f"call {b} repeats call {a} word for word",
+                "yes",
+                "yes" if same else "no",
+                same,
+            )
+        )
+    if expected.undelivered is not None:
+        undelivered = tuple(line.call for line in record.model_log if line.delivered is False)
+        checks.append(
+            Check(
+                "answers never delivered",
+                ", ".join(map(str, expected.undelivered)),
+                ", ".join(map(str, undelivered)) or "none",
+                undelivered == expected.undelivered,
+            )
+        )
+    for figure, want, got in (
+        ("mismatches (RT0016)", expected.mismatches, record.mismatches),
+        ("attempts", expected.attempts, record.attempts),
+        (
+            "retries that reached the agent",
+            expected.attempts_reached_agent,
+            record.attempts_reached_agent,
+        ),
+    ):
+        if want is not None:
+            checks.append(Check(figure, str(want), str(got), want == got))
+    return tuple(checks)

@@ -1,0 +1,25 @@
+"""Reports: the deck table, journals by index, model-call logs, mismatches, curves and their plot."""
+
+from paidtwice.report._plot import curve_svg
+from paidtwice.report._text import (
+    format_checks,
+    format_curve,
+    format_deck_table,
+    format_journal,
+    format_mismatch,
+    format_model_log,
+    format_run,
+    table,
+)
+
+__all__ = [
+    "curve_svg",
+    "format_checks",
+    "format_curve",
+    "format_deck_table",
+    "format_journal",
+    "format_mismatch",
+    "format_model_log",
+    "format_run",
+    "table",
+]

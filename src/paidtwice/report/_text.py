@@ -1,0 +1,155 @@
+"""Plain-text reports: the deck table, a journal by index, the model-call log, a mismatch, a curve."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from paidtwice.engine._sql import JournalEntry
+from paidtwice.lab._records import CurveRecord, Mismatch, RunRecord
+
+__all__ = [
+    "format_checks",
+    "format_curve",
+    "format_deck_table",
+    "format_journal",
+    "format_mismatch",
+    "format_model_log",
+    "format_run",
+    "table",
+]
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A left-aligned text table with a rule under the header."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def _verdict(ok: bool) -> str:
+    return "matches" if ok else "DIFFERS"
+
+
+def format_deck_table(records: Sequence[RunRecord | CurveRecord]) -> str:
+    """One row per run: the deck's figures beside the measured ones, and a verdict."""
+    rows = []
+    for record in records:
+        if isinstance(record, CurveRecord):
+            deck = " ".join(map(str, record.deck_model_calls)) + " model calls"
+            measured = " ".join(str(p.model_calls) for p in record.points) + " model calls"
+            rows.append((record.name, "curve", deck, measured, _verdict(record.matches)))
+            continue
+        main = [c for c in record.checks if c.figure in ("status", "model calls", "tool calls")]
+        deck = ", ".join(f"{c.deck} {_short(c.figure)}".strip() for c in main)
+        measured = ", ".join(f"{c.measured} {_short(c.figure)}".strip() for c in main)
+        others = [c for c in record.checks if c not in main]
+        differing = [c.figure for c in others if not c.ok]
+        if others:
+            deck += f" (+{len(others)} more)"
+            measured += " (+" + (f"differs: {', '.join(differing)}" if differing else "all agree") + ")"
+        rows.append((record.name, f"{record.mode}/{record.stub}", deck, measured, _verdict(record.matches)))
+    return table(("run", "agent/stub", "deck", "measured", "verdict"), rows)
+
+
+def _short(figure: str) -> str:
+    return {"status": "", "model calls": "model", "tool calls": "tool"}.get(figure, figure).strip()
+
+
+def format_journal(entries: Sequence[JournalEntry]) -> str:
+    """The journal by index, as a replay reads it."""
+    rows = [(str(e.index), e.type, e.name) for e in entries]
+    return table(("index", "entry", "name"), rows)
+
+
+def format_model_log(record: RunRecord) -> str:
+    rows = []
+    for line in record.model_log:
+        delivered = {True: "delivered", False: "NEVER DELIVERED", None: "in flight"}[line.delivered]
+        rows.append(
+            (
+                str(line.call),
+                f"{line.at:.2f}s",
+                str(line.turn),
+                str(line.ask),
+                line.answer,
+                delivered,
+            )
+        )
+    return table(("call", "at", "turn", "ask", "answer", "delivered"), rows)
+
+
+def format_checks(record: RunRecord) -> str:
+    rows = [(c.figure, c.deck, c.measured, "ok" if c.ok else "DIFFERS") for c in record.checks]
+    return table(("figure", "deck", "measured", ""), rows)
+
+
+def format_mismatch(mismatch: Mismatch) -> str:
+    agree = (
+        "yes: the message's labels agree with the journal"
+        if mismatch.labels_agree
+        else "NO: the message's labels are swapped; trust the index, not the labels"
+    )
+    lines = [
+        f"journal index   {mismatch.index}",
+        f"journal holds   {mismatch.recorded}   (read from sys_journal)",
+        f"code attempted  {mismatch.attempted}",
+        f"labels agree    {agree}",
+        "message:",
+        *("    " + line for line in mismatch.message.strip().splitlines()),
+    ]
+    return "\n".join(lines)
+
+
+def format_run(record: RunRecord) -> str:
+    """Everything `paidtwice run` shows for one run."""
+    parts = [
+        f"{record.name}: {record.mode} agent, stub '{record.stub}', fault: {record.fault}",
+        f"invocation {record.invocation_id}: {record.status}, {record.model_calls} model calls, "
+        f"{record.tool_calls} tool call(s), {record.attempts} attempt(s)"
+        + (f", down {record.down_time:.2f}s" if record.down_time is not None else ""),
+        "",
+        "Journal:",
+        format_journal(record.journal),
+        "",
+        "Model calls:",
+        format_model_log(record),
+        "",
+        "Deck vs measured:",
+        format_checks(record),
+    ]
+    if record.attempts > 1:
+        parts += [
+            "",
+            f"Attempts: {record.attempts} in all; {record.attempts_reached_agent} retries reached the "
+            f"agent, {record.attempts_while_down} found it down; {record.mismatches} ended in RT0016.",
+        ]
+    if record.mismatch is not None:
+        parts += ["", "Mismatch:", format_mismatch(record.mismatch)]
+    if record.answer is not None:
+        parts += ["", f"Answer: {record.answer}"]
+    return "\n".join(parts)
+
+
+def format_curve(curve: CurveRecord) -> str:
+    rows = []
+    deck = list(curve.deck_model_calls) + [None] * len(curve.points)
+    for point, deck_calls in zip(curve.points, deck, strict=False):
+        low, high = point.predicted_range
+        predicted = str(point.predicted_model_calls) if point.predicted_model_calls else f"{low}-{high}?"
+        rows.append(
+            (
+                f"{point.delay:.2f}",
+                f"{point.down_time:.3f}",
+                str(point.attempts_while_down),
+                str(point.model_calls),
+                predicted,
+                str(deck_calls) if deck_calls is not None else "",
+                "ok" if point.predicted_model_calls == point.model_calls else "DIFFERS",
+            )
+        )
+    return table(("delay s", "down s", "tries while down", "paid calls", "predicted", "deck", ""), rows)

@@ -1,0 +1,20 @@
+"""The stub model: an OpenAI-compatible chat-completions server with scripts, tool endpoints and ledgers."""
+
+from paidtwice.stub._ledger import INVOCATION_HEADER, Ledger, ModelCall, ToolRun
+from paidtwice.stub._scripts import SCRIPTS, Answer, Hold, Script, ToolCall, script_by_name
+from paidtwice.stub._server import Lane, StubModel
+
+__all__ = [
+    "INVOCATION_HEADER",
+    "SCRIPTS",
+    "Answer",
+    "Hold",
+    "Lane",
+    "Ledger",
+    "ModelCall",
+    "Script",
+    "StubModel",
+    "ToolCall",
+    "ToolRun",
+    "script_by_name",
+]

@@ -1,0 +1,147 @@
+"""What the stub model answers: scripts keyed by the conversation's turn.
+
+A script sees which turn of the conversation a request is (turn 1: the question; turn 2: after the tool's
+result) and how many times this invocation has asked for that turn already, so a replay that asks the same
+turn again can get the same answer, different words, or a different decision, as the deck's runs need.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+__all__ = [
+    "SCRIPTS",
+    "Answer",
+    "Hold",
+    "Script",
+    "ToolCall",
+    "script_by_name",
+]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool the model asks the agent to call."""
+
+    name: str
+    """Function name, e.g. "get_weather"."""
+    arguments: str
+    """JSON-encoded arguments, as OpenAI sends them."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One model answer: a tool call (with optional words) or a final text."""
+
+    text: str
+    """The assistant message's content (words said alongside a tool call, or the final answer)."""
+    tool_call: ToolCall | None = None
+    """The tool the model asks for; None for a final answer."""
+    status: int = 200
+    """HTTP status; anything but 200 is an error answer (the model endpoint failing)."""
+
+    @property
+    def decision(self) -> str:
+        """What the model decided, without its words: "tool:get_weather" or "answer"."""
+        if self.status != 200:
+            return f"error:{self.status}"
+        return f"tool:{self.tool_call.name}" if self.tool_call else "answer"
+
+    def summary(self) -> str:
+        if self.status != 200:
+            return f"HTTP {self.status}"
+        if self.tool_call is not None:
+            return f"{self.tool_call.name}({self.tool_call.arguments})"
+        return self.text
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Hold back the answer to one call for a while (the call stays in flight)."""
+
+    call: int
+    """Which call of the invocation to hold (1 = the first)."""
+    seconds: float
+    """How long to hold it before answering, if the caller is still there."""
+
+
+CITY = "Paris"
+_WEATHER = ToolCall("get_weather", json.dumps({"city": CITY}))
+_DECIDE_TOOL = "I'll look up the current weather in Paris first."
+_FINAL = "It is 18 degrees and sunny in Paris: a light jacket is enough."
+_FINAL_DRIFT = (
+    "Paris is sunny at 18 degrees; a light jacket will do.",
+    "Sunny and 18 degrees in Paris right now, so a light jacket is fine.",
+    "With 18 degrees and sun in Paris, take a light jacket.",
+    "It's a sunny 18 degrees in Paris: light jacket weather.",
+)
+_DECIDE_DRIFT = (
+    "Let me check the weather in Paris.",
+    "I need the current Paris weather before answering.",
+    "First, the weather in Paris.",
+    "Checking what the weather is like in Paris.",
+)
+_DIRECT = "Paris is usually mild this time of year; a light jacket should do."
+
+
+@dataclass(frozen=True)
+class Script:
+    """A named way of answering. `answer` is a pure function of (turn, ask, call)."""
+
+    name: str
+    """Script name as used on the command line and in experiment rows."""
+    description: str
+    """One line saying what it does."""
+    hold: Hold | None = None
+    """Hold back one call's answer (scripts `hold`)."""
+    tool_hold: Hold | None = None
+    """Hold back one tool call's answer."""
+
+    def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
+        """The answer for `turn` (1-based), asked for the `ask`-th time; `call` counts all calls.
+
+        `model_up` is False while the lab keeps the model endpoint down (script `fail`).
+        """
+        kind = self.name
+        if turn >= 2:
+            if kind == "fail" and not model_up:
+                return Answer(text="model endpoint unavailable", status=500)
+            if kind == "drifting":
+                return Answer(text=_FINAL_DRIFT[(call - 1) % len(_FINAL_DRIFT)])
+            return Answer(text=_FINAL)
+        if kind == "flip" and ask == 2:
+            return Answer(text=_DIRECT)
+        if kind == "changed" and ask >= 2:
+            return Answer(text=_DIRECT)
+        if kind == "drifting":
+            return Answer(text=_DECIDE_DRIFT[(call - 1) % len(_DECIDE_DRIFT)], tool_call=_WEATHER)
+        return Answer(text=_DECIDE_TOOL, tool_call=_WEATHER)
+
+
+SCRIPTS: dict[str, Script] = {
+    script.name: script
+    for script in (
+        Script("steady", "same decision, same words, on every call"),
+        Script("drifting", "same decision, different words on every call"),
+        Script("hold", "like steady, but the answer to one call is held back", hold=Hold(1, 3.0)),
+        Script("flip", "a replayed first turn answers directly once, then asks for the tool again"),
+        Script("changed", "from the replay on, the first turn answers directly, for good"),
+        Script("fail", "the second turn answers HTTP 500 until the model is back"),
+    )
+}
+
+
+def script_by_name(name: str, *, hold: Hold | None = None, tool_hold: Hold | None = None) -> Script:
+    """Look a script up by name, optionally with its hold replaced."""
+    try:
+        base = SCRIPTS[name]
+    except KeyError:
+        known = ", ".join(SCRIPTS)
+        raise KeyError(f"unknown stub script {name!r} (known: {known})") from None
+    return Script(
+        base.name,
+        base.description,
+        hold=hold if hold is not None else base.hold,
+        tool_hold=tool_hold if tool_hold is not None else base.tool_hold,
+    )

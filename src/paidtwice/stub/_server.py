@@ -1,0 +1,342 @@
+"""The stub model: a real HTTP server speaking OpenAI's chat-completions format, plus tool endpoints.
+
+It runs in a thread of the lab's own process (hypercorn on an asyncio loop), so the runner reads its ledgers
+directly. Each agent gets a lane, a URL prefix of its own (`/lanes/NAME/v1` is the agent's OPENAI_BASE_URL),
+with the script that lane answers by. A held answer waits while watching the connection: if the caller goes
+away first (the agent was killed), the ledger records the answer as never delivered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import json
+import threading
+import time
+import urllib.parse
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
+
+from paidtwice._exceptions import ServerStartError
+from paidtwice.engine._ports import HOST, PortLease, lease_port
+from paidtwice.stub._ledger import INVOCATION_HEADER, Ledger, ModelCall, ToolRun
+from paidtwice.stub._scripts import SCRIPTS, Answer, Script
+
+__all__ = ["Lane", "StubModel"]
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+WEATHER = {"city": "Paris", "temperature_c": 18, "conditions": "sunny"}
+
+
+@dataclass
+class Lane:
+    """One agent's view of the stub: its URLs, its script, its share of the ledgers."""
+
+    name: str
+    """URL-safe lane name."""
+    script: Script
+    """How this lane's model answers."""
+    stub: StubModel
+    model_up: bool = True
+    """False while the lab keeps the model endpoint down (script `fail`)."""
+
+    @property
+    def base_url(self) -> str:
+        """OpenAI-compatible base URL (what OPENAI_BASE_URL should be)."""
+        return f"{self.stub.url}/lanes/{self.name}/v1"
+
+    @property
+    def tools_url(self) -> str:
+        return f"{self.stub.url}/lanes/{self.name}/tools"
+
+    def model_calls(self, invocation_id: str | None = None) -> list[ModelCall]:
+        return self.stub.ledger.model_calls(self.name, invocation_id)
+
+    def tool_runs(self, invocation_id: str | None = None) -> list[ToolRun]:
+        return self.stub.ledger.tool_runs(self.name, invocation_id)
+
+
+class StubModel:
+    """The stub server. Use as a context manager; `open_lane()` gives each agent its own lane."""
+
+    def __init__(self) -> None:
+        self.ledger = Ledger()
+        """Every call made to this stub."""
+        self._lanes: dict[str, Lane] = {}
+        self._lane_ids = itertools.count(1)
+        self._lease: PortLease | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._shutdown: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._lanes_lock = threading.Lock()
+        self.open_lane(SCRIPTS["steady"], name="default")
+
+    @property
+    def port(self) -> int:
+        if self._lease is None:
+            raise RuntimeError("the stub is not running")
+        return self._lease.port
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def open_lane(self, script: Script, *, name: str | None = None) -> Lane:
+        with self._lanes_lock:
+            lane_name = name or f"{script.name}-{next(self._lane_ids)}"
+            lane = Lane(lane_name, script, self)
+            self._lanes[lane_name] = lane
+            return lane
+
+    def lane(self, name: str) -> Lane | None:
+        with self._lanes_lock:
+            return self._lanes.get(name)
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def start(self) -> StubModel:
+        self._lease = lease_port()
+        self._thread = threading.Thread(target=self._serve, name="paidtwice-stub", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout=30.0) or self._error is not None:
+            self.stop()
+            raise ServerStartError(f"the stub model did not start: {self._error}")
+        return self
+
+    def _serve(self) -> None:
+        config = Config()
+        config.bind = [f"{HOST}:{self.port}"]
+        config.accesslog = None
+        config.errorlog = None
+        config.loglevel = "ERROR"
+        config.keep_alive_timeout = 75
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        self._shutdown = asyncio.Event()
+        assert self._lease is not None
+        # hypercorn binds the port itself; release our probe lock only once it is bound.
+        lease = self._lease
+
+        async def main() -> None:
+            server = asyncio.ensure_future(
+                serve(self._app, config, shutdown_trigger=self._shutdown_wait)  # type: ignore[arg-type]
+            )
+            for _ in range(500):
+                if server.done():
+                    break
+                if await _listening(lease.port):
+                    self._ready.set()
+                    break
+                await asyncio.sleep(0.01)
+            await server
+
+        try:
+            loop.run_until_complete(main())
+        except BaseException as err:  # noqa: BLE001 - reported to the starting thread
+            self._error = err
+        finally:
+            self._ready.set()
+            loop.close()
+
+    async def _shutdown_wait(self) -> None:
+        assert self._shutdown is not None
+        await self._shutdown.wait()
+
+    def stop(self) -> None:
+        if self._loop is not None and self._shutdown is not None and not self._loop.is_closed():
+            try:
+                self._loop.call_soon_threadsafe(self._shutdown.set)
+            except RuntimeError:
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout=10.0)
+        if self._lease is not None:
+            self._lease.release()
+
+    def __enter__(self) -> StubModel:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- HTTP ----------------------------------------------------------------------------------------
+
+    async def _app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        path: str = scope["path"]
+        parts = path.strip("/").split("/")
+        lane_name = "default"
+        if len(parts) >= 2 and parts[0] == "lanes":
+            lane_name, parts = parts[1], parts[2:]
+        lane = self.lane(lane_name)
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        invocation_id = headers.get(INVOCATION_HEADER, "")
+        if parts == ["health"]:
+            await _respond(send, 200, {"status": "ok"})
+            return
+        if lane is None:
+            await _respond(send, 404, {"error": {"message": f"no lane {lane_name!r}"}})
+            return
+        if scope["method"] == "POST" and parts == ["v1", "chat", "completions"]:
+            body = await _read_body(receive)
+            await self._chat(lane, invocation_id, body, receive, send)
+            return
+        if scope["method"] == "GET" and parts == ["tools", "weather"]:
+            query = scope.get("query_string", b"").decode()
+            await self._weather(lane, invocation_id, query, receive, send)
+            return
+        await _respond(send, 404, {"error": {"message": f"no route {scope['method']} {path}"}})
+
+    async def _chat(self, lane: Lane, invocation_id: str, body: bytes, receive: Receive, send: Send) -> None:
+        try:
+            request = json.loads(body or b"{}")
+            messages = list(request.get("messages", []))
+        except (ValueError, AttributeError):
+            await _respond(send, 400, {"error": {"message": "body is not a chat-completions request"}})
+            return
+        turn = 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+        slot = self.ledger.open_model_call(
+            lane=lane.name,
+            invocation_id=invocation_id,
+            turn=turn,
+            messages=len(messages),
+            answer_for=lambda t, ask, call: lane.script.answer(
+                turn=t, ask=ask, call=call, model_up=lane.model_up
+            ),
+        )
+        record = self.ledger.model_call(slot)
+        hold = lane.script.hold
+        if hold is not None and hold.call == record.call:
+            if await _caller_left_within(receive, hold.seconds):
+                self.ledger.close_model_call(slot, delivered=False)
+                return
+        answer = record.answer
+        if answer.status != 200:
+            payload: dict[str, Any] = {"error": {"message": answer.text, "type": "server_error"}}
+        else:
+            payload = _completion(request, messages, answer, turn)
+        await _respond(send, answer.status, payload)
+        self.ledger.close_model_call(slot, delivered=True)
+
+    async def _weather(
+        self, lane: Lane, invocation_id: str, query: str, receive: Receive, send: Send
+    ) -> None:
+        slot = self.ledger.open_tool_run(
+            lane=lane.name, invocation_id=invocation_id, tool="weather", arguments=query
+        )
+        hold = lane.script.tool_hold
+        if hold is not None and hold.call == self.ledger.tool_run(slot).call:
+            if await _caller_left_within(receive, hold.seconds):
+                self.ledger.close_tool_run(slot, delivered=False)
+                return
+        city = urllib.parse.parse_qs(query).get("city", [WEATHER["city"]])[0]
+        await _respond(send, 200, {**WEATHER, "city": city})
+        self.ledger.close_tool_run(slot, delivered=True)
+
+
+def _completion(request: dict[str, Any], messages: list[Any], answer: Answer, turn: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": answer.text}
+    finish = "stop"
+    if answer.tool_call is not None:
+        digest = hashlib.sha1(f"{turn}:{answer.tool_call.arguments}".encode()).hexdigest()[:12]
+        message["tool_calls"] = [
+            {
+                "id": f"call_{digest}",
+                "type": "function",
+                "function": {
+                    "name": answer.tool_call.name,
+                    "arguments": answer.tool_call.arguments,
+                },
+            }
+        ]
+        finish = "tool_calls"
+    prompt_tokens = sum(len(str(m.get("content") or "").split()) + 4 for m in messages if isinstance(m, dict))
+    completion_tokens = len(answer.text.split()) + (8 if answer.tool_call else 0)
+    return {
+        "id": f"chatcmpl-{hashlib.sha1(f'{time.time_ns()}'.encode()).hexdigest()[:16]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": str(request.get("model", "paidtwice-stub")),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+async def _caller_left_within(receive: Receive, seconds: float) -> bool:
+    """Wait up to `seconds`; True as soon as the client disconnects."""
+
+    async def disconnected() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    try:
+        await asyncio.wait_for(disconnected(), timeout=seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def _respond(send: Send, status: int, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _listening(port: int) -> bool:
+    try:
+        _, writer = await asyncio.open_connection(HOST, port)
+    except OSError:
+        return False
+    writer.close()
+    return True

@@ -1,0 +1,22 @@
+"""One real restate-server and one stub for the whole test session; each test makes its own invocations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from paidtwice.lab import EXPERIMENTS, Lab, RunRecord
+
+
+@pytest.fixture(scope="session")
+def lab() -> Iterator[Lab]:
+    with Lab(echo=lambda message: None) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def deck_records(lab: Lab) -> dict[str, RunRecord]:
+    """Every plain row of the deck, run once, concurrently, on the shared server."""
+    records = lab.run_many([(row, None) for row in EXPERIMENTS], concurrent=True)
+    return {record.name: record for record in records}

@@ -1,0 +1,90 @@
+"""The command line: help everywhere, and one clear line with exit 2 for bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from paidtwice.cli import cli
+from paidtwice.lab import Lab, RunRecord
+
+
+def commands() -> list[str]:
+    return sorted(cli.commands)
+
+
+@pytest.mark.parametrize("name", commands())
+def test_every_command_has_help_with_an_example(name: str) -> None:
+    command = cli.commands[name]
+    assert command.help and command.help.strip()
+    result = CliRunner().invoke(cli, [name, "--help"])
+    assert result.exit_code == 0
+    assert "Example" in result.output
+
+
+def one_line_error(args: list[str], env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 or not any("Traceback" in line for line in lines), done.stderr
+    assert "Traceback" not in done.stderr
+    return lines[-1]
+
+
+def test_unknown_experiment() -> None:
+    assert "no experiment named 'nope'" in one_line_error(["run", "nope"])
+
+
+def test_admin_url_with_no_server() -> None:
+    line = one_line_error(["journal", "inv_1abc", "--admin-url", "http://127.0.0.1:9"])
+    assert "no Restate admin API answers at http://127.0.0.1:9" in line
+
+
+def test_unknown_invocation_id(lab: Lab, deck_records: dict[str, RunRecord]) -> None:
+    # A well-formed id this server never had: one captured on another server.
+    captured = json.loads((Path(__file__).parent / "fixtures" / "clean.json").read_text())
+    unknown = captured["invocation_id"]
+    assert unknown not in {r.invocation_id for r in deck_records.values()}
+    for command in ("journal", "explain"):
+        line = one_line_error([command, unknown, "--admin-url", lab.server.admin_url])
+        assert f"no invocation {unknown}" in line
+
+
+def test_malformed_invocation_id(lab: Lab) -> None:
+    line = one_line_error(["journal", "x'; drop", "--admin-url", lab.server.admin_url])
+    assert "is not an invocation id" in line
+    line = one_line_error(["journal", "inv_1doesnotexist", "--admin-url", lab.server.admin_url])
+    assert "not a valid Restate invocation id" in line
+
+
+def test_server_that_cannot_start(tmp_path: Path) -> None:
+    # A restate-server binary that fails at once, where paidtwice's cache keeps the real one.
+    from paidtwice.engine._provision import server_binary_path
+
+    fake = server_binary_path("1.7.12", root=tmp_path)
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\necho 'cannot open data directory' >&2\nexit 3\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    line = one_line_error(["run", "clean"], env={"PAIDTWICE_CACHE": str(tmp_path)})
+    assert "restate-server exited with status 3" in line
+    assert "cannot open data directory" in line
+
+
+def test_bad_input_is_a_click_error_with_exit_2() -> None:
+    from paidtwice.cli import BadInput
+
+    assert issubclass(BadInput, click.ClickException) and BadInput.exit_code == 2

@@ -1,0 +1,67 @@
+"""The deck's runs on the real server: counts, journals and logs as the deck reports them."""
+
+from __future__ import annotations
+
+from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL, RunRecord
+
+
+def labels(record: RunRecord) -> tuple[str, ...]:
+    return tuple(entry.label() for entry in record.journal)
+
+
+def test_clean_run_makes_two_model_calls_and_journals_the_tool_and_pause(
+    deck_records: dict[str, RunRecord],
+) -> None:
+    record = deck_records["clean"]
+    assert record.status == "completed"
+    assert (record.model_calls, record.tool_calls) == (2, 1)
+    assert labels(record) == CLEAN_NAIVE_JOURNAL
+    assert [e.index for e in record.journal] == list(range(6))
+    assert record.attempts == 1
+    assert record.answer
+    assert record.matches
+
+
+def test_naive_kill_in_pause_pays_for_the_first_decision_again(
+    deck_records: dict[str, RunRecord],
+) -> None:
+    record = deck_records["naive-kill-in-pause"]
+    assert record.status == "completed"
+    assert (record.model_calls, record.tool_calls) == (3, 1)
+    first, second, third = record.model_log
+    assert second.turn == first.turn == 1
+    assert second.answer == first.answer
+    assert third.turn == 2
+    assert labels(record) == CLEAN_NAIVE_JOURNAL
+    assert record.down_time is not None and record.down_time >= record.restart_delay
+    assert record.matches
+
+
+def test_journaled_kill_in_pause_replays_recorded_answers(
+    deck_records: dict[str, RunRecord],
+) -> None:
+    record = deck_records["journaled-kill-in-pause"]
+    assert (record.model_calls, record.tool_calls) == (2, 1)
+    assert labels(record) == CLEAN_JOURNALED_JOURNAL
+    model_entries = [e.index for e in record.journal if e.name == "model"]
+    assert model_entries == [1, 7]
+    # The stub drifts: had the replay asked again, the words would differ.
+    assert record.attempts_reached_agent >= 1
+    assert record.matches
+
+
+def test_journaled_kill_mid_call_pays_for_the_lost_call(
+    deck_records: dict[str, RunRecord],
+) -> None:
+    record = deck_records["journaled-kill-mid-call"]
+    assert (record.model_calls, record.tool_calls) == (3, 1)
+    assert record.model_log[0].delivered is False
+    assert all(line.delivered for line in record.model_log[1:])
+    assert labels(record) == CLEAN_JOURNALED_JOURNAL
+    assert record.matches
+
+
+def test_runs_record_where_figures_come_from(deck_records: dict[str, RunRecord]) -> None:
+    for record in deck_records.values():
+        assert {"model_calls", "tool_calls", "attempts", "mismatches"} <= set(record.sources)
+        assert all(check.ok for check in record.checks) == record.matches

@@ -1,0 +1,85 @@
+"""Processes the lab starts are its own: killed as a group, ports released, loopback only."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from support import assert_eventually
+
+from paidtwice.agent import AgentHost
+from paidtwice.engine import port_is_listening
+from paidtwice.engine._ports import is_port_free
+from paidtwice.lab import Lab
+
+
+def pids_in_group(pgid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def listening_addresses(pid: int) -> set[str]:
+    """Local addresses of the TCP sockets `pid` listens on (from /proc)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(table).read().splitlines()[1:]:
+            parts = line.split()
+            if parts[3] == "0A" and parts[9] in inodes:  # 0A: LISTEN
+                found.add(parts[1])
+    return found
+
+
+LOOPBACK = "0100007F"  # 127.0.0.1 as /proc/net/tcp writes it
+
+
+def test_killed_agent_leaves_no_process_and_frees_its_port(lab: Lab) -> None:
+    lane = lab.stub.open_lane(lab.stub.lane("default").script)  # type: ignore[union-attr]
+    with lab.new_agent(mode="naive", lane=lane, service="Agent_hygiene") as agent:
+        agent.start()
+        pid = agent._process.pid  # type: ignore[union-attr]
+        assert pid is not None and port_is_listening(agent.port)
+        agent.kill()
+        assert pids_in_group(pid) == []
+        assert is_port_free(agent.port)
+        assert not port_is_listening(agent.port)
+
+
+def test_every_listening_socket_is_on_loopback(lab: Lab) -> None:
+    assert lab.server._process is not None and lab.server._process.pid is not None  # noqa: SLF001
+    server_addresses = listening_addresses(lab.server._process.pid)
+    assert len(server_addresses) >= 3
+    assert all(address.startswith(LOOPBACK + ":") for address in server_addresses), server_addresses
+    mine = listening_addresses(os.getpid())  # the stub runs in this process
+    assert mine and all(address.startswith(LOOPBACK + ":") for address in mine), mine
+    with AgentHost(target="paidtwice.agent.deck:app", env=dict(os.environ), workdir=lab.workdir) as agent:
+        agent.start()
+        pid = agent._process.pid  # type: ignore[union-attr]
+        assert pid is not None
+        addresses = listening_addresses(pid)
+        assert addresses and all(a.startswith(LOOPBACK + ":") for a in addresses), addresses
+
+
+def test_agent_group_dies_with_sigkill_of_the_group(lab: Lab) -> None:
+    with AgentHost(target="paidtwice.agent.deck:app", env=dict(os.environ), workdir=lab.workdir) as agent:
+        agent.start()
+        pid = agent._process.pid  # type: ignore[union-attr]
+        assert pid is not None
+        os.killpg(pid, signal.SIGKILL)
+        assert_eventually(lambda: not agent.alive(), what="the agent to die")

@@ -1,0 +1,48 @@
+"""The mismatch runs on the real server, the retry bill, and the restart-delay curve."""
+
+from __future__ import annotations
+
+from paidtwice.agent import deck
+from paidtwice.lab import CURVES, Backoff, Lab, RunRecord, predict_paid_calls
+
+
+def test_naive_flip_mismatches_once_then_completes(deck_records: dict[str, RunRecord]) -> None:
+    record = deck_records["naive-flip"]
+    assert record.status == "completed"
+    assert (record.model_calls, record.tool_calls) == (4, 1)
+    assert record.mismatches == 1
+    assert record.mismatch is not None
+    assert record.mismatch.index == 1
+    assert record.mismatch.recorded == "run weather"
+
+
+def test_changed_for_good_pauses_after_the_policy_runs_out(
+    deck_records: dict[str, RunRecord],
+) -> None:
+    record = deck_records["naive-changed-for-good"]
+    assert record.status == "paused"
+    assert record.tool_calls == 1
+    assert record.attempts == deck.RETRY_POLICY.max_attempts == 20
+    assert record.model_calls == 1 + record.attempts_reached_agent
+    assert record.attempts == 1 + record.attempts_reached_agent + record.attempts_while_down
+    assert record.mismatches == record.attempts_reached_agent
+    assert record.model_calls == 18
+
+
+def test_prediction_is_exact_only_between_jitter_windows() -> None:
+    backoff = Backoff.from_policy(deck.RETRY_POLICY)
+    assert backoff.intervals()[:5] == [0.1, 0.2, 0.4, 0.8, 1.0]
+    assert predict_paid_calls(backoff, 0.5).paid_calls == 18
+    # 0.35 s: the second retry may land before or after the agent is back.
+    assert predict_paid_calls(backoff, 0.35).paid_calls is None
+    assert predict_paid_calls(backoff, 0.35).range == (18, 19)
+
+
+def test_restart_delay_curve_matches_its_prediction_at_every_point(lab: Lab) -> None:
+    curve = lab.run_curve(CURVES[0])
+    assert len(curve.points) >= 5
+    for point in curve.points:
+        assert point.status == "paused"
+        assert point.predicted_model_calls == point.model_calls, point
+    calls = [point.model_calls for point in curve.points]
+    assert calls == sorted(calls, reverse=True) and calls[0] > calls[-1]
