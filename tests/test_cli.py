@@ -88,3 +88,13 @@ def test_bad_input_is_a_click_error_with_exit_2() -> None:
     from paidtwice.cli import BadInput
 
     assert issubclass(BadInput, click.ClickException) and BadInput.exit_code == 2
+
+
+def test_recover_bad_input(lab: Lab, deck_records: dict[str, RunRecord]) -> None:
+    url = lab.server.admin_url
+    completed = deck_records["clean"].invocation_id
+    assert "is completed" in one_line_error(["recover", completed, "--admin-url", url])
+    paused = deck_records["naive-changed-for-good"].invocation_id
+    line = one_line_error(["recover", paused, "--apply", "teleport", "--admin-url", url])
+    assert "'teleport' is not a way out" in line
+    assert "not a valid Restate invocation id" in one_line_error(["recover", "inv_1nope", "--admin-url", url])

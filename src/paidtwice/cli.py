@@ -12,18 +12,39 @@ import click
 
 from paidtwice._exceptions import NotFound, PaidtwiceError, UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
+from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import SqlClient
-from paidtwice.lab._experiments import CURVES, EXPERIMENTS, Curve, Experiment, experiment_by_name
+from paidtwice.lab._experiments import (
+    CURVES,
+    EXPERIMENTS,
+    WALKS,
+    Curve,
+    Experiment,
+    Row,
+    Walk,
+    experiment_by_name,
+)
 from paidtwice.lab._mismatch import explain as explain_invocation
-from paidtwice.lab._records import CurveRecord, RunRecord, append_record, write_records
+from paidtwice.lab._records import (
+    CurveRecord,
+    Record,
+    RecoveryRecord,
+    RunRecord,
+    append_record,
+    write_records,
+)
+from paidtwice.lab._recover import apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
+from paidtwice.lab._walks import run_walk
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
     format_curve,
     format_deck_table,
     format_journal,
     format_mismatch,
+    format_plan,
     format_run,
+    format_walk,
 )
 
 __all__ = ["cli", "main"]
@@ -120,11 +141,14 @@ def experiments() -> None:
         delays = ", ".join(f"{d:g}" for d in curve.delays)
         click.echo(f"{curve.name:26} {curve.base.mode:9} {curve.base.script:9} delays {delays} s")
         click.echo(f"{'':26} deck: {curve.deck_says}")
+    for walk in WALKS:
+        click.echo(f"{walk.name:26} recover {walk.base.name}'s paused invocation; fix: {walk.fix_mode}")
+        click.echo(f"{'':26} deck: {walk.deck_says}")
 
 
-def _rows(names: tuple[str, ...]) -> list[Experiment | Curve]:
+def _rows(names: tuple[str, ...]) -> list[Row]:
     if not names:
-        return [*EXPERIMENTS, *CURVES]
+        return [*EXPERIMENTS, *CURVES, *WALKS]
     rows = []
     for name in names:
         try:
@@ -135,12 +159,12 @@ def _rows(names: tuple[str, ...]) -> list[Experiment | Curve]:
 
 
 def _run_rows(
-    lab: Lab, rows: list[Experiment | Curve], *, json_path: Path, serial: bool, plots: Path | None
-) -> list[RunRecord | CurveRecord]:
-    records: list[RunRecord | CurveRecord] = []
+    lab: Lab, rows: list[Row], *, json_path: Path, serial: bool, plots: Path | None
+) -> list[Record]:
+    records: list[Record] = []
     write_records(json_path, records)
 
-    def save(record: RunRecord | CurveRecord) -> None:
+    def save(record: Record) -> None:
         append_record(json_path, records, record)
         verdict = "matches" if record.matches else "DIFFERS from the deck"
         click.echo(f"  finished {record.name}: {verdict}", err=True)
@@ -154,6 +178,8 @@ def _run_rows(
             if plots is not None:
                 svg = curve_svg(curve, plots / f"{curve.name}.svg")
                 click.echo(f"  plot of {curve.name}: {svg}", err=True)
+        elif isinstance(row, Walk):
+            save(run_walk(lab, row))
     order = {row.name: i for i, row in enumerate(rows)}
     records.sort(key=lambda r: order[r.name])
     write_records(json_path, records)
@@ -192,6 +218,9 @@ def deck(only: tuple[str, ...], json_path: Path, serial: bool, server_version: s
         if isinstance(record, CurveRecord):
             click.echo(f"\n{record.name}:")
             click.echo(format_curve(record))
+        elif isinstance(record, RecoveryRecord):
+            click.echo(f"\n{record.name}:")
+            click.echo(format_walk(record))
     click.echo(f"\nFull records: {json_path}")
     sys.exit(0 if all(r.matches for r in records) else 1)
 
@@ -222,8 +251,10 @@ def run(name: str, json_path: Path | None, server_version: str) -> None:
     for record in records:
         if isinstance(record, RunRecord):
             click.echo(format_run(record))
-        else:
+        elif isinstance(record, CurveRecord):
             click.echo(format_curve(record))
+        else:
+            click.echo(format_walk(record))
     click.echo(f"\nFull record: {json_path}")
     sys.exit(0 if all(r.matches for r in records) else 1)
 
@@ -268,17 +299,74 @@ def explain(invocation_id: str, admin_url: str) -> None:
     click.echo(format_mismatch(found.mismatch))
 
 
-def _register_optional() -> None:
-    try:
-        from paidtwice import lint
-    except ImportError:
-        return
-    command = getattr(lint, "lint_command", None)
-    if isinstance(command, click.Command):
-        cli.add_command(command)
+@cli.command()
+@click.argument("invocation_id")
+@click.option(
+    "--deployment", metavar="DP_ID", help="Judge (and resume onto) this deployment, not the pinned one."
+)
+@click.option(
+    "--apply", "way", metavar="WAY", help="Carry out one way out: resume, restart, restart-from:N, kill."
+)
+@click.option(
+    "--timeout", default=120.0, show_default=True, help="Seconds to wait for the outcome of --apply."
+)
+@_admin_url
+def recover(
+    invocation_id: str, deployment: str | None, way: str | None, timeout: float, admin_url: str
+) -> None:
+    """List the ways out of a stuck (paused or backing-off) invocation, priced, or apply one.
+
+    For each way out: the journal entries it keeps, the recorded steps that will run (and be paid for)
+    again, and whether the target code can replay what is kept, judged from the last failure and from an
+    invocation that completed on the target deployment.
+
+    \b
+    Examples:
+        paidtwice recover inv_1a2b3c
+        paidtwice recover inv_1a2b3c --deployment dp_9z8y --apply resume
+        paidtwice recover inv_1a2b3c --apply restart-from:6
+    """
+    with _errors():
+        sql = SqlClient(admin_url)
+        plan = plan_recovery(sql, invocation_id, deployment=deployment)
+        if way is None:
+            click.echo(format_plan(plan))
+            return
+        result = apply_way(AdminClient(admin_url), sql, plan, way, timeout=timeout)
+    click.echo(f"applied {result.way}: {result.invocation_id} is {result.status}")
+    for line in result.admin_log:
+        click.echo(f"  {line}")
+    ran = ", ".join(result.steps_run_again) or "none"
+    click.echo(f"steps executed again: {ran}")
+    if result.failure is not None:
+        click.echo(f"failure: {result.failure.code}")
+        if result.failure.mismatch is not None:
+            click.echo(format_mismatch(result.failure.mismatch))
 
 
-_register_optional()
+# Commands that live beside their capability (module, attribute), registered when present.
+_COMMANDS = (
+    ("paidtwice.lint", "lint_command"),
+    ("paidtwice.lab._sweep_cli", "sweep_command"),
+)
+
+
+def _register_commands() -> None:
+    import importlib
+
+    for module_name, attribute in _COMMANDS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as err:
+            if err.name != module_name:
+                raise
+            continue
+        command = getattr(module, attribute, None)
+        if isinstance(command, click.Command):
+            cli.add_command(command)
+
+
+_register_commands()
 
 
 def main() -> None:

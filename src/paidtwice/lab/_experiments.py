@@ -16,6 +16,10 @@ __all__ = [
     "CURVES",
     "DEFAULT_RESTART_DELAY",
     "EXPERIMENTS",
+    "SCENARIOS",
+    "WALKS",
+    "Row",
+    "Walk",
     "Curve",
     "Expected",
     "Experiment",
@@ -129,6 +133,8 @@ class Experiment:
     """Seconds between the kill and the agent's port opening again."""
     section: str = "lab"
     """Which part of the deck the run belongs to."""
+    model_down: bool = False
+    """Start with the model endpoint down (the stub's `fail` script answers its turn with HTTP 500)."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +218,21 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     ),
 )
 
+SCENARIOS: tuple[Experiment, ...] = (
+    Experiment(
+        name="journaled-model-down",
+        mode="journaled",
+        script="fail",
+        fault=NO_FAULT,
+        model_down=True,
+        section="recover",
+        deck_says="not in the deck: the model endpoint fails on the second turn, so the journaled agent "
+        "pauses after 20 attempts with the first answer and the tool result recorded",
+        expected=Expected("paused", 21, 1, attempts=20),
+    ),
+)
+"""Runs beyond the deck, for the recovery tools; `paidtwice run` knows them, `paidtwice deck` does not."""
+
 CURVES: tuple[Curve, ...] = (
     Curve(
         name="restart-delay-curve",
@@ -223,8 +244,36 @@ CURVES: tuple[Curve, ...] = (
 )
 
 
-def experiment_by_name(name: str) -> Experiment | Curve:
-    rows: tuple[Experiment | Curve, ...] = (*EXPERIMENTS, *CURVES)
+@dataclass(frozen=True)
+class Walk:
+    """A recovery walk: get the stuck invocation of `base` out, step by step, as the deck does."""
+
+    name: str
+    """Name used on the command line."""
+    base: Experiment
+    """The run that leaves an invocation stuck."""
+    fix_mode: str
+    """Agent mode of the fix, deployed as a new deployment (never a force-overwrite)."""
+    deck_says: str
+    """What the deck reports."""
+
+
+WALKS: tuple[Walk, ...] = (
+    Walk(
+        name="recover-paused",
+        base=EXPERIMENTS[-1],
+        fix_mode="journaled",
+        deck_says="resume on the fix is accepted, then fails with RT0016 at index 1; restart-as-new is "
+        "refused while paused; kill, then restart-as-new completes with 2 model calls",
+    ),
+)
+
+Row = Experiment | Curve | Walk
+"""Any row of the deck."""
+
+
+def experiment_by_name(name: str) -> Row:
+    rows: tuple[Row, ...] = (*EXPERIMENTS, *SCENARIOS, *CURVES, *WALKS)
     for row in rows:
         if row.name == name:
             return row

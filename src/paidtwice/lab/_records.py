@@ -15,12 +15,15 @@ from paidtwice.engine._sql import JournalEntry
 
 __all__ = [
     "Check",
+    "RecoveryRecord",
+    "RecoveryStep",
     "CurvePoint",
     "CurveRecord",
     "Mismatch",
     "ModelLogLine",
     "RunRecord",
     "ToolLogLine",
+    "Record",
     "append_record",
     "to_jsonable",
     "write_records",
@@ -109,6 +112,10 @@ class RunRecord:
     """Restate's final status of the invocation."""
     invocation_id: str
     """The invocation the run made."""
+    service: str
+    """The Restate service name the run's agent registered (each run has its own)."""
+    lane: str
+    """The stub lane the run's agent talked to."""
     model_calls: int
     """Model calls the stub answered or was asked for, all attempts of this invocation."""
     tool_calls: int
@@ -190,6 +197,52 @@ class CurveRecord:
     """The full record of each point's run."""
 
 
+@dataclass(frozen=True)
+class RecoveryStep:
+    """One step of a recovery walk: an admin request and what followed it."""
+
+    action: str
+    """What was done ("resume on the fix", "restart-as-new while paused", ...)."""
+    status: int
+    """HTTP status the admin API answered."""
+    answer: str
+    """The admin API's answer."""
+    outcome: str
+    """What the invocation did next, as measured."""
+    invocation_id: str
+    """The invocation the step acted on or produced."""
+    model_calls: int
+    """Model calls the step cost (stub ledger)."""
+    tool_calls: int
+    """Tool executions the step cost."""
+
+
+@dataclass(frozen=True)
+class RecoveryRecord:
+    """A recovery walk on a stuck invocation."""
+
+    name: str
+    """Walk name."""
+    invocation_id: str
+    """The stuck invocation."""
+    fix_deployment: str
+    """The deployment the fix was registered as."""
+    predicted_mismatch_at: int | None
+    """Where `paidtwice recover` said, before the resume, that a resume onto the fix must mismatch."""
+    steps: tuple[RecoveryStep, ...]
+    """Each step, in order."""
+    mismatch: Mismatch | None
+    """The mismatch the resume on new code met, read against the journal."""
+    admin_log: tuple[AdminCall, ...]
+    """Every admin request of the walk, in order, with its status and answer."""
+    checks: tuple[Check, ...]
+    """The deck's statements against what was measured."""
+    matches: bool
+    """Every check agrees."""
+    stuck_run: RunRecord
+    """The run that left the invocation stuck."""
+
+
 def to_jsonable(value: Any) -> Any:
     """Plain JSON types from records (dataclasses, tuples, nested)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -207,10 +260,16 @@ def _journal_json(record: Any) -> Any:
         data["journal"] = [{"index": e.index, "type": e.type, "name": e.name} for e in record.journal]
     if isinstance(record, CurveRecord):
         data["runs"] = [_journal_json(run) for run in record.runs]
+    if isinstance(record, RecoveryRecord):
+        data["stuck_run"] = _journal_json(record.stuck_run)
     return data
 
 
-def write_records(path: Path, records: Sequence[RunRecord | CurveRecord]) -> None:
+Record = RunRecord | CurveRecord | RecoveryRecord
+"""Any record a deck row produces."""
+
+
+def write_records(path: Path, records: Sequence[Record]) -> None:
     """Write the records as a JSON list, atomically (a reader never sees half a file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -220,9 +279,7 @@ def write_records(path: Path, records: Sequence[RunRecord | CurveRecord]) -> Non
     tmp.replace(path)
 
 
-def append_record(
-    path: Path, records: list[RunRecord | CurveRecord], record: RunRecord | CurveRecord
-) -> None:
+def append_record(path: Path, records: list[Record], record: Record) -> None:
     """Add a finished record and rewrite the file before anything else runs."""
     records.append(record)
     write_records(path, records)

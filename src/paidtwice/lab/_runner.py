@@ -285,6 +285,7 @@ class Lab:
         except KeyError as err:
             raise ExperimentError(str(err.args[0])) from None
         lane = self.stub.open_lane(script, name=f"{service.lower()}")
+        lane.model_up = not experiment.model_down
         admin = self.admin
         with self.new_agent(mode=experiment.mode, lane=lane, service=service) as agent:
             agent.start()
@@ -305,6 +306,7 @@ class Lab:
             attempt_log = agent.attempts(invocation_id)
         return self._measure(
             experiment,
+            service=service,
             delay=delay,
             invocation_id=invocation_id,
             lane=lane,
@@ -363,6 +365,7 @@ class Lab:
         self,
         experiment: Experiment,
         *,
+        service: str,
         delay: float,
         invocation_id: str,
         lane: Lane,
@@ -421,6 +424,8 @@ class Lab:
             restart_delay=delay,
             status=status,
             invocation_id=invocation_id,
+            service=service,
+            lane=lane.name,
             model_calls=len(calls),
             tool_calls=len(tools),
             answer=answer,

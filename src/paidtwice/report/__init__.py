@@ -8,7 +8,9 @@ from paidtwice.report._text import (
     format_journal,
     format_mismatch,
     format_model_log,
+    format_plan,
     format_run,
+    format_walk,
     table,
 )
 
@@ -19,6 +21,8 @@ __all__ = [
     "format_deck_table",
     "format_journal",
     "format_mismatch",
+    "format_plan",
+    "format_walk",
     "format_model_log",
     "format_run",
     "table",

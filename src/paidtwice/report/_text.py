@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._records import CurveRecord, Mismatch, RunRecord
+from paidtwice.lab._records import CurveRecord, Mismatch, Record, RecoveryRecord, RunRecord
+from paidtwice.lab._recover import RecoveryPlan
 
 __all__ = [
     "format_checks",
@@ -13,6 +14,8 @@ __all__ = [
     "format_deck_table",
     "format_journal",
     "format_mismatch",
+    "format_plan",
+    "format_walk",
     "format_model_log",
     "format_run",
     "table",
@@ -35,10 +38,15 @@ def _verdict(ok: bool) -> str:
     return "matches" if ok else "DIFFERS"
 
 
-def format_deck_table(records: Sequence[RunRecord | CurveRecord]) -> str:
+def format_deck_table(records: Sequence[Record]) -> str:
     """One row per run: the deck's figures beside the measured ones, and a verdict."""
     rows = []
     for record in records:
+        if isinstance(record, RecoveryRecord):
+            deck = "; ".join(c.deck for c in record.checks[:3])
+            measured = "; ".join(c.measured for c in record.checks[:3])
+            rows.append((record.name, "walk", deck, measured, _verdict(record.matches)))
+            continue
         if isinstance(record, CurveRecord):
             deck = " ".join(map(str, record.deck_model_calls)) + " model calls"
             measured = " ".join(str(p.model_calls) for p in record.points) + " model calls"
@@ -153,3 +161,60 @@ def format_curve(curve: CurveRecord) -> str:
             )
         )
     return table(("delay s", "down s", "tries while down", "paid calls", "predicted", "deck", ""), rows)
+
+
+def format_walk(record: RecoveryRecord) -> str:
+    """A recovery walk: each step with its admin status and measured cost, then the admin log."""
+    rows = [
+        (str(i), step.action, str(step.status), step.outcome, str(step.model_calls), str(step.tool_calls))
+        for i, step in enumerate(record.steps, start=1)
+    ]
+    parts = [
+        f"{record.name}: stuck invocation {record.invocation_id} (from {record.stuck_run.name}, "
+        f"{record.stuck_run.status} after {record.stuck_run.model_calls} model calls); "
+        f"fix registered as {record.fix_deployment}",
+        "",
+        table(("step", "action", "http", "what followed", "model", "tool"), rows),
+        "",
+        "Admin API log:",
+        *(f"  {c.method} {c.path} -> {c.status} {c.answer[:100]}" for c in record.admin_log),
+        "",
+        "Deck vs measured:",
+        table(
+            ("figure", "deck", "measured", ""),
+            [(c.figure, c.deck, c.measured, "ok" if c.ok else "DIFFERS") for c in record.checks],
+        ),
+    ]
+    if record.mismatch is not None:
+        parts += ["", "Mismatch on the fix:", format_mismatch(record.mismatch)]
+    return "\n".join(parts)
+
+
+def format_plan(plan: RecoveryPlan) -> str:
+    """The ways out of a stuck invocation, with what each keeps and pays again."""
+    parts = [
+        f"{plan.invocation_id} ({plan.target}) is {plan.status}, pinned to {plan.pinned_deployment}; "
+        f"journal of {len(plan.journal)} entries",
+    ]
+    if plan.failure is not None:
+        parts.append(f"last failure: {plan.failure.code} ({plan.failure.source})")
+        if plan.failure.mismatch is not None:
+            m = plan.failure.mismatch
+            parts.append(
+                f"  mismatch at index {m.index}: journal has {m.recorded}, code attempted {m.attempted}"
+            )
+    for way in plan.ways:
+        parts += [
+            "",
+            f"--apply {way.name}: {way.title}",
+            f"    keeps:      {way.keeps}",
+            f"    runs again: {', '.join(way.runs_again) or 'nothing recorded'}",
+            f"    replay:     {way.replay}",
+        ]
+    parts += [
+        "",
+        "paidtwice never force-overwrites a deployment: that swaps the code under every invocation pinned to",
+        "it, which is for local development. In production, register the fix as a new deployment and pass",
+        "--deployment to resume onto it.",
+    ]
+    return "\n".join(parts)

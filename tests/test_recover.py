@@ -1,0 +1,117 @@
+"""Getting a stuck invocation out: the deck's walk, `recover`'s priced ways out, and a prefix restart."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pytest
+
+from paidtwice.lab import (
+    SCENARIOS,
+    WALKS,
+    Lab,
+    RecoveryRecord,
+    RunRecord,
+    apply_way,
+    explain,
+    plan_recovery,
+    run_walk,
+)
+
+
+@dataclass(frozen=True)
+class Stuck:
+    walk: RecoveryRecord
+    model_down: RunRecord
+
+
+@pytest.fixture(scope="module")
+def stuck(lab: Lab) -> Stuck:
+    """The deck's walk and a journaled run paused by a failing model, made at the same time."""
+    down = next(row for row in SCENARIOS if row.name == "journaled-model-down")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        walk = pool.submit(run_walk, lab, WALKS[0])
+        model_down = pool.submit(lab.run, down)
+        return Stuck(walk.result(), model_down.result())
+
+
+def test_walk_resume_on_fix_is_accepted_then_mismatches_at_index_one(stuck: Stuck) -> None:
+    resume = stuck.walk.steps[1]
+    assert resume.status == 200
+    assert resume.model_calls == 0  # the fix mismatches before it reaches its model step
+    mismatch = stuck.walk.mismatch
+    assert mismatch is not None
+    assert (mismatch.index, mismatch.recorded, mismatch.attempted) == (1, "run weather", "run model")
+    assert "name: weather != model" in mismatch.message
+
+
+def test_walk_restart_refused_while_paused_then_completes_after_kill(stuck: Stuck) -> None:
+    by_action = {step.action: step for step in stuck.walk.steps}
+    assert by_action["restart-as-new while paused"].status == 409
+    assert by_action["kill"].status == 200
+    restarted = by_action["restart-as-new after the kill"]
+    assert restarted.status == 200
+    assert (restarted.model_calls, restarted.tool_calls) == (2, 1)
+    assert restarted.invocation_id != stuck.walk.invocation_id
+    statuses = [(call.path.rsplit("/", 1)[-1].split("?")[0], call.status) for call in stuck.walk.admin_log]
+    assert statuses[-3:] == [("restart-as-new", 409), ("kill", 200), ("restart-as-new", 200)]
+    assert stuck.walk.matches
+
+
+def test_explain_reads_both_message_forms_from_real_runs(
+    lab: Lab, stuck: Stuck, deck_records: dict[str, RunRecord]
+) -> None:
+    operation = explain(lab.sql, deck_records["naive-changed-for-good"].invocation_id)
+    assert operation.mismatch is not None and operation.code == "RT0016"
+    assert (operation.mismatch.recorded, operation.mismatch.attempted) == ("run weather", "handler return")
+    assert "sys_journal_events" in operation.source
+    difference = explain(lab.sql, stuck.walk.invocation_id)
+    assert difference.mismatch is not None
+    assert (difference.mismatch.recorded, difference.mismatch.attempted) == ("run weather", "run model")
+
+
+def test_recover_lists_priced_ways_out_of_a_paused_invocation(
+    lab: Lab, deck_records: dict[str, RunRecord]
+) -> None:
+    paused = deck_records["naive-changed-for-good"].invocation_id
+    plan = plan_recovery(lab.sql, paused)
+    ways = {way.name: way for way in plan.ways}
+    assert {"resume", "restart", "kill"} <= set(ways)
+    assert "weather runs again" in ways["restart"].runs_again
+    assert "RT0016 at index 1" in ways["resume"].replay
+    assert ways["resume"].certain_mismatch_at is None
+
+
+def test_recover_flags_a_resume_onto_code_whose_first_steps_differ(stuck: Stuck) -> None:
+    # Before resuming, the walk ran the fix once and asked recover; the resume then mismatched there.
+    probe = stuck.walk.steps[0]
+    assert probe.model_calls == 2
+    assert "CERTAIN MISMATCH at index 1" in probe.outcome
+    assert stuck.walk.predicted_mismatch_at == 1
+    assert stuck.walk.mismatch is not None and stuck.walk.mismatch.index == 1
+
+
+def test_restart_from_a_completed_prefix_keeps_the_answer_and_the_tool_result(
+    lab: Lab, stuck: Stuck
+) -> None:
+    run = stuck.model_down
+    assert run.status == "paused"
+    assert run.tool_calls == 1
+    lane = lab.stub.lane(run.lane)
+    assert lane is not None
+    lane.model_up = True
+    # The run's agent is gone with its run; the same code comes back as a new deployment.
+    with lab.new_agent(mode="journaled", lane=lane, service=run.service, name="back") as agent:
+        agent.start()
+        deployment = lab.admin.register_deployment(agent.uri)
+        plan = plan_recovery(lab.sql, run.invocation_id, deployment=deployment.id)
+        prefix = next(way for way in plan.ways if way.name.startswith("restart-from:"))
+        assert prefix.name == "restart-from:6"
+        assert prefix.runs_again == ("model runs again",)
+        result = apply_way(lab.admin, lab.sql, plan, prefix.name)
+    assert result.status == "completed", result.failure
+    new_calls = lane.model_calls(result.invocation_id)
+    assert [(call.turn, call.ask) for call in new_calls] == [(2, 1)]  # the first answer was kept
+    assert lane.tool_runs(result.invocation_id) == []  # so was the tool's result
+    assert result.steps_run_again == ("model",)
