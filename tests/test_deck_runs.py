@@ -65,3 +65,13 @@ def test_runs_record_where_figures_come_from(deck_records: dict[str, RunRecord])
     for record in deck_records.values():
         assert {"model_calls", "tool_calls", "attempts", "mismatches"} <= set(record.sources)
         assert all(check.ok for check in record.checks) == record.matches
+
+
+def test_server_killed_in_pause_keeps_its_journal(deck_records: dict[str, RunRecord]) -> None:
+    record = deck_records["server-kill-in-pause"]
+    assert record.status == "completed"
+    assert (record.model_calls, record.tool_calls) == (2, 1)
+    assert labels(record) == CLEAN_JOURNALED_JOURNAL
+    # The server's restart started a new attempt, which replayed the journal instead of asking again.
+    assert record.attempts >= 2 and record.attempts_reached_agent >= 1
+    assert record.matches

@@ -92,9 +92,7 @@ def test_recover_flags_a_resume_onto_code_whose_first_steps_differ(stuck: Stuck)
     assert stuck.walk.mismatch is not None and stuck.walk.mismatch.index == 1
 
 
-def test_restart_from_a_completed_prefix_keeps_the_answer_and_the_tool_result(
-    lab: Lab, stuck: Stuck
-) -> None:
+def test_restart_from_a_completed_prefix_keeps_the_answer_and_the_tool_result(lab: Lab, stuck: Stuck) -> None:
     run = stuck.model_down
     assert run.status == "paused"
     assert run.tool_calls == 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,14 +16,12 @@ from paidtwice._exceptions import NotFound, PaidtwiceError, UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import SqlClient
+from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import (
     CURVES,
     EXPERIMENTS,
     WALKS,
-    Curve,
-    Experiment,
     Row,
-    Walk,
     experiment_by_name,
 )
 from paidtwice.lab._mismatch import explain as explain_invocation
@@ -35,7 +35,6 @@ from paidtwice.lab._records import (
 )
 from paidtwice.lab._recover import apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
-from paidtwice.lab._walks import run_walk
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
     format_curve,
@@ -158,9 +157,7 @@ def _rows(names: tuple[str, ...]) -> list[Row]:
     return rows
 
 
-def _run_rows(
-    lab: Lab, rows: list[Row], *, json_path: Path, serial: bool, plots: Path | None
-) -> list[Record]:
+def _run_rows(lab: Lab, rows: list[Row], *, json_path: Path, serial: bool) -> list[Record]:
     records: list[Record] = []
     write_records(json_path, records)
 
@@ -168,22 +165,19 @@ def _run_rows(
         append_record(json_path, records, record)
         verdict = "matches" if record.matches else "DIFFERS from the deck"
         click.echo(f"  finished {record.name}: {verdict}", err=True)
+        if isinstance(record, CurveRecord):
+            svg = curve_svg(record, json_path.with_name(f"{json_path.stem}-{record.name}.svg"))
+            click.echo(f"  plot of {record.name}: {svg}", err=True)
 
-    plain = [(row, None) for row in rows if isinstance(row, Experiment)]
-    lab.run_many(plain, concurrent=not serial, on_record=save)
-    for row in rows:
-        if isinstance(row, Curve):
-            curve = lab.run_curve(row)
-            save(curve)
-            if plots is not None:
-                svg = curve_svg(curve, plots / f"{curve.name}.svg")
-                click.echo(f"  plot of {curve.name}: {svg}", err=True)
-        elif isinstance(row, Walk):
-            save(run_walk(lab, row))
-    order = {row.name: i for i, row in enumerate(rows)}
-    records.sort(key=lambda r: order[r.name])
-    write_records(json_path, records)
-    return records
+    ordered = run_rows(lab, rows, concurrent=not serial, on_record=save)
+    write_records(json_path, ordered)
+    return ordered
+
+
+def _default_json(stem: str) -> Path:
+    # Two labs started at once in one directory must not write the same file.
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return DEFAULT_RESULTS / f"{stem}-{stamp}-{os.getpid()}.json"
 
 
 @cli.command()
@@ -192,13 +186,13 @@ def _run_rows(
     "--json",
     "json_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_RESULTS / "deck.json",
-    show_default=True,
-    help="Where the full records are written (after each finished run).",
+    default=None,
+    help="Where the full records are written, after each finished run "
+    "(default: paidtwice-results/deck-TIME-PID.json).",
 )
 @click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
 @_server_version
-def deck(only: tuple[str, ...], json_path: Path, serial: bool, server_version: str) -> None:
+def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_version: str) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
 
     Exit status 0 when every run matches the deck, 1 when one does not, 2 on bad input.
@@ -209,10 +203,11 @@ def deck(only: tuple[str, ...], json_path: Path, serial: bool, server_version: s
         paidtwice deck --only clean --only naive-kill-in-pause --json out/deck.json
     """
     rows = _rows(only)
+    json_path = json_path or _default_json("deck")
     with _errors():
         click.echo(f"paidtwice: {len(rows)} experiment(s) on restate-server {server_version}", err=True)
         with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
-            records = _run_rows(lab, rows, json_path=json_path, serial=serial, plots=json_path.parent)
+            records = _run_rows(lab, rows, json_path=json_path, serial=serial)
     click.echo(format_deck_table(records))
     for record in records:
         if isinstance(record, CurveRecord):
@@ -232,7 +227,7 @@ def deck(only: tuple[str, ...], json_path: Path, serial: bool, server_version: s
     "json_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the record here too (default: paidtwice-results/NAME.json).",
+    help="Where the record is written (default: paidtwice-results/NAME-TIME-PID.json).",
 )
 @_server_version
 def run(name: str, json_path: Path | None, server_version: str) -> None:
@@ -244,10 +239,10 @@ def run(name: str, json_path: Path | None, server_version: str) -> None:
         paidtwice run naive-changed-for-good --json changed.json
     """
     row = _rows((name,))[0]
-    json_path = json_path or DEFAULT_RESULTS / f"{name}.json"
+    json_path = json_path or _default_json(name)
     with _errors():
         with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
-            records = _run_rows(lab, [row], json_path=json_path, serial=True, plots=json_path.parent)
+            records = _run_rows(lab, [row], json_path=json_path, serial=True)
     for record in records:
         if isinstance(record, RunRecord):
             click.echo(format_run(record))
@@ -297,6 +292,36 @@ def explain(invocation_id: str, admin_url: str) -> None:
         click.echo(found.message)
         return
     click.echo(format_mismatch(found.mismatch))
+
+
+@cli.command()
+@click.option("--invocations", default=200, show_default=True, type=click.IntRange(min=1))
+@click.option("--kills", default=5, show_default=True, type=click.IntRange(min=0))
+@_server_version
+def soak(invocations: int, kills: int, server_version: str) -> None:
+    """Send many journaled invocations at once and kill the agent while they run.
+
+    Prints sent, completed, paused, lost (must be 0), model calls beyond the clean count (at most the
+    calls in flight at the kills), tool runs beyond one per invocation, and throughput. Exit 1 if any
+    invocation was lost or the extra calls exceed that bound.
+
+    \b
+    Example:
+        paidtwice soak --invocations 200 --kills 5
+    """
+    from paidtwice.lab._soak import soak as run_soak
+
+    with _errors():
+        with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
+            record = run_soak(lab, invocations=invocations, kills=kills)
+    click.echo(
+        f"sent {record.sent}, completed {record.completed}, paused {record.paused}, lost {record.lost}\n"
+        f"model calls {record.model_calls}: {record.extra_model_calls} beyond the clean count "
+        f"(bound: {record.in_flight_at_kills} in flight at {record.kills} kills)\n"
+        f"tool runs beyond one per invocation: {record.extra_tool_runs}\n"
+        f"throughput {record.throughput} completed/s over {record.wall_time:.1f}s"
+    )
+    sys.exit(0 if record.ok else 1)
 
 
 @cli.command()

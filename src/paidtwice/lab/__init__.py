@@ -1,5 +1,6 @@
 """The lab: experiment rows as data, faults, the runner and its records."""
 
+from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import (
     CLEAN_JOURNALED_JOURNAL,
     CLEAN_NAIVE_JOURNAL,
@@ -33,6 +34,7 @@ from paidtwice.lab._records import (
 )
 from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
+from paidtwice.lab._soak import SoakRecord, soak
 from paidtwice.lab._walks import run_walk
 
 __all__ = [
@@ -63,6 +65,7 @@ __all__ = [
     "RecoveryStep",
     "Row",
     "RunRecord",
+    "SoakRecord",
     "ToolLogLine",
     "Walk",
     "WayOut",
@@ -72,7 +75,9 @@ __all__ = [
     "plan_recovery",
     "predict_paid_calls",
     "read_mismatch",
+    "run_rows",
     "run_walk",
+    "soak",
     "to_jsonable",
     "write_records",
 ]

@@ -198,6 +198,16 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         ),
     ),
     Experiment(
+        name="server-kill-in-pause",
+        mode="journaled",
+        script="steady",
+        fault=Fault("server-kill-in-pause"),
+        section="engine",
+        deck_says="not in the deck: restate-server itself is killed in the pause and started again on "
+        "its data; the journaled run completes with the clean counts and an intact journal",
+        expected=Expected("completed", 2, 1, journal=CLEAN_JOURNALED_JOURNAL, model_entries=(1, 7)),
+    ),
+    Experiment(
         name="naive-flip",
         mode="naive",
         script="flip",
@@ -218,6 +228,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     ),
 )
 
+CHANGED_FOR_GOOD = next(row for row in EXPERIMENTS if row.name == "naive-changed-for-good")
+
 SCENARIOS: tuple[Experiment, ...] = (
     Experiment(
         name="journaled-model-down",
@@ -236,7 +248,7 @@ SCENARIOS: tuple[Experiment, ...] = (
 CURVES: tuple[Curve, ...] = (
     Curve(
         name="restart-delay-curve",
-        base=EXPERIMENTS[-1],
+        base=CHANGED_FOR_GOOD,
         delays=(0.0, 0.2, 0.5, 1.2, 2.25, 3.4),
         deck_says="paid model calls fall as the restart delay grows: from 20 down to 15",
         expected_model_calls=(20, 19, 18, 17, 16, 15),
@@ -261,7 +273,7 @@ class Walk:
 WALKS: tuple[Walk, ...] = (
     Walk(
         name="recover-paused",
-        base=EXPERIMENTS[-1],
+        base=CHANGED_FOR_GOOD,
         fix_mode="journaled",
         deck_says="resume on the fix is accepted, then fails with RT0016 at index 1; restart-as-new is "
         "refused while paused; kill, then restart-as-new completes with 2 model calls",

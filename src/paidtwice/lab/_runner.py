@@ -149,6 +149,26 @@ class _Watcher:
         self._thread.join(timeout=5.0)
 
 
+@dataclass(frozen=True)
+class _Engine:
+    """The server a run talks to, and the watcher polling it."""
+
+    server: RestateServer
+    watcher: _Watcher
+
+    @property
+    def admin(self) -> AdminClient:
+        return AdminClient(self.server.admin_url)
+
+    @property
+    def sql(self) -> SqlClient:
+        return SqlClient(self.server.admin_url)
+
+    @property
+    def ingress(self) -> IngressClient:
+        return IngressClient(self.server.ingress_url)
+
+
 class Lab:
     """One restate-server and one stub, shared by every run made through it.
 
@@ -275,7 +295,22 @@ class Lab:
         return AgentHost(target=target, env=env, workdir=self.workdir / service, name=name)
 
     def run(self, experiment: Experiment, *, restart_delay: float | None = None) -> RunRecord:
-        """Carry out one experiment row and measure it."""
+        """Carry out one experiment row and measure it.
+
+        A row whose fault kills restate-server itself gets a server of its own, so the runs sharing the
+        lab's server are not killed with it.
+        """
+        if experiment.fault.kind != "server-kill-in-pause":
+            assert self._watcher is not None
+            return self._run_on(_Engine(self.server, self._watcher), experiment, restart_delay)
+        with RestateServer(version=self.server_version, echo=self.echo) as server:
+            watcher = _Watcher(SqlClient(server.admin_url), self.cancelled)
+            try:
+                return self._run_on(_Engine(server, watcher), experiment, restart_delay)
+            finally:
+                watcher.stop()
+
+    def _run_on(self, engine: _Engine, experiment: Experiment, restart_delay: float | None) -> RunRecord:
         delay = experiment.restart_delay if restart_delay is None else restart_delay
         started = time.time()
         run_id = self._next_id()
@@ -286,41 +321,47 @@ class Lab:
             raise ExperimentError(str(err.args[0])) from None
         lane = self.stub.open_lane(script, name=f"{service.lower()}")
         lane.model_up = not experiment.model_down
-        admin = self.admin
+        admin = engine.admin
         with self.new_agent(mode=experiment.mode, lane=lane, service=service) as agent:
             agent.start()
             admin.register_deployment(agent.uri)
-            invocation_id = self.ingress.send(service, "run", QUESTION)
-            assert self._watcher is not None
-            watch = self._watcher.watch(invocation_id)
+            invocation_id = engine.ingress.send(service, "run", QUESTION)
+            watch = engine.watcher.watch(invocation_id)
             try:
-                kill_at, up_at = self._inject(experiment, agent, lane, invocation_id, delay)
+                kill_at, up_at = self._inject(engine, experiment, agent, lane, invocation_id, delay)
                 self._wait(
                     f"{experiment.name} ({invocation_id}) to complete or pause",
                     lambda: _settled(watch.last),
                     timeout=_RUN_TIMEOUT,
                 )
             finally:
-                self._watcher.forget(invocation_id)
-            final = watch.observe(self.sql.invocation(invocation_id))
+                engine.watcher.forget(invocation_id)
+            final = watch.observe(engine.sql.invocation(invocation_id))
             attempt_log = agent.attempts(invocation_id)
-        return self._measure(
-            experiment,
-            service=service,
-            delay=delay,
-            invocation_id=invocation_id,
-            lane=lane,
-            watch=watch,
-            final=final,
-            attempt_times=[a.at for a in attempt_log],
-            kill_at=kill_at,
-            up_at=up_at,
-            started=started,
-            admin=admin,
-        )
+            return self._measure(
+                engine,
+                experiment,
+                service=service,
+                delay=delay,
+                invocation_id=invocation_id,
+                lane=lane,
+                watch=watch,
+                final=final,
+                attempt_times=[a.at for a in attempt_log],
+                kill_at=kill_at,
+                up_at=up_at,
+                started=started,
+                admin=admin,
+            )
 
     def _inject(
-        self, experiment: Experiment, agent: AgentHost, lane: Lane, invocation_id: str, delay: float
+        self,
+        engine: _Engine,
+        experiment: Experiment,
+        agent: AgentHost,
+        lane: Lane,
+        invocation_id: str,
+        delay: float,
     ) -> tuple[float | None, float | None]:
         """Land the fault; returns (kill time, time the agent listened again)."""
         fault = experiment.fault
@@ -329,7 +370,7 @@ class Lab:
         if fault.kind != "server-kill-in-pause":
             # The replacement loads the app now, so the restart costs exactly `delay`, not import time.
             agent.prepare()
-        sql = self.sql
+        sql = engine.sql
         if fault.kind in ("kill-in-pause", "server-kill-in-pause"):
             self._wait(
                 "the durable pause to be journaled",
@@ -353,7 +394,7 @@ class Lab:
             raise ExperimentError(f"unknown fault {fault.kind!r}")
         if fault.kind == "server-kill-in-pause":
             kill_at = time.time()
-            self.server.restart()
+            engine.server.restart()
             return kill_at, time.time()
         agent.wait_ready()
         kill_at = agent.kill()
@@ -363,6 +404,7 @@ class Lab:
 
     def _measure(
         self,
+        engine: _Engine,
         experiment: Experiment,
         *,
         service: str,
@@ -377,21 +419,27 @@ class Lab:
         started: float,
         admin: AdminClient,
     ) -> RunRecord:
-        sql = self.sql
+        sql = engine.sql
         journal = tuple(sql.journal(invocation_id))
         failures = sql.failures(invocation_id)
         status = final.status if final is not None else "unknown"
         answer = None
         if status == "completed":
-            response = self.ingress.attach(invocation_id, timeout=30.0)
+            response = engine.ingress.attach(invocation_id, timeout=30.0)
             if response.status_code == 200:
                 answer = str(response.json())
         calls = lane.model_calls(invocation_id)
         tools = lane.tool_runs(invocation_id)
         attempts = watch.ordered()
         paused = [f for f in failures if f.event_type == "Paused"]
-        if paused and attempts and attempts[-1].failure is None:
-            attempts[-1].failure = paused[-1].doc_code
+        if paused and status == "paused":
+            # The attempt that paused the invocation never backs off; if the last attempt seen did, the
+            # pausing one ran between two polls and is known only from the Paused event.
+            if attempts and attempts[-1].failure is None:
+                attempts[-1].failure = paused[-1].doc_code
+            else:
+                attempts.append(_Attempt(start=_epoch(paused[-1].appended_at) or time.time()))
+                attempts[-1].failure = paused[-1].doc_code
         after_kill = [t for t in attempt_times if kill_at is not None and t > kill_at]
         # Each backing-off state says how many attempts were made so far; one more ended the run.
         total = max(len(attempts), watch.last_backoff_retry_count + 1)

@@ -12,8 +12,8 @@ from paidtwice._exceptions import AdminError, ExperimentError
 from paidtwice.engine._admin import AdminClient
 from paidtwice.lab._experiments import Walk
 from paidtwice.lab._mismatch import explain
-from paidtwice.lab._recover import plan_recovery
 from paidtwice.lab._records import Check, Mismatch, RecoveryRecord, RecoveryStep
+from paidtwice.lab._recover import plan_recovery
 from paidtwice.lab._runner import Lab
 
 __all__ = ["run_walk"]
