@@ -98,3 +98,9 @@ def test_recover_bad_input(lab: Lab, deck_records: dict[str, RunRecord]) -> None
     line = one_line_error(["recover", paused, "--apply", "teleport", "--admin-url", url])
     assert "'teleport' is not a way out" in line
     assert "not a valid Restate invocation id" in one_line_error(["recover", "inv_1nope", "--admin-url", url])
+
+
+def test_explain_an_invocation_with_no_failure(lab: Lab, deck_records: dict[str, RunRecord]) -> None:
+    clean = deck_records["clean"].invocation_id
+    line = one_line_error(["explain", clean, "--admin-url", lab.server.admin_url])
+    assert f"invocation {clean} (completed) has no recorded failure" in line

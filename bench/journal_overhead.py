@@ -1,0 +1,68 @@
+"""What journaling a model call costs: a one-step agent against a zero-latency stub, naive vs journaled.
+
+    .venv/bin/python bench/journal_overhead.py [INVOCATIONS]
+
+Prints p50 and p99 of the model step as the handler sees it, for each mode, their difference, and that
+difference as a share of a 500 ms model call.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import httpx
+
+from paidtwice.lab import Lab
+from paidtwice.stub import SCRIPTS
+
+TYPICAL_MODEL_CALL_MS = 500.0
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+
+
+def measure(lab: Lab, mode: str, count: int) -> list[float]:
+    service = f"OneStep_{mode}"
+    lane = lab.stub.open_lane(SCRIPTS["steady"], name=service.lower())
+    with lab.new_agent(mode=mode, lane=lane, service=service, target="paidtwice.agent.onestep:app") as agent:
+        agent.start()
+        lab.admin.register_deployment(agent.uri)
+        steps = []
+        with httpx.Client(base_url=lab.server.ingress_url, timeout=30.0) as client:
+            for i in range(count + 10):
+                answer = client.post(f"/{service}/run", json=f"question {i}")
+                answer.raise_for_status()
+                if i >= 10:  # the first calls warm connections up
+                    steps.append(float(answer.json()["step_ms"]))
+    return steps
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+    started = time.monotonic()
+    with Lab(echo=lambda message: None) as lab:
+        naive = measure(lab, "naive", count)
+        journaled = measure(lab, "journaled", count)
+    print(f"journal overhead: {count} invocations per mode, zero-latency stub")
+    print(f"{'mode':10} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8}")
+    for name, steps in (("naive", naive), ("journaled", journaled)):
+        print(
+            f"{name:10} {percentile(steps, 0.5):8.2f} {percentile(steps, 0.99):8.2f} "
+            f"{statistics.mean(steps):8.2f}"
+        )
+    p50 = percentile(journaled, 0.5) - percentile(naive, 0.5)
+    p99 = percentile(journaled, 0.99) - percentile(naive, 0.99)
+    print(f"difference: p50 {p50:+.2f} ms, p99 {p99:+.2f} ms")
+    print(
+        f"as a share of a {TYPICAL_MODEL_CALL_MS:.0f} ms model call: p50 {p50 / TYPICAL_MODEL_CALL_MS:.2%}, "
+        f"p99 {p99 / TYPICAL_MODEL_CALL_MS:.2%}"
+    )
+    print(f"(bench took {time.monotonic() - started:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()

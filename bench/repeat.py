@@ -1,0 +1,56 @@
+"""Run the deck N times and say, per row, whether any count or journal differed between repetitions.
+
+.venv/bin/python bench/repeat.py [N]     (default 10)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from paidtwice.lab import CURVES, EXPERIMENTS, WALKS, CurveRecord, Lab, RecoveryRecord, RunRecord
+from paidtwice.lab._deck import run_rows
+from paidtwice.lab._records import Record
+
+
+def fingerprint(record: Record) -> tuple[object, ...]:
+    """The counts and journals of a record: what must not change between repetitions."""
+    if isinstance(record, RunRecord):
+        return (
+            record.status,
+            record.model_calls,
+            record.tool_calls,
+            record.attempts,
+            record.mismatches,
+            tuple(entry.label() for entry in record.journal),
+        )
+    if isinstance(record, CurveRecord):
+        return tuple((p.model_calls, p.attempts_while_down, p.status) for p in record.points)
+    if isinstance(record, RecoveryRecord):
+        return tuple((s.action, s.status, s.model_calls, s.tool_calls) for s in record.steps)
+    return ()
+
+
+def main() -> None:
+    repetitions = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+    rows = [*EXPERIMENTS, *CURVES, *WALKS]
+    seen: dict[str, list[tuple[object, ...]]] = {row.name: [] for row in rows}
+    matched: dict[str, int] = {row.name: 0 for row in rows}
+    started = time.monotonic()
+    with Lab(echo=lambda message: None) as lab:
+        for n in range(repetitions):
+            for record in run_rows(lab, rows, concurrent=True):
+                seen[record.name].append(fingerprint(record))
+                matched[record.name] += int(record.matches)
+            print(f"  repetition {n + 1}/{repetitions} done", file=sys.stderr)
+    print(f"deck repeated {repetitions} times in {time.monotonic() - started:.0f} s")
+    print(f"{'row':26} {'distinct results':>16} {'matched the deck':>17}")
+    for name, prints in seen.items():
+        distinct = len(set(prints))
+        print(f"{name:26} {distinct:>16} {matched[name]:>12}/{repetitions}")
+    differing = [name for name, prints in seen.items() if len(set(prints)) > 1]
+    print("rows that differed: " + (", ".join(differing) if differing else "none"))
+
+
+if __name__ == "__main__":
+    main()
