@@ -21,6 +21,7 @@ def test_exported_names_are_the_public_api() -> None:
         "paidtwice.stub",
         "paidtwice.lab",
         "paidtwice.report",
+        "paidtwice.lint",
     ):
         module = importlib.import_module(name)
         exported = set(module.__all__)

@@ -4,6 +4,10 @@ from paidtwice import Lab, EXPERIMENTS
 with Lab() as lab:
     record = lab.run(EXPERIMENTS[1])
     print(record.model_calls, [e.label() for e in record.journal])
+
+from paidtwice import sweep
+for matrix in sweep(modes=["journaled"], scripts=["steady"]):
+    print([(p.crash_point, p.extra_model_calls) for p in matrix.points])
 """
 
 from paidtwice._exceptions import (
@@ -28,9 +32,11 @@ from paidtwice.lab import (
     explain,
     read_mismatch,
 )
+from paidtwice.lab._sweep import CrashPoint, PointResult, SweepMatrix, sweep
 
 __all__ = [
     "CURVES",
+    "CrashPoint",
     "EXPERIMENTS",
     "RESTATE_SDK_VERSION",
     "RESTATE_SERVER_VERSION",
@@ -42,11 +48,14 @@ __all__ = [
     "Mismatch",
     "NotFound",
     "PaidtwiceError",
+    "PointResult",
     "ProvisionError",
     "RunRecord",
     "ServerStartError",
     "ServerUnreachable",
+    "SweepMatrix",
     "UsageError",
     "explain",
     "read_mismatch",
+    "sweep",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -19,6 +20,7 @@ from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import (
     CURVES,
+    DEFAULT_RESTART_DELAY,
     EXPERIMENTS,
     WALKS,
     Row,
@@ -35,6 +37,7 @@ from paidtwice.lab._records import (
 )
 from paidtwice.lab._recover import apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
+from paidtwice.lint import lint_command
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
     format_curve,
@@ -43,8 +46,10 @@ from paidtwice.report._text import (
     format_mismatch,
     format_plan,
     format_run,
+    format_sweep,
     format_walk,
 )
+from paidtwice.stub._turns import VARIATIONS
 
 __all__ = ["cli", "main"]
 
@@ -370,28 +375,154 @@ def recover(
 
 
 # Commands that live beside their capability (module, attribute), registered when present.
-_COMMANDS = (
-    ("paidtwice.lint", "lint_command"),
-    ("paidtwice.lab._sweep_cli", "sweep_command"),
+@cli.command()
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice(["naive", "journaled"]),
+    help="The deck agent's modes to sweep (default: both).",
 )
+@click.option(
+    "--script",
+    "scripts",
+    multiple=True,
+    metavar="NAME|FILE",
+    help="The deck's agent: stub scripts steady, drifting, changed (default: all three). "
+    "With --app: the script file giving the model's answer for each turn.",
+)
+@click.option(
+    "--variation",
+    "variations",
+    multiple=True,
+    type=click.Choice(VARIATIONS),
+    help="With --app: the script file's variations to sweep (default: all three).",
+)
+@click.option("--app", metavar="MODULE:APP", help="Sweep your own Restate app instead of the deck's agent.")
+@click.option("--service", metavar="NAME", help="With --app: the service to call.")
+@click.option("--handler", metavar="NAME", help="With --app: the handler to call.")
+@click.option(
+    "--input", "input_json", metavar="JSON", default="null", help="With --app: the handler's input."
+)
+@click.option(
+    "--app-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="With --app: the directory MODULE is imported from.",
+)
+@click.option(
+    "--restart-delay",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_RESTART_DELAY,
+    show_default=True,
+    help="Seconds the agent stays down after each kill.",
+)
+@click.option(
+    "--parallel", type=click.IntRange(min=1), default=16, show_default=True, help="Crash points run at once."
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where every point's record is written, after each finished point "
+    "(default: paidtwice-results/sweep-TIME-PID.json).",
+)
+@click.option("--check", is_flag=True, help="Exit 1 when any crash point pays twice (for CI).")
+def sweep(
+    modes: tuple[str, ...],
+    scripts: tuple[str, ...],
+    variations: tuple[str, ...],
+    app: str | None,
+    service: str | None,
+    handler: str | None,
+    input_json: str,
+    app_dir: Path,
+    restart_delay: float,
+    parallel: int,
+    json_path: Path | None,
+    check: bool,
+) -> None:
+    """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
+    From a clean run's timeline come the crash points: after each journal entry, in flight inside each
+    model call and each step, in each durable pause. Each is killed, restarted and measured against the
+    clean run, all at once on one server. Prints a matrix per mode and script, then the summary. Exit 1
+    when a kill did not land where its point says; with --check also when a point paid twice for work that
+    had completed (a model call outside the journal, a step run again); 2 on bad input.
 
-def _register_commands() -> None:
-    import importlib
+    \b
+    Examples:
+        paidtwice sweep
+        paidtwice sweep --mode journaled --script changed --json sweep.json
+        paidtwice sweep --app agent:app --service Travel --handler quote \\
+            --input '"How much is 120 EUR in USD?"' --script script.toml \\
+            --app-dir examples/travel_agent --check
+    """
+    from paidtwice.lab._sweep import sweep as run_sweep
+    from paidtwice.lab._sweep import write_sweep
 
-    for module_name, attribute in _COMMANDS:
+    if app is None and (service or handler or variations):
+        raise BadInput("--service, --handler and --variation go with --app")
+    if app is not None:
+        if len(scripts) != 1:
+            raise BadInput("with --app, give one script file: --script FILE")
+        if not service or not handler:
+            raise BadInput("with --app, name the service and the handler: --service NAME --handler NAME")
         try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as err:
-            if err.name != module_name:
-                raise
-            continue
-        command = getattr(module, attribute, None)
-        if isinstance(command, click.Command):
-            cli.add_command(command)
+            payload = json.loads(input_json)
+        except ValueError as err:
+            raise BadInput(f"--input is not JSON: {err}") from None
+    json_path = json_path or _default_json("sweep")
+    done: list[Any] = []
+
+    def save(result: Any) -> None:
+        done.append(result)
+        write_sweep(json_path, done)
+        click.echo(
+            f"  {result.mode}/{result.script} #{result.order} {result.crash_point}: {result.status}", err=True
+        )
+
+    with _errors():
+        if app is None:
+            matrices = run_sweep(
+                modes=modes or ("naive", "journaled"),
+                scripts=scripts or VARIATIONS,
+                restart_delay=restart_delay,
+                parallel=parallel,
+                on_point=save,
+            )
+        else:
+            matrices = run_sweep(
+                app=app,
+                service=service,
+                handler=handler,
+                input=payload,
+                script=Path(scripts[0]),
+                scripts=variations or VARIATIONS,
+                app_dir=app_dir,
+                restart_delay=restart_delay,
+                parallel=parallel,
+                on_point=save,
+            )
+    ordered = [p for m in matrices for p in m.points]
+    write_sweep(json_path, ordered)
+    for matrix in matrices:
+        click.echo(format_sweep(matrix) + "\n")
+    points = len(ordered)
+    wall = matrices[0].wall_time if matrices else 0.0
+    click.echo(f"{points} crash points in {wall:.1f}s; every point's record: {json_path}")
+    missed = [p for p in ordered if not p.confirmed]
+    twice = [p for p in ordered if p.pays_twice]
+    if missed:
+        click.echo(f"{len(missed)} kill(s) did not land where their point says; see 'landed'", err=True)
+    if check and twice:
+        click.echo(f"{len(twice)} crash point(s) pay twice for completed work", err=True)
+    sys.exit(1 if missed or (check and twice) else 0)
 
 
-_register_commands()
+cli.add_command(lint_command)
 
 
 def main() -> None:

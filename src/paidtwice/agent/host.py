@@ -1,12 +1,26 @@
 """Serve a user's Restate app (or the deck's agent) in a process of its own, as the lab needs it.
 
     python -m paidtwice.agent.host MODULE:APP --port N [--attempt-log FILE] [--wait-for-go]
+                                   [--step-log FILE] [--gate GATE] [--service-as OLD=NEW]
 
 The app is the user's code, unchanged. The host only adds, to every handler of every Restate service found in
 the module, a context manager that appends one line to the attempt log when an attempt starts: that is how
 the lab counts the attempts that reached the agent, independently of the model's ledger. A line is written
 with one write(2) on an O_APPEND descriptor, so it is on disk even if the process is killed right after.
 It serves one process (no hypercorn workers), with HTTP/2 cleartext so the server streams.
+
+With a step log (`--step-log`, or env PAIDTWICE_STEP_LOG) the host also records, one JSON line each, what the
+handler does: every model request (`model_start`/`model_end`, requests to a chat-completions or responses
+path through httpx, which the openai client uses), every context operation (`op`: run, run_typed, sleep)
+and every real execution of a `ctx.run`/`ctx.run_typed` action (`step_start`/`step_end`; a step replayed
+from the journal does not execute, so it logs nothing). Each httpx request made while serving an invocation
+gets the `x-paidtwice-invocation` header, so the stub's ledger counts per invocation without user changes.
+
+A gate (`--gate`, or env PAIDTWICE_GATE) stops the handler for good at one moment, after logging a `gate`
+line, so a sweep can kill the process exactly there: `model:N:before`, `model:N:after` (the N-th model
+request of an invocation), `op:N:before` (the N-th context operation), `step:N:before`, `step:N:inside`
+(the N-th executed step, before or after its execution started). `--service-as OLD=NEW` serves service OLD
+under the name NEW, so several copies of one app can be registered on one server.
 """
 
 from __future__ import annotations
@@ -15,10 +29,13 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import importlib
+import inspect
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
@@ -34,6 +51,27 @@ def _load(target: str) -> tuple[Any, Any]:
     module_name, _, attr = target.partition(":")
     module = importlib.import_module(module_name)
     return module, getattr(module, attr or "app")
+
+
+def check(target: str, service: str, handler: str) -> str | None:
+    """Why `target` cannot serve `service`/`handler`, in one line; None when it can."""
+    module_name, _, attr = target.partition(":")
+    if not module_name:
+        return f"{target!r} is not MODULE:APP"
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as err:  # noqa: BLE001 - the user's import fails in any way it likes
+        return f"cannot import {module_name}: {type(err).__name__}: {err}"
+    if not hasattr(module, attr or "app"):
+        return f"module {module_name} has no attribute {attr or 'app'!r}"
+    services = {s.name: s for s in _services(module)}
+    if service not in services:
+        found = ", ".join(sorted(services)) or "none"
+        return f"no Restate service {service!r} in {module_name} (services found: {found})"
+    handlers = services[service].handlers
+    if handler not in handlers:
+        return f"service {service!r} has no handler {handler!r} (handlers: {', '.join(sorted(handlers))})"
+    return None
 
 
 def _services(module: Any) -> list[Any]:
@@ -65,6 +103,199 @@ def _instrument(services: list[Any], fd: int) -> None:
             service.handlers[name] = dataclasses.replace(handler, context_managers=managers)
 
 
+class _StepLog:
+    """Writes the step log and holds the gate; counters are per invocation, for this process's life."""
+
+    def __init__(self, fd: int, gate: str | None) -> None:
+        self.fd = fd
+        self.gate = gate
+        self._counts: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+
+    def next(self, invocation: str, kind: str) -> int:
+        with self._lock:
+            n = self._counts.get((invocation, kind), 0) + 1
+            self._counts[(invocation, kind)] = n
+            return n
+
+    def write(self, invocation: str, event: str, **fields: Any) -> None:
+        line = json.dumps({"invocation": invocation, "event": event, **fields, "at": time.time()})
+        os.write(self.fd, (line + "\n").encode())
+
+    def gated(self, invocation: str, gate: str) -> bool:
+        if self.gate != gate:
+            return False
+        self.write(invocation, "gate", gate=gate)
+        return True
+
+
+def _invocation() -> str:
+    from restate.server_context import current_context
+
+    try:
+        ctx = current_context()
+    except LookupError:
+        return ""
+    return ctx.request().id if ctx is not None else ""
+
+
+def _is_model_request(url: Any) -> bool:
+    path = str(getattr(url, "path", url))
+    return path.endswith(("/chat/completions", "/responses", "/completions"))
+
+
+_FOREVER = threading.Event()
+"""Never set: a gated handler waits on it until the process is killed."""
+
+
+def _hold_forever_sync() -> None:
+    _FOREVER.wait()
+
+
+async def _hold_forever() -> None:
+    await asyncio.Event().wait()
+
+
+_HTTP_CLIENT_MODULES = ("httpx", "httpx2")
+"""HTTP clients whose requests are counted and tagged: httpx, and httpx2 (the openai client's, from 3.0)."""
+
+
+def _instrument_http(log: _StepLog) -> None:
+    for name in _HTTP_CLIENT_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        _patch_http_client(module, log)
+
+
+def _patch_http_client(module: Any, log: _StepLog) -> None:
+    from paidtwice.stub._ledger import INVOCATION_HEADER
+
+    async_send = module.AsyncClient.send
+    sync_send = module.Client.send
+
+    def tag(request: Any) -> tuple[str, int | None]:
+        invocation = _invocation()
+        if invocation and INVOCATION_HEADER not in request.headers:
+            request.headers[INVOCATION_HEADER] = invocation
+        if not invocation or not _is_model_request(request.url):
+            return invocation, None
+        n = log.next(invocation, "model")
+        return invocation, n
+
+    async def send_async(self: Any, request: Any, **kwargs: Any) -> Any:
+        invocation, n = tag(request)
+        if n is None:
+            return await async_send(self, request, **kwargs)
+        if log.gated(invocation, f"model:{n}:before"):
+            await _hold_forever()
+        log.write(invocation, "model_start", n=n)
+        response = await async_send(self, request, **kwargs)
+        log.write(invocation, "model_end", n=n, status=response.status_code)
+        if log.gated(invocation, f"model:{n}:after"):
+            await _hold_forever()
+        return response
+
+    def send_sync(self: Any, request: Any, **kwargs: Any) -> Any:
+        invocation, n = tag(request)
+        if n is None:
+            return sync_send(self, request, **kwargs)
+        if log.gated(invocation, f"model:{n}:before"):
+            _hold_forever_sync()
+        log.write(invocation, "model_start", n=n)
+        response = sync_send(self, request, **kwargs)
+        log.write(invocation, "model_end", n=n, status=response.status_code)
+        if log.gated(invocation, f"model:{n}:after"):
+            _hold_forever_sync()
+        return response
+
+    module.AsyncClient.send = send_async
+    module.Client.send = send_sync
+
+
+def _wrap_action(log: _StepLog, invocation: str, name: str, action: Callable[..., Any]) -> Callable[..., Any]:
+    """The step's action, logging each real execution; the SDK calls it only when not replaying."""
+
+    def begin() -> tuple[int, bool]:
+        n = log.next(invocation, "step")
+        if log.gated(invocation, f"step:{n}:before"):
+            return n, True
+        log.write(invocation, "step_start", name=name, n=n)
+        return n, log.gated(invocation, f"step:{n}:inside")
+
+    # Keep the action's kind: the SDK runs a sync action on an executor thread, a coroutine on the loop.
+    if inspect.iscoroutinefunction(action):
+
+        @functools.wraps(action)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            n, hold = begin()
+            if hold:
+                await _hold_forever()
+            result = await action(*args, **kwargs)
+            log.write(invocation, "step_end", name=name, n=n)
+            return result
+
+        return run_async
+
+    @functools.wraps(action)
+    def run_sync(*args: Any, **kwargs: Any) -> Any:
+        n, hold = begin()
+        if hold:
+            _hold_forever_sync()
+        result = action(*args, **kwargs)
+        log.write(invocation, "step_end", name=name, n=n)
+        return result
+
+    return run_sync
+
+
+def _instrument_context(log: _StepLog) -> None:
+    from restate.server_context import ServerInvocationContext as Ctx
+
+    original_run, original_run_typed, original_sleep = Ctx.run, Ctx.run_typed, Ctx.sleep
+
+    def op(self: Any, kind: str, name: str) -> str:
+        invocation: str = self.request().id
+        n = log.next(invocation, "op")
+        log.write(invocation, "op", kind=kind, name=name, n=n)
+        if log.gated(invocation, f"op:{n}:before"):
+            # Blocks the loop on purpose: nothing of this operation may reach the journal.
+            _hold_forever_sync()
+        return invocation
+
+    def run(self: Any, name: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        invocation = op(self, "run", name)
+        return original_run(self, name, _wrap_action(log, invocation, name, action), *args, **kwargs)
+
+    def run_typed(self: Any, name: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        invocation = op(self, "run", name)
+        return original_run_typed(self, name, _wrap_action(log, invocation, name, action), *args, **kwargs)
+
+    def sleep(self: Any, *args: Any, **kwargs: Any) -> Any:
+        op(self, "sleep", str(kwargs.get("name") or ""))
+        return original_sleep(self, *args, **kwargs)
+
+    for attribute, method in (("run", run), ("run_typed", run_typed), ("sleep", sleep)):
+        setattr(Ctx, attribute, method)
+
+
+def _rename(module: Any, services: list[Any], renames: list[str]) -> Any:
+    """Serve each OLD service as NEW; returns a new app built from the module's services."""
+    import restate
+
+    names = dict(item.split("=", 1) for item in renames)
+    for service in services:
+        new = names.get(service.name)
+        if new is None:
+            continue
+        tag = dataclasses.replace(service.service_tag, name=new)
+        service.service_tag = tag
+        for handler_name, handler in list(service.handlers.items()):
+            service.handlers[handler_name] = dataclasses.replace(handler, service_tag=tag)
+    return restate.app(services)
+
+
 async def _serve(app: Any, port: int) -> None:
     config = Config()
     config.bind = [f"127.0.0.1:{port}"]
@@ -77,7 +308,7 @@ async def _serve(app: Any, port: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="paidtwice.agent.host")
     parser.add_argument("target", help="MODULE:APP, the Restate ASGI app to serve")
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--attempt-log", help="file that gets one JSON line per attempt")
     parser.add_argument(
         "--wait-for-go",
@@ -85,12 +316,46 @@ def main(argv: list[str] | None = None) -> int:
         help="load the app, then open the port only when a line arrives on stdin",
     )
     parser.add_argument("--ready-file", help="created once the app is loaded (with --wait-for-go)")
+    parser.add_argument(
+        "--step-log",
+        default=os.environ.get("PAIDTWICE_STEP_LOG") or None,
+        help="file that gets one JSON line per model request, context operation and step execution",
+    )
+    parser.add_argument(
+        "--gate",
+        default=os.environ.get("PAIDTWICE_GATE") or None,
+        help="stop the handler for good at this moment (needs --step-log), e.g. model:1:after",
+    )
+    parser.add_argument(
+        "--service-as",
+        action="append",
+        default=[item for item in os.environ.get("PAIDTWICE_SERVICE_AS", "").split(",") if item],
+        help="OLD=NEW: serve service OLD under the name NEW (repeatable)",
+    )
+    parser.add_argument(
+        "--check",
+        metavar="SERVICE/HANDLER",
+        help="only load the app and check it serves this handler; exit 2 with one line if not",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, os.getcwd())
+    if args.check:
+        problem = check(args.target, *args.check.split("/", 1))
+        if problem:
+            print(f"paidtwice: {problem}", file=sys.stderr)
+            return 2
+        return 0
     module, app = _load(args.target)
+    services = _services(module)
+    if args.service_as:
+        app = _rename(module, services, args.service_as)
+    if args.step_log:
+        log = _StepLog(os.open(args.step_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), args.gate)
+        _instrument_http(log)
+        _instrument_context(log)
     if args.attempt_log:
         fd = os.open(args.attempt_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        _instrument(_services(module), fd)
+        _instrument(services, fd)
     if args.ready_file:
         with open(args.ready_file, "w") as ready:
             ready.write(f"{os.getpid()}\n")

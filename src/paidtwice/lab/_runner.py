@@ -325,6 +325,11 @@ class Lab:
         with self.new_agent(mode=experiment.mode, lane=lane, service=service) as agent:
             agent.start()
             admin.register_deployment(agent.uri)
+            if experiment.fault.kind in ("kill-in-pause", "kill-mid-call"):
+                # The replacement loads the app before the invocation is sent: on a loaded machine the
+                # import can outlast the pause, and the kill must land inside it.
+                agent.prepare()
+                agent.wait_ready()
             invocation_id = engine.ingress.send(service, "run", QUESTION)
             watch = engine.watcher.watch(invocation_id)
             try:
@@ -377,6 +382,7 @@ class Lab:
                 lambda: any(e.type == "Command: Sleep" for e in sql.journal(invocation_id)),
                 timeout=60.0,
             )
+            calls_in_pause = len(lane.model_calls(invocation_id))
         elif fault.kind == "kill-mid-call":
 
             def in_flight() -> bool:
@@ -398,6 +404,11 @@ class Lab:
             return kill_at, time.time()
         agent.wait_ready()
         kill_at = agent.kill()
+        if fault.kind == "kill-in-pause" and len(lane.model_calls(invocation_id)) > calls_in_pause:
+            raise ExperimentError(
+                f"{experiment.name}: the agent was killed after the durable pause had ended; the kill "
+                "missed its moment (the machine is too slow for the agent's pause, PAIDTWICE_PAUSE_S)"
+            )
         self._sleep(kill_at + delay - time.time())
         up_at = agent.go()
         return kill_at, up_at

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._records import CurveRecord, Mismatch, Record, RecoveryRecord, RunRecord
 from paidtwice.lab._recover import RecoveryPlan
+from paidtwice.lab._sweep import SweepMatrix
 
 __all__ = [
     "format_checks",
@@ -218,3 +219,45 @@ def format_plan(plan: RecoveryPlan) -> str:
         "--deployment to resume onto it.",
     ]
     return "\n".join(parts)
+
+
+def format_sweep(matrix: SweepMatrix) -> str:
+    """One sweep matrix: a row per crash point in time order, then what survived and what was paid again."""
+    clean = matrix.clean
+    steps = ", ".join(f"{name} x{n}" for name, n in clean.step_runs) or "none"
+    head = (
+        f"{matrix.mode} agent, script {matrix.script}: clean run {clean.model_calls} model calls, "
+        f"steps {steps}, {len(clean.journal)} journal entries"
+    )
+    rows = []
+    for point in matrix.points:
+        if point.status != "completed":
+            answer = "-"
+        else:
+            answer = "same" if point.answer_matches else "DIFFERENT"
+        steps_run = ", ".join(f"{name} x{n}" for name, n in point.step_runs) or "-"
+        rows.append(
+            [
+                str(point.order),
+                point.crash_point,
+                point.status,
+                answer,
+                f"+{point.extra_model_calls}",
+                f"+{point.extra_step_runs} ({steps_run})",
+                str(point.attempts),
+                str(point.mismatches),
+                "yes" if point.confirmed else "NO",
+            ]
+        )
+    headers = [
+        "#",
+        "crash point",
+        "status",
+        "answer",
+        "model calls",
+        "step runs",
+        "attempts",
+        "RT0016",
+        "landed",
+    ]
+    return "\n".join([head, table(headers, rows), *(f"  {line}" for line in matrix.summary())])

@@ -1,0 +1,82 @@
+"""`paidtwice lint PATH ...`: one finding a line, exit 1 on findings, 0 on none, 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from paidtwice.lint._analyzer import lint_paths
+from paidtwice.lint._rules import CODES
+
+__all__ = ["lint_command"]
+
+
+@click.command("lint")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: path:line:col: CODE message; json: a list of findings with their fix.",
+)
+@click.option("--codes", "show_codes", is_flag=True, help="List the codes with what each finds and its fix.")
+def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool) -> None:
+    """Find the calls in Restate handlers that a replay makes, and pays for, again.
+
+    Reports network and model calls, clock reads, randomness and fresh ids, environment and file reads made
+    in a handler (or a function it calls) outside the action of ctx.run / ctx.run_typed. `# noqa: CODE` on
+    the line silences one code there. Exit 1 when there are findings, 0 when none, 2 on bad input.
+
+    \b
+    Examples:
+        paidtwice lint src/
+        paidtwice lint agent.py --format json
+        paidtwice lint --codes
+    """
+    if show_codes:
+        for rule in CODES.values():
+            click.echo(f"{rule.code}  {rule.kind}\n       fix: {rule.fix}")
+        return
+    if not paths:
+        raise _bad("give at least one file or directory to lint")
+    try:
+        result = lint_paths(list(paths))
+    except FileNotFoundError as err:
+        raise _bad(f"no such file or directory: {err.args[0]}") from None
+    if result.files == 0:
+        raise _bad("no Python files under " + ", ".join(str(p) for p in paths))
+    if output == "json":
+        records = [
+            {
+                "path": f.path,
+                "line": f.line,
+                "col": f.col,
+                "code": f.code,
+                "message": f.message,
+                "fix": f.fix,
+            }
+            for f in result.findings
+        ]
+        click.echo(json.dumps(records, indent=2))
+    else:
+        for finding in result.findings:
+            click.echo(finding.format())
+        noun = "finding" if len(result.findings) == 1 else "findings"
+        click.echo(
+            f"{len(result.findings)} {noun} in {result.files} files, {result.handlers} Restate handlers",
+            err=True,
+        )
+    if result.findings:
+        raise SystemExit(1)
+
+
+class _BadInput(click.ClickException):
+    exit_code = 2
+
+
+def _bad(message: str) -> click.ClickException:
+    return _BadInput(message)

@@ -1,0 +1,1 @@
+"""A package whose handlers call helpers imported from a sibling module."""

@@ -1,0 +1,104 @@
+"""paidtwice lint on its corpus, on the deck's agent, and through its command line."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import paidtwice.agent.deck as deck
+from paidtwice.lint import CODES, lint_paths, lint_source
+
+HERE = Path(__file__).parent
+CORPUS = HERE / "corpus"
+BROKEN = HERE / "corpus_bad" / "broken.py"
+EXPECT = re.compile(r"#.*\bexpect:\s*(?P<codes>PT\d{3}(?:\s*,\s*PT\d{3})*)")
+
+
+def expected_findings() -> set[tuple[str, int, str]]:
+    expected = set()
+    for path in sorted(CORPUS.rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            match = EXPECT.search(line)
+            if match:
+                for code in re.split(r"\s*,\s*", match.group("codes")):
+                    expected.add((str(path.relative_to(CORPUS)), number, code))
+    return expected
+
+
+def test_corpus_is_large_and_covers_every_kind() -> None:
+    files = list(CORPUS.rglob("*.py"))
+    assert len(files) >= 30
+    kinds = {code for _, _, code in expected_findings()}
+    assert kinds == set(CODES) - {"PT000"}
+
+
+def test_precision_and_recall_on_the_corpus_are_total() -> None:
+    result = lint_paths([CORPUS])
+    found = {(str(Path(f.path).relative_to(CORPUS)), f.line, f.code) for f in result.findings}
+    expected = expected_findings()
+    missed = sorted(expected - found)
+    spurious = sorted(found - expected)
+    assert not missed and not spurious, f"missed {missed}\nspurious {spurious}"
+    assert result.handlers > 30
+
+
+def test_deck_agent_reports_exactly_the_naive_model_call() -> None:
+    path = Path(deck.__file__)
+    lines = path.read_text().splitlines()
+    naive = [n for n, line in enumerate(lines, start=1) if "# lint: naive-model-call" in line]
+    assert len(naive) == 1
+    result = lint_paths([path])
+    assert [(f.line, f.code) for f in result.findings] == [(naive[0], "PT001")]
+    assert "chat()" in result.findings[0].message
+
+
+def test_a_file_that_does_not_parse_is_reported_and_the_run_goes_on() -> None:
+    result = lint_paths([BROKEN, CORPUS / "net_httpx_direct.py"])
+    parse = [f for f in result.findings if f.code == "PT000"]
+    assert [(f.path, f.line) for f in parse] == [(str(BROKEN), 5)]
+    assert any(f.code == "PT001" and f.path.endswith("net_httpx_direct.py") for f in result.findings)
+
+
+def test_lint_source_resolves_aliases_in_one_module() -> None:
+    source = (
+        "import restate\nfrom time import time as now\nsvc = restate.Service('s')\n"
+        "@svc.handler()\nasync def h(ctx: restate.Context) -> float:\n    return now()\n"
+    )
+    assert [(f.line, f.code) for f in lint_source(source)] == [(6, "PT002")]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "paidtwice", "lint", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_cli_prints_one_finding_a_line_and_exits_1() -> None:
+    done = run_cli(str(CORPUS / "clock_time.py"))
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    expected = sorted(n for f, n, _ in expected_findings() if f == "clock_time.py")
+    assert [int(line.split(":")[1]) for line in lines] == expected
+    assert all(re.match(r".+:\d+:\d+: PT002 ", line) for line in lines)
+
+
+def test_cli_json_has_every_finding_with_its_fix() -> None:
+    done = run_cli("--format", "json", str(CORPUS))
+    assert done.returncode == 1
+    records = json.loads(done.stdout)
+    assert len(records) == len(expected_findings())
+    assert all(r["fix"] == CODES[r["code"]].fix for r in records)
+
+
+def test_cli_exits_0_when_clean_and_2_on_bad_input(tmp_path: Path) -> None:
+    assert run_cli(str(CORPUS / "outside_handler.py")).returncode == 0
+    missing = run_cli(str(tmp_path / "nope.py"))
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines() == [
+        f"Error: no such file or directory: {tmp_path / 'nope.py'}"
+    ]
+    assert run_cli().returncode == 2
+    assert "Traceback" not in missing.stderr
