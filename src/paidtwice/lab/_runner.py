@@ -453,7 +453,9 @@ class Lab:
                 attempts[-1].failure = paused[-1].doc_code
         after_kill = [t for t in attempt_times if kill_at is not None and t > kill_at]
         # Each backing-off state says how many attempts were made so far; one more ended the run.
-        total = max(len(attempts), watch.last_backoff_retry_count + 1)
+        # An attempt can start and end between two polls (a replay after a server restart takes milliseconds);
+        # every attempt that reached the agent is in its attempt log, so that is a floor too.
+        total = max(len(attempts), watch.last_backoff_retry_count + 1, len(attempt_times))
         mismatches = sum(1 for a in attempts if a.failure == MISMATCH_CODE)
         mismatch: Mismatch | None = None
         for event in reversed(failures):
@@ -501,7 +503,8 @@ class Lab:
                 "status": "sys_invocation.status",
                 "journal": "sys_journal",
                 "attempts": "sys_invocation polled every 20 ms: retry_count of the last backing-off "
-                "state plus the attempt that ended the run (at least the distinct last_start_at seen)",
+                "state plus the attempt that ended the run (at least the distinct last_start_at seen, and at "
+                "least the attempts in the agent host's log)",
                 "attempts_reached_agent": "agent host's attempt log, entries after the kill",
                 "attempts_while_down": "attempts minus every attempt in the agent host's log",
                 "mismatches": "sys_invocation.last_failure_error_code of each attempt "
