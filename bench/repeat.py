@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 import time
 
+from paidtwice._exceptions import ExperimentError
 from paidtwice.lab import CURVES, EXPERIMENTS, WALKS, CurveRecord, Lab, RecoveryRecord, RunRecord
 from paidtwice.lab._deck import run_rows
 from paidtwice.lab._records import Record
@@ -36,10 +37,18 @@ def main() -> None:
     rows = [*EXPERIMENTS, *CURVES, *WALKS]
     seen: dict[str, list[tuple[object, ...]]] = {row.name: [] for row in rows}
     matched: dict[str, int] = {row.name: 0 for row in rows}
+    failed: list[str] = []
     started = time.monotonic()
     with Lab(echo=lambda message: None) as lab:
         for n in range(repetitions):
-            for record in run_rows(lab, rows, concurrent=True):
+            try:
+                records = run_rows(lab, rows, concurrent=True)
+            except ExperimentError as err:
+                # A row that could not be measured is a repetition that differed; say why and go on.
+                failed.append(f"repetition {n + 1}: {err}")
+                print(f"  repetition {n + 1}/{repetitions} FAILED: {err}", file=sys.stderr)
+                continue
+            for record in records:
                 seen[record.name].append(fingerprint(record))
                 matched[record.name] += int(record.matches)
             print(f"  repetition {n + 1}/{repetitions} done", file=sys.stderr)
@@ -50,6 +59,7 @@ def main() -> None:
         print(f"{name:26} {distinct:>16} {matched[name]:>12}/{repetitions}")
     differing = [name for name, prints in seen.items() if len(set(prints)) > 1]
     print("rows that differed: " + (", ".join(differing) if differing else "none"))
+    print(f"repetitions that failed: {len(failed)}" + "".join(f"\n  {line}" for line in failed))
 
 
 if __name__ == "__main__":

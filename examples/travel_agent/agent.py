@@ -9,7 +9,8 @@ both.
 The client reads OPENAI_BASE_URL and OPENAI_API_KEY from the environment; paidtwice points them at its stub.
 
     paidtwice sweep --app agent:app --service Travel --handler quote \\
-        --input '"How much is 120 EUR in USD?"' --script script.toml --app-dir examples/travel_agent
+        --input '"How much is 120 EUR in USD?"' --script examples/travel_agent/script.toml \\
+        --app-dir examples/travel_agent
 """
 
 from __future__ import annotations

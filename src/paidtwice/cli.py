@@ -457,7 +457,7 @@ def sweep(
         paidtwice sweep
         paidtwice sweep --mode journaled --script changed --json sweep.json
         paidtwice sweep --app agent:app --service Travel --handler quote \\
-            --input '"How much is 120 EUR in USD?"' --script script.toml \\
+            --input '"How much is 120 EUR in USD?"' --script examples/travel_agent/script.toml \\
             --app-dir examples/travel_agent --check
     """
     from paidtwice.lab._sweep import sweep as run_sweep

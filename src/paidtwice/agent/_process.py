@@ -174,7 +174,9 @@ class AgentHost:
 
     def close(self) -> None:
         try:
-            for process in (self._pending, self._process):
+            # The serving process first: a prepared replacement never bound the port, so its kill checks
+            # that the port is free only once the process that did bind it is gone.
+            for process in (self._process, self._pending):
                 if process is not None:
                     process.kill()
         finally:

@@ -24,7 +24,12 @@ _TIMEOUT = 60.0
 def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
     stuck = lab.run(walk.base)
     if stuck.status != "paused":
-        raise ExperimentError(f"{walk.base.name} ended {stuck.status}, not paused; nothing to recover")
+        calls = "; ".join(f"call {c.call} turn {c.turn} ask {c.ask}: {c.decision}" for c in stuck.model_log)
+        raise ExperimentError(
+            f"{walk.base.name} ({stuck.invocation_id}) ended {stuck.status}, not paused; nothing to recover. "
+            f"Journal: {[e.label() for e in stuck.journal]}; model calls: {calls}; "
+            f"attempts {stuck.attempts}, down {stuck.down_time}"
+        )
     lane = lab.stub.lane(stuck.lane)
     if lane is None:
         raise ExperimentError(f"stub lane {stuck.lane} is gone")
