@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
+from collections import Counter
 
 from paidtwice._exceptions import ExperimentError
 from paidtwice.lab import CURVES, EXPERIMENTS, WALKS, CurveRecord, Lab, RecoveryRecord, RunRecord
@@ -28,7 +30,10 @@ def fingerprint(record: Record) -> tuple[object, ...]:
     if isinstance(record, CurveRecord):
         return tuple((p.model_calls, p.attempts_while_down, p.status) for p in record.points)
     if isinstance(record, RecoveryRecord):
-        return tuple((s.action, s.status, s.model_calls, s.tool_calls) for s in record.steps)
+        # A step's action names the deployment it targets, whose id is new in every run.
+        return tuple(
+            (re.sub(r"dp_\w+", "dp_*", s.action), s.status, s.model_calls, s.tool_calls) for s in record.steps
+        )
     return ()
 
 
@@ -58,6 +63,10 @@ def main() -> None:
         distinct = len(set(prints))
         print(f"{name:26} {distinct:>16} {matched[name]:>12}/{repetitions}")
     differing = [name for name, prints in seen.items() if len(set(prints)) > 1]
+    for name in differing:
+        print(f"\n{name}: the results seen, with how often")
+        for result, times in Counter(seen[name]).most_common():
+            print(f"  {times}x {result}")
     print("rows that differed: " + (", ".join(differing) if differing else "none"))
     print(f"repetitions that failed: {len(failed)}" + "".join(f"\n  {line}" for line in failed))
 

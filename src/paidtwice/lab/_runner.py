@@ -81,6 +81,10 @@ class _AttemptWatch:
     attempts: dict[str, _Attempt] = field(default_factory=dict)
     last_backoff_retry_count: int = 0
     """retry_count of the latest backing-off state seen: the attempts made so far at that moment."""
+    running_retry_count: int = 0
+    """Highest retry_count seen in any other state: there it numbers the attempt under way, so it counts the
+    attempts made so far, this one included, and it lasts as long as the attempt runs (seconds, in the
+    deck's runs), not only the backoff between two attempts."""
     last: InvocationRow | None = None
 
     def observe(self, row: InvocationRow | None) -> InvocationRow | None:
@@ -98,7 +102,14 @@ class _AttemptWatch:
                     attempt.backoff_until = _epoch(row.next_retry_at)
         if row.status == "backing-off" and row.retry_count is not None:
             self.last_backoff_retry_count = max(self.last_backoff_retry_count, row.retry_count)
+        elif row.retry_count is not None:
+            self.running_retry_count = max(self.running_retry_count, row.retry_count)
         return row
+
+    def attempts_seen(self) -> int:
+        """Attempts made, from everything seen: each backing-off state is followed by one more attempt."""
+        backoff = self.last_backoff_retry_count + 1 if self.last_backoff_retry_count else 0
+        return max(len(self.attempts), backoff, self.running_retry_count)
 
     def ordered(self) -> list[_Attempt]:
         return sorted(self.attempts.values(), key=lambda a: a.start)
@@ -455,7 +466,7 @@ class Lab:
         # Each backing-off state says how many attempts were made so far; one more ended the run.
         # An attempt can start and end between two polls (a replay after a server restart takes milliseconds);
         # every attempt that reached the agent is in its attempt log, so that is a floor too.
-        total = max(len(attempts), watch.last_backoff_retry_count + 1, len(attempt_times))
+        total = max(watch.attempts_seen(), len(attempts), len(attempt_times), 1)
         mismatches = sum(1 for a in attempts if a.failure == MISMATCH_CODE)
         mismatch: Mismatch | None = None
         for event in reversed(failures):
@@ -502,9 +513,9 @@ class Lab:
                 "tool_calls": "stub tool ledger, same lane and invocation",
                 "status": "sys_invocation.status",
                 "journal": "sys_journal",
-                "attempts": "sys_invocation polled every 20 ms: retry_count of the last backing-off "
-                "state plus the attempt that ended the run (at least the distinct last_start_at seen, and at "
-                "least the attempts in the agent host's log)",
+                "attempts": "sys_invocation polled every 20 ms: the highest retry_count of a running "
+                "attempt, or of the last backing-off state plus the attempt after it (at least the distinct "
+                "last_start_at seen, and at least the attempts in the agent host's log)",
                 "attempts_reached_agent": "agent host's attempt log, entries after the kill",
                 "attempts_while_down": "attempts minus every attempt in the agent host's log",
                 "mismatches": "sys_invocation.last_failure_error_code of each attempt "

@@ -564,7 +564,7 @@ def _point(
             extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
             steps_in_flight=len(started_steps - ended_steps),
             tool_runs=len(lane.tool_runs(invocation_id)),
-            attempts=max(len(attempts), watch.last_backoff_retry_count + 1),
+            attempts=max(watch.attempts_seen(), len(attempts), 1),
             mismatches=mismatches,
             journal_at_kill=journal_at_kill,
             confirmed=confirmed,
