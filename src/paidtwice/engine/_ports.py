@@ -13,6 +13,7 @@ import fcntl
 import os
 import socket
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,13 +52,24 @@ def is_port_free(port: int) -> bool:
     return True
 
 
+_LEASED_BEFORE: set[int] = set()
+"""Ports this process has leased: never handed out twice. Restate keys a deployment by its URI, and
+registering a URI it knows returns the old deployment (HTTP 200) without discovering the new services, so an
+agent on a reused port would be registered as whatever served that port before."""
+_LEASED_LOCK = threading.Lock()
+
+
 def lease_port() -> PortLease:
-    """Reserve a free loopback port that no other paidtwice process holds."""
+    """Reserve a free loopback port that no other paidtwice process holds and this one never had."""
     _LOCK_DIR.mkdir(parents=True, exist_ok=True)
     for _ in range(200):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             probe.bind((HOST, 0))
             port = int(probe.getsockname()[1])
+        with _LEASED_LOCK:
+            if port in _LEASED_BEFORE:
+                continue
+            _LEASED_BEFORE.add(port)
         fd = os.open(_LOCK_DIR / f"{port}.lock", os.O_CREAT | os.O_RDWR, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
