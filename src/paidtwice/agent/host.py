@@ -264,19 +264,24 @@ def _instrument_context(log: _StepLog) -> None:
             _hold_forever_sync()
         return invocation
 
-    def run(self: Any, name: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        invocation = op(self, "run", name)
-        return original_run(self, name, _wrap_action(log, invocation, name, action), *args, **kwargs)
+    def step(original: Callable[..., Any]) -> Callable[..., Any]:
+        """ctx.run / ctx.run_typed, with the action wrapped so each real execution is logged."""
 
-    def run_typed(self: Any, name: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        invocation = op(self, "run", name)
-        return original_run_typed(self, name, _wrap_action(log, invocation, name, action), *args, **kwargs)
+        def run(self: Any, name: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            invocation = op(self, "run", name)
+            return original(self, name, _wrap_action(log, invocation, name, action), *args, **kwargs)
+
+        return run
 
     def sleep(self: Any, *args: Any, **kwargs: Any) -> Any:
         op(self, "sleep", str(kwargs.get("name") or ""))
         return original_sleep(self, *args, **kwargs)
 
-    for attribute, method in (("run", run), ("run_typed", run_typed), ("sleep", sleep)):
+    for attribute, method in (
+        ("run", step(original_run)),
+        ("run_typed", step(original_run_typed)),
+        ("sleep", sleep),
+    ):
         setattr(Ctx, attribute, method)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,9 +10,6 @@ import httpx
 from paidtwice._exceptions import PaidtwiceError, ServerUnreachable
 
 __all__ = ["IngressClient"]
-
-_SCHEMA_WAIT = 10.0
-"""Seconds a send retries a 404 for a service that may have just been registered."""
 
 
 @dataclass
@@ -26,22 +22,15 @@ class IngressClient:
     def send(self, service: str, handler: str, body: Any, *, idempotency_key: str | None = None) -> str:
         """Submit an invocation without waiting for it; returns its id (`inv_...`)."""
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-        # A service registered a moment ago can be unknown to the ingress for a while (the schema reaches it
-        # after the admin API has answered), longer on a loaded machine: ask again until the deadline.
-        deadline = time.monotonic() + _SCHEMA_WAIT
-        while True:
-            try:
-                response = httpx.post(
-                    f"{self.url}/{service}/{handler}/send",
-                    json=body,
-                    headers=headers,
-                    timeout=self.timeout,
-                )
-            except httpx.HTTPError as err:
-                raise ServerUnreachable(f"no Restate ingress answers at {self.url} ({err})") from err
-            if response.status_code != 404 or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
+        try:
+            response = httpx.post(
+                f"{self.url}/{service}/{handler}/send",
+                json=body,
+                headers=headers,
+                timeout=self.timeout,
+            )
+        except httpx.HTTPError as err:
+            raise ServerUnreachable(f"no Restate ingress answers at {self.url} ({err})") from err
         if response.status_code >= 300:
             raise PaidtwiceError(
                 f"ingress refused {service}/{handler}: {response.status_code} {response.text[:200]}"

@@ -30,7 +30,7 @@ from paidtwice.agent._process import AgentHost
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._server import RestateServer
-from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient
+from paidtwice.engine._sql import FailureEvent, InvocationRow, JournalEntry, SqlClient
 from paidtwice.lab._experiments import Curve, Expected, Experiment
 from paidtwice.lab._mismatch import read_mismatch
 from paidtwice.lab._policy import Backoff, predict_paid_calls
@@ -113,6 +113,24 @@ class _AttemptWatch:
 
     def ordered(self) -> list[_Attempt]:
         return sorted(self.attempts.values(), key=lambda a: a.start)
+
+    def settled_attempts(
+        self, status: str, failures: Sequence[FailureEvent], agent_attempts: int = 0
+    ) -> tuple[list[_Attempt], int]:
+        """The attempts seen in order, completed with the one that paused the run, and how many were made.
+
+        The attempt that paused the invocation never backs off; if the last attempt seen did, the pausing
+        one ran between two polls and is known only from the Paused event. An attempt can also start and end
+        between two polls (a replay after a server restart takes milliseconds): every attempt that reached
+        the agent is in its attempt log (`agent_attempts`), so that is a floor too.
+        """
+        attempts = self.ordered()
+        paused = [f for f in failures if f.event_type == "Paused"]
+        if paused and status == "paused":
+            if not attempts or attempts[-1].failure is not None:
+                attempts.append(_Attempt(start=_epoch(paused[-1].appended_at) or time.time()))
+            attempts[-1].failure = paused[-1].doc_code
+        return attempts, max(self.attempts_seen(), len(attempts), agent_attempts, 1)
 
 
 class _Watcher:
@@ -337,8 +355,9 @@ class Lab:
             agent.start()
             admin.register_deployment(agent.uri)
             if experiment.fault.kind in ("kill-in-pause", "kill-mid-call"):
-                # The replacement loads the app before the invocation is sent: on a loaded machine the
-                # import can outlast the pause, and the kill must land inside it.
+                # The replacement loads the app before the invocation is sent, so the restart costs exactly
+                # the delay, not import time; on a loaded machine the import can outlast the pause, and the
+                # kill must land inside it.
                 agent.prepare()
                 agent.wait_ready()
             invocation_id = engine.ingress.send(service, "run", QUESTION)
@@ -383,9 +402,6 @@ class Lab:
         fault = experiment.fault
         if fault.kind == "none":
             return None, None
-        if fault.kind != "server-kill-in-pause":
-            # The replacement loads the app now, so the restart costs exactly `delay`, not import time.
-            agent.prepare()
         sql = engine.sql
         if fault.kind in ("kill-in-pause", "server-kill-in-pause"):
             self._wait(
@@ -452,21 +468,8 @@ class Lab:
                 answer = str(response.json())
         calls = lane.model_calls(invocation_id)
         tools = lane.tool_runs(invocation_id)
-        attempts = watch.ordered()
-        paused = [f for f in failures if f.event_type == "Paused"]
-        if paused and status == "paused":
-            # The attempt that paused the invocation never backs off; if the last attempt seen did, the
-            # pausing one ran between two polls and is known only from the Paused event.
-            if attempts and attempts[-1].failure is None:
-                attempts[-1].failure = paused[-1].doc_code
-            else:
-                attempts.append(_Attempt(start=_epoch(paused[-1].appended_at) or time.time()))
-                attempts[-1].failure = paused[-1].doc_code
+        attempts, total = watch.settled_attempts(status, failures, len(attempt_times))
         after_kill = [t for t in attempt_times if kill_at is not None and t > kill_at]
-        # Each backing-off state says how many attempts were made so far; one more ended the run.
-        # An attempt can start and end between two polls (a replay after a server restart takes milliseconds);
-        # every attempt that reached the agent is in its attempt log, so that is a floor too.
-        total = max(watch.attempts_seen(), len(attempts), len(attempt_times), 1)
         mismatches = sum(1 for a in attempts if a.failure == MISMATCH_CODE)
         mismatch: Mismatch | None = None
         for event in reversed(failures):

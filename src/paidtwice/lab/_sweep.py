@@ -30,7 +30,16 @@ from paidtwice.agent._process import AgentHost
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._records import to_jsonable
-from paidtwice.lab._runner import DECK_AGENT, MISMATCH_CODE, QUESTION, Lab, LabCancelled, _epoch, _Watcher
+from paidtwice.lab._runner import (
+    DECK_AGENT,
+    MISMATCH_CODE,
+    QUESTION,
+    Lab,
+    LabCancelled,
+    _epoch,
+    _settled,
+    _Watcher,
+)
 from paidtwice.stub._scripts import Hold, Script, script_by_name
 from paidtwice.stub._server import Lane
 from paidtwice.stub._turns import VARIATIONS, load_script_file
@@ -409,14 +418,14 @@ class _Run:
         return json.dumps(response.json()) if response.status_code == 200 else None
 
 
-_STOP = threading.Event()
-"""Set for the sweep's own threads when one point failed, so the others stop waiting (the lab lives on)."""
-
-
-def _wait(lab: Lab, what: str, condition: Callable[[], bool], *, timeout: float) -> None:
+def _wait(
+    lab: Lab, stop: threading.Event, what: str, condition: Callable[[], bool], *, timeout: float
+) -> None:
+    """Poll `condition`; `stop` is the sweep's own: set when one point failed, so the others stop waiting
+    (the lab, which may be shared, lives on)."""
     deadline = time.monotonic() + timeout
     while not condition():
-        if lab.cancelled.is_set() or _STOP.is_set():
+        if lab.cancelled.is_set() or stop.is_set():
             raise LabCancelled(f"interrupted while waiting for {what}")
         if time.monotonic() > deadline:
             raise ExperimentError(f"timed out after {timeout:.0f}s waiting for {what}")
@@ -424,14 +433,20 @@ def _wait(lab: Lab, what: str, condition: Callable[[], bool], *, timeout: float)
 
 
 def _clean(
-    lab: Lab, watcher: _Watcher, target: SweepTarget, script: Script, tag: str
+    lab: Lab, stop: threading.Event, watcher: _Watcher, target: SweepTarget, script: Script, tag: str
 ) -> tuple[CleanRun, _Run]:
     run = _Run(lab, target, script, tag=tag, gate=None)
     with run.agent:
         run.start()
         watch = watcher.watch(run.invocation_id)
         try:
-            _wait(lab, f"clean run {run.invocation_id} to settle", lambda: _settled(watch.last), timeout=60.0)
+            _wait(
+                lab,
+                stop,
+                f"clean run {run.invocation_id} to settle",
+                lambda: _settled(watch.last),
+                timeout=60.0,
+            )
         finally:
             watcher.forget(run.invocation_id)
         row = lab.sql.invocation(run.invocation_id)
@@ -456,12 +471,9 @@ def _stuck(attempts: Sequence[Any], after: int | None) -> bool:
     return len(tail) == after and all(code == MISMATCH_CODE for code in tail)
 
 
-def _settled(row: Any) -> bool:
-    return row is not None and row.status in ("completed", "paused")
-
-
 def _point(
     lab: Lab,
+    stop: threading.Event,
     watcher: _Watcher,
     target: SweepTarget,
     script: Script,
@@ -504,17 +516,17 @@ def _point(
                 # the server at once would slow it down past a durable pause.
                 return there() and len(run.journal()) >= point.journal_entries
 
-            _wait(lab, f"{point.name} ({invocation_id})", at_moment, timeout=_MOMENT_TIMEOUT)
+            _wait(lab, stop, f"{point.name} ({invocation_id})", at_moment, timeout=_MOMENT_TIMEOUT)
             run.agent.wait_ready()
             kill_at = run.agent.kill()
-            if _STOP.wait(max(0.0, kill_at + restart_delay - time.time())) or lab.cancelled.is_set():
+            if stop.wait(max(0.0, kill_at + restart_delay - time.time())) or lab.cancelled.is_set():
                 raise LabCancelled("interrupted")
             run.agent.go()
 
             def settled() -> bool:
                 return _settled(watch.last) or _stuck(watch.ordered(), target.stuck_after)
 
-            _wait(lab, f"{invocation_id} to settle", settled, timeout=_SETTLE_TIMEOUT)
+            _wait(lab, stop, f"{invocation_id} to settle", settled, timeout=_SETTLE_TIMEOUT)
         finally:
             watcher.forget(invocation_id)
         row = watch.observe(lab.sql.invocation(invocation_id))
@@ -533,17 +545,8 @@ def _point(
         started_steps = {e.n for e in first_life if e.event == "step_start"}
         ended_steps = {e.n for e in first_life if e.event == "step_end"}
         steps = run.steps()
-        attempts = watch.ordered()
+        attempts, attempt_count = watch.settled_attempts(status, lab.sql.failures(invocation_id))
         mismatches = sum(1 for a in attempts if a.failure == MISMATCH_CODE)
-        if status == "paused":
-            paused = [f for f in lab.sql.failures(invocation_id) if f.event_type == "Paused"]
-            # The attempt that paused the invocation never backs off: it is known from the Paused event.
-            if (
-                paused
-                and paused[-1].doc_code == MISMATCH_CODE
-                and (not attempts or attempts[-1].failure is None)
-            ):
-                mismatches += 1
         in_flight = [c for c in calls if c.started < kill_at and c.delivered is False]
         confirmed = journal_at_kill == point.journal_entries
         if point.model_hold is not None:
@@ -564,7 +567,7 @@ def _point(
             extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
             steps_in_flight=len(started_steps - ended_steps),
             tool_runs=len(lane.tool_runs(invocation_id)),
-            attempts=max(watch.attempts_seen(), len(attempts), 1),
+            attempts=attempt_count,
             mismatches=mismatches,
             journal_at_kill=journal_at_kill,
             confirmed=confirmed,
@@ -590,20 +593,22 @@ def sweep_targets(
     watcher = _Watcher(lab.sql, lab.cancelled)
     lock = threading.Lock()
     started = time.time()
-    _STOP.clear()
+    stop = threading.Event()
     # Service names, lanes and work directories are the sweep's own, also when a lab sweeps more than once.
     sweep_id = lab._next_id()
     try:
         combos = [(t, name, s) for t in targets for name, s in scripts]
         with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(combos)))) as pool:
             clean_futures = [
-                pool.submit(_clean, lab, watcher, target, script, f"s{sweep_id}_{target.mode}_{name}_clean")
+                pool.submit(
+                    _clean, lab, stop, watcher, target, script, f"s{sweep_id}_{target.mode}_{name}_clean"
+                )
                 for target, name, script in combos
             ]
             try:
                 cleans = [f.result() for f in clean_futures]
             except BaseException:
-                _STOP.set()
+                stop.set()
                 raise
         plans = []
         for clean, run in cleans:
@@ -616,6 +621,7 @@ def sweep_targets(
             target, name, script = combos[i]
             result = _point(
                 lab,
+                stop,
                 watcher,
                 target,
                 script,
@@ -635,7 +641,7 @@ def sweep_targets(
             try:
                 results = [f.result() for f in futures]
             except BaseException:
-                _STOP.set()  # the other points stop waiting; their agents are killed on the way out
+                stop.set()  # the other points stop waiting; their agents are killed on the way out
                 raise
     finally:
         watcher.stop()
