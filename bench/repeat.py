@@ -10,9 +10,10 @@ import sys
 import time
 from collections import Counter
 
-from paidtwice._exceptions import ExperimentError
+from paidtwice._exceptions import PaidtwiceError
 from paidtwice.lab import CURVES, EXPERIMENTS, WALKS, CurveRecord, Lab, RecoveryRecord, RunRecord
 from paidtwice.lab._deck import run_rows
+from paidtwice.lab._experiments import Row
 from paidtwice.lab._records import Record
 
 
@@ -39,24 +40,31 @@ def fingerprint(record: Record) -> tuple[object, ...]:
 
 def main() -> None:
     repetitions = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    rows = [*EXPERIMENTS, *CURVES, *WALKS]
+    rows: list[Row] = [*EXPERIMENTS, *CURVES, *WALKS]
     seen: dict[str, list[tuple[object, ...]]] = {row.name: [] for row in rows}
     matched: dict[str, int] = {row.name: 0 for row in rows}
     failed: list[str] = []
     started = time.monotonic()
-    with Lab(echo=lambda message: None) as lab:
+    # One lab for every repetition, as a long session would use it; a failed repetition cancels its lab, so
+    # the next one gets a new lab.
+    lab = Lab(echo=lambda message: None).__enter__()
+    try:
         for n in range(repetitions):
             try:
                 records = run_rows(lab, rows, concurrent=True)
-            except ExperimentError as err:
+            except PaidtwiceError as err:
                 # A row that could not be measured is a repetition that differed; say why and go on.
-                failed.append(f"repetition {n + 1}: {err}")
+                failed.append(f"repetition {n + 1}: {type(err).__name__}: {err}")
                 print(f"  repetition {n + 1}/{repetitions} FAILED: {err}", file=sys.stderr)
+                lab.close()
+                lab = Lab(echo=lambda message: None).__enter__()
                 continue
             for record in records:
                 seen[record.name].append(fingerprint(record))
                 matched[record.name] += int(record.matches)
             print(f"  repetition {n + 1}/{repetitions} done", file=sys.stderr)
+    finally:
+        lab.close()
     print(f"deck repeated {repetitions} times in {time.monotonic() - started:.0f} s")
     print(f"{'row':26} {'distinct results':>16} {'matched the deck':>17}")
     for name, prints in seen.items():

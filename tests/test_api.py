@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import re
+import subprocess
+import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -25,9 +27,19 @@ def test_exported_names_are_the_public_api() -> None:
     ):
         module = importlib.import_module(name)
         exported = set(module.__all__)
-        public = {n for n in vars(module) if not n.startswith("_")}
+        # Names imported when first used are public too (paidtwice keeps the lab out of agent processes).
+        lazy = set(getattr(module, "_LAZY", ()))
+        public = {n for n in vars(module) if not n.startswith("_")} | lazy
         submodules = {n for n, v in vars(module).items() if type(v).__name__ == "module"}
         assert exported == public - submodules - {"annotations"}, name
+        assert all(getattr(module, n) is not None for n in exported), name
+
+
+def test_an_agent_process_does_not_import_the_lab() -> None:
+    code = "import sys, paidtwice.agent.host; print(sorted(m for m in sys.modules if 'paidtwice' in m))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "paidtwice.agent._wire" in loaded
+    assert "paidtwice.lab" not in loaded and "paidtwice.stub" not in loaded, loaded
 
 
 def test_sdk_pin_is_in_one_place_and_installed() -> None:

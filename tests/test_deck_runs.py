@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL, RunRecord
+from paidtwice.agent import deck
+from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL, Backoff, RunRecord, predict_paid_calls
 
 
 def labels(record: RunRecord) -> tuple[str, ...]:
@@ -75,3 +76,17 @@ def test_server_killed_in_pause_keeps_its_journal(deck_records: dict[str, RunRec
     # The server's restart started a new attempt, which replayed the journal instead of asking again.
     assert record.attempts >= 2 and record.attempts_reached_agent >= 1
     assert record.matches
+
+
+def test_retries_while_down_are_counted_as_the_policy_schedules_them(
+    deck_records: dict[str, RunRecord],
+) -> None:
+    # Attempts made while the agent is down never reach it; they are counted from the retry count the server
+    # sends with the next attempt that does. The policy says how many fit in the measured down time.
+    backoff = Backoff.from_policy(deck.RETRY_POLICY)
+    for name in ("naive-kill-in-pause", "journaled-kill-in-pause", "journaled-kill-mid-call"):
+        record = deck_records[name]
+        assert record.down_time is not None
+        prediction = predict_paid_calls(backoff, record.down_time)
+        assert prediction.fewest_down <= record.attempts_while_down <= prediction.most_down, record.name
+        assert record.attempts == 1 + record.attempts_while_down + record.attempts_reached_agent, record.name

@@ -83,3 +83,17 @@ def test_agent_group_dies_with_sigkill_of_the_group(lab: Lab) -> None:
         assert pid is not None
         os.killpg(pid, signal.SIGKILL)
         assert_eventually(lambda: not agent.alive(), what="the agent to die")
+
+
+def test_server_keeps_its_temporary_files_in_its_own_directory(
+    lab: Lab, deck_records: dict[str, object]
+) -> None:
+    # restate-server's invoker makes a directory per invocation under TMPDIR and never removes it when
+    # killed; the lab points TMPDIR into the server's base directory, which is removed with the server.
+    pid = lab.server._process.pid  # type: ignore[union-attr]  # noqa: SLF001
+    environ = dict(
+        item.split("=", 1) for item in open(f"/proc/{pid}/environ").read().split("\0") if "=" in item
+    )
+    tmp = lab.server.base_dir / "tmp"
+    assert environ["TMPDIR"] == str(tmp)
+    assert deck_records and any(tmp.iterdir()), "the server wrote no temporary files where it was told"

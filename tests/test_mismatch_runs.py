@@ -31,11 +31,11 @@ def test_changed_for_good_pauses_after_the_policy_runs_out(
 
 def test_prediction_is_exact_only_between_jitter_windows() -> None:
     backoff = Backoff.from_policy(deck.RETRY_POLICY)
-    assert backoff.intervals()[:5] == [0.1, 0.2, 0.4, 0.8, 1.0]
-    assert predict_paid_calls(backoff, 0.5).paid_calls == 18
-    # 0.35 s: the second retry may land before or after the agent is back.
-    assert predict_paid_calls(backoff, 0.35).paid_calls is None
-    assert predict_paid_calls(backoff, 0.35).range == (18, 19)
+    assert backoff.intervals()[:6] == [0.2, 0.4, 0.8, 1.6, 2.0, 2.0]
+    assert predict_paid_calls(backoff, 1.25).paid_calls == 18
+    # 0.7 s: the second retry (0.6 to 0.78 s after the kill) may land before or after the agent is back.
+    assert predict_paid_calls(backoff, 0.7).paid_calls is None
+    assert predict_paid_calls(backoff, 0.7).range == (18, 19)
 
 
 def test_restart_delay_curve_matches_its_prediction_at_every_point(lab: Lab) -> None:

@@ -12,6 +12,8 @@ def figures(record: RunRecord) -> tuple[object, ...]:
         record.status,
         record.model_calls,
         record.tool_calls,
+        record.attempts,
+        record.mismatches,
         tuple(entry.label() for entry in record.journal),
         tuple((line.turn, line.decision, line.delivered) for line in record.model_log),
     )

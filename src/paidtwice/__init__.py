@@ -10,6 +10,11 @@ for matrix in sweep(modes=["journaled"], scripts=["steady"]):
     print([(p.crash_point, p.extra_model_calls) for p in matrix.points])
 """
 
+from __future__ import annotations
+
+import importlib as _importlib
+import typing as _typing
+
 from paidtwice._exceptions import (
     AdminError,
     ExperimentError,
@@ -21,18 +26,31 @@ from paidtwice._exceptions import (
     UsageError,
 )
 from paidtwice._pins import RESTATE_SDK_VERSION, RESTATE_SERVER_VERSION
-from paidtwice.lab import (
-    CURVES,
-    EXPERIMENTS,
-    CurveRecord,
-    Experiment,
-    Lab,
-    Mismatch,
-    RunRecord,
-    explain,
-    read_mismatch,
-)
-from paidtwice.lab._sweep import CrashPoint, PointResult, SweepMatrix, sweep
+
+if _typing.TYPE_CHECKING:
+    from paidtwice.lab import (
+        CURVES,
+        EXPERIMENTS,
+        CurveRecord,
+        Experiment,
+        Lab,
+        Mismatch,
+        RunRecord,
+        explain,
+        read_mismatch,
+    )
+    from paidtwice.lab._sweep import CrashPoint, PointResult, SweepMatrix, sweep
+
+_LAZY = {
+    **dict.fromkeys(
+        ("CURVES", "EXPERIMENTS", "CurveRecord", "Experiment", "Lab", "Mismatch", "RunRecord", "explain"),
+        "paidtwice.lab",
+    ),
+    "read_mismatch": "paidtwice.lab",
+    **dict.fromkeys(("CrashPoint", "PointResult", "SweepMatrix", "sweep"), "paidtwice.lab._sweep"),
+}
+"""The lab's names, imported when first used: an agent process imports `paidtwice.agent.host` and should not
+pay for the lab, the stub and the report it never runs."""
 
 __all__ = [
     "CURVES",
@@ -59,3 +77,10 @@ __all__ = [
     "read_mismatch",
     "sweep",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'paidtwice' has no attribute {name!r}")
+    return getattr(_importlib.import_module(home), name)

@@ -10,30 +10,54 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from paidtwice._exceptions import ServerStartError
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.engine._process import Process, wait_until
 
-__all__ = ["AgentAttempt", "AgentHost"]
+__all__ = ["AgentAttempt", "AgentHost", "number_attempts"]
 
 _START_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
 class AgentAttempt:
-    """One attempt that reached the agent, as the host logged it."""
+    """One attempt that reached the agent, as the host read it off the wire."""
 
     invocation_id: str
     """The invocation the attempt served."""
     at: float
-    """Wall-clock time the attempt entered the handler."""
+    """Wall-clock time the attempt's StartMessage arrived."""
     pid: int
     """The agent process that served it."""
+    retry: int
+    """The server's count of attempts that failed since the invocation last made progress (0 on the first)."""
+    progressed: bool
+    """The attempt sent a new command (beyond the replayed journal): the server reset its count then."""
+    error_code: int | None
+    """The failure code the agent sent (570: journal mismatch); None if it ended otherwise or was killed."""
+
+
+def number_attempts(attempts: Sequence[AgentAttempt]) -> list[int]:
+    """Each attempt's number among all the invocation's attempts, those that never reached the agent included.
+
+    The count in an attempt's StartMessage restarts from 0 at the last attempt that made progress, so an
+    attempt is that many attempts after it. A restarted server forgets the count (it is in memory), so an
+    attempt is also at least one after the one before.
+    """
+    numbers: list[int] = []
+    base = 1
+    for attempt in attempts:
+        number = max(base + attempt.retry, (numbers[-1] + 1) if numbers else 1)
+        numbers.append(number)
+        if attempt.progressed:
+            base = number
+    return numbers
 
 
 class AgentHost:
@@ -133,18 +157,43 @@ class AgentHost:
         if not wait_until(loaded, timeout=_START_TIMEOUT):
             raise ServerStartError(f"{process.name} did not load the app in {_START_TIMEOUT:.0f}s")
 
-    def go(self) -> float:
-        """Open the prepared process's port; returns the time it started listening."""
+    def go(self, at: float | None = None) -> float:
+        """Open the prepared process's port, at wall-clock time `at` if given (else now); returns the time it
+        started listening, as the process saw it."""
+        self.release(at)
+        return self.wait_up()
+
+    def release(self, at: float | None = None) -> None:
+        """Tell the prepared process to open its port, at wall-clock time `at` if given; do not wait."""
         self.wait_ready()
         process = self._pending
         assert process is not None
-        self._pending = None
         if self._process is not None and self._process.alive():
             raise RuntimeError(f"{self.name}: the old process still serves port {self.port}")
+        self._pending = None
         self._process = process
-        process.send_line()
-        process.wait_listening(self.port, timeout=_START_TIMEOUT, interval=0.005)
-        return time.time()
+        process.send_line("" if at is None else repr(at))
+
+    def wait_up(self) -> float:
+        """Block until the released process listens; returns the time it started listening."""
+        process = self._process
+        assert process is not None
+        ready = self._ready_file(self.starts)
+        listening: list[float] = []
+
+        def up() -> bool:
+            if not process.alive():
+                raise ServerStartError(f"{process.name} exited before listening: {process.log_tail()}")
+            *complete, _partial = ready.read_text().split("\n")
+            for line in complete:
+                if line.startswith("listening "):
+                    listening.append(float(line.split()[1]))
+                    return True
+            return False
+
+        if not wait_until(up, timeout=_START_TIMEOUT, interval=0.005):
+            raise ServerStartError(f"{process.name} did not listen on :{self.port} in {_START_TIMEOUT:.0f}s")
+        return listening[0]
 
     def kill(self) -> float:
         """SIGKILL the serving process's group; returns when it was sent. The port stays leased."""
@@ -158,19 +207,35 @@ class AgentHost:
         return self._process is not None and self._process.alive()
 
     def attempts(self, invocation_id: str | None = None) -> list[AgentAttempt]:
-        """Attempts that reached the agent, from the host's attempt log, in order."""
+        """Attempts that reached the agent, from the host's attempt log, in the order they started."""
         try:
             lines = self.attempt_log.read_text().splitlines()
         except FileNotFoundError:
             return []
-        attempts = []
+        events: dict[tuple[int, int], list[dict[str, Any]]] = {}
         for line in lines:
             if not line.strip():
                 continue
             record = json.loads(line)
             if invocation_id is None or record["invocation"] == invocation_id:
-                attempts.append(AgentAttempt(record["invocation"], record["at"], record["pid"]))
-        return attempts
+                events.setdefault((record["pid"], record["attempt"]), []).append(record)
+        attempts = []
+        for (pid, _), records in events.items():
+            start = next((r for r in records if r["event"] == "start"), None)
+            if start is None:
+                continue
+            errors = [r["code"] for r in records if r["event"] == "error"]
+            attempts.append(
+                AgentAttempt(
+                    invocation_id=start["invocation"],
+                    at=start["at"],
+                    pid=pid,
+                    retry=start["retry"],
+                    progressed=any(r["event"] == "progress" for r in records),
+                    error_code=errors[-1] if errors else None,
+                )
+            )
+        return sorted(attempts, key=lambda a: a.at)
 
     def close(self) -> None:
         try:

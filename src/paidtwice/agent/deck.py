@@ -31,15 +31,16 @@ RATE_LIMIT_PAUSE = timedelta(seconds=float(os.environ.get("PAIDTWICE_PAUSE_S", "
 SERVICE = os.environ.get("PAIDTWICE_SERVICE", "Agent")
 
 RETRY_POLICY = restate.InvocationRetryPolicy(
-    initial_interval=timedelta(milliseconds=100),
+    initial_interval=timedelta(milliseconds=200),
     exponentiation_factor=2.0,
-    max_interval=timedelta(seconds=1),
+    max_interval=timedelta(seconds=2),
     max_attempts=20,
     on_max_attempts="pause",
 )
-"""20 attempts (the first included), then pause, as in the deck. The backoff doubles from 100 ms up to 1 s,
-so that the retries made while the agent is down are told apart by the restart delay (Restate adds up to 30%
-jitter to each interval, and doubling keeps the jittered windows from overlapping)."""
+"""20 attempts (the first included), then pause, as in the deck. The backoff doubles from 200 ms up to 2 s, so
+that the retries made while the agent is down are told apart by the restart delay: Restate adds up to 30%
+jitter to each interval, and with these intervals the windows in which the first five retries can land are
+apart by at least 0.3 s, room for a busy server's late timers."""
 
 TOOLS = [
     {

@@ -3,10 +3,10 @@
     python -m paidtwice.agent.host MODULE:APP --port N [--attempt-log FILE] [--wait-for-go]
                                    [--step-log FILE] [--gate GATE] [--service-as OLD=NEW]
 
-The app is the user's code, unchanged. The host only adds, to every handler of every Restate service found in
-the module, a context manager that appends one line to the attempt log when an attempt starts: that is how
-the lab counts the attempts that reached the agent, independently of the model's ledger. A line is written
-with one write(2) on an O_APPEND descriptor, so it is on disk even if the process is killed right after.
+The app is the user's code, unchanged. With an attempt log the host reads each attempt's protocol frames on
+their way through (`paidtwice.agent._wire`) and logs its start, the server's count of failed attempts since
+the last progress, its first new command and its failure code: that is how the lab counts attempts,
+including those made while the agent was down, and mismatches, without sampling the server.
 It serves one process (no hypercorn workers), with HTTP/2 cleartext so the server streams.
 
 With a step log (`--step-log`, or env PAIDTWICE_STEP_LOG) the host also records, one JSON line each, what the
@@ -27,22 +27,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import dataclasses
 import functools
 import importlib
 import inspect
 import json
 import os
+import socket
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Callable
 from typing import Any
 
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
+
+from paidtwice.agent._wire import AttemptWire
 
 __all__ = ["main"]
 
@@ -79,28 +80,6 @@ def _services(module: Any) -> list[Any]:
 
     kinds = (restate.Service, restate.VirtualObject, restate.Workflow)
     return [value for value in vars(module).values() if isinstance(value, kinds)]
-
-
-def _attempt_recorder(fd: int) -> Callable[[], AbstractAsyncContextManager[None]]:
-    from restate.server_context import current_context
-
-    @contextlib.asynccontextmanager
-    async def record_attempt() -> AsyncIterator[None]:
-        ctx = current_context()
-        invocation = ctx.request().id if ctx is not None else ""
-        line = json.dumps({"invocation": invocation, "at": time.time(), "pid": os.getpid()})
-        os.write(fd, (line + "\n").encode())
-        yield
-
-    return record_attempt
-
-
-def _instrument(services: list[Any], fd: int) -> None:
-    recorder = _attempt_recorder(fd)
-    for service in services:
-        for name, handler in list(service.handlers.items()):
-            managers = [recorder, *(handler.context_managers or [])]
-            service.handlers[name] = dataclasses.replace(handler, context_managers=managers)
 
 
 class _StepLog:
@@ -301,9 +280,18 @@ def _rename(module: Any, services: list[Any], renames: list[str]) -> Any:
     return restate.app(services)
 
 
-async def _serve(app: Any, port: int) -> None:
+def _listen(port: int) -> socket.socket:
+    """Bind and listen now: from this moment the server's connections succeed (the kernel queues them)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(1024)
+    return sock
+
+
+async def _serve(app: Any, sock: socket.socket) -> None:
     config = Config()
-    config.bind = [f"127.0.0.1:{port}"]
+    config.bind = [f"fd://{sock.fileno()}"]
     config.accesslog = None
     config.loglevel = "WARNING"
     config.graceful_timeout = 0.5
@@ -360,15 +348,23 @@ def main(argv: list[str] | None = None) -> int:
         _instrument_context(log)
     if args.attempt_log:
         fd = os.open(args.attempt_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        _instrument(services, fd)
+        app = AttemptWire(app, fd)
     if args.ready_file:
         with open(args.ready_file, "w") as ready:
-            ready.write(f"{os.getpid()}\n")
+            ready.write(f"loaded {os.getpid()}\n")
     if args.wait_for_go:
         # A restart's start-up cost (imports) is paid while the agent is still down; the port opens at the
-        # moment the lab says, so the down time is the experiment's, not Python's.
-        sys.stdin.readline()
-    asyncio.run(_serve(app, args.port))
+        # moment the lab says, so the down time is the experiment's, not Python's. The line may name that
+        # moment (a wall-clock time): this idle process keeps it better than a busy lab would.
+        line = sys.stdin.readline().strip()
+        if line:
+            time.sleep(max(0.0, float(line) - time.time()))
+    sock = _listen(args.port)
+    if args.ready_file:
+        # The moment the agent is up for the server, for the lab's down time: no polling of the port.
+        with open(args.ready_file, "a") as ready:
+            ready.write(f"listening {time.time()!r}\n")
+    asyncio.run(_serve(app, sock))
     return 0
 
 

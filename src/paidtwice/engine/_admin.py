@@ -7,6 +7,7 @@ order (the deck's recovery walk is read from it).
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +45,16 @@ class Deployment:
     """The endpoint URI Restate calls."""
     created: bool
     """True if this registration made a new deployment (201), False if it already existed (200)."""
+
+
+_REGISTER_RETRY_S = 30.0
+_REGISTRATION_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_LOCK = threading.Lock()
+
+
+def _registration_lock(url: str) -> threading.Lock:
+    with _LOCKS_LOCK:
+        return _REGISTRATION_LOCKS.setdefault(url, threading.Lock())
 
 
 @dataclass
@@ -87,8 +98,23 @@ class AdminClient:
         return str(self._request("GET", "/version").json().get("version", "unknown"))
 
     def register_deployment(self, uri: str, *, force: bool = False) -> Deployment:
-        """Register the endpoint at `uri`. `force` overwrites an existing one: for local use only."""
-        response = self._request("POST", "/deployments", body={"uri": uri, "force": force})
+        """Register the endpoint at `uri`. `force` overwrites an existing one: for local use only.
+
+        Registrations to one server go one at a time from this process: each rewrites the whole schema,
+        and many at once (a concurrent deck registers a deployment per row) make the server give up on its
+        own retries of the schema update and answer 500. One that still fails that way is tried again; a
+        registration is idempotent for its URI.
+        """
+        with _registration_lock(self.url):
+            deadline = time.monotonic() + _REGISTER_RETRY_S
+            while True:
+                try:
+                    response = self._request("POST", "/deployments", body={"uri": uri, "force": force})
+                    break
+                except AdminError as err:
+                    if err.status < 500 or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
         return Deployment(id=response.json()["id"], uri=uri, created=response.status_code == 201)
 
     def deployments(self) -> list[dict[str, Any]]:

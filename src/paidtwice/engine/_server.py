@@ -83,13 +83,21 @@ class RestateServer:
                 "RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE": "512MB",
                 "RESTATE_LOG_FORMAT": "compact",
                 "DO_NOT_TRACK": "true",
+                # The invoker makes a temporary directory per invocation and leaves it behind when the
+                # server is killed; under the base directory, they go with it.
+                "TMPDIR": str(self._tmp_dir),
             }
         )
         env.update(self.extra_env)
         return env
 
+    @property
+    def _tmp_dir(self) -> Path:
+        return self.base_dir / "tmp"
+
     def start(self) -> RestateServer:
         binary = ensure_server_binary(self.version, echo=self._echo)
+        self._tmp_dir.mkdir(parents=True, exist_ok=True)
         if not self._leases:
             self._leases = [lease_port() for _ in range(3)]
             self.ingress_port, self.admin_port, self.fabric_port = (lease.port for lease in self._leases)
@@ -146,8 +154,7 @@ class RestateServer:
             for lease in self._leases:
                 lease.release()
             self._leases = []
-            if self._own_dir:
-                shutil.rmtree(self.base_dir, ignore_errors=True)
+            shutil.rmtree(self.base_dir if self._own_dir else self._tmp_dir, ignore_errors=True)
 
     def __enter__(self) -> RestateServer:
         try:

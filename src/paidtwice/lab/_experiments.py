@@ -27,10 +27,11 @@ __all__ = [
     "experiment_by_name",
 ]
 
-DEFAULT_RESTART_DELAY = 0.5
-"""Seconds the agent stays down after a kill. With the agent's backoff (100 ms doubling to 1 s, plus up to 30%
-jitter) two retries fall in that window whatever the jitter, so a mismatch that never heals is paid for on
-the 17 attempts left of 20: the deck's figure."""
+DEFAULT_RESTART_DELAY = 1.25
+"""Seconds the agent stays down after a kill. With the agent's backoff (200 ms doubling to 2 s, plus up to 30%
+jitter) two retries fall in that window whatever the jitter: the second lands by 0.8 s, the third not before
+1.4 s. So a mismatch that never heals is paid for on the 17 attempts left of 20: the deck's figure. The delay
+sits late in that gap: a loaded server fires its retries late, never early."""
 
 
 @dataclass(frozen=True)
@@ -249,7 +250,7 @@ CURVES: tuple[Curve, ...] = (
     Curve(
         name="restart-delay-curve",
         base=CHANGED_FOR_GOOD,
-        delays=(0.0, 0.2, 0.5, 1.2, 2.25, 3.4),
+        delays=(0.0, 0.5, 1.25, 2.7, 4.7, 6.9),
         deck_says="paid model calls fall as the restart delay grows: from 20 down to 15",
         expected_model_calls=(20, 19, 18, 17, 16, 15),
     ),

@@ -2,13 +2,15 @@
 
 A `Lab` owns one restate-server and one stub for any number of runs; each run gets its own agent process,
 port, stub lane, service name and invocation, so runs can go concurrently without sharing a count. A run:
-start the agent and register it; send the invocation; wait for the moment the fault names, confirmed from the
-journal or the stub's ledger; SIGKILL the agent's process group; keep it down for the restart delay; open a
-replacement's port; wait until the invocation completes or pauses; measure.
+start the agent (and load its replacement) and register it; wait until no other run is starting; send the
+invocation; wait for the moment the fault names, confirmed from the journal or the stub's ledger; SIGKILL
+the agent's process group; keep it down for the restart delay; open the replacement's port; wait until the
+invocation completes or pauses; measure.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -16,7 +18,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -26,7 +28,8 @@ from typing import Any
 
 from paidtwice._exceptions import ExperimentError, PaidtwiceError
 from paidtwice._pins import RESTATE_SERVER_VERSION
-from paidtwice.agent._process import AgentHost
+from paidtwice.agent._process import AgentAttempt, AgentHost, number_attempts
+from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._server import RestateServer
@@ -115,14 +118,15 @@ class _AttemptWatch:
         return sorted(self.attempts.values(), key=lambda a: a.start)
 
     def settled_attempts(
-        self, status: str, failures: Sequence[FailureEvent], agent_attempts: int = 0
+        self, status: str, failures: Sequence[FailureEvent], agent: Sequence[AgentAttempt] = ()
     ) -> tuple[list[_Attempt], int]:
         """The attempts seen in order, completed with the one that paused the run, and how many were made.
 
-        The attempt that paused the invocation never backs off; if the last attempt seen did, the pausing
-        one ran between two polls and is known only from the Paused event. An attempt can also start and end
-        between two polls (a replay after a server restart takes milliseconds): every attempt that reached
-        the agent is in its attempt log (`agent_attempts`), so that is a floor too.
+        The count comes from the wire (`agent`: every attempt that reached the agent, numbered by the
+        server's own retry count, so the attempts made while the agent was down are in it too). What
+        polling saw is a floor under it: an attempt made after the last one that reached the agent is seen
+        only there. The attempt that paused the invocation never backs off; if the last attempt seen did,
+        the pausing one ran between two polls and is known only from the Paused event.
         """
         attempts = self.ordered()
         paused = [f for f in failures if f.event_type == "Paused"]
@@ -130,7 +134,14 @@ class _AttemptWatch:
             if not attempts or attempts[-1].failure is not None:
                 attempts.append(_Attempt(start=_epoch(paused[-1].appended_at) or time.time()))
             attempts[-1].failure = paused[-1].doc_code
-        return attempts, max(self.attempts_seen(), len(attempts), agent_attempts, 1)
+        numbers = number_attempts(agent)
+        wire = numbers[-1] if numbers else 0
+        return attempts, max(wire, self.attempts_seen(), len(attempts), 1)
+
+
+def mismatches_of(agent: Sequence[AgentAttempt]) -> int:
+    """Attempts that reached the agent and failed with a journal mismatch, from the code it sent."""
+    return sum(1 for attempt in agent if attempt.error_code == MISMATCH_ERROR_CODE)
 
 
 class _Watcher:
@@ -227,6 +238,8 @@ class Lab:
         self.cancelled = threading.Event()
         """Set on Ctrl-C: every wait in a run checks it and gives up."""
         self._watcher: _Watcher | None = None
+        self._starting = 0
+        self._started = threading.Condition()
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -298,6 +311,29 @@ class Lab:
                 raise ExperimentError(f"timed out after {timeout:.0f}s waiting for {what}")
             time.sleep(_POLL)
 
+    @contextlib.contextmanager
+    def _starting_up(self) -> Iterator[None]:
+        """A run's start-up: its agent processes load (the costly part, in CPU) and register."""
+        with self._started:
+            self._starting += 1
+        try:
+            yield
+        finally:
+            with self._started:
+                self._starting -= 1
+                self._started.notify_all()
+
+    def _wait_started(self) -> None:
+        """Wait until no run of the lab is starting up, so that no kill and no retry lands while agent
+        processes compete for the CPU with the server: on a small machine that delays the server's retries by
+        a tenth of a second, enough to move a retry across the agent's restart."""
+        deadline = time.monotonic() + 120.0
+        with self._started:
+            while self._starting and not self.cancelled.is_set() and time.monotonic() < deadline:
+                self._started.wait(0.1)
+        if self.cancelled.is_set():
+            raise LabCancelled("interrupted while runs were starting")
+
     def _sleep(self, seconds: float) -> None:
         if self.cancelled.wait(max(0.0, seconds)):
             raise LabCancelled("interrupted")
@@ -352,14 +388,16 @@ class Lab:
         lane.model_up = not experiment.model_down
         admin = engine.admin
         with self.new_agent(mode=experiment.mode, lane=lane, service=service) as agent:
-            agent.start()
-            admin.register_deployment(agent.uri)
-            if experiment.fault.kind in ("kill-in-pause", "kill-mid-call"):
-                # The replacement loads the app before the invocation is sent, so the restart costs exactly
-                # the delay, not import time; on a loaded machine the import can outlast the pause, and the
-                # kill must land inside it.
-                agent.prepare()
-                agent.wait_ready()
+            with self._starting_up():
+                agent.start()
+                admin.register_deployment(agent.uri)
+                if experiment.fault.kind in ("kill-in-pause", "kill-mid-call"):
+                    # The replacement loads the app before the invocation is sent, so the restart costs
+                    # exactly the delay, not import time; on a loaded machine the import can outlast the
+                    # pause, and the kill must land inside it.
+                    agent.prepare()
+                    agent.wait_ready()
+            self._wait_started()
             invocation_id = engine.ingress.send(service, "run", QUESTION)
             watch = engine.watcher.watch(invocation_id)
             try:
@@ -372,7 +410,7 @@ class Lab:
             finally:
                 engine.watcher.forget(invocation_id)
             final = watch.observe(engine.sql.invocation(invocation_id))
-            attempt_log = agent.attempts(invocation_id)
+            agent_attempts = agent.attempts(invocation_id)
             return self._measure(
                 engine,
                 experiment,
@@ -382,7 +420,7 @@ class Lab:
                 lane=lane,
                 watch=watch,
                 final=final,
-                attempt_times=[a.at for a in attempt_log],
+                agent_attempts=agent_attempts,
                 kill_at=kill_at,
                 up_at=up_at,
                 started=started,
@@ -436,9 +474,10 @@ class Lab:
                 f"{experiment.name}: the agent was killed after the durable pause had ended; the kill "
                 "missed its moment (the machine is too slow for the agent's pause, PAIDTWICE_PAUSE_S)"
             )
+        # The replacement keeps the time itself; the lab only waits, and can be interrupted meanwhile.
+        agent.release(at=kill_at + delay)
         self._sleep(kill_at + delay - time.time())
-        up_at = agent.go()
-        return kill_at, up_at
+        return kill_at, agent.wait_up()
 
     def _measure(
         self,
@@ -451,7 +490,7 @@ class Lab:
         lane: Lane,
         watch: _AttemptWatch,
         final: InvocationRow | None,
-        attempt_times: list[float],
+        agent_attempts: list[AgentAttempt],
         kill_at: float | None,
         up_at: float | None,
         started: float,
@@ -468,9 +507,9 @@ class Lab:
                 answer = str(response.json())
         calls = lane.model_calls(invocation_id)
         tools = lane.tool_runs(invocation_id)
-        attempts, total = watch.settled_attempts(status, failures, len(attempt_times))
-        after_kill = [t for t in attempt_times if kill_at is not None and t > kill_at]
-        mismatches = sum(1 for a in attempts if a.failure == MISMATCH_CODE)
+        attempts, total = watch.settled_attempts(status, failures, agent_attempts)
+        after_kill = [a for a in agent_attempts if kill_at is not None and a.at > kill_at]
+        mismatches = mismatches_of(agent_attempts)
         mismatch: Mismatch | None = None
         for event in reversed(failures):
             if event.doc_code == MISMATCH_CODE:
@@ -509,20 +548,19 @@ class Lab:
             tool_log=tool_log,
             attempts=total,
             attempts_reached_agent=len(after_kill),
-            attempts_while_down=total - len(attempt_times),
+            attempts_while_down=total - len(agent_attempts),
             mismatches=mismatches,
             sources={
                 "model_calls": f"stub ledger, lane {lane.name}, invocation {invocation_id}",
                 "tool_calls": "stub tool ledger, same lane and invocation",
                 "status": "sys_invocation.status",
                 "journal": "sys_journal",
-                "attempts": "sys_invocation polled every 20 ms: the highest retry_count of a running "
-                "attempt, or of the last backing-off state plus the attempt after it (at least the distinct "
-                "last_start_at seen, and at least the attempts in the agent host's log)",
-                "attempts_reached_agent": "agent host's attempt log, entries after the kill",
-                "attempts_while_down": "attempts minus every attempt in the agent host's log",
-                "mismatches": "sys_invocation.last_failure_error_code of each attempt "
-                "(the last from the Paused event in sys_journal_events)",
+                "attempts": "the agent host's wire log: each attempt that reached the agent, numbered by "
+                "the retry count in its StartMessage (attempts failed since the last progress, refused "
+                "connections included); sys_invocation polled every 20 ms as a floor",
+                "attempts_reached_agent": "agent host's wire log, attempts started after the kill",
+                "attempts_while_down": "attempts minus those in the agent host's wire log",
+                "mismatches": "agent host's wire log: attempts whose ErrorMessage carried code 570 (RT0016)",
             },
             down_time=(up_at - kill_at) if kill_at is not None and up_at is not None else None,
             mismatch=mismatch,

@@ -26,19 +26,20 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import ExperimentError, UsageError
-from paidtwice.agent._process import AgentHost
+from paidtwice.agent._process import AgentAttempt, AgentHost
+from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._records import to_jsonable
 from paidtwice.lab._runner import (
     DECK_AGENT,
-    MISMATCH_CODE,
     QUESTION,
     Lab,
     LabCancelled,
     _epoch,
     _settled,
     _Watcher,
+    mismatches_of,
 )
 from paidtwice.stub._scripts import Hold, Script, script_by_name
 from paidtwice.stub._server import Lane
@@ -464,11 +465,12 @@ def _clean(
     return clean, run
 
 
-def _stuck(attempts: Sequence[Any], after: int | None) -> bool:
+def _stuck(attempts: Sequence[AgentAttempt], after: int | None) -> bool:
+    """The last `after` attempts that reached the agent all failed with a journal mismatch."""
     if after is None:
         return False
-    tail = [a.failure for a in attempts[-after:]]
-    return len(tail) == after and all(code == MISMATCH_CODE for code in tail)
+    tail = [a.error_code for a in attempts[-after:]]
+    return len(tail) == after and all(code == MISMATCH_ERROR_CODE for code in tail)
 
 
 def _point(
@@ -519,12 +521,13 @@ def _point(
             _wait(lab, stop, f"{point.name} ({invocation_id})", at_moment, timeout=_MOMENT_TIMEOUT)
             run.agent.wait_ready()
             kill_at = run.agent.kill()
+            run.agent.release(at=kill_at + restart_delay)
             if stop.wait(max(0.0, kill_at + restart_delay - time.time())) or lab.cancelled.is_set():
                 raise LabCancelled("interrupted")
-            run.agent.go()
+            run.agent.wait_up()
 
             def settled() -> bool:
-                return _settled(watch.last) or _stuck(watch.ordered(), target.stuck_after)
+                return _settled(watch.last) or _stuck(run.agent.attempts(invocation_id), target.stuck_after)
 
             _wait(lab, stop, f"{invocation_id} to settle", settled, timeout=_SETTLE_TIMEOUT)
         finally:
@@ -534,7 +537,8 @@ def _point(
         # the kill could already see the pause's wake-up, which the server appends without the agent).
         journal_at_kill = sum(1 for e in run.journal() if (_epoch(e.appended_at) or 0.0) <= kill_at)
         status = row.status if row else "unknown"
-        if status not in ("completed", "paused") and _stuck(watch.ordered(), target.stuck_after):
+        agent_attempts = run.agent.attempts(invocation_id)
+        if status not in ("completed", "paused") and _stuck(agent_attempts, target.stuck_after):
             # It would retry (and mismatch) until its retry policy gives up; nothing else can happen.
             status = "stuck"
             lab.admin.kill(invocation_id)
@@ -545,8 +549,8 @@ def _point(
         started_steps = {e.n for e in first_life if e.event == "step_start"}
         ended_steps = {e.n for e in first_life if e.event == "step_end"}
         steps = run.steps()
-        attempts, attempt_count = watch.settled_attempts(status, lab.sql.failures(invocation_id))
-        mismatches = sum(1 for a in attempts if a.failure == MISMATCH_CODE)
+        _, attempt_count = watch.settled_attempts(status, lab.sql.failures(invocation_id), agent_attempts)
+        mismatches = mismatches_of(agent_attempts)
         in_flight = [c for c in calls if c.started < kill_at and c.delivered is False]
         confirmed = journal_at_kill == point.journal_entries
         if point.model_hold is not None:

@@ -1,0 +1,148 @@
+"""What each attempt said on the wire, read from Restate's service protocol as it passes through the host.
+
+An attempt is one `POST /invoke/...` stream. The server opens it with a StartMessage that carries, besides the
+invocation id, `retry_count_since_last_stored_entry`: how many attempts failed since the invocation last
+made progress (the invoker resets the count whenever the agent sends it a new command, and bumps it on every
+failed attempt, a refused connection included). The agent answers with frames of its own: a command beyond
+the replayed journal is progress; an ErrorMessage carries the failure's code (570 is a journal mismatch).
+
+So the attempt log written here counts what polling `sys_invocation` can only sample: every attempt that
+reached the agent, its failure code, and, through the retry count, the attempts made while the agent was
+down. Each event is one line, written with one write(2) on an O_APPEND descriptor, so it is on disk even if
+the process is killed right after.
+
+Frames (protocol v5 and later): a 64-bit header (16 bits type, 16 bits flags, 32 bits length, big-endian)
+and a protobuf body. Types 0x0000-0x03FF are control messages, 0x0400-0x7FFF commands, 0x8000 and up
+notifications.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import struct
+import time
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from typing import Any
+
+__all__ = ["MISMATCH_ERROR_CODE", "AttemptWire", "FrameReader", "read_fields"]
+
+START = 0x0000
+ERROR = 0x0002
+END = 0x0003
+SUSPENSION = 0x0001
+FIRST_COMMAND = 0x0400
+FIRST_NOTIFICATION = 0x8000
+MISMATCH_ERROR_CODE = 570
+"""ErrorMessage code of a journal mismatch (RT0016)."""
+
+_HEADER = struct.Struct(">HHI")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class FrameReader:
+    """Splits a byte stream into (type, body) frames, whatever the chunking."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, chunk: bytes) -> Iterator[tuple[int, bytes]]:
+        self._buffer += chunk
+        while len(self._buffer) >= _HEADER.size:
+            kind, _flags, length = _HEADER.unpack_from(self._buffer)
+            end = _HEADER.size + length
+            if len(self._buffer) < end:
+                return
+            body = bytes(self._buffer[_HEADER.size : end])
+            del self._buffer[:end]
+            yield kind, body
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, at
+        shift += 7
+
+
+def read_fields(data: bytes) -> dict[int, int | bytes]:
+    """A protobuf message's scalar and length-delimited fields by number (the last one wins)."""
+    fields: dict[int, int | bytes] = {}
+    at = 0
+    while at < len(data):
+        key, at = _varint(data, at)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            fields[number], at = _varint(data, at)
+        elif wire == 1:
+            fields[number] = int.from_bytes(data[at : at + 8], "little")
+            at += 8
+        elif wire == 2:
+            length, at = _varint(data, at)
+            fields[number] = data[at : at + length]
+            at += length
+        elif wire == 5:
+            fields[number] = int.from_bytes(data[at : at + 4], "little")
+            at += 4
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
+    return fields
+
+
+class AttemptWire:
+    """ASGI middleware: logs each invocation attempt's start, first progress, failure and end."""
+
+    def __init__(self, app: App, fd: int) -> None:
+        self.app = app
+        self.fd = fd
+        self._numbers = itertools.count(1)
+
+    def _write(self, **fields: Any) -> None:
+        line = json.dumps({**fields, "pid": os.getpid(), "at": time.time()})
+        os.write(self.fd, (line + "\n").encode())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http" or "/invoke/" not in str(scope.get("path", "")):
+            await self.app(scope, receive, send)
+            return
+        attempt = next(self._numbers)
+        state: dict[str, Any] = {"invocation": None, "progressed": False}
+        inbound, outbound = FrameReader(), FrameReader()
+
+        def log(event: str, **fields: Any) -> None:
+            self._write(invocation=state["invocation"], attempt=attempt, event=event, **fields)
+
+        async def receive_logged() -> Message:
+            message = await receive()
+            if state["invocation"] is None and message.get("type") == "http.request":
+                for kind, body in inbound.feed(bytes(message.get("body", b""))):
+                    if kind == START and state["invocation"] is None:
+                        fields = read_fields(body)
+                        debug_id = fields.get(2, b"")
+                        state["invocation"] = debug_id.decode() if isinstance(debug_id, bytes) else ""
+                        log("start", retry=int(fields.get(7, 0)), known=int(fields.get(3, 0)))
+            return message
+
+        async def send_logged(message: Message) -> None:
+            if message.get("type") == "http.response.body" and state["invocation"] is not None:
+                for kind, body in outbound.feed(bytes(message.get("body", b""))):
+                    if FIRST_COMMAND <= kind < FIRST_NOTIFICATION and not state["progressed"]:
+                        state["progressed"] = True
+                        log("progress", frame=kind)
+                    elif kind == ERROR:
+                        log("error", code=int(read_fields(body).get(1, 0)))
+                    elif kind in (END, SUSPENSION):
+                        log("end" if kind == END else "suspend")
+            await send(message)
+
+        await self.app(scope, receive_logged, send_logged)
