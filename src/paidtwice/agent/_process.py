@@ -41,6 +41,8 @@ class AgentAttempt:
     """The attempt sent a new command (beyond the replayed journal): the server reset its count then."""
     error_code: int | None
     """The failure code the agent sent (570: journal mismatch); None if it ended otherwise or was killed."""
+    ended: float | None = None
+    """Wall-clock time the agent sent its last frame (an error, the end, a suspension); None if killed."""
 
 
 def number_attempts(attempts: Sequence[AgentAttempt]) -> list[int]:
@@ -225,6 +227,7 @@ class AgentHost:
             if start is None:
                 continue
             errors = [r["code"] for r in records if r["event"] == "error"]
+            endings = [r["at"] for r in records if r["event"] in ("error", "end", "suspend")]
             attempts.append(
                 AgentAttempt(
                     invocation_id=start["invocation"],
@@ -233,6 +236,7 @@ class AgentHost:
                     retry=start["retry"],
                     progressed=any(r["event"] == "progress" for r in records),
                     error_code=errors[-1] if errors else None,
+                    ended=endings[-1] if endings else None,
                 )
             )
         return sorted(attempts, key=lambda a: a.at)

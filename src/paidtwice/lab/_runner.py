@@ -568,7 +568,9 @@ class Lab:
             checks=(),
             matches=False,
             wall_time=round(time.time() - started, 3),
-            deliberate_wait=round(_deliberate(journal, attempts, kill_at, up_at, calls, started), 3),
+            deliberate_wait=round(
+                _deliberate(journal, attempts, agent_attempts, kill_at, up_at, calls, started), 3
+            ),
             server_version=self.server_version,
             admin_log=tuple(admin.log),
         )
@@ -660,12 +662,18 @@ def _union(intervals: Iterable[tuple[float, float]]) -> float:
 def _deliberate(
     journal: Sequence[JournalEntry],
     attempts: Sequence[_Attempt],
+    agent: Sequence[AgentAttempt],
     kill_at: float | None,
     up_at: float | None,
     calls: Sequence[Any],
     started: float,
 ) -> float:
-    """Seconds of waits the experiment itself asks for: pauses, down time, held answers, backoff."""
+    """Seconds of waits the experiment itself asks for: pauses, down time, held answers, backoff.
+
+    The backoff before each attempt that reached the agent is read off the wire: from the end of the attempt
+    before it (its failure, or the kill) to its start. Backoff states polled from sys_invocation add any
+    the wire cannot see.
+    """
     spans: list[tuple[float, float]] = []
     sleeps = [_epoch(e.appended_at) for e in journal if e.type == "Command: Sleep"]
     woke = [_epoch(e.appended_at) for e in journal if e.type == "Notification: Sleep"]
@@ -677,6 +685,10 @@ def _deliberate(
     for attempt in attempts:
         if attempt.backoff_from is not None and attempt.backoff_until is not None:
             spans.append((attempt.backoff_from, attempt.backoff_until))
+    for before, after in itertools.pairwise(agent):
+        ended = before.ended if before.ended is not None else kill_at
+        if ended is not None and ended < after.at:
+            spans.append((ended, after.at))
     for call in calls:
         if call.delivered is False and call.finished is not None:
             spans.append((call.started, call.finished))
