@@ -83,7 +83,10 @@ class AgentHost:
         self.cwd = cwd
         self._lease: PortLease = lease_port()
         self._process: Process | None = None
-        self._pending: Process | None = None
+        self._ready: Path | None = None
+        """Ready file of the serving process."""
+        self._pending: list[tuple[Process, Path]] = []
+        """Processes loading (or loaded) but not serving yet, oldest first, with their ready files."""
         self.starts = 0
         """How many processes have been started on this port."""
 
@@ -106,9 +109,10 @@ class AgentHost:
     def _ready_file(self, start: int) -> Path:
         return self.workdir / f"{self.name}.{start}.ready"
 
-    def _spawn(self) -> Process:
+    def _spawn(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.starts += 1
+        ready = self._ready_file(self.starts)
         argv = [
             sys.executable,
             "-m",
@@ -120,9 +124,9 @@ class AgentHost:
             str(self.attempt_log),
             "--wait-for-go",
             "--ready-file",
-            str(self._ready_file(self.starts)),
+            str(ready),
         ]
-        return Process(
+        process = Process(
             argv,
             name=f"{self.name} on :{self.port}",
             env=self.env,
@@ -132,24 +136,26 @@ class AgentHost:
             stdin_pipe=True,
             # A replacement is prepared while the old process still serves the port; it binds only on go().
         ).start(ports_free=False)
+        self._pending.append((process, ready))
 
-    def start(self) -> AgentHost:
-        """Start the agent and wait until it listens."""
+    def start(self, *, spare: bool = False) -> AgentHost:
+        """Start the agent and wait until it listens. With `spare`, a replacement starts loading at the same
+        time (two imports at once instead of one after the other) and stays prepared."""
         self.prepare()
+        if spare:
+            self._spawn()
         self.go()
         return self
 
     def prepare(self) -> None:
         """Start a process that loads the app but does not open its port yet."""
-        if self._pending is None:
-            self._pending = self._spawn()
+        if not self._pending:
+            self._spawn()
 
     def wait_ready(self) -> None:
         """Block until the prepared process has loaded the app."""
         self.prepare()
-        process = self._pending
-        assert process is not None
-        ready = self._ready_file(self.starts)
+        process, ready = self._pending[0]
 
         def loaded() -> bool:
             if not process.alive():
@@ -168,19 +174,15 @@ class AgentHost:
     def release(self, at: float | None = None) -> None:
         """Tell the prepared process to open its port, at wall-clock time `at` if given; do not wait."""
         self.wait_ready()
-        process = self._pending
-        assert process is not None
         if self._process is not None and self._process.alive():
             raise RuntimeError(f"{self.name}: the old process still serves port {self.port}")
-        self._pending = None
-        self._process = process
-        process.send_line("" if at is None else repr(at))
+        self._process, self._ready = self._pending.pop(0)
+        self._process.send_line("" if at is None else repr(at))
 
     def wait_up(self) -> float:
         """Block until the released process listens; returns the time it started listening."""
-        process = self._process
-        assert process is not None
-        ready = self._ready_file(self.starts)
+        process, ready = self._process, self._ready
+        assert process is not None and ready is not None
         listening: list[float] = []
 
         def up() -> bool:
@@ -245,11 +247,12 @@ class AgentHost:
         try:
             # The serving process first: a prepared replacement never bound the port, so its kill checks
             # that the port is free only once the process that did bind it is gone.
-            for process in (self._process, self._pending):
+            for process in (self._process, *(p for p, _ in self._pending)):
                 if process is not None:
                     process.kill()
         finally:
-            self._pending = self._process = None
+            self._pending = []
+            self._process = None
             self._lease.release()
 
     def __enter__(self) -> AgentHost:

@@ -389,13 +389,13 @@ class Lab:
         admin = engine.admin
         with self.new_agent(mode=experiment.mode, lane=lane, service=service) as agent:
             with self._starting_up():
-                agent.start()
+                # For a kill, the replacement loads the app (alongside the first process) before the
+                # invocation is sent, so the restart costs exactly the delay, not import time; on a loaded
+                # machine the import can outlast the pause, and the kill must land inside it.
+                spare = experiment.fault.kind in ("kill-in-pause", "kill-mid-call")
+                agent.start(spare=spare)
                 admin.register_deployment(agent.uri)
-                if experiment.fault.kind in ("kill-in-pause", "kill-mid-call"):
-                    # The replacement loads the app before the invocation is sent, so the restart costs
-                    # exactly the delay, not import time; on a loaded machine the import can outlast the
-                    # pause, and the kill must land inside it.
-                    agent.prepare()
+                if spare:
                     agent.wait_ready()
             self._wait_started()
             invocation_id = engine.ingress.send(service, "run", QUESTION)
