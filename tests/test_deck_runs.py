@@ -90,3 +90,20 @@ def test_retries_while_down_are_counted_as_the_policy_schedules_them(
         prediction = predict_paid_calls(backoff, record.down_time)
         assert prediction.fewest_down <= record.attempts_while_down <= prediction.most_down, record.name
         assert record.attempts == 1 + record.attempts_while_down + record.attempts_reached_agent, record.name
+
+
+def test_attempt_log_shows_each_attempt_and_how_it_ended(deck_records: dict[str, RunRecord]) -> None:
+    flip = deck_records["naive-flip"]
+    log = flip.attempt_log
+    assert [line.number for line in log] == list(range(1, flip.attempts + 1))
+    # Killed in the pause, the agent's first attempt was cut off; the retries while it was down never
+    # reached it; the first replay met the mismatch, the next one completed.
+    assert log[0].reached_agent and log[0].outcome == "cut off" and log[0].retry_count == 0
+    down = [line for line in log if not line.reached_agent]
+    assert len(down) == flip.attempts_while_down and all(line.outcome == "agent down" for line in down)
+    replays = [line for line in log[1:] if line.reached_agent]
+    assert [line.outcome for line in replays] == ["RT0016", "completed"]
+    # The server numbers each replay by the attempts that failed since the last progress.
+    assert [line.retry_count for line in replays] == [replays[0].number - 1, replays[1].number - 1]
+    clean = deck_records["clean"].attempt_log
+    assert [(line.number, line.reached_agent, line.outcome) for line in clean] == [(1, True, "completed")]

@@ -43,6 +43,8 @@ class AgentAttempt:
     """The failure code the agent sent (570: journal mismatch); None if it ended otherwise or was killed."""
     ended: float | None = None
     """Wall-clock time the agent sent its last frame (an error, the end, a suspension); None if killed."""
+    last_event: str | None = None
+    """How it ended on the wire: "error", "end" (the handler returned) or "suspend"; None if cut off."""
 
 
 def number_attempts(attempts: Sequence[AgentAttempt]) -> list[int]:
@@ -229,7 +231,7 @@ class AgentHost:
             if start is None:
                 continue
             errors = [r["code"] for r in records if r["event"] == "error"]
-            endings = [r["at"] for r in records if r["event"] in ("error", "end", "suspend")]
+            endings = [r for r in records if r["event"] in ("error", "end", "suspend")]
             attempts.append(
                 AgentAttempt(
                     invocation_id=start["invocation"],
@@ -238,7 +240,8 @@ class AgentHost:
                     retry=start["retry"],
                     progressed=any(r["event"] == "progress" for r in records),
                     error_code=errors[-1] if errors else None,
-                    ended=endings[-1] if endings else None,
+                    ended=endings[-1]["at"] if endings else None,
+                    last_event=endings[-1]["event"] if endings else None,
                 )
             )
         return sorted(attempts, key=lambda a: a.at)

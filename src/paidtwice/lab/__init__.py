@@ -20,6 +20,7 @@ from paidtwice.lab._experiments import (
 from paidtwice.lab._mismatch import Explanation, explain, read_mismatch
 from paidtwice.lab._policy import Backoff, PaidCallPrediction, predict_paid_calls
 from paidtwice.lab._records import (
+    AttemptLine,
     Check,
     CurvePoint,
     CurveRecord,
@@ -67,6 +68,7 @@ __all__ = [
     "RunRecord",
     "SoakRecord",
     "ToolLogLine",
+    "AttemptLine",
     "Walk",
     "WayOut",
     "apply_way",

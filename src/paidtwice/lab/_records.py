@@ -14,6 +14,7 @@ from paidtwice.engine._admin import AdminCall
 from paidtwice.engine._sql import JournalEntry
 
 __all__ = [
+    "AttemptLine",
     "Check",
     "RecoveryRecord",
     "RecoveryStep",
@@ -48,6 +49,22 @@ class ModelLogLine:
     """Whether the answer reached the agent (None: still in flight when the run ended)."""
     at: float
     """Seconds from the run's start."""
+
+
+@dataclass(frozen=True)
+class AttemptLine:
+    """One attempt of the invocation, read off the wire (attempts that never reached the agent included)."""
+
+    number: int
+    """1-based among all the invocation's attempts, as the retry policy counts them."""
+    reached_agent: bool
+    """Whether a running agent got the attempt; one that found it down never did."""
+    at: float | None
+    """Seconds from the run's start that the attempt reached the agent (None if it never did)."""
+    retry_count: int | None
+    """The server's count, in the attempt's StartMessage, of attempts failed since the last progress."""
+    outcome: str
+    """"completed", "suspended", "RT0016", "error N", "cut off" (killed), or "agent down"."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +145,8 @@ class RunRecord:
     """Every model call, in order."""
     tool_log: tuple[ToolLogLine, ...]
     """Every tool call, in order."""
+    attempt_log: tuple[AttemptLine, ...]
+    """Every attempt, in order."""
     attempts: int
     """Attempts in all, counted against the retry policy."""
     attempts_reached_agent: int

@@ -38,6 +38,7 @@ from paidtwice.lab._experiments import Curve, Expected, Experiment
 from paidtwice.lab._mismatch import read_mismatch
 from paidtwice.lab._policy import Backoff, predict_paid_calls
 from paidtwice.lab._records import (
+    AttemptLine,
     Check,
     CurvePoint,
     CurveRecord,
@@ -546,6 +547,7 @@ class Lab:
             journal=journal,
             model_log=model_log,
             tool_log=tool_log,
+            attempt_log=_attempt_log(agent_attempts, total, status, started),
             attempts=total,
             attempts_reached_agent=len(after_kill),
             attempts_while_down=total - len(agent_attempts),
@@ -559,6 +561,8 @@ class Lab:
                 "the retry count in its StartMessage (attempts failed since the last progress, refused "
                 "connections included); sys_invocation polled every 20 ms as a floor",
                 "attempts_reached_agent": "agent host's wire log, attempts started after the kill",
+                "attempt_log": "agent host's wire log; the numbers it skips are attempts that found the "
+                "agent down",
                 "attempts_while_down": "attempts minus those in the agent host's wire log",
                 "mismatches": "agent host's wire log: attempts whose ErrorMessage carried code 570 (RT0016)",
             },
@@ -636,6 +640,32 @@ class Lab:
             except BaseException:
                 self.cancelled.set()
                 raise
+
+
+def _attempt_log(
+    agent: Sequence[AgentAttempt], total: int, status: str, started: float
+) -> tuple[AttemptLine, ...]:
+    """Every attempt in order: those that reached the agent as the wire showed them, the others in between
+    (and after, when polling saw more) as having found the agent down."""
+    reached = dict(zip(number_attempts(agent), agent, strict=True))
+    lines = []
+    for number in range(1, total + 1):
+        attempt = reached.get(number)
+        if attempt is None:
+            lines.append(AttemptLine(number, False, None, None, "agent down"))
+            continue
+        if attempt.error_code is not None:
+            outcome = (
+                MISMATCH_CODE if attempt.error_code == MISMATCH_ERROR_CODE else f"error {attempt.error_code}"
+            )
+        elif attempt.last_event == "end":
+            outcome = "completed" if status == "completed" else "ended"
+        elif attempt.last_event == "suspend":
+            outcome = "suspended"
+        else:
+            outcome = "cut off"
+        lines.append(AttemptLine(number, True, round(attempt.at - started, 3), attempt.retry, outcome))
+    return tuple(lines)
 
 
 def _settled(row: InvocationRow | None) -> bool:

@@ -2,6 +2,7 @@
 
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
+    format_attempt_log,
     format_checks,
     format_curve,
     format_deck_table,
@@ -23,6 +24,7 @@ __all__ = [
     "format_mismatch",
     "format_plan",
     "format_walk",
+    "format_attempt_log",
     "format_model_log",
     "format_run",
     "table",

@@ -17,6 +17,7 @@ __all__ = [
     "format_mismatch",
     "format_plan",
     "format_walk",
+    "format_attempt_log",
     "format_model_log",
     "format_run",
     "table",
@@ -92,6 +93,20 @@ def format_model_log(record: RunRecord) -> str:
     return table(("call", "at", "turn", "ask", "answer", "delivered"), rows)
 
 
+def format_attempt_log(record: RunRecord) -> str:
+    rows = [
+        (
+            str(line.number),
+            f"{line.at:.2f}s" if line.at is not None else "",
+            "yes" if line.reached_agent else "no",
+            str(line.retry_count) if line.retry_count is not None else "",
+            line.outcome,
+        )
+        for line in record.attempt_log
+    ]
+    return table(("attempt", "at", "reached agent", "failed before (server)", "outcome"), rows)
+
+
 def format_checks(record: RunRecord) -> str:
     rows = [(c.figure, c.deck, c.measured, "ok" if c.ok else "DIFFERS") for c in record.checks]
     return table(("figure", "deck", "measured", ""), rows)
@@ -136,6 +151,7 @@ def format_run(record: RunRecord) -> str:
             "",
             f"Attempts: {record.attempts} in all; {record.attempts_reached_agent} retries reached the "
             f"agent, {record.attempts_while_down} found it down; {record.mismatches} ended in RT0016.",
+            format_attempt_log(record),
         ]
     if record.mismatch is not None:
         parts += ["", "Mismatch:", format_mismatch(record.mismatch)]
