@@ -339,9 +339,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return 0
     module, app = _load(args.target)
-    services = _services(module)
     if args.service_as:
-        app = _rename(module, services, args.service_as)
+        app = _rename(module, _services(module), args.service_as)
     if args.step_log:
         log = _StepLog(os.open(args.step_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), args.gate)
         _instrument_http(log)

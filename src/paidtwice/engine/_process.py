@@ -127,23 +127,6 @@ class Process:
     def alive(self) -> bool:
         return self._popen is not None and self._popen.poll() is None
 
-    def wait_listening(self, port: int, *, timeout: float, interval: float = 0.02) -> None:
-        """Block until the process accepts connections on `port`; raise if it exits or times out."""
-
-        def ready() -> bool:
-            if not self.alive():
-                raise ServerStartError(
-                    f"{self.name} exited with status {self.returncode} before listening on "
-                    f"{port}; see {self.log_path}: {self.log_tail()}"
-                )
-            return port_is_listening(port)
-
-        if not wait_until(ready, timeout=timeout, interval=interval):
-            self.kill()
-            raise ServerStartError(
-                f"{self.name} did not listen on port {port} within {timeout:.0f}s; see {self.log_path}"
-            )
-
     @property
     def returncode(self) -> int | None:
         return self._popen.returncode if self._popen is not None else None

@@ -33,7 +33,7 @@ from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._server import RestateServer
-from paidtwice.engine._sql import FailureEvent, InvocationRow, JournalEntry, SqlClient
+from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient
 from paidtwice.lab._experiments import Curve, Expected, Experiment
 from paidtwice.lab._mismatch import read_mismatch
 from paidtwice.lab._policy import Backoff, predict_paid_calls
@@ -72,7 +72,6 @@ def _epoch(stamp: str | None) -> float | None:
 @dataclass
 class _Attempt:
     start: float
-    failure: str | None = None
     backoff_from: float | None = None
     backoff_until: float | None = None
 
@@ -99,11 +98,9 @@ class _AttemptWatch:
             attempt = self.attempts.setdefault(
                 row.last_start_at, _Attempt(start=_epoch(row.last_start_at) or time.time())
             )
-            if row.status == "backing-off":
-                attempt.failure = row.last_failure_error_code
-                if attempt.backoff_from is None:
-                    attempt.backoff_from = time.time()
-                    attempt.backoff_until = _epoch(row.next_retry_at)
+            if row.status == "backing-off" and attempt.backoff_from is None:
+                attempt.backoff_from = time.time()
+                attempt.backoff_until = _epoch(row.next_retry_at)
         if row.status == "backing-off" and row.retry_count is not None:
             self.last_backoff_retry_count = max(self.last_backoff_retry_count, row.retry_count)
         elif row.retry_count is not None:
@@ -118,26 +115,16 @@ class _AttemptWatch:
     def ordered(self) -> list[_Attempt]:
         return sorted(self.attempts.values(), key=lambda a: a.start)
 
-    def settled_attempts(
-        self, status: str, failures: Sequence[FailureEvent], agent: Sequence[AgentAttempt] = ()
-    ) -> tuple[list[_Attempt], int]:
-        """The attempts seen in order, completed with the one that paused the run, and how many were made.
+    def count(self, agent: Sequence[AgentAttempt] = ()) -> int:
+        """How many attempts were made.
 
         The count comes from the wire (`agent`: every attempt that reached the agent, numbered by the
         server's own retry count, so the attempts made while the agent was down are in it too). What
         polling saw is a floor under it: an attempt made after the last one that reached the agent is seen
-        only there. The attempt that paused the invocation never backs off; if the last attempt seen did,
-        the pausing one ran between two polls and is known only from the Paused event.
+        only there.
         """
-        attempts = self.ordered()
-        paused = [f for f in failures if f.event_type == "Paused"]
-        if paused and status == "paused":
-            if not attempts or attempts[-1].failure is not None:
-                attempts.append(_Attempt(start=_epoch(paused[-1].appended_at) or time.time()))
-            attempts[-1].failure = paused[-1].doc_code
         numbers = number_attempts(agent)
-        wire = numbers[-1] if numbers else 0
-        return attempts, max(wire, self.attempts_seen(), len(attempts), 1)
+        return max(numbers[-1] if numbers else 0, self.attempts_seen(), 1)
 
 
 def mismatches_of(agent: Sequence[AgentAttempt]) -> int:
@@ -508,7 +495,7 @@ class Lab:
                 answer = str(response.json())
         calls = lane.model_calls(invocation_id)
         tools = lane.tool_runs(invocation_id)
-        attempts, total = watch.settled_attempts(status, failures, agent_attempts)
+        attempts, total = watch.ordered(), watch.count(agent_attempts)
         after_kill = [a for a in agent_attempts if kill_at is not None and a.at > kill_at]
         mismatches = mismatches_of(agent_attempts)
         mismatch: Mismatch | None = None

@@ -527,7 +527,11 @@ def _point(
             run.agent.wait_up()
 
             def settled() -> bool:
-                return _settled(watch.last) or _stuck(run.agent.attempts(invocation_id), target.stuck_after)
+                if _settled(watch.last):
+                    return True
+                # Only a target that settles on repeated mismatches needs the agent's log at every poll.
+                stuck_after = target.stuck_after
+                return stuck_after is not None and _stuck(run.agent.attempts(invocation_id), stuck_after)
 
             _wait(lab, stop, f"{invocation_id} to settle", settled, timeout=_SETTLE_TIMEOUT)
         finally:
@@ -549,7 +553,7 @@ def _point(
         started_steps = {e.n for e in first_life if e.event == "step_start"}
         ended_steps = {e.n for e in first_life if e.event == "step_end"}
         steps = run.steps()
-        _, attempt_count = watch.settled_attempts(status, lab.sql.failures(invocation_id), agent_attempts)
+        attempt_count = watch.count(agent_attempts)
         mismatches = mismatches_of(agent_attempts)
         in_flight = [c for c in calls if c.started < kill_at and c.delivered is False]
         confirmed = journal_at_kill == point.journal_entries
