@@ -16,8 +16,8 @@ from test_hygiene import LOOPBACK, listening_addresses
 ROWS = ["--only", "clean", "--only", "naive-changed-for-good", "--only", "naive-kill-in-pause"]
 
 
-def descendants(pid: int) -> set[int]:
-    """Every live process below `pid`, found by parent links in /proc."""
+def _children() -> dict[int, list[int]]:
+    """Live processes by parent, from /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -28,6 +28,12 @@ def descendants(pid: int) -> set[int]:
             continue
         if fields[0] != "Z":
             children.setdefault(int(fields[1]), []).append(int(entry))
+    return children
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below `pid`, found by parent links in /proc."""
+    children = _children()
     found: set[int] = set()
     todo = [pid]
     while todo:
@@ -36,6 +42,12 @@ def descendants(pid: int) -> set[int]:
                 found.add(child)
                 todo.append(child)
     return found
+
+
+def grandchildren(pid: int) -> set[int]:
+    """Processes started by the processes `pid` started: the agents its fork server forked."""
+    children = _children()
+    return {grandchild for child in children.get(pid, []) for grandchild in children.get(child, [])}
 
 
 def alive(pid: int) -> bool:
@@ -96,8 +108,10 @@ def test_ctrl_c_stops_everything_and_keeps_finished_records(tmp_path: Path) -> N
 def test_sigkill_of_paidtwice_takes_its_processes_with_it(tmp_path: Path) -> None:
     deck, out = start_deck(tmp_path, "killed", ["--only", "naive-changed-for-good"])
     try:
-        assert_eventually(lambda: len(descendants(deck.pid)) >= 2, timeout=60, what="server and agent")
+        # The server, the fork server, and an agent forked by the fork server.
+        assert_eventually(lambda: len(grandchildren(deck.pid)) >= 1, timeout=60, what="an agent")
         started = descendants(deck.pid)
+        assert len(started) >= 3, started
         deck.kill()
         deck.wait()
         assert_eventually(lambda: not any(alive(p) for p in started), timeout=10, what="orphans to die")

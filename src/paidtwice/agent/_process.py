@@ -3,6 +3,9 @@
 It keeps its port across restarts, so Restate's deployment URI stays valid. `prepare()` starts a replacement
 that loads the app but keeps its port closed; `go()` opens it. The lab uses the two to make a restart's down
 time exactly the experiment's restart delay, not the delay plus Python's import time.
+
+Given the lab's fork server, each process is forked from one that has imported `AGENT_PRELOAD` already, so
+starting an agent costs a fork and the app's own import, not the SDK's and the web server's.
 """
 
 from __future__ import annotations
@@ -17,10 +20,33 @@ from types import TracebackType
 from typing import Any
 
 from paidtwice._exceptions import ServerStartError
+from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.engine._process import Process, wait_until
 
-__all__ = ["AgentAttempt", "AgentHost", "number_attempts"]
+__all__ = ["AGENT_PRELOAD", "AgentAttempt", "AgentHost", "number_attempts"]
+
+AGENT_PRELOAD = (
+    "restate",
+    "restate.server",
+    "httpx",
+    "httpcore",
+    "anyio",
+    "anyio.lowlevel",
+    "anyio._core._sockets",
+    "anyio._core._streams",
+    "anyio._core._tasks",
+    "anyio._backends._asyncio",
+    "sniffio",
+    "encodings.idna",
+    "concurrent.futures.thread",
+    "hypercorn.asyncio",
+    "hypercorn.config",
+    "paidtwice.agent._wire",
+)
+"""What `paidtwice.agent.host` and the deck's agent import, at start-up and lazily while serving (found by
+logging, in a forked agent, every import it still made), for a fork server to import once. Not the host
+module itself (it runs as `__main__`) and never an app (apps read their environment when imported)."""
 
 _START_TIMEOUT = 60.0
 
@@ -75,6 +101,7 @@ class AgentHost:
         workdir: Path,
         name: str = "agent",
         cwd: Path | None = None,
+        forkserver: ForkServer | None = None,
     ) -> None:
         self.target = target
         """MODULE:APP served."""
@@ -83,6 +110,8 @@ class AgentHost:
         """Directory for the agent's log and attempt log."""
         self.name = name
         self.cwd = cwd
+        self.forkserver = forkserver
+        """Fork each process from it; without one, each process is a new interpreter."""
         self._lease: PortLease = lease_port()
         self._process: Process | None = None
         self._ready: Path | None = None
@@ -136,16 +165,14 @@ class AgentHost:
             ports=[self.port],
             cwd=self.cwd,
             stdin_pipe=True,
+            forkserver=self.forkserver,
             # A replacement is prepared while the old process still serves the port; it binds only on go().
         ).start(ports_free=False)
         self._pending.append((process, ready))
 
-    def start(self, *, spare: bool = False) -> AgentHost:
-        """Start the agent and wait until it listens. With `spare`, a replacement starts loading at the same
-        time (two imports at once instead of one after the other) and stays prepared."""
+    def start(self) -> AgentHost:
+        """Start the agent and wait until it listens."""
         self.prepare()
-        if spare:
-            self._spawn()
         self.go()
         return self
 

@@ -2,8 +2,12 @@
 
 A `Process` is started in a new session (so its pid is its process-group id) and with a parent-death signal,
 so that if paidtwice itself is killed with SIGKILL the kernel kills the child too. `kill()` sends SIGKILL
-to the whole group, reaps the child, and confirms that the ports it was serving are free again: a restart
-that found the old process still answering would make every later count wrong.
+to the whole group, waits for the child to exit, and confirms that the ports it was serving are free again:
+a restart that found the old process still answering would make every later count wrong.
+
+A Python program run as `python -m MODULE` can instead be forked by a `ForkServer`
+(`paidtwice.engine._forkserver`), which has imported its libraries already. That child is owned and killed
+in the same way.
 """
 
 from __future__ import annotations
@@ -17,17 +21,24 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import IO, TYPE_CHECKING, Protocol
 
 from paidtwice._exceptions import ServerStartError
 from paidtwice.engine._ports import HOST, wait_port_free
 
-__all__ = ["Process", "port_is_listening", "wait_until"]
+if TYPE_CHECKING:
+    from paidtwice.engine._forkserver import ForkServer
+
+__all__ = ["Process", "die_with_parent", "port_is_listening", "wait_until"]
 
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
-    # Runs in the child between fork and exec. Linux only; elsewhere the finally blocks are the only guard.
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies.
+
+    Runs in a child between fork and exec (or in a forked child). Linux only; elsewhere the finally blocks
+    are the only guard."""
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -53,6 +64,48 @@ def wait_until(condition: Callable[[], bool], *, timeout: float, interval: float
         time.sleep(interval)
 
 
+class _Child(Protocol):
+    """What `Process` needs of a running child, however it was started."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def stdin(self) -> IO[bytes] | None: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def running(self) -> bool: ...
+
+    def wait(self) -> object: ...
+
+
+class _Popened:
+    """A child started by `subprocess.Popen`: the lab is its parent and reaps it."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def stdin(self) -> IO[bytes] | None:
+        return self._popen.stdin
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    def running(self) -> bool:
+        return self._popen.poll() is None
+
+    def wait(self) -> object:
+        return self._popen.wait()
+
+
 class Process:
     """One child process in its own process group, owned by the lab.
 
@@ -69,6 +122,8 @@ class Process:
         ports: Sequence[int] = (),
         cwd: Path | None = None,
         stdin_pipe: bool = False,
+        pass_fds: Sequence[int] = (),
+        forkserver: ForkServer | None = None,
     ) -> None:
         self.argv = list(argv)
         """Command line the process runs."""
@@ -82,15 +137,20 @@ class Process:
         self.cwd = cwd
         self.stdin_pipe = stdin_pipe
         """Give the process a pipe on stdin, for `send_line()`."""
-        self._popen: subprocess.Popen[bytes] | None = None
+        self.pass_fds = list(pass_fds)
+        """File descriptors the child inherits (a plain start only)."""
+        self.forkserver = forkserver
+        """Fork the process from this fork server (argv must read `PYTHON -m MODULE ...`) instead of
+        starting a new interpreter."""
+        self._child: _Child | None = None
 
     @property
     def pid(self) -> int | None:
-        return self._popen.pid if self._popen is not None else None
+        return self._child.pid if self._child is not None else None
 
     def start(self, *, ports_free: bool = True) -> Process:
         """Start the process; unless `ports_free` is False, its ports must be free first."""
-        if self._popen is not None and self._popen.poll() is None:
+        if self._child is not None and self._child.running():
             raise RuntimeError(f"{self.name} is already running")
         for port in self.ports if ports_free else ():
             if not wait_port_free(port, timeout=5.0):
@@ -101,16 +161,28 @@ class Process:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
         try:
-            self._popen = subprocess.Popen(
-                self.argv,
-                env=self.env,
-                cwd=self.cwd,
-                stdin=subprocess.PIPE if self.stdin_pipe else subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
+            if self.forkserver is not None:
+                self._child = self.forkserver.spawn(
+                    self.argv,
+                    env=self.env if self.env is not None else os.environ,
+                    cwd=self.cwd,
+                    log_fd=log.fileno(),
+                    stdin=self.stdin_pipe,
+                )
+            else:
+                self._child = _Popened(
+                    subprocess.Popen(
+                        self.argv,
+                        env=self.env,
+                        cwd=self.cwd,
+                        stdin=subprocess.PIPE if self.stdin_pipe else subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                        preexec_fn=die_with_parent,
+                        pass_fds=self.pass_fds,
+                    )
+                )
         except OSError as err:
             raise ServerStartError(f"{self.name} could not be started: {err}") from err
         finally:
@@ -119,17 +191,18 @@ class Process:
 
     def send_line(self, line: str = "") -> None:
         """Write one line to the process's stdin (it must have been started with `stdin_pipe`)."""
-        if self._popen is None or self._popen.stdin is None:
+        if self._child is None or self._child.stdin is None:
             raise RuntimeError(f"{self.name} has no stdin pipe")
-        self._popen.stdin.write((line + "\n").encode())
-        self._popen.stdin.flush()
+        self._child.stdin.write((line + "\n").encode())
+        self._child.stdin.flush()
 
     def alive(self) -> bool:
-        return self._popen is not None and self._popen.poll() is None
+        return self._child is not None and self._child.running()
 
     @property
     def returncode(self) -> int | None:
-        return self._popen.returncode if self._popen is not None else None
+        """Exit status, once known (never for a forked child: the fork server's kernel reaps it)."""
+        return self._child.returncode if self._child is not None else None
 
     def log_tail(self, lines: int = 3) -> str:
         try:
@@ -139,37 +212,34 @@ class Process:
         return " | ".join(line.strip() for line in text[-lines:])
 
     def kill(self) -> None:
-        """SIGKILL the whole process group, reap it, and confirm its ports are free."""
-        popen = self._popen
-        if popen is None:
+        """SIGKILL the whole process group, wait for it to exit, and confirm its ports are free."""
+        child = self._child
+        if child is None:
             return
         try:
-            os.killpg(popen.pid, signal.SIGKILL)
+            os.killpg(child.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        popen.wait()
-        if popen.stdin is not None:
-            popen.stdin.close()
+        child.wait()
+        if child.stdin is not None:
+            child.stdin.close()
         # The group may hold more than the leader (a server's workers): wait until none is left.
-        wait_until(lambda: not _group_alive(popen.pid), timeout=5.0)
+        wait_until(lambda: not _group_alive(child.pid), timeout=5.0)
         for port in self.ports:
             if not wait_port_free(port, timeout=5.0):
                 raise ServerStartError(f"{self.name} was killed but port {port} is still taken")
 
     def stop(self, *, grace: float = 5.0) -> None:
         """SIGTERM the group, then SIGKILL whatever is left after `grace` seconds."""
-        popen = self._popen
-        if popen is None:
+        child = self._child
+        if child is None:
             return
-        if popen.poll() is None:
+        if child.running():
             try:
-                os.killpg(popen.pid, signal.SIGTERM)
+                os.killpg(child.pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
-            try:
-                popen.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                pass
+            wait_until(lambda: not child.running(), timeout=grace, interval=0.05)
         self.kill()
 
     def __enter__(self) -> Process:

@@ -1,11 +1,11 @@
 """Run experiments on a real Restate server, a real agent process and the stub model.
 
-A `Lab` owns one restate-server and one stub for any number of runs; each run gets its own agent process,
-port, stub lane, service name and invocation, so runs can go concurrently without sharing a count. A run:
-start the agent (and load its replacement) and register it; wait until no other run is starting; send the
-invocation; wait for the moment the fault names, confirmed from the journal or the stub's ledger; SIGKILL
-the agent's process group; keep it down for the restart delay; open the replacement's port; wait until the
-invocation completes or pauses; measure.
+A `Lab` owns one restate-server, one stub and one fork server for any number of runs; each run gets its own
+agent process (forked with its imports done), port, stub lane, service name and invocation, so runs can go
+concurrently without sharing a count. A run: start the agent and register it; wait until no other run is
+starting; send the invocation; wait for the moment the fault names, confirmed from the journal or the
+stub's ledger; load the replacement; SIGKILL the agent's process group; keep it down for the restart delay;
+open the replacement's port; wait until the invocation completes or pauses; measure.
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from typing import Any
 
 from paidtwice._exceptions import ExperimentError, PaidtwiceError
 from paidtwice._pins import RESTATE_SERVER_VERSION
-from paidtwice.agent._process import AgentAttempt, AgentHost, number_attempts
+from paidtwice.agent._process import AGENT_PRELOAD, AgentAttempt, AgentHost, number_attempts
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._admin import AdminClient
+from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._server import RestateServer
 from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient
@@ -226,6 +227,7 @@ class Lab:
         self.cancelled = threading.Event()
         """Set on Ctrl-C: every wait in a run checks it and gives up."""
         self._watcher: _Watcher | None = None
+        self._forkserver: ForkServer | None = None
         self._starting = 0
         self._started = threading.Condition()
 
@@ -244,6 +246,13 @@ class Lab:
         return self._stub
 
     @property
+    def forkserver(self) -> ForkServer:
+        """Forks every agent process of the lab, its imports done once."""
+        if self._forkserver is None:
+            raise RuntimeError("the lab is not started")
+        return self._forkserver
+
+    @property
     def admin(self) -> AdminClient:
         return AdminClient(self.server.admin_url)
 
@@ -257,10 +266,16 @@ class Lab:
 
     def __enter__(self) -> Lab:
         try:
+            # Started first: it imports while the server starts. Started from this thread, which outlives
+            # every run: a child's parent-death signal follows the thread that started it.
+            self._forkserver = ForkServer(
+                preload=AGENT_PRELOAD, log_path=self.workdir / "forkserver.log"
+            ).start()
             if self._server is None:
                 self._server = RestateServer(version=self.server_version, echo=self.echo).start()
             if self._stub is None:
                 self._stub = StubModel().start()
+            self._forkserver.wait_ready()
             self._watcher = _Watcher(self.sql, self.cancelled)
         except BaseException:
             self.close()
@@ -272,6 +287,8 @@ class Lab:
         if self._watcher is not None:
             self._watcher.stop()
         try:
+            if self._forkserver is not None:
+                self._forkserver.close()
             if self._own_stub and self._stub is not None:
                 self._stub.stop()
         finally:
@@ -322,6 +339,18 @@ class Lab:
         if self.cancelled.is_set():
             raise LabCancelled("interrupted while runs were starting")
 
+    def _prepare_replacement(self, agent: AgentHost) -> None:
+        """Load the agent's replacement (it opens its port only when told), then wait until no run of the
+        lab is loading an agent, so the kill and the retries after it never share the CPU with a start-up.
+
+        It is done once the fault's moment has come (inside the pause, or the held call), not before the
+        invocation is sent: a forked agent loads in a tenth of a second, far inside either, and at that
+        moment the machine is idle, while before the send every run is starting at once.
+        """
+        with self._starting_up():
+            agent.wait_ready()
+        self._wait_started()
+
     def _sleep(self, seconds: float) -> None:
         if self.cancelled.wait(max(0.0, seconds)):
             raise LabCancelled("interrupted")
@@ -345,7 +374,9 @@ class Lab:
                 "PAIDTWICE_SERVICE": service,
             }
         )
-        return AgentHost(target=target, env=env, workdir=self.workdir / service, name=name)
+        return AgentHost(
+            target=target, env=env, workdir=self.workdir / service, name=name, forkserver=self.forkserver
+        )
 
     def run(self, experiment: Experiment, *, restart_delay: float | None = None) -> RunRecord:
         """Carry out one experiment row and measure it.
@@ -377,14 +408,8 @@ class Lab:
         admin = engine.admin
         with self.new_agent(mode=experiment.mode, lane=lane, service=service) as agent:
             with self._starting_up():
-                # For a kill, the replacement loads the app (alongside the first process) before the
-                # invocation is sent, so the restart costs exactly the delay, not import time; on a loaded
-                # machine the import can outlast the pause, and the kill must land inside it.
-                spare = experiment.fault.kind in ("kill-in-pause", "kill-mid-call")
-                agent.start(spare=spare)
+                agent.start()
                 admin.register_deployment(agent.uri)
-                if spare:
-                    agent.wait_ready()
             self._wait_started()
             invocation_id = engine.ingress.send(service, "run", QUESTION)
             watch = engine.watcher.watch(invocation_id)
@@ -443,6 +468,7 @@ class Lab:
                 return len(calls) >= fault.call and calls[fault.call - 1].finished is None
 
             self._wait(f"model call {fault.call} to be in flight", in_flight, timeout=60.0)
+            self._prepare_replacement(agent)
             call = lane.model_calls(invocation_id)[fault.call - 1]
             self._sleep(call.started + fault.after - time.time())
             if lane.model_calls(invocation_id)[fault.call - 1].finished is not None:
@@ -455,7 +481,8 @@ class Lab:
             kill_at = time.time()
             engine.server.restart()
             return kill_at, time.time()
-        agent.wait_ready()
+        if fault.kind == "kill-in-pause":
+            self._prepare_replacement(agent)  # a held call's was prepared before the wait inside it
         kill_at = agent.kill()
         if fault.kind == "kill-in-pause" and len(lane.model_calls(invocation_id)) > calls_in_pause:
             raise ExperimentError(
@@ -570,10 +597,12 @@ class Lab:
 
     def run_curve(self, curve: Curve) -> CurveRecord:
         """Run the curve's base experiment once per delay, concurrently, and predict each point."""
+        runs = self.run_many([(curve.base, delay) for delay in curve.delays], concurrent=True)
+        # The policy is read from the agent's own module, which the lab imports only now: the import costs
+        # CPU that must not hold up the start of the curve's runs, or land before their kills.
         from paidtwice.agent import deck
 
         backoff = Backoff.from_policy(deck.RETRY_POLICY)
-        runs = self.run_many([(curve.base, delay) for delay in curve.delays], concurrent=True)
         points = []
         for delay, run in zip(curve.delays, runs, strict=True):
             prediction = predict_paid_calls(backoff, run.down_time or 0.0)

@@ -387,7 +387,9 @@ class _Run:
         else:
             env["PAIDTWICE_SERVICE_AS"] = f"{target.service}={self.service}"
         cwd = Path(target.cwd) if target.cwd else None
-        self.agent = AgentHost(target=target.app, env=env, workdir=workdir, name="agent", cwd=cwd)
+        self.agent = AgentHost(
+            target=target.app, env=env, workdir=workdir, name="agent", cwd=cwd, forkserver=lab.forkserver
+        )
         self.invocation_id = ""
 
     def start(self, *, replacement: bool = False) -> str:

@@ -1,0 +1,260 @@
+"""A fork server: one process imports the agents' libraries once, then forks each agent from itself.
+
+Starting an agent as `python -m paidtwice.agent.host ...` spends a third of a second of CPU or more on
+imports (restate, hypercorn, httpx, ssl). A concurrent deck starts about thirty agents, and on two cores that
+start-up, not the experiment, set every row's wall time. The fork server pays for the imports once. Each
+child is a fork that runs `-m MODULE ARGS` in the environment and directory the lab asked for: the same
+program a plain start would run, without the import.
+
+Only the modules named are imported beforehand, never the app: apps read their environment at import time,
+so the child imports its app after its environment is set.
+
+Ownership is as for any process of the lab:
+- the fork server dies with the lab (parent-death signal, as `Process` sets for every child);
+- each child dies with the fork server (its own parent-death signal, checked after it is set, in case the
+  server died in between), so a SIGKILL of paidtwice still takes every agent with it;
+- each child is a session and process group of its own, killed by the lab as a group;
+- the lab holds a pidfd for each child, so it can tell when the child has exited without being its parent.
+  The fork server ignores SIGCHLD, so the kernel reaps its children and no zombie lingers.
+
+Wire: a SOCK_SEQPACKET socket pair. The fork server sends `{"ready": true}` once its imports are done.
+A request is `{"module", "args", "env", "cwd"}` with two file descriptors (the child's stdin, and its log
+for stdout and stderr). The answer is `{"pid"}` with the child's pidfd, or `{"pid", "exited": true}` if the
+child was already gone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import runpy
+import select
+import signal
+import socket
+import sys
+import threading
+import traceback
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any, NoReturn
+
+from paidtwice._exceptions import ServerStartError
+from paidtwice.engine._process import Process, die_with_parent
+
+__all__ = ["ForkServer", "ForkedChild"]
+
+_MAX_MESSAGE = 1 << 20
+_READY_TIMEOUT = 60.0
+
+
+class ForkedChild:
+    """A child of the fork server, seen from the lab: its pid (also its process group) and a pidfd."""
+
+    def __init__(self, pid: int, pidfd: int | None, stdin: IO[bytes] | None) -> None:
+        self.pid = pid
+        self._pidfd = pidfd
+        """Readable once the child has exited; None if it had exited before the fork server could open it."""
+        self.stdin = stdin
+        self.returncode: int | None = None
+        """Never known here: the fork server's kernel reaps the child, not the lab."""
+
+    def running(self) -> bool:
+        return self._pidfd is not None and not select.select([self._pidfd], [], [], 0)[0]
+
+    def wait(self) -> None:
+        """Block until the child has exited."""
+        if self._pidfd is not None:
+            select.select([self._pidfd], [], [])
+            os.close(self._pidfd)
+            self._pidfd = None
+
+
+class ForkServer:
+    """The lab's side of a fork server. `start()` does not wait for its imports: `wait_ready()` or the first
+    `spawn()` does."""
+
+    def __init__(self, *, preload: Sequence[str], log_path: Path) -> None:
+        self.preload = list(preload)
+        """Modules imported once, before any fork."""
+        self.log_path = log_path
+        self._socket: socket.socket | None = None
+        self._process: Process | None = None
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def start(self) -> ForkServer:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._process = Process(
+                [sys.executable, "-m", __name__, "--fd", str(theirs.fileno()), *self.preload],
+                name="fork server",
+                log_path=self.log_path,
+                pass_fds=[theirs.fileno()],
+            ).start()
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._socket = ours
+        return self
+
+    def _receive(self, what: str, timeout: float | None = None) -> tuple[dict[str, Any], list[int]]:
+        assert self._socket is not None
+        self._socket.settimeout(timeout)
+        try:
+            data, fds, _flags, _address = socket.recv_fds(self._socket, _MAX_MESSAGE, 1)
+        except (TimeoutError, OSError) as err:
+            raise ServerStartError(f"the fork server did not answer {what}: {err}") from None
+        if not data:
+            tail = self._process.log_tail() if self._process is not None else ""
+            raise ServerStartError(f"the fork server exited ({what}): {tail} (log: {self.log_path})")
+        message: dict[str, Any] = json.loads(data)
+        return message, fds
+
+    def wait_ready(self) -> None:
+        """Block until the fork server has done its imports."""
+        with self._lock:
+            self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        if self._socket is None:
+            raise RuntimeError("the fork server is not started")
+        if not self._ready:
+            self._receive("with its imports", timeout=_READY_TIMEOUT)
+            self._ready = True
+
+    def spawn(
+        self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | None, log_fd: int, stdin: bool
+    ) -> ForkedChild:
+        """Fork `argv` (which must read `PYTHON -m MODULE ARGS...`) with this environment and directory."""
+        if len(argv) < 3 or argv[1] != "-m":
+            raise ValueError(f"the fork server runs only `python -m MODULE ...`, not {list(argv)!r}")
+        stdin_read, stdin_write = os.pipe() if stdin else (os.open(os.devnull, os.O_RDONLY), -1)
+        request = {"module": argv[2], "args": list(argv[3:]), "env": dict(env), "cwd": str(cwd or "")}
+        try:
+            with self._lock:
+                self._wait_ready()
+                assert self._socket is not None
+                self._socket.settimeout(None)
+                socket.send_fds(self._socket, [json.dumps(request).encode()], [stdin_read, log_fd])
+                answer, fds = self._receive("a fork", timeout=_READY_TIMEOUT)
+        except BaseException:
+            if stdin_write >= 0:
+                os.close(stdin_write)
+            raise
+        finally:
+            os.close(stdin_read)
+        writer = os.fdopen(stdin_write, "wb") if stdin_write >= 0 else None
+        return ForkedChild(int(answer["pid"]), fds[0] if fds else None, writer)
+
+    def close(self) -> None:
+        """Kill the fork server; a child still alive dies with it (its parent-death signal)."""
+        try:
+            if self._process is not None:
+                self._process.kill()
+        finally:
+            if self._socket is not None:
+                self._socket.close()
+                self._socket = None
+
+
+# -- the fork server's own process ---------------------------------------------------------------------
+
+
+def _exit_code(exit: SystemExit) -> int:
+    if exit.code is None or isinstance(exit.code, int):
+        return exit.code or 0
+    print(exit.code, file=sys.stderr)
+    return 1
+
+
+def _child(channel: socket.socket, parent: int, request: dict[str, Any], fds: list[int]) -> NoReturn:
+    """In the forked child: become the program a plain `python -m MODULE ARGS` start would have been."""
+    code = 1
+    try:
+        channel.close()
+        os.setsid()
+        die_with_parent()
+        if os.getppid() != parent:
+            os._exit(1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        stdin, log = fds
+        os.dup2(stdin, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(stdin)
+        os.close(log)
+        os.environ.clear()
+        os.environ.update(request["env"])
+        if request["cwd"]:
+            os.chdir(request["cwd"])
+        # As `python -m` would have it: the working directory first on the path.
+        sys.path[0] = os.getcwd()
+        sys.argv = [request["module"], *request["args"]]
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as exit:
+        code = _exit_code(exit)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001, S110 - nothing is left to report to
+                pass
+        os._exit(code)
+
+
+def _serve(channel: socket.socket) -> None:
+    parent = os.getpid()
+    channel.send(json.dumps({"ready": True}).encode())
+    while True:
+        try:
+            data, fds, _flags, _address = socket.recv_fds(channel, _MAX_MESSAGE, 2)
+        except OSError:
+            return
+        if not data:
+            return  # the lab closed its end
+        request = json.loads(data)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _child(channel, parent, request, fds)
+        for fd in fds:
+            os.close(fd)
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            channel.send(json.dumps({"pid": pid, "exited": True}).encode())
+            continue
+        try:
+            socket.send_fds(channel, [json.dumps({"pid": pid}).encode()], [pidfd])
+        finally:
+            os.close(pidfd)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="paidtwice.engine._forkserver")
+    parser.add_argument("--fd", type=int, required=True, help="the SOCK_SEQPACKET socket to the lab")
+    parser.add_argument("preload", nargs="*", help="modules to import before any fork")
+    args = parser.parse_args(argv)
+    channel = socket.socket(fileno=args.fd)
+    for module in args.preload:
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            # Only a saving is lost: the child imports it itself, if it needs it.
+            print(f"fork server: not preloaded: {module}: {err}", file=sys.stderr)
+    # The kernel reaps the children: the lab watches them through pidfds, and no zombie is left behind.
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    _serve(channel)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
