@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import AdminError, NotFound, ServerUnreachable
+from paidtwice.engine._http import http
 
 __all__ = ["AdminCall", "AdminClient", "Deployment"]
 
@@ -69,7 +70,7 @@ class AdminClient:
         self, method: str, path: str, *, body: Any = None, ok: tuple[int, ...] = (200, 201, 202)
     ) -> httpx.Response:
         try:
-            response = httpx.request(method, self.url + path, json=body, timeout=self.timeout)
+            response = http().request(method, self.url + path, json=body, timeout=self.timeout)
         except httpx.ConnectError as err:
             raise ServerUnreachable(
                 f"no Restate admin API answers at {self.url} ({err}); is the server running?"
@@ -90,7 +91,7 @@ class AdminClient:
 
     def health(self) -> bool:
         try:
-            return httpx.get(self.url + "/health", timeout=2.0).status_code == 200
+            return http().get(self.url + "/health", timeout=2.0).status_code == 200
         except httpx.HTTPError:
             return False
 

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import PaidtwiceError, ServerUnreachable
+from paidtwice.engine._http import http
 
 __all__ = ["IngressClient"]
 
@@ -23,7 +24,7 @@ class IngressClient:
         """Submit an invocation without waiting for it; returns its id (`inv_...`)."""
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         try:
-            response = httpx.post(
+            response = http().post(
                 f"{self.url}/{service}/{handler}/send",
                 json=body,
                 headers=headers,
@@ -40,6 +41,6 @@ class IngressClient:
     def attach(self, invocation_id: str, *, timeout: float = 120.0) -> httpx.Response:
         """Wait for the invocation's result and return the raw answer."""
         try:
-            return httpx.get(f"{self.url}/restate/attach/{invocation_id}", timeout=timeout)
+            return http().get(f"{self.url}/restate/attach/{invocation_id}", timeout=timeout)
         except httpx.HTTPError as err:
             raise ServerUnreachable(f"attach to {invocation_id} at {self.url} failed: {err}") from err

@@ -17,6 +17,7 @@ import httpx
 
 from paidtwice._exceptions import ServerStartError
 from paidtwice._pins import RESTATE_SERVER_VERSION
+from paidtwice.engine._http import http
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.engine._process import Process, wait_until
 from paidtwice.engine._provision import ensure_server_binary
@@ -122,8 +123,8 @@ class RestateServer:
                     f"{process.log_tail()} (log: {self.log_path})"
                 )
             try:
-                admin = httpx.get(f"{self.admin_url}/health", timeout=1.0)
-                ingress = httpx.get(f"{self.ingress_url}/restate/health", timeout=1.0)
+                admin = http().get(f"{self.admin_url}/health", timeout=1.0)
+                ingress = http().get(f"{self.ingress_url}/restate/health", timeout=1.0)
             except httpx.HTTPError:
                 return False
             return admin.status_code == 200 and ingress.status_code == 200

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import NotFound, PaidtwiceError, ServerUnreachable
+from paidtwice.engine._http import http
 
 __all__ = ["FailureEvent", "InvocationRow", "JournalEntry", "SqlClient", "journal_from_rows"]
 
@@ -112,7 +113,7 @@ class SqlClient:
 
     def query(self, sql: str) -> list[dict[str, Any]]:
         try:
-            response = httpx.post(
+            response = http().post(
                 f"{self.url}/query",
                 json={"query": sql},
                 headers={"Accept": "application/json"},
