@@ -56,12 +56,14 @@ class SoakRecord:
         return self.lost == 0 and self.extra_model_calls <= self.in_flight_at_kills
 
 
-def _model_calls_cut_off(sql: SqlClient, ids: list[str], lane: Lane, *, since: float, killed: float) -> int:
-    """Model calls the agent made in its last life (since..killed) whose answer never reached the journal.
+def _model_calls_cut_off(sql: SqlClient, ids: list[str], lane: Lane, *, since: float) -> int:
+    """Model calls the agent made in its last life (from `since`) whose answer never reached the journal.
 
-    Read during the down time, when nothing new can be journaled for the dead agent. Each such call was
-    paid for and will be paid again on replay; a step whose command is journaled but whose HTTP call had
-    not gone out yet costs nothing, so the journal alone would overcount.
+    Read at the end of the down time, when nothing new can be journaled for the dead agent and no new agent
+    listens yet: every call the stub has recorded since `since` was made by the dead agent, also one the stub
+    read only after the kill (the agent sent it just before). Each such call was paid for and will be paid
+    again on replay; a step whose command is journaled but whose HTTP call had not gone out yet costs
+    nothing, so the journal alone would overcount.
     """
     results: dict[str, int] = {}
     for chunk in range(0, len(ids), 100):
@@ -82,7 +84,7 @@ def _model_calls_cut_off(sql: SqlClient, ids: list[str], lane: Lane, *, since: f
                     results[invocation] = results.get(invocation, 0) + 1
     calls: dict[str, int] = {}
     for call in lane.model_calls():
-        if since <= call.started < killed:
+        if since <= call.started:
             calls[call.invocation_id] = calls.get(call.invocation_id, 0) + 1
     return sum(max(0, count - results.get(invocation, 0)) for invocation, count in calls.items())
 
@@ -116,13 +118,10 @@ def soak(
             if lab.cancelled.wait(kill_every):
                 raise LabCancelled("interrupted")
             agent.kill()
-            killed = (
-                time.time()
-            )  # a request the agent sent just before dying may reach the stub after SIGKILL
             if lab.cancelled.wait(restart_delay):
                 raise LabCancelled("interrupted")
-            # Read at the end of the down time: results the agent sent just before dying are in by now.
-            in_flight += _model_calls_cut_off(sql, ids, lane, since=alive_since, killed=killed)
+            # Read at the end of the down time: what the agent sent just before dying is in by now.
+            in_flight += _model_calls_cut_off(sql, ids, lane, since=alive_since)
             alive_since = agent.go()
         deadline = time.monotonic() + timeout
         statuses: dict[str, str] = {}
