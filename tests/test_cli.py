@@ -79,9 +79,13 @@ def test_server_that_cannot_start(tmp_path: Path) -> None:
     fake.parent.mkdir(parents=True)
     fake.write_text("#!/bin/sh\necho 'cannot open data directory' >&2\nexit 3\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    line = one_line_error(["run", "clean"], env={"PAIDTWICE_CACHE": str(tmp_path)})
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    line = one_line_error(["run", "clean"], env={"PAIDTWICE_CACHE": str(tmp_path), "TMPDIR": str(tmp)})
     assert "restate-server exited with status 3" in line
     assert "cannot open data directory" in line
+    # The server's data directory and the lab's work directory are gone with it (the port locks stay).
+    assert [p.name for p in tmp.iterdir()] == ["paidtwice-ports"]
 
 
 def test_bad_input_is_a_click_error_with_exit_2() -> None:

@@ -102,14 +102,19 @@ class RestateServer:
         if not self._leases:
             self._leases = [lease_port() for _ in range(3)]
             self.ingress_port, self.admin_port, self.fabric_port = (lease.port for lease in self._leases)
-        self._process = Process(
-            [str(binary), "--no-logo"],
-            name=f"restate-server {self.version}",
-            env=self._env(),
-            log_path=self.log_path,
-            ports=[self.ingress_port, self.admin_port, self.fabric_port],
-        ).start()
-        self._wait_healthy()
+        try:
+            self._process = Process(
+                [str(binary), "--no-logo"],
+                name=f"restate-server {self.version}",
+                env=self._env(),
+                log_path=self.log_path,
+                ports=[self.ingress_port, self.admin_port, self.fabric_port],
+            ).start()
+            self._wait_healthy()
+        except BaseException:
+            # Nobody else holds this server yet: its process, ports and temporary directory go now.
+            self.stop()
+            raise
         return self
 
     def _wait_healthy(self) -> None:
@@ -130,7 +135,6 @@ class RestateServer:
             return admin.status_code == 200 and ingress.status_code == 200
 
         if not wait_until(healthy, timeout=_START_TIMEOUT, interval=0.1):
-            self.stop()
             raise ServerStartError(
                 f"restate-server did not become healthy within {_START_TIMEOUT:.0f}s (log: {self.log_path})"
             )
