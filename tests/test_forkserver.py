@@ -14,6 +14,7 @@ from support import assert_eventually
 from test_hygiene import pids_in_group
 from test_interrupt import alive
 
+from paidtwice._exceptions import ServerStartError
 from paidtwice.agent import AgentHost
 from paidtwice.agent._process import AGENT_PRELOAD
 from paidtwice.engine import Process, port_is_listening
@@ -123,6 +124,15 @@ def test_agents_die_with_the_fork_server(tmp_path: Path) -> None:
             os.kill(forkserver._process.pid, signal.SIGKILL)  # type: ignore[union-attr]  # noqa: SLF001
             assert_eventually(lambda: not alive(serving) and not alive(spare), timeout=10, what="agents")
             assert pids_in_group(serving) == [] and not agent.alive()
+        # A dead fork server is an error that says so, for every later start too.
+        for _ in range(2):
+            with pytest.raises(ServerStartError, match="fork server"):
+                Process(
+                    [sys.executable, "-m", "paidtwice.agent.host"],
+                    name="late",
+                    log_path=tmp_path / "late.log",
+                    forkserver=forkserver,
+                ).start(ports_free=False)
     finally:
         forkserver.close()
 

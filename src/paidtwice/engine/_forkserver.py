@@ -101,16 +101,23 @@ class ForkServer:
         self._socket = ours
         return self
 
-    def _receive(self, what: str, timeout: float | None = None) -> tuple[dict[str, Any], list[int]]:
+    def _failed(self, what: str, err: object) -> ServerStartError:
+        """The exchange with the fork server broke: no answer can be trusted to match its request now."""
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+        tail = self._process.log_tail() if self._process is not None else ""
+        return ServerStartError(f"the fork server failed ({what}: {err}): {tail} (log: {self.log_path})")
+
+    def _receive(self, what: str, timeout: float) -> tuple[dict[str, Any], list[int]]:
         assert self._socket is not None
         self._socket.settimeout(timeout)
         try:
             data, fds, _flags, _address = socket.recv_fds(self._socket, _MAX_MESSAGE, 1)
-        except (TimeoutError, OSError) as err:
-            raise ServerStartError(f"the fork server did not answer {what}: {err}") from None
+        except OSError as err:  # TimeoutError included
+            raise self._failed(what, err) from None
         if not data:
-            tail = self._process.log_tail() if self._process is not None else ""
-            raise ServerStartError(f"the fork server exited ({what}): {tail} (log: {self.log_path})")
+            raise self._failed(what, "it exited")
         message: dict[str, Any] = json.loads(data)
         return message, fds
 
@@ -121,9 +128,9 @@ class ForkServer:
 
     def _wait_ready(self) -> None:
         if self._socket is None:
-            raise RuntimeError("the fork server is not started")
+            raise ServerStartError(f"the fork server is not running (log: {self.log_path})")
         if not self._ready:
-            self._receive("with its imports", timeout=_READY_TIMEOUT)
+            self._receive("waiting for its imports", timeout=_READY_TIMEOUT)
             self._ready = True
 
     def spawn(
@@ -138,9 +145,12 @@ class ForkServer:
             with self._lock:
                 self._wait_ready()
                 assert self._socket is not None
-                self._socket.settimeout(None)
-                socket.send_fds(self._socket, [json.dumps(request).encode()], [stdin_read, log_fd])
-                answer, fds = self._receive("a fork", timeout=_READY_TIMEOUT)
+                self._socket.settimeout(_READY_TIMEOUT)
+                try:
+                    socket.send_fds(self._socket, [json.dumps(request).encode()], [stdin_read, log_fd])
+                except OSError as err:
+                    raise self._failed(f"forking {argv[2]}", err) from None
+                answer, fds = self._receive(f"forking {argv[2]}", timeout=_READY_TIMEOUT)
         except BaseException:
             if stdin_write >= 0:
                 os.close(stdin_write)
