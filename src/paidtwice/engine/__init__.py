@@ -1,6 +1,8 @@
-"""The engine: restate-server provisioning and process, and clients for its admin, ingress and SQL."""
+"""The engine: restate-server provisioning and process, the agents' fork server, and clients for the server's
+admin, ingress and SQL."""
 
 from paidtwice.engine._admin import AdminCall, AdminClient, Deployment
+from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.engine._process import Process, port_is_listening, wait_until
@@ -20,6 +22,7 @@ __all__ = [
     "AdminClient",
     "Deployment",
     "FailureEvent",
+    "ForkServer",
     "IngressClient",
     "InvocationRow",
     "JournalEntry",

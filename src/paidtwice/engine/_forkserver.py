@@ -58,7 +58,7 @@ class ForkedChild:
         """Readable once the child has exited; None if it had exited before the fork server could open it."""
         self.stdin = stdin
         self.returncode: int | None = None
-        """Never known here: the fork server's kernel reaps the child, not the lab."""
+        """Never known here: the kernel reaps the child for the fork server (which ignores SIGCHLD)."""
 
     def running(self) -> bool:
         return self._pidfd is not None and not select.select([self._pidfd], [], [], 0)[0]

@@ -201,7 +201,7 @@ class Process:
 
     @property
     def returncode(self) -> int | None:
-        """Exit status, once known (never for a forked child: the fork server's kernel reaps it)."""
+        """Exit status, once known; never for a forked child, which the kernel reaps for the fork server."""
         return self._child.returncode if self._child is not None else None
 
     def log_tail(self, lines: int = 3) -> str:
