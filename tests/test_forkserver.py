@@ -90,6 +90,8 @@ def test_a_forked_child_runs_its_module_as_main_in_its_own_environment(
     # The agent's side only: nothing of the lab or the stub came along with the fork.
     assert not any(m.startswith(("paidtwice.lab", "paidtwice.stub")) for m in seen["paidtwice"])
     assert "probe says hello" in (tmp_path / "probe.log").read_text()
+    # The fork server itself has nothing to say (no warning of a module run twice, no failed preload).
+    assert (tmp_path / "forkserver.log").read_text() == ""
 
 
 def test_a_forked_child_that_fails_leaves_its_traceback_in_its_log(

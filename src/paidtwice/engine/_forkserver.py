@@ -87,8 +87,10 @@ class ForkServer:
     def start(self) -> ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
+            # `-c`, not `-m`: the engine package imports this module, and runpy would run a second copy.
+            entry = f"from {__name__} import main; raise SystemExit(main())"
             self._process = Process(
-                [sys.executable, "-m", __name__, "--fd", str(theirs.fileno()), *self.preload],
+                [sys.executable, "-c", entry, "--fd", str(theirs.fileno()), *self.preload],
                 name="fork server",
                 log_path=self.log_path,
                 pass_fds=[theirs.fileno()],
@@ -249,7 +251,7 @@ def _serve(channel: socket.socket) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="paidtwice.engine._forkserver")
+    parser = argparse.ArgumentParser(prog="paidtwice fork server")
     parser.add_argument("--fd", type=int, required=True, help="the SOCK_SEQPACKET socket to the lab")
     parser.add_argument("preload", nargs="*", help="modules to import before any fork")
     args = parser.parse_args(argv)
@@ -264,7 +266,3 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     _serve(channel)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
