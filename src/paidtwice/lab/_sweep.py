@@ -396,7 +396,8 @@ class _Run:
         self.agent.start()
         if replacement:
             # The replacement loads (without the gate) before the invocation is sent, so the kill follows
-            # the moment at once: on a loaded machine an import can outlast a durable pause.
+            # the moment at once: a point's moment is a gate, a held call or a pause, and even a forked
+            # agent's tenth of a second of loading would move the kill away from it.
             self.agent.env["PAIDTWICE_GATE"] = ""
             self.agent.prepare()
             self.agent.wait_ready()
