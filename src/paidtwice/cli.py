@@ -15,6 +15,7 @@ import click
 
 from paidtwice._exceptions import NotFound, PaidtwiceError, UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
+from paidtwice._words import count
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._deck import run_rows
@@ -210,7 +211,8 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
     rows = _rows(only)
     json_path = json_path or _default_json("deck")
     with _errors():
-        click.echo(f"paidtwice: {len(rows)} experiment(s) on restate-server {server_version}", err=True)
+        started = f"paidtwice: {count(len(rows), 'experiment')} on restate-server {server_version}"
+        click.echo(started, err=True)
         with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
             records = _run_rows(lab, rows, json_path=json_path, serial=serial)
     click.echo(format_deck_table(records))
@@ -516,9 +518,9 @@ def sweep(
     missed = [p for p in ordered if not p.confirmed]
     twice = [p for p in ordered if p.pays_twice]
     if missed:
-        click.echo(f"{len(missed)} kill(s) did not land where their point says; see 'landed'", err=True)
+        click.echo(f"{count(len(missed), 'kill')} did not land where its point says; see 'landed'", err=True)
     if check and twice:
-        click.echo(f"{len(twice)} crash point(s) pay twice for completed work", err=True)
+        click.echo(f"{count(len(twice), 'crash point')} paid twice for completed work", err=True)
     sys.exit(1 if missed or (check and twice) else 0)
 
 

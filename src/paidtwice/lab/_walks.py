@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from paidtwice._exceptions import AdminError, ExperimentError
+from paidtwice._words import count
 from paidtwice.engine._admin import AdminClient
 from paidtwice.lab._experiments import Walk
 from paidtwice.lab._mismatch import explain
@@ -188,7 +189,7 @@ def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
         Check(
             "the tool runs again after a restart from the start",
             "1 tool call",
-            f"{steps[-1].tool_calls} tool call(s)",
+            count(steps[-1].tool_calls, "tool call"),
             steps[-1].tool_calls == 1,
         ),
     )
