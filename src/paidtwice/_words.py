@@ -5,9 +5,10 @@ from __future__ import annotations
 __all__ = ["count", "signed"]
 
 
-def count(number: int, noun: str, plural: str | None = None) -> str:
-    """`number` and the noun that fits it: "1 tool call", "4 attempts", "2 retries" (given `plural`)."""
-    return f"{number} {noun if number == 1 else plural or noun + 's'}"
+def count(number: int, noun: str, plural: str | None = None, *, sign: bool = False) -> str:
+    """`number` and the noun that fits it: "1 tool call", "4 attempts", "2 retries" (given `plural`);
+    with `sign`, a difference: "+1 model call", "-2 step runs"."""
+    return f"{signed(number) if sign else number} {noun if abs(number) == 1 else plural or noun + 's'}"
 
 
 def signed(number: int) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from paidtwice._words import count, signed
+from paidtwice._words import count
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._sweep import SweepMatrix, sweep
 from paidtwice.stub._turns import VARIATIONS
@@ -69,8 +69,9 @@ def assert_pays_once(matrices: Sequence[SweepMatrix], *, allow_in_flight: bool =
                 line = (
                     f"{matrix.script}: {point.crash_point}: "
                     f"{count(point.answers_asked_again, 'answer')} asked for again, "
-                    f"{signed(point.extra_model_calls)} model calls "
-                    f"({point.model_calls_in_flight} in flight), {signed(point.extra_step_runs)} step runs"
+                    f"{count(point.extra_model_calls, 'model call', sign=True)} "
+                    f"({point.model_calls_in_flight} in flight), "
+                    f"{count(point.extra_step_runs, 'step run', sign=True)}"
                 )
                 path = point.shorter_path(matrix.clean)
                 bad.append(line + (f"; a shorter path: {path}" if path else ""))

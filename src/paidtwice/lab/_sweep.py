@@ -193,8 +193,9 @@ class PointResult:
         )
 
     def shorter_path(self, clean: CleanRun) -> str | None:
-        """How the replay's path was shorter than the clean run's, in words; None if it was not."""
-        if self.extra_model_calls >= 0 and self.extra_step_runs >= 0:
+        """How the replay that completed took a shorter path than the clean run's, in words; None if it did
+        not (a replay that ended paused or stuck did not finish any path)."""
+        if self.status != "completed" or (self.extra_model_calls >= 0 and self.extra_step_runs >= 0):
             return None
         ran = dict(self.step_runs)
         skipped = [name for name, n in clean.step_runs if ran.get(name, 0) < n]
