@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -56,7 +58,23 @@ __all__ = ["cli", "main"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_RESULTS = Path("paidtwice-results")
+RESULTS_ENV = "PAIDTWICE_RESULTS"
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a program that SIGTERM ended
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, which `kill`, container runtimes and CI runners send: handled as Ctrl-C is."""
+
+
+_sigterm_received = threading.Event()
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    # One is enough: a second SIGTERM must not cut short the clean-up the first one started.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _sigterm_received.set()
+    raise Terminated()
 
 
 class BadInput(click.ClickException):
@@ -71,7 +89,10 @@ def _errors() -> Iterator[None]:
         yield
     except LabCancelled as err:
         click.echo(f"paidtwice: interrupted ({err})", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(_interrupted_status())
+    except Terminated:
+        click.echo("paidtwice: terminated (SIGTERM); every process it started has been stopped", err=True)
+        sys.exit(EXIT_TERMINATED)
     except KeyboardInterrupt:
         click.echo("paidtwice: interrupted; every process it started has been stopped", err=True)
         sys.exit(EXIT_INTERRUPTED)
@@ -81,6 +102,11 @@ def _errors() -> Iterator[None]:
         raise BadInput(str(err)) from None
 
 
+def _interrupted_status() -> int:
+    """130 after Ctrl-C, 143 after SIGTERM."""
+    return EXIT_TERMINATED if _sigterm_received.is_set() else EXIT_INTERRUPTED
+
+
 def _server_version(function: F) -> F:
     return click.option(
         "--server-version",
@@ -88,6 +114,17 @@ def _server_version(function: F) -> F:
         default=RESTATE_SERVER_VERSION,
         show_default=True,
         help="restate-server version from npm (1.7.10 is the one the deck was recorded on).",
+    )(function)
+
+
+def _results_dir(function: F) -> F:
+    return click.option(
+        "--results-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=DEFAULT_RESULTS,
+        show_default=True,
+        envvar=RESULTS_ENV,
+        help=f"Where records go when --json is not given (also ${RESULTS_ENV}).",
     )(function)
 
 
@@ -112,6 +149,10 @@ def cli() -> None:
     paidtwice journal inv_1a2b...    any invocation's journal, by index
     paidtwice explain inv_1a2b...    read a journal mismatch (RT0016) against the journal
     paidtwice lint src/              find calls a replay will pay for twice
+
+    \b
+    Where results go: deck, run and sweep write their records to paidtwice-results/ in the current
+    directory, or to $PAIDTWICE_RESULTS or --results-dir DIR (for CI to collect), or to --json PATH.
     """
 
 
@@ -180,10 +221,10 @@ def _run_rows(lab: Lab, rows: list[Row], *, json_path: Path, serial: bool) -> li
     return ordered
 
 
-def _default_json(stem: str) -> Path:
+def _default_json(results_dir: Path, stem: str) -> Path:
     # Two labs started at once in one directory must not write the same file.
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return DEFAULT_RESULTS / f"{stem}-{stamp}-{os.getpid()}.json"
+    return results_dir / f"{stem}-{stamp}-{os.getpid()}.json"
 
 
 @cli.command()
@@ -194,11 +235,14 @@ def _default_json(stem: str) -> Path:
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Where the full records are written, after each finished run "
-    "(default: paidtwice-results/deck-TIME-PID.json).",
+    "(default: RESULTS_DIR/deck-TIME-PID.json).",
 )
+@_results_dir
 @click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
 @_server_version
-def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_version: str) -> None:
+def deck(
+    only: tuple[str, ...], json_path: Path | None, results_dir: Path, serial: bool, server_version: str
+) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
 
     Exit status 0 when every run matches the deck, 1 when one does not, 2 on bad input.
@@ -209,7 +253,7 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
         paidtwice deck --only clean --only naive-kill-in-pause --json out/deck.json
     """
     rows = _rows(only)
-    json_path = json_path or _default_json("deck")
+    json_path = json_path or _default_json(results_dir, "deck")
     with _errors():
         started = f"paidtwice: {count(len(rows), 'experiment')} on restate-server {server_version}"
         click.echo(started, err=True)
@@ -234,10 +278,11 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
     "json_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Where the record is written (default: paidtwice-results/NAME-TIME-PID.json).",
+    help="Where the record is written (default: RESULTS_DIR/NAME-TIME-PID.json).",
 )
+@_results_dir
 @_server_version
-def run(name: str, json_path: Path | None, server_version: str) -> None:
+def run(name: str, json_path: Path | None, results_dir: Path, server_version: str) -> None:
     """Run one experiment and print its journal by index and its model-call log.
 
     \b
@@ -246,7 +291,7 @@ def run(name: str, json_path: Path | None, server_version: str) -> None:
         paidtwice run naive-changed-for-good --json changed.json
     """
     row = _rows((name,))[0]
-    json_path = json_path or _default_json(name)
+    json_path = json_path or _default_json(results_dir, name)
     with _errors():
         with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
             records = _run_rows(lab, [row], json_path=json_path, serial=True)
@@ -376,7 +421,6 @@ def recover(
             click.echo(format_mismatch(result.failure.mismatch))
 
 
-# Commands that live beside their capability (module, attribute), registered when present.
 @cli.command()
 @click.option(
     "--mode",
@@ -429,8 +473,9 @@ def recover(
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Where every point's record is written, after each finished point "
-    "(default: paidtwice-results/sweep-TIME-PID.json).",
+    "(default: RESULTS_DIR/sweep-TIME-PID.json).",
 )
+@_results_dir
 @click.option("--check", is_flag=True, help="Exit 1 when any crash point pays twice (for CI).")
 def sweep(
     modes: tuple[str, ...],
@@ -444,6 +489,7 @@ def sweep(
     restart_delay: float,
     parallel: int,
     json_path: Path | None,
+    results_dir: Path,
     check: bool,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
@@ -476,7 +522,7 @@ def sweep(
             payload = json.loads(input_json)
         except ValueError as err:
             raise BadInput(f"--input is not JSON: {err}") from None
-    json_path = json_path or _default_json("sweep")
+    json_path = json_path or _default_json(results_dir, "sweep")
     done: list[Any] = []
 
     def save(result: Any) -> None:
@@ -528,4 +574,5 @@ cli.add_command(lint_command)
 
 
 def main() -> None:
+    signal.signal(signal.SIGTERM, _on_sigterm)
     cli(prog_name="paidtwice")
