@@ -560,7 +560,7 @@ def sweep(
         click.echo(format_sweep(matrix) + "\n")
     points = len(ordered)
     wall = matrices[0].wall_time if matrices else 0.0
-    click.echo(f"{points} crash points in {wall:.1f}s; every point's record: {json_path}")
+    click.echo(f"{count(points, 'crash point')} in {wall:.1f}s; every point's record: {json_path}")
     missed = [p for p in ordered if not p.confirmed]
     twice = [p for p in ordered if p.pays_twice]
     if missed:

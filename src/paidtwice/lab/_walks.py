@@ -153,7 +153,8 @@ def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
                 "restart-as-new after the kill",
                 restarted.status,
                 restarted.answer,
-                f"{status(new)} with a fresh journal of {len(journal)} entries; ran again: {ran}",
+                f"{status(new)} with a fresh journal of {count(len(journal), 'entry', 'entries')}; "
+                f"ran again: {ran}",
                 new,
                 model,
                 tools,
@@ -183,7 +184,7 @@ def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
         Check(
             "after the kill, restart-as-new completes",
             "completed, 2 model calls",
-            f"{status(steps[-1].invocation_id)}, {steps[-1].model_calls} model calls",
+            f"{status(steps[-1].invocation_id)}, {count(steps[-1].model_calls, 'model call')}",
             status(steps[-1].invocation_id) == "completed" and steps[-1].model_calls == 2,
         ),
         Check(

@@ -190,7 +190,7 @@ def format_walk(record: RecoveryRecord) -> str:
     ]
     parts = [
         f"{record.name}: stuck invocation {record.invocation_id} (from {record.stuck_run.name}, "
-        f"{record.stuck_run.status} after {record.stuck_run.model_calls} model calls); "
+        f"{record.stuck_run.status} after {count(record.stuck_run.model_calls, 'model call')}); "
         f"fix registered as {record.fix_deployment}",
         "",
         table(("step", "action", "http", "what followed", "model", "tool"), rows),
@@ -213,7 +213,7 @@ def format_plan(plan: RecoveryPlan) -> str:
     """The ways out of a stuck invocation, with what each keeps and pays again."""
     parts = [
         f"{plan.invocation_id} ({plan.target}) is {plan.status}, pinned to {plan.pinned_deployment}; "
-        f"journal of {len(plan.journal)} entries",
+        f"journal of {count(len(plan.journal), 'entry', 'entries')}",
     ]
     if plan.failure is not None:
         parts.append(f"last failure: {plan.failure.code} ({plan.failure.source})")
@@ -244,8 +244,8 @@ def format_sweep(matrix: SweepMatrix) -> str:
     clean = matrix.clean
     steps = ", ".join(f"{name} x{n}" for name, n in clean.step_runs) or "none"
     head = (
-        f"{matrix.mode} agent, script {matrix.script}: clean run {clean.model_calls} model calls, "
-        f"steps {steps}, {len(clean.journal)} journal entries"
+        f"{matrix.mode} agent, script {matrix.script}: clean run {count(clean.model_calls, 'model call')}, "
+        f"steps {steps}, {count(len(clean.journal), 'journal entry', 'journal entries')}"
     )
     rows = []
     for point in matrix.points:
