@@ -159,8 +159,8 @@ class PointResult:
     model_answers_at_kill: int
     """Model answers delivered to the agent before the kill (the stub's ledger)."""
     answers_asked_again: int
-    """Of those, the answers the replay asked the model for again: a call after the kill for a turn of the
-    conversation that had been answered before it. Zero when every answer was journaled."""
+    """Model calls after the kill for a turn of the conversation answered before it: answers paid for again
+    (each retry that asks again counts). Zero when every answer that had come back was journaled."""
     step_runs: tuple[tuple[str, int], ...]
     """Real executions of each ctx.run step, by name (the host's step log; replays excluded)."""
     extra_step_runs: int
@@ -225,7 +225,7 @@ class CleanRun:
     """Its journal, entry labels by index."""
     invocation_id: str
     """Its invocation."""
-    journaled_model_calls: int = 0
+    journaled_model_calls: int
     """Model calls made inside a ctx.run step (the host's step log), so that their answers are journaled."""
 
 
