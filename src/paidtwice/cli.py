@@ -575,4 +575,10 @@ cli.add_command(lint_command)
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
-    cli(prog_name="paidtwice")
+    try:
+        cli(prog_name="paidtwice")
+    except SystemExit:
+        # A SIGTERM outside a lab's run (click reports it as "Aborted!") still ends with SIGTERM's status.
+        if _sigterm_received.is_set():
+            sys.exit(EXIT_TERMINATED)
+        raise
