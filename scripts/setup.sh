@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[dev]'
-.venv/bin/paidtwice provision
+binary=$(.venv/bin/paidtwice provision)
+echo "setup: .venv ready; restate-server installed at $binary"

@@ -1,11 +1,16 @@
-"""Helpers shared by the tests."""
+"""Helpers shared by the tests: polling with a deadline, and what /proc says about processes."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import pytest
+
+LOOPBACK = "0100007F"  # 127.0.0.1 as /proc/net/tcp writes it
 
 
 def assert_eventually(condition: Callable[[], bool], *, timeout: float = 30.0, what: str = "") -> None:
@@ -15,3 +20,105 @@ def assert_eventually(condition: Callable[[], bool], *, timeout: float = 30.0, w
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout:.0f}s waiting for {what or condition}")
         time.sleep(0.02)
+
+
+def _stat(pid: int | str) -> list[str]:
+    """The fields of /proc/PID/stat after the command name: state, parent, process group, ..."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()
+
+
+def _live() -> dict[int, list[str]]:
+    """Every live (not zombie) process's stat fields, by pid."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = _stat(entry)
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            found[int(entry)] = fields
+    return found
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        return _stat(pid)[0] != "Z"
+    except OSError:
+        return False
+
+
+def pids_in_group(pgid: int) -> list[int]:
+    """Live processes of the process group `pgid`."""
+    return [pid for pid, fields in _live().items() if int(fields[2]) == pgid]
+
+
+def _children() -> dict[int, list[int]]:
+    """Live processes by parent."""
+    children: dict[int, list[int]] = {}
+    for pid, fields in _live().items():
+        children.setdefault(int(fields[1]), []).append(pid)
+    return children
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below `pid`, found by parent links."""
+    children = _children()
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def grandchildren(pid: int) -> set[int]:
+    """Processes started by the processes `pid` started: the agents its fork server forked."""
+    children = _children()
+    return {grandchild for child in children.get(pid, []) for grandchild in children.get(child, [])}
+
+
+def listening_addresses(pid: int) -> set[str]:
+    """Local addresses of the TCP sockets `pid` listens on."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(table).read().splitlines()[1:]:
+            parts = line.split()
+            if parts[3] == "0A" and parts[9] in inodes:  # 0A: LISTEN
+                found.add(parts[1])
+    return found
+
+
+def temp_dirs_in_use(pids: Iterable[int]) -> set[Path]:
+    """The lab's directories under the temp dir (`paidtwice-lab-*`, `paidtwice-restate-*`) that these
+    processes hold files open in. The shared port locks (`paidtwice-ports`) are not the lab's to remove."""
+    root = Path(tempfile.gettempdir())
+    found = set()
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = Path(os.readlink(f"/proc/{pid}/fd/{fd}"))
+            except OSError:
+                continue
+            if target.is_relative_to(root) and target != root:
+                top = root / target.relative_to(root).parts[0]
+                if top.name.startswith(("paidtwice-lab-", "paidtwice-restate-")):
+                    found.add(top)
+    return found

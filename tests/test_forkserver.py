@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import assert_eventually
-from test_hygiene import pids_in_group
-from test_interrupt import alive
+from support import alive, assert_eventually, pids_in_group
 
 from paidtwice._exceptions import ServerStartError
 from paidtwice.agent import AgentHost
@@ -20,6 +19,8 @@ from paidtwice.agent._process import AGENT_PRELOAD
 from paidtwice.engine import Process, port_is_listening
 from paidtwice.engine._forkserver import ForkServer
 from paidtwice.lab import Lab
+
+WARNING = re.compile(r"\w*Warning\b|warning:|not preloaded|Traceback")
 
 PROBE = """
 import json, os, sys
@@ -90,8 +91,10 @@ def test_a_forked_child_runs_its_module_as_main_in_its_own_environment(
     # The agent's side only: nothing of the lab or the stub came along with the fork.
     assert not any(m.startswith(("paidtwice.lab", "paidtwice.stub")) for m in seen["paidtwice"])
     assert "probe says hello" in (tmp_path / "probe.log").read_text()
-    # The fork server itself has nothing to say (no warning of a module run twice, no failed preload).
-    assert (tmp_path / "forkserver.log").read_text() == ""
+    # The fork server warns of nothing (no module run twice, no failed preload). Other lines, which a
+    # library may print on a loaded machine, are not this test's business.
+    log = (tmp_path / "forkserver.log").read_text().splitlines()
+    assert [line for line in log if WARNING.search(line)] == []
 
 
 def test_a_forked_child_that_fails_leaves_its_traceback_in_its_log(

@@ -5,48 +5,12 @@ from __future__ import annotations
 import os
 import signal
 
-from support import assert_eventually
+from support import LOOPBACK, assert_eventually, listening_addresses, pids_in_group
 
 from paidtwice.agent import AgentHost
 from paidtwice.engine import port_is_listening
 from paidtwice.engine._ports import is_port_free
 from paidtwice.lab import Lab
-
-
-def pids_in_group(pgid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            found.append(int(entry))
-    return found
-
-
-def listening_addresses(pid: int) -> set[str]:
-    """Local addresses of the TCP sockets `pid` listens on (from /proc)."""
-    inodes = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    found = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in open(table).read().splitlines()[1:]:
-            parts = line.split()
-            if parts[3] == "0A" and parts[9] in inodes:  # 0A: LISTEN
-                found.add(parts[1])
-    return found
-
-
-LOOPBACK = "0100007F"  # 127.0.0.1 as /proc/net/tcp writes it
 
 
 def test_killed_agent_leaves_no_process_and_frees_its_port(lab: Lab) -> None:

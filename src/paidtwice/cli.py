@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,6 +17,7 @@ import click
 
 from paidtwice._exceptions import NotFound, PaidtwiceError, UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
+from paidtwice._words import count
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._deck import run_rows
@@ -55,7 +58,23 @@ __all__ = ["cli", "main"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_RESULTS = Path("paidtwice-results")
+RESULTS_ENV = "PAIDTWICE_RESULTS"
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a program that SIGTERM ended
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, which `kill`, container runtimes and CI runners send: handled as Ctrl-C is."""
+
+
+_sigterm_received = threading.Event()
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    # One is enough: a second SIGTERM must not cut short the clean-up the first one started.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _sigterm_received.set()
+    raise Terminated()
 
 
 class BadInput(click.ClickException):
@@ -70,7 +89,10 @@ def _errors() -> Iterator[None]:
         yield
     except LabCancelled as err:
         click.echo(f"paidtwice: interrupted ({err})", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(_interrupted_status())
+    except Terminated:
+        click.echo("paidtwice: terminated (SIGTERM); every process it started has been stopped", err=True)
+        sys.exit(EXIT_TERMINATED)
     except KeyboardInterrupt:
         click.echo("paidtwice: interrupted; every process it started has been stopped", err=True)
         sys.exit(EXIT_INTERRUPTED)
@@ -80,6 +102,11 @@ def _errors() -> Iterator[None]:
         raise BadInput(str(err)) from None
 
 
+def _interrupted_status() -> int:
+    """130 after Ctrl-C, 143 after SIGTERM."""
+    return EXIT_TERMINATED if _sigterm_received.is_set() else EXIT_INTERRUPTED
+
+
 def _server_version(function: F) -> F:
     return click.option(
         "--server-version",
@@ -87,6 +114,17 @@ def _server_version(function: F) -> F:
         default=RESTATE_SERVER_VERSION,
         show_default=True,
         help="restate-server version from npm (1.7.10 is the one the deck was recorded on).",
+    )(function)
+
+
+def _results_dir(function: F) -> F:
+    return click.option(
+        "--results-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=DEFAULT_RESULTS,
+        show_default=True,
+        envvar=RESULTS_ENV,
+        help=f"Where records go when --json is not given (also ${RESULTS_ENV}).",
     )(function)
 
 
@@ -111,6 +149,10 @@ def cli() -> None:
     paidtwice journal inv_1a2b...    any invocation's journal, by index
     paidtwice explain inv_1a2b...    read a journal mismatch (RT0016) against the journal
     paidtwice lint src/              find calls a replay will pay for twice
+
+    \b
+    Where results go: deck, run and sweep write their records to paidtwice-results/ in the current
+    directory, or to $PAIDTWICE_RESULTS or --results-dir DIR (for CI to collect), or to --json PATH.
     """
 
 
@@ -179,10 +221,10 @@ def _run_rows(lab: Lab, rows: list[Row], *, json_path: Path, serial: bool) -> li
     return ordered
 
 
-def _default_json(stem: str) -> Path:
+def _default_json(results_dir: Path, stem: str) -> Path:
     # Two labs started at once in one directory must not write the same file.
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return DEFAULT_RESULTS / f"{stem}-{stamp}-{os.getpid()}.json"
+    return results_dir / f"{stem}-{stamp}-{os.getpid()}.json"
 
 
 @cli.command()
@@ -193,11 +235,14 @@ def _default_json(stem: str) -> Path:
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Where the full records are written, after each finished run "
-    "(default: paidtwice-results/deck-TIME-PID.json).",
+    "(default: RESULTS_DIR/deck-TIME-PID.json).",
 )
+@_results_dir
 @click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
 @_server_version
-def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_version: str) -> None:
+def deck(
+    only: tuple[str, ...], json_path: Path | None, results_dir: Path, serial: bool, server_version: str
+) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
 
     Exit status 0 when every run matches the deck, 1 when one does not, 2 on bad input.
@@ -208,9 +253,10 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
         paidtwice deck --only clean --only naive-kill-in-pause --json out/deck.json
     """
     rows = _rows(only)
-    json_path = json_path or _default_json("deck")
+    json_path = json_path or _default_json(results_dir, "deck")
     with _errors():
-        click.echo(f"paidtwice: {len(rows)} experiment(s) on restate-server {server_version}", err=True)
+        started = f"paidtwice: {count(len(rows), 'experiment')} on restate-server {server_version}"
+        click.echo(started, err=True)
         with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
             records = _run_rows(lab, rows, json_path=json_path, serial=serial)
     click.echo(format_deck_table(records))
@@ -232,10 +278,11 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
     "json_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Where the record is written (default: paidtwice-results/NAME-TIME-PID.json).",
+    help="Where the record is written (default: RESULTS_DIR/NAME-TIME-PID.json).",
 )
+@_results_dir
 @_server_version
-def run(name: str, json_path: Path | None, server_version: str) -> None:
+def run(name: str, json_path: Path | None, results_dir: Path, server_version: str) -> None:
     """Run one experiment and print its journal by index and its model-call log.
 
     \b
@@ -244,7 +291,7 @@ def run(name: str, json_path: Path | None, server_version: str) -> None:
         paidtwice run naive-changed-for-good --json changed.json
     """
     row = _rows((name,))[0]
-    json_path = json_path or _default_json(name)
+    json_path = json_path or _default_json(results_dir, name)
     with _errors():
         with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
             records = _run_rows(lab, [row], json_path=json_path, serial=True)
@@ -374,7 +421,6 @@ def recover(
             click.echo(format_mismatch(result.failure.mismatch))
 
 
-# Commands that live beside their capability (module, attribute), registered when present.
 @cli.command()
 @click.option(
     "--mode",
@@ -427,8 +473,9 @@ def recover(
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Where every point's record is written, after each finished point "
-    "(default: paidtwice-results/sweep-TIME-PID.json).",
+    "(default: RESULTS_DIR/sweep-TIME-PID.json).",
 )
+@_results_dir
 @click.option("--check", is_flag=True, help="Exit 1 when any crash point pays twice (for CI).")
 def sweep(
     modes: tuple[str, ...],
@@ -442,6 +489,7 @@ def sweep(
     restart_delay: float,
     parallel: int,
     json_path: Path | None,
+    results_dir: Path,
     check: bool,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
@@ -474,7 +522,7 @@ def sweep(
             payload = json.loads(input_json)
         except ValueError as err:
             raise BadInput(f"--input is not JSON: {err}") from None
-    json_path = json_path or _default_json("sweep")
+    json_path = json_path or _default_json(results_dir, "sweep")
     done: list[Any] = []
 
     def save(result: Any) -> None:
@@ -512,13 +560,13 @@ def sweep(
         click.echo(format_sweep(matrix) + "\n")
     points = len(ordered)
     wall = matrices[0].wall_time if matrices else 0.0
-    click.echo(f"{points} crash points in {wall:.1f}s; every point's record: {json_path}")
+    click.echo(f"{count(points, 'crash point')} in {wall:.1f}s; every point's record: {json_path}")
     missed = [p for p in ordered if not p.confirmed]
     twice = [p for p in ordered if p.pays_twice]
     if missed:
-        click.echo(f"{len(missed)} kill(s) did not land where their point says; see 'landed'", err=True)
+        click.echo(f"{count(len(missed), 'kill')} did not land where its point says; see 'landed'", err=True)
     if check and twice:
-        click.echo(f"{len(twice)} crash point(s) pay twice for completed work", err=True)
+        click.echo(f"{count(len(twice), 'crash point')} paid twice for completed work", err=True)
     sys.exit(1 if missed or (check and twice) else 0)
 
 
@@ -526,4 +574,11 @@ cli.add_command(lint_command)
 
 
 def main() -> None:
-    cli(prog_name="paidtwice")
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        cli(prog_name="paidtwice")
+    except SystemExit:
+        # A SIGTERM outside a lab's run (click reports it as "Aborted!") still ends with SIGTERM's status.
+        if _sigterm_received.is_set():
+            sys.exit(EXIT_TERMINATED)
+        raise

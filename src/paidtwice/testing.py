@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from paidtwice._words import count
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._sweep import SweepMatrix, sweep
 from paidtwice.stub._turns import VARIATIONS
@@ -65,12 +66,17 @@ def assert_pays_once(matrices: Sequence[SweepMatrix], *, allow_in_flight: bool =
                 not allow_in_flight and (point.extra_model_calls > 0 or point.extra_step_runs > 0)
             )
             if twice:
-                bad.append(
-                    f"{matrix.script}: {point.crash_point}: +{point.extra_model_calls} model calls "
-                    f"({point.model_calls_in_flight} in flight), +{point.extra_step_runs} step runs"
+                line = (
+                    f"{matrix.script}: {point.crash_point}: "
+                    f"{count(point.answers_asked_again, 'answer')} asked for again, "
+                    f"{count(point.extra_model_calls, 'model call', sign=True)} "
+                    f"({point.model_calls_in_flight} in flight), "
+                    f"{count(point.extra_step_runs, 'step run', sign=True)}"
                 )
+                path = point.shorter_path(matrix.clean)
+                bad.append(line + (f"; a shorter path: {path}" if path else ""))
     if bad:
-        raise AssertionError("paid twice at " + str(len(bad)) + " crash point(s):\n  " + "\n  ".join(bad))
+        raise AssertionError(f"paid twice at {count(len(bad), 'crash point')}:\n  " + "\n  ".join(bad))
 
 
 @pytest.fixture(scope="session")

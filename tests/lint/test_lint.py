@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import paidtwice.agent.deck as deck
+from paidtwice._words import count
 from paidtwice.lint import CODES, lint_paths, lint_source
 
 HERE = Path(__file__).parent
@@ -83,6 +84,10 @@ def test_cli_prints_one_finding_a_line_and_exits_1() -> None:
     expected = sorted(n for f, n, _ in expected_findings() if f == "clock_time.py")
     assert [int(line.split(":")[1]) for line in lines] == expected
     assert all(re.match(r".+:\d+:\d+: PT002 ", line) for line in lines)
+    # The summary's nouns fit their numbers: one file here.
+    result = lint_paths([CORPUS / "clock_time.py"])
+    findings, handlers = count(len(result.findings), "finding"), count(result.handlers, "Restate handler")
+    assert done.stderr.strip().splitlines()[-1] == f"{findings} in 1 file, {handlers}"
 
 
 def test_cli_json_has_every_finding_with_its_fix() -> None:

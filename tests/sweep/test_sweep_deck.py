@@ -6,6 +6,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
+from paidtwice._words import count
 from paidtwice.lab import Lab
 from paidtwice.lab._sweep import PointResult, SweepMatrix, sweep
 from paidtwice.testing import assert_pays_once
@@ -96,11 +97,23 @@ def test_naive_under_changed_pauses_once_the_tool_is_journaled(
 
 def test_summary_counts_what_was_paid_again(matrices: dict[tuple[str, str], SweepMatrix]) -> None:
     naive = matrices[("naive", "steady")]
+    # Two counts from the stub's ledger: the invocation's calls against the clean run's, and the calls made
+    # after the kill for a turn that had been answered before it. Under `steady` they must agree.
     outside = sum(p.extra_model_calls - p.model_calls_in_flight for p in naive.points)
     assert outside > 0
-    assert f"paid again: {outside} model calls made outside the journal" in "\n".join(naive.summary())
-    journaled = matrices[("journaled", "steady")].summary()
-    assert "paid again: 0 model calls made outside the journal" in "\n".join(journaled)
+    assert sum(p.answers_asked_again for p in naive.points) == outside
+    summary = "\n".join(naive.summary())
+    assert f"paid again: {count(outside, 'model answer')} asked for again outside the journal" in summary
+    assert naive.clean.journaled_model_calls == 0
+    assert "no model call is journaled in this agent" in summary
+    journaled = matrices[("journaled", "steady")]
+    assert journaled.clean.journaled_model_calls == journaled.clean.model_calls
+    answered = [p for p in journaled.points if p.model_answers_at_kill]
+    # Only points after an answer came back count; the points before the first answer are not among them.
+    assert 0 < len(answered) < len(journaled.points)
+    summary = "\n".join(journaled.summary())
+    assert "paid again: 0 model answers asked for again outside the journal" in summary
+    assert f"journaled model answers at {len(answered)}/{len(answered)} points where an answer" in summary
 
 
 def test_pytest_helper_fails_on_paying_twice_and_passes_when_journaled(

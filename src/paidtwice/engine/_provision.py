@@ -10,16 +10,17 @@ from __future__ import annotations
 import fcntl
 import os
 import platform
+import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from paidtwice._exceptions import ProvisionError
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
 
-__all__ = ["cache_root", "ensure_server_binary", "server_binary_path"]
+__all__ = ["cache_root", "ensure_server_binary", "npm_error", "run_npm", "server_binary_path"]
 
 _NPM_PACKAGE = "@restatedev/restate-server"
 
@@ -40,6 +41,48 @@ def _platform_package() -> str:
     if arch is None or system not in ("linux", "darwin"):
         raise ProvisionError(f"restate-server has no npm build for {system}/{machine}")
     return f"restate-server-{system}-{arch}"
+
+
+def run_npm(args: Sequence[str], *, prefix: Path, npm: str = "npm") -> subprocess.CompletedProcess[str]:
+    """`npm ARGS` on the package tree at `prefix`, under the user's own npm configuration.
+
+    `--prefix` also moves npm's global config file to PREFIX/etc/npmrc, where there is none, so the cafile,
+    proxy or registry set in the machine's would be ignored (and an install behind a proxy that re-signs
+    TLS fails with SELF_SIGNED_CERT_IN_CHAIN). The machine's global config is asked for first, without the
+    prefix, and passed back explicitly.
+    """
+    asked = subprocess.run(
+        [npm, "config", "get", "globalconfig"], capture_output=True, text=True, check=False
+    )
+    globalconfig = asked.stdout.strip() if asked.returncode == 0 else ""
+    keep = ["--globalconfig", globalconfig] if globalconfig else []
+    return subprocess.run(
+        [npm, *args, "--prefix", str(prefix), *keep], capture_output=True, text=True, check=False
+    )
+
+
+def npm_error(output: str) -> str:
+    """npm's own error, in one line, from what a failed npm printed: "CODE: message (log: PATH)"."""
+    code = ""
+    message = ""
+    log = ""
+    for raw in output.splitlines():
+        line = re.sub(r"^npm (error|ERR!)\s?", "", raw).strip()
+        if not line:
+            continue
+        if found := re.match(r"A complete log of this run can be found in:?\s*(.+)", line):
+            log = found.group(1)
+        elif found := re.match(r"code (\S+)$", line):
+            code = found.group(1)
+        elif re.match(r"(errno|syscall) \S+$", line) or message:
+            continue
+        else:
+            message = line
+    words = ": ".join(part for part in (code if code not in message else "", message) if part)
+    if not words:
+        lines = output.strip().splitlines()
+        words = lines[-1] if lines else "no output"
+    return words + (f" (log: {log})" if log else "")
 
 
 def server_binary_path(version: str, *, root: Path | None = None) -> Path:
@@ -82,24 +125,15 @@ def ensure_server_binary(
         echo(f"paidtwice: installing restate-server {version} from npm into {versions_dir / version} ...")
         staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=versions_dir))
         try:
-            done = subprocess.run(
-                [
-                    npm,
-                    "install",
-                    "--prefix",
-                    str(staging),
-                    "--no-audit",
-                    "--no-fund",
-                    "--loglevel=error",
-                    f"{_NPM_PACKAGE}@{version}",
-                ],
-                capture_output=True,
-                text=True,
-                check=False,
+            done = run_npm(
+                ["install", "--no-audit", "--no-fund", "--loglevel=error", f"{_NPM_PACKAGE}@{version}"],
+                prefix=staging,
+                npm=npm,
             )
             if done.returncode != 0:
-                last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-                raise ProvisionError(f"npm install {_NPM_PACKAGE}@{version} failed: {last[0]}")
+                raise ProvisionError(
+                    f"npm install {_NPM_PACKAGE}@{version} failed: {npm_error(done.stderr or done.stdout)}"
+                )
             staged_binary = server_binary_path(version, root=root).relative_to(versions_dir / version)
             if not (staging / staged_binary).is_file():
                 raise ProvisionError(

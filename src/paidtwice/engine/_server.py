@@ -18,6 +18,7 @@ import httpx
 from paidtwice._exceptions import ServerStartError
 from paidtwice._pins import RESTATE_SERVER_VERSION
 from paidtwice.engine._http import http
+from paidtwice.engine._janitor import forget, remove_at_exit
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.engine._process import Process, wait_until
 from paidtwice.engine._provision import ensure_server_binary
@@ -48,6 +49,7 @@ class RestateServer:
         self._own_dir = base_dir is None
         self.base_dir = base_dir or Path(tempfile.mkdtemp(prefix="paidtwice-restate-"))
         """Data directory (`--base-dir`)."""
+        remove_at_exit(self._scratch)
         self.extra_env = dict(extra_env or {})
         self._echo = echo
         self._leases: list[PortLease] = []
@@ -100,6 +102,11 @@ class RestateServer:
     @property
     def _tmp_dir(self) -> Path:
         return self.base_dir / "tmp"
+
+    @property
+    def _scratch(self) -> Path:
+        """What goes when the server is stopped: its data directory if the server made it, else its TMPDIR."""
+        return self.base_dir if self._own_dir else self._tmp_dir
 
     def start(self) -> RestateServer:
         binary = ensure_server_binary(self.version, echo=self._echo)
@@ -164,7 +171,8 @@ class RestateServer:
             for lease in self._leases:
                 lease.release()
             self._leases = []
-            shutil.rmtree(self.base_dir if self._own_dir else self._tmp_dir, ignore_errors=True)
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            forget(self._scratch)
 
     def __enter__(self) -> RestateServer:
         try:

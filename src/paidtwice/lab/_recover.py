@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from paidtwice._exceptions import AdminError, NotFound, PaidtwiceError, UsageError
+from paidtwice._words import count
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import JournalEntry, SqlClient
 from paidtwice.lab._mismatch import Explanation, explain
@@ -203,7 +204,7 @@ def plan_recovery(sql: SqlClient, invocation_id: str, *, deployment: str | None 
             WayOut(
                 "resume",
                 f"resume {where}",
-                f"all {len(journal)} entries",
+                f"all {count(len(journal), 'entry', 'entries')}",
                 (),
                 replay,
                 index,

@@ -33,6 +33,7 @@ from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ingress import IngressClient
+from paidtwice.engine._janitor import forget, remove_at_exit
 from paidtwice.engine._server import RestateServer
 from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient
 from paidtwice.lab._experiments import Curve, Expected, Experiment
@@ -217,6 +218,8 @@ class Lab:
         self._own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="paidtwice-lab-"))
         """Agent logs and attempt logs of every run."""
+        if self._own_workdir:
+            remove_at_exit(self.workdir)
         self.echo = echo
         self._server = server
         self._own_server = server is None
@@ -296,6 +299,7 @@ class Lab:
                 self._server.stop()
             if self._own_workdir:
                 shutil.rmtree(self.workdir, ignore_errors=True)
+                forget(self.workdir)
 
     def __exit__(
         self,

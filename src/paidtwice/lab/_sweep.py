@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import ExperimentError, UsageError
+from paidtwice._words import count
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._sql import JournalEntry
@@ -155,6 +156,11 @@ class PointResult:
     """Model calls beyond the clean run's."""
     model_calls_in_flight: int
     """Model calls in flight at the kill (made, answer never delivered)."""
+    model_answers_at_kill: int
+    """Model answers delivered to the agent before the kill (the stub's ledger)."""
+    answers_asked_again: int
+    """Model calls after the kill for a turn of the conversation answered before it: answers paid for again
+    (each retry that asks again counts). Zero when every answer that had come back was journaled."""
     step_runs: tuple[tuple[str, int], ...]
     """Real executions of each ctx.run step, by name (the host's step log; replays excluded)."""
     extra_step_runs: int
@@ -178,10 +184,29 @@ class PointResult:
 
     @property
     def pays_twice(self) -> bool:
-        """Paid again for work that had completed: model calls or steps beyond those cut off in flight."""
+        """Paid again for work that had completed: an answer asked for again, model calls or steps beyond
+        those cut off in flight."""
         return (
-            self.extra_model_calls > self.model_calls_in_flight or self.extra_step_runs > self.steps_in_flight
+            self.answers_asked_again > 0
+            or self.extra_model_calls > self.model_calls_in_flight
+            or self.extra_step_runs > self.steps_in_flight
         )
+
+    def shorter_path(self, clean: CleanRun) -> str | None:
+        """How the replay that completed took a shorter path than the clean run's, in words; None if it did
+        not (a replay that ended paused or stuck did not finish any path)."""
+        if self.status != "completed" or (self.extra_model_calls >= 0 and self.extra_step_runs >= 0):
+            return None
+        ran = dict(self.step_runs)
+        skipped = [name for name, n in clean.step_runs if ran.get(name, 0) < n]
+        parts = []
+        if skipped:
+            parts.append("answered without " + ", ".join(f"step {name}" for name in skipped))
+        parts.append(
+            f"{count(self.model_calls, 'model call')} in all, the clean run {clean.model_calls}"
+            + (f" ({self.model_calls_in_flight} cut off in flight)" if self.model_calls_in_flight else "")
+        )
+        return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -200,6 +225,8 @@ class CleanRun:
     """Its journal, entry labels by index."""
     invocation_id: str
     """Its invocation."""
+    journaled_model_calls: int
+    """Model calls made inside a ctx.run step (the host's step log), so that their answers are journaled."""
 
 
 @dataclass(frozen=True)
@@ -220,21 +247,35 @@ class SweepMatrix:
     def summary(self) -> list[str]:
         """What survived and what was paid again or lost, counted over the points."""
         n = len(self.points)
-        outside = sum(max(0, p.extra_model_calls - p.model_calls_in_flight) for p in self.points)
-        outside_at = sum(1 for p in self.points if p.extra_model_calls > p.model_calls_in_flight)
+        outside = sum(p.answers_asked_again for p in self.points)
+        outside_at = sum(1 for p in self.points if p.answers_asked_again)
+        answered = [p for p in self.points if p.model_answers_at_kill]
+        kept = sum(1 for p in answered if not p.answers_asked_again)
         flight = sum(p.model_calls_in_flight for p in self.points)
         step_flight = sum(p.steps_in_flight for p in self.points)
         steps_kept = sum(1 for p in self.points if p.extra_step_runs <= p.steps_in_flight)
         differ = sum(1 for p in self.points if p.status == "completed" and not p.answer_matches)
         paused = [p for p in self.points if p.status in ("paused", "stuck")]
+        if not self.clean.journaled_model_calls:
+            answers = (
+                f"model answers: no model call is journaled in this agent (none of the clean run's "
+                f"{count(self.clean.model_calls, 'model call')} is made inside a ctx.run step)"
+            )
+        elif not answered:
+            answers = "model answers: no point had a model answer before the kill"
+        else:
+            answers = (
+                f"journaled model answers at {kept}/{len(answered)} points where an answer had come back "
+                "before the kill (not asked for again)"
+            )
         return [
             f"survived: the input at {n}/{n} points (every replay starts from it); completed context steps "
-            f"at {steps_kept}/{n} (not run again); journaled model answers at "
-            f"{n - outside_at}/{n} points (no call paid again outside the journal)",
-            f"paid again: {outside} model calls made outside the journal (at {outside_at} points); "
-            f"{flight} model calls and {step_flight} step runs cut off in flight",
-            f"lost: {differ} points completed with a different answer; {len(paused)} ended paused or "
-            f"stuck after {sum(p.mismatches for p in paused)} mismatches",
+            f"at {steps_kept}/{n} (not run again); {answers}",
+            f"paid again: {count(outside, 'model answer')} asked for again outside the journal "
+            f"(at {count(outside_at, 'point')}); {count(flight, 'model call')} and "
+            f"{count(step_flight, 'step run')} cut off in flight",
+            f"lost: {count(differ, 'point')} completed with a different answer; {len(paused)} ended paused "
+            f"or stuck after {count(sum(p.mismatches for p in paused), 'mismatch', 'mismatches')}",
         ]
 
 
@@ -464,8 +505,23 @@ def _clean(
             step_runs=run.steps(),
             journal=tuple(e.label() for e in run.journal()),
             invocation_id=run.invocation_id,
+            journaled_model_calls=_model_calls_in_steps(_events(run.step_log, run.invocation_id)),
         )
     return clean, run
+
+
+def _model_calls_in_steps(events: Sequence[_Event]) -> int:
+    """Model requests made while a ctx.run step was executing: their answers are the step's result."""
+    inside = 0
+    open_steps: set[int] = set()
+    for event in events:
+        if event.event == "step_start":
+            open_steps.add(event.n)
+        elif event.event == "step_end":
+            open_steps.discard(event.n)
+        elif event.event == "model_start" and open_steps:
+            inside += 1
+    return inside
 
 
 def _stuck(attempts: Sequence[AgentAttempt], after: int | None) -> bool:
@@ -559,6 +615,9 @@ def _point(
         attempt_count = watch.count(agent_attempts)
         mismatches = mismatches_of(agent_attempts)
         in_flight = [c for c in calls if c.started < kill_at and c.delivered is False]
+        answered = [c for c in calls if c.delivered and c.finished is not None and c.finished <= kill_at]
+        answered_turns = {c.turn for c in answered}
+        asked_again = [c for c in calls if c.started > kill_at and c.turn in answered_turns]
         confirmed = journal_at_kill == point.journal_entries
         if point.model_hold is not None:
             confirmed = confirmed and len(in_flight) == 1
@@ -574,6 +633,8 @@ def _point(
             model_calls=len(calls),
             extra_model_calls=len(calls) - clean.model_calls,
             model_calls_in_flight=len(in_flight),
+            model_answers_at_kill=len(answered),
+            answers_asked_again=len(asked_again),
             step_runs=steps,
             extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
             steps_in_flight=len(started_steps - ended_steps),

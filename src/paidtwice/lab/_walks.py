@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from paidtwice._exceptions import AdminError, ExperimentError
+from paidtwice._words import count
 from paidtwice.engine._admin import AdminClient
 from paidtwice.lab._experiments import Walk
 from paidtwice.lab._mismatch import explain
@@ -152,7 +153,8 @@ def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
                 "restart-as-new after the kill",
                 restarted.status,
                 restarted.answer,
-                f"{status(new)} with a fresh journal of {len(journal)} entries; ran again: {ran}",
+                f"{status(new)} with a fresh journal of {count(len(journal), 'entry', 'entries')}; "
+                f"ran again: {ran}",
                 new,
                 model,
                 tools,
@@ -182,13 +184,13 @@ def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
         Check(
             "after the kill, restart-as-new completes",
             "completed, 2 model calls",
-            f"{status(steps[-1].invocation_id)}, {steps[-1].model_calls} model calls",
+            f"{status(steps[-1].invocation_id)}, {count(steps[-1].model_calls, 'model call')}",
             status(steps[-1].invocation_id) == "completed" and steps[-1].model_calls == 2,
         ),
         Check(
             "the tool runs again after a restart from the start",
             "1 tool call",
-            f"{steps[-1].tool_calls} tool call(s)",
+            count(steps[-1].tool_calls, "tool call"),
             steps[-1].tool_calls == 1,
         ),
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from paidtwice._words import count
 from paidtwice.lint._analyzer import lint_paths
 from paidtwice.lint._rules import CODES
 
@@ -65,9 +66,9 @@ def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool) -> None
     else:
         for finding in result.findings:
             click.echo(finding.format())
-        noun = "finding" if len(result.findings) == 1 else "findings"
         click.echo(
-            f"{len(result.findings)} {noun} in {result.files} files, {result.handlers} Restate handlers",
+            f"{count(len(result.findings), 'finding')} in {count(result.files, 'file')}, "
+            f"{count(result.handlers, 'Restate handler')}",
             err=True,
         )
     if result.findings:

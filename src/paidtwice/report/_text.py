@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from paidtwice._words import count, signed
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._records import CurveRecord, Mismatch, Record, RecoveryRecord, RunRecord
 from paidtwice.lab._recover import RecoveryPlan
@@ -133,8 +134,8 @@ def format_run(record: RunRecord) -> str:
     """Everything `paidtwice run` shows for one run."""
     parts = [
         f"{record.name}: {record.mode} agent, stub '{record.stub}', fault: {record.fault}",
-        f"invocation {record.invocation_id}: {record.status}, {record.model_calls} model calls, "
-        f"{record.tool_calls} tool call(s), {record.attempts} attempt(s)"
+        f"invocation {record.invocation_id}: {record.status}, {count(record.model_calls, 'model call')}, "
+        f"{count(record.tool_calls, 'tool call')}, {count(record.attempts, 'attempt')}"
         + (f", down {record.down_time:.2f}s" if record.down_time is not None else ""),
         "",
         "Journal:",
@@ -149,8 +150,9 @@ def format_run(record: RunRecord) -> str:
     if record.attempts > 1:
         parts += [
             "",
-            f"Attempts: {record.attempts} in all; {record.attempts_reached_agent} retries reached the "
-            f"agent, {record.attempts_while_down} found it down; {record.mismatches} ended in RT0016.",
+            f"Attempts: {record.attempts} in all; "
+            f"{count(record.attempts_reached_agent, 'retry', 'retries')} reached the agent, "
+            f"{record.attempts_while_down} found it down; {record.mismatches} ended in RT0016.",
             format_attempt_log(record),
         ]
     if record.mismatch is not None:
@@ -188,7 +190,7 @@ def format_walk(record: RecoveryRecord) -> str:
     ]
     parts = [
         f"{record.name}: stuck invocation {record.invocation_id} (from {record.stuck_run.name}, "
-        f"{record.stuck_run.status} after {record.stuck_run.model_calls} model calls); "
+        f"{record.stuck_run.status} after {count(record.stuck_run.model_calls, 'model call')}); "
         f"fix registered as {record.fix_deployment}",
         "",
         table(("step", "action", "http", "what followed", "model", "tool"), rows),
@@ -211,7 +213,7 @@ def format_plan(plan: RecoveryPlan) -> str:
     """The ways out of a stuck invocation, with what each keeps and pays again."""
     parts = [
         f"{plan.invocation_id} ({plan.target}) is {plan.status}, pinned to {plan.pinned_deployment}; "
-        f"journal of {len(plan.journal)} entries",
+        f"journal of {count(len(plan.journal), 'entry', 'entries')}",
     ]
     if plan.failure is not None:
         parts.append(f"last failure: {plan.failure.code} ({plan.failure.source})")
@@ -242,8 +244,8 @@ def format_sweep(matrix: SweepMatrix) -> str:
     clean = matrix.clean
     steps = ", ".join(f"{name} x{n}" for name, n in clean.step_runs) or "none"
     head = (
-        f"{matrix.mode} agent, script {matrix.script}: clean run {clean.model_calls} model calls, "
-        f"steps {steps}, {len(clean.journal)} journal entries"
+        f"{matrix.mode} agent, script {matrix.script}: clean run {count(clean.model_calls, 'model call')}, "
+        f"steps {steps}, {count(len(clean.journal), 'journal entry', 'journal entries')}"
     )
     rows = []
     for point in matrix.points:
@@ -251,15 +253,15 @@ def format_sweep(matrix: SweepMatrix) -> str:
             answer = "-"
         else:
             answer = "same" if point.answer_matches else "DIFFERENT"
-        steps_run = ", ".join(f"{name} x{n}" for name, n in point.step_runs) or "-"
+        steps_run = ", ".join(f"{name} x{n}" for name, n in point.step_runs) or "none run"
         rows.append(
             [
                 str(point.order),
                 point.crash_point,
                 point.status,
                 answer,
-                f"+{point.extra_model_calls}",
-                f"+{point.extra_step_runs} ({steps_run})",
+                signed(point.extra_model_calls),
+                f"{signed(point.extra_step_runs)} ({steps_run})",
                 str(point.attempts),
                 str(point.mismatches),
                 "yes" if point.confirmed else "NO",
@@ -276,4 +278,9 @@ def format_sweep(matrix: SweepMatrix) -> str:
         "RT0016",
         "landed",
     ]
-    return "\n".join([head, table(headers, rows), *(f"  {line}" for line in matrix.summary())])
+    shorter = [
+        f"  #{point.order} took a shorter path than the clean run: {path}"
+        for point in matrix.points
+        if (path := point.shorter_path(clean)) is not None
+    ]
+    return "\n".join([head, table(headers, rows), *shorter, *(f"  {line}" for line in matrix.summary())])

@@ -1,0 +1,16 @@
+"""Numbers in words: the noun that fits the count, and a difference with its sign."""
+
+from __future__ import annotations
+
+__all__ = ["count", "signed"]
+
+
+def count(number: int, noun: str, plural: str | None = None, *, sign: bool = False) -> str:
+    """`number` and the noun that fits it: "1 tool call", "4 attempts", "2 retries" (given `plural`);
+    with `sign`, a difference: "+1 model call", "-2 step runs"."""
+    return f"{signed(number) if sign else number} {noun if abs(number) == 1 else plural or noun + 's'}"
+
+
+def signed(number: int) -> str:
+    """A difference with its sign: "+1", "-1", "0"."""
+    return f"{number:+d}" if number else "0"
