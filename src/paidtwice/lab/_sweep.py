@@ -30,7 +30,7 @@ from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
-from paidtwice.lab._records import to_jsonable
+from paidtwice.lab._records import AttemptLine, ModelLogLine, tagged, to_jsonable
 from paidtwice.lab._runner import (
     DECK_AGENT,
     QUESTION,
@@ -39,7 +39,9 @@ from paidtwice.lab._runner import (
     _epoch,
     _settled,
     _Watcher,
+    attempt_log_of,
     mismatches_of,
+    model_log_of,
 )
 from paidtwice.stub._scripts import Hold, Script, script_by_name
 from paidtwice.stub._server import Lane
@@ -175,6 +177,18 @@ class PointResult:
     """The point's invocation."""
     wall_time: float
     """Seconds from the point's start until it settled."""
+    started_at: float | None = None
+    """Wall-clock time (seconds since the epoch) the point started; the `at` of its logs count from it."""
+    killed_at: float | None = None
+    """Seconds from the point's start that the kill landed."""
+    down_time: float | None = None
+    """Measured seconds from the kill until the agent listened again."""
+    model_log: tuple[ModelLogLine, ...] = ()
+    """Every model call of the point's invocation, in order."""
+    attempt_log: tuple[AttemptLine, ...] = ()
+    """Every attempt, in order (those that found the agent down included)."""
+    journal: tuple[JournalEntry, ...] = ()
+    """The final journal."""
 
     @property
     def pays_twice(self) -> bool:
@@ -527,7 +541,7 @@ def _point(
             run.agent.release(at=kill_at + restart_delay)
             if stop.wait(max(0.0, kill_at + restart_delay - time.time())) or lab.cancelled.is_set():
                 raise LabCancelled("interrupted")
-            run.agent.wait_up()
+            up_at = run.agent.wait_up()
 
             def settled() -> bool:
                 if _settled(watch.last):
@@ -542,7 +556,8 @@ def _point(
         row = watch.observe(lab.sql.invocation(invocation_id))
         # What the journal held when the kill landed, from the server's own append times (a read right after
         # the kill could already see the pause's wake-up, which the server appends without the agent).
-        journal_at_kill = sum(1 for e in run.journal() if (_epoch(e.appended_at) or 0.0) <= kill_at)
+        journal = tuple(run.journal())
+        journal_at_kill = sum(1 for e in journal if (_epoch(e.appended_at) or 0.0) <= kill_at)
         status = row.status if row else "unknown"
         agent_attempts = run.agent.attempts(invocation_id)
         if status not in ("completed", "paused") and _stuck(agent_attempts, target.stuck_after):
@@ -584,6 +599,12 @@ def _point(
             confirmed=confirmed,
             invocation_id=invocation_id,
             wall_time=round(time.time() - started, 3),
+            started_at=started,
+            killed_at=round(kill_at - started, 3),
+            down_time=round(up_at - kill_at, 3),
+            model_log=model_log_of(calls, started),
+            attempt_log=attempt_log_of(agent_attempts, attempt_count, status, started),
+            journal=journal,
         )
 
 
@@ -754,7 +775,7 @@ def write_sweep(path: Path, results: Sequence[PointResult]) -> None:
     """Write every point's record as a JSON list, atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    records = [{**to_jsonable(r), "pays_twice": r.pays_twice} for r in results]
+    records = [tagged("sweep-point", {**to_jsonable(r), "pays_twice": r.pays_twice}) for r in results]
     tmp.write_text(json.dumps(records, indent=2) + "\n")
     with tmp.open("rb") as handle:
         os.fsync(handle.fileno())
