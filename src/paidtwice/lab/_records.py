@@ -284,7 +284,8 @@ def to_jsonable(value: Any) -> Any:
 
 
 RESULTS_FORMAT = 2
-"""Version of the JSON results paidtwice writes: each record carries it as "format", beside its "kind".
+"""Version of the JSON results paidtwice writes: each record carries it as "format", beside what it is as
+"record" (run, curve, walk, sweep-point).
 Format 1 (no "format" field) had no times on model-call ends, attempt ends, the kill or journal entries."""
 
 _KINDS = {"RunRecord": "run", "CurveRecord": "curve", "RecoveryRecord": "walk"}
@@ -292,7 +293,7 @@ _KINDS = {"RunRecord": "run", "CurveRecord": "curve", "RecoveryRecord": "walk"}
 
 def tagged(kind: str, data: dict[str, Any]) -> dict[str, Any]:
     """A record's JSON with the results format and its kind first, so a reader knows what it holds."""
-    return {"format": RESULTS_FORMAT, "kind": kind, **data}
+    return {"format": RESULTS_FORMAT, "record": kind, **data}
 
 
 def _journal_json(record: Any) -> Any:
