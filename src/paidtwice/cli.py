@@ -38,6 +38,8 @@ from paidtwice.lab._records import (
 from paidtwice.lab._recover import apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
 from paidtwice.lint import lint_command
+from paidtwice.report._html import Section, deck_sections, soak_section, sweep_sections, write_html
+from paidtwice.report._load import load_results
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
     format_curve,
@@ -78,6 +80,23 @@ def _errors() -> Iterator[None]:
         raise BadInput(str(err)) from None
     except PaidtwiceError as err:
         raise BadInput(str(err)) from None
+
+
+def _html_option(function: F) -> F:
+    return click.option(
+        "--html",
+        "html_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Also write one self-contained HTML report here (timelines, journals, plots; opens from disk).",
+    )(function)
+
+
+def _write_report(path: Path | None, title: str, sections: list[Section], sources: list[Path]) -> None:
+    if path is None:
+        return
+    write_html(path, title, sections, sources=[str(s) for s in sources])
+    click.echo(f"HTML report: {path}")
 
 
 def _server_version(function: F) -> F:
@@ -196,8 +215,11 @@ def _default_json(stem: str) -> Path:
     "(default: paidtwice-results/deck-TIME-PID.json).",
 )
 @click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
+@_html_option
 @_server_version
-def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_version: str) -> None:
+def deck(
+    only: tuple[str, ...], json_path: Path | None, serial: bool, html_path: Path | None, server_version: str
+) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
 
     Exit status 0 when every run matches the deck, 1 when one does not, 2 on bad input.
@@ -206,6 +228,7 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
     Examples:
         paidtwice deck
         paidtwice deck --only clean --only naive-kill-in-pause --json out/deck.json
+        paidtwice deck --html deck.html
     """
     rows = _rows(only)
     json_path = json_path or _default_json("deck")
@@ -222,6 +245,7 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
             click.echo(f"\n{record.name}:")
             click.echo(format_walk(record))
     click.echo(f"\nFull records: {json_path}")
+    _write_report(html_path, "paidtwice deck", deck_sections(records), [json_path])
     sys.exit(0 if all(r.matches for r in records) else 1)
 
 
@@ -234,14 +258,15 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
     default=None,
     help="Where the record is written (default: paidtwice-results/NAME-TIME-PID.json).",
 )
+@_html_option
 @_server_version
-def run(name: str, json_path: Path | None, server_version: str) -> None:
+def run(name: str, json_path: Path | None, html_path: Path | None, server_version: str) -> None:
     """Run one experiment and print its journal by index and its model-call log.
 
     \b
     Examples:
         paidtwice run naive-kill-in-pause
-        paidtwice run naive-changed-for-good --json changed.json
+        paidtwice run naive-changed-for-good --json changed.json --html changed.html
     """
     row = _rows((name,))[0]
     json_path = json_path or _default_json(name)
@@ -256,6 +281,7 @@ def run(name: str, json_path: Path | None, server_version: str) -> None:
         else:
             click.echo(format_walk(record))
     click.echo(f"\nFull record: {json_path}")
+    _write_report(html_path, f"paidtwice run {name}", deck_sections(records), [json_path])
     sys.exit(0 if all(r.matches for r in records) else 1)
 
 
@@ -302,8 +328,9 @@ def explain(invocation_id: str, admin_url: str) -> None:
 @cli.command()
 @click.option("--invocations", default=200, show_default=True, type=click.IntRange(min=1))
 @click.option("--kills", default=5, show_default=True, type=click.IntRange(min=0))
+@_html_option
 @_server_version
-def soak(invocations: int, kills: int, server_version: str) -> None:
+def soak(invocations: int, kills: int, html_path: Path | None, server_version: str) -> None:
     """Send many journaled invocations at once and kill the agent while they run.
 
     Prints sent, completed, paused, lost (must be 0), model calls beyond the clean count (at most the
@@ -312,7 +339,7 @@ def soak(invocations: int, kills: int, server_version: str) -> None:
 
     \b
     Example:
-        paidtwice soak --invocations 200 --kills 5
+        paidtwice soak --invocations 200 --kills 5 --html soak.html
     """
     from paidtwice.lab._soak import soak as run_soak
 
@@ -326,6 +353,7 @@ def soak(invocations: int, kills: int, server_version: str) -> None:
         f"tool runs beyond one per invocation: {record.extra_tool_runs}\n"
         f"throughput {record.throughput} completed/s over {record.wall_time:.1f}s"
     )
+    _write_report(html_path, "paidtwice soak", [soak_section(record)], [])
     sys.exit(0 if record.ok else 1)
 
 
@@ -430,6 +458,7 @@ def recover(
     "(default: paidtwice-results/sweep-TIME-PID.json).",
 )
 @click.option("--check", is_flag=True, help="Exit 1 when any crash point pays twice (for CI).")
+@_html_option
 def sweep(
     modes: tuple[str, ...],
     scripts: tuple[str, ...],
@@ -443,6 +472,7 @@ def sweep(
     parallel: int,
     json_path: Path | None,
     check: bool,
+    html_path: Path | None,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
@@ -455,7 +485,7 @@ def sweep(
     \b
     Examples:
         paidtwice sweep
-        paidtwice sweep --mode journaled --script changed --json sweep.json
+        paidtwice sweep --mode journaled --script changed --json sweep.json --html sweep.html
         paidtwice sweep --app agent:app --service Travel --handler quote \\
             --input '"How much is 120 EUR in USD?"' --script examples/travel_agent/script.toml \\
             --app-dir examples/travel_agent --check
@@ -513,6 +543,7 @@ def sweep(
     points = len(ordered)
     wall = matrices[0].wall_time if matrices else 0.0
     click.echo(f"{points} crash points in {wall:.1f}s; every point's record: {json_path}")
+    _write_report(html_path, "paidtwice sweep", sweep_sections(ordered), [json_path])
     missed = [p for p in ordered if not p.confirmed]
     twice = [p for p in ordered if p.pays_twice]
     if missed:
@@ -520,6 +551,46 @@ def sweep(
     if check and twice:
         click.echo(f"{len(twice)} crash point(s) pay twice for completed work", err=True)
     sys.exit(1 if missed or (check and twice) else 0)
+
+
+@cli.command()
+@click.argument(
+    "results",
+    nargs=-1,
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="RESULTS.json...",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The HTML file to write (default: the first results file with .html).",
+)
+def report(results: tuple[Path, ...], output: Path | None) -> None:
+    """Make one self-contained HTML report from result files (--json of deck, run or sweep).
+
+    The page has the deck-against-measured table with verdicts; per run a timeline (attempts, the kill and
+    the down time, model calls delivered or cut off, journal entries), the journal by index, the mismatch
+    and the admin log; the restart-delay curve measured against predicted; for a sweep, a heatmap of crash
+    points against mode and script, each cell linking to that point's timeline. Inline CSS and SVG, no
+    request: it opens from disk and prints to PDF. Exit 2 on a file that is not a paidtwice result or is of
+    an older format.
+
+    \b
+    Examples:
+        paidtwice report paidtwice-results/deck-20261204-120000-4242.json -o deck.html
+        paidtwice report deck.json sweep.json -o ci-report.html
+    """
+    with _errors():
+        loaded = load_results(results)
+    sections = deck_sections(loaded.records) if loaded.records else []
+    if loaded.points:
+        sections += sweep_sections(loaded.points)
+    kinds = [k for k, present in (("deck", loaded.records), ("sweep", loaded.points)) if present]
+    output = output or results[0].with_suffix(".html")
+    _write_report(output, f"paidtwice report: {' and '.join(kinds)}", sections, list(results))
 
 
 cli.add_command(lint_command)

@@ -417,17 +417,21 @@ def _checks_table(checks: Sequence[Check]) -> str:
     return _table(("figure", "deck", "measured", "verdict"), rows)
 
 
-def run_body(record: RunRecord, anchor: str) -> str:
-    """Everything about one run: what it was, its timeline, the deck's figures, its logs and mismatch."""
+def run_body(record: RunRecord, anchor: str, *, judged: bool = True) -> str:
+    """Everything about one run: what it was, its timeline, the deck's figures, its logs and mismatch.
+
+    A curve's run is not `judged` against its base row's figures: the curve table judges it.
+    """
     down = f", down {record.down_time:.2f} s" if record.down_time is not None else ""
+    verdict = _verdict(record.matches) if judged else "Judged in the curve's table above."
     parts = [
         f"<p>{_e(record.mode)} agent, stub <b>{_e(record.stub)}</b>, fault: {_e(record.fault)}. Invocation "
         f"<code>{_e(record.invocation_id)}</code>: <b>{_e(record.status)}</b>, {record.model_calls} model "
         f"calls, {record.tool_calls} tool call(s), {record.attempts} attempt(s), {record.mismatches} "
-        f"mismatch(es){down}. {_verdict(record.matches)}</p>",
+        f"mismatch(es){down}. {verdict}</p>",
         timeline_svg(_timeline_of(record, anchor)),
     ]
-    if record.checks:
+    if record.checks and judged:
         parts += ["<h4>Deck against measured</h4>", _checks_table(record.checks)]
     if record.mismatch is not None:
         parts.append(mismatch_panel(record.mismatch))
@@ -501,7 +505,7 @@ def _curve_body(curve: CurveRecord) -> str:
         ),
     ]
     for run, anchor in _runs_of(curve):
-        parts.append(f"<h4>Delay {run.restart_delay:g} s</h4>{run_body(run, anchor)}")
+        parts.append(f"<h4>Delay {run.restart_delay:g} s</h4>{run_body(run, anchor, judged=False)}")
     return "".join(parts)
 
 
@@ -595,7 +599,7 @@ def _extra(point: PointResult, by_cost: bool) -> float:
 
 
 def _amount(value: float, by_cost: bool) -> str:
-    return f"+${value:.4f}" if by_cost else f"+{value:g}"
+    return f"+${value:.4f}" if by_cost else f"+{round(value, 2):g}"
 
 
 def _point_anchor(point: PointResult) -> str:
@@ -608,8 +612,9 @@ def _heatmap(mode: str, points: Sequence[PointResult], by_cost: bool, top: float
     for p in sorted(points, key=lambda p: p.order):
         names.setdefault(p.crash_point, p.order)
     columns = sorted(names, key=lambda n: names[n])
-    cell, left, head = 64, 92, 170
-    width = left + cell * len(columns) + 10
+    cell, left, head = 76, 92, 170
+    # Room on the right for the last column's slanted label.
+    width = left + cell * len(columns) + 150
     height = head + cell * len(scripts) + 6
     out = [
         f'<svg class="heatmap" data-mode="{_e(mode)}" viewBox="0 0 {width} {height}" width="{width}" '
