@@ -737,7 +737,7 @@ def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
             f"journal held {point.journal_at_kill} entries at the kill "
             f"({landed}). "
             f'<code>{_e(point.invocation_id)}</code> <a href="#sweep">back to the heatmap</a></p>'
-            + timeline_svg(_timeline_of(point, _slug("timeline", anchor)))
+            + timeline_svg(_timeline_of(point, f"timeline-{anchor}"))
             + "</section>"
         )
     sections.append(Section("points", "Every crash point's timeline", _LEGEND + "".join(details)))
