@@ -291,8 +291,8 @@ def timeline_svg(tl: _Timeline) -> str:
             'stroke-width="1.5"/>'
             f"<title>model call {call.call} (turn {call.turn}, ask {call.ask}): {state}; {call.at:.2f} s to "
             f"{stop:.2f} s; {_e(call.answer)}{'; ' + _e(bill) if bill else ''}</title>"
-            f'<text x="{x0 + w / 2:.1f}" y="{y("model calls") - 1 + lane_h}" text-anchor="middle" '
-            f'class="tiny">{call.call}{" cut" if cut else ""}</text></g>'
+            f'<text x="{x0 + w + 2:.1f}" y="{y("model calls") + lane_h / 2 + 3}" '
+            f'class="tiny">{call.call}{" cut off" if cut else ""}</text></g>'
         )
 
     for tool in tl.tools:

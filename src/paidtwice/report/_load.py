@@ -10,6 +10,7 @@ stop an older report.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -108,7 +109,7 @@ T = typing.TypeVar("T")
 def _build(cls: type[T], data: Any) -> T:
     if not isinstance(data, dict):
         raise _Bad(f"{cls.__name__} should be an object, not {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)  # type: ignore[arg-type]
     values: dict[str, Any] = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
         if field.name in data:
@@ -119,6 +120,12 @@ def _build(cls: type[T], data: Any) -> T:
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise _Bad(f"{cls.__name__} has no {field.name!r}")
     return cls(**values)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    # Resolved once per record type: a sweep's points hold thousands of nested records.
+    return typing.get_type_hints(cls)
 
 
 def _convert(hint: Any, value: Any) -> Any:
