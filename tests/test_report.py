@@ -114,3 +114,15 @@ def test_fields_a_record_gains_later_are_ignored_and_missing_optional_ones_defau
 @pytest.mark.parametrize("path", [DECK, SWEEP])
 def test_captured_fixtures_are_of_the_current_format(path: Path) -> None:
     assert {r["format"] for r in json.loads(path.read_text())} == {RESULTS_FORMAT}
+
+
+def test_run_with_html_writes_the_page_of_its_record(tmp_path: Path) -> None:
+    json_path, html_path = tmp_path / "clean.json", tmp_path / "clean.html"
+    done = paidtwice("run", "clean", "--json", str(json_path), "--html", str(html_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"HTML report: {html_path}" in done.stdout
+    (record,) = load_results([json_path]).records
+    assert isinstance(record, RunRecord)
+    page = html_path.read_text()
+    assert f'data-attempts="{record.attempts}" data-model-calls="{record.model_calls}"' in page
+    assert record.invocation_id in page
