@@ -146,6 +146,8 @@ class _Timeline:
     """What a timeline draws, from a run's record or a sweep point's."""
 
     id: str
+    killed: str
+    """What the kill stopped: "agent" or "restate-server"."""
     started_at: float | None
     killed_at: float | None
     down_time: float | None
@@ -167,6 +169,7 @@ def _timeline_of(record: RunRecord | PointResult, anchor: str) -> _Timeline:
         times.append(record.killed_at + (record.down_time or 0.0))
     return _Timeline(
         id=anchor,
+        killed="restate-server" if "restate-server" in getattr(record, "fault", "") else "agent",
         started_at=record.started_at,
         killed_at=record.killed_at,
         down_time=record.down_time,
@@ -210,7 +213,8 @@ def timeline_svg(tl: _Timeline) -> str:
     out = [
         f'<svg class="timeline" id="{tl.id}" data-attempts="{len(tl.attempts)}" '
         f'data-model-calls="{len(tl.model_calls)}" viewBox="0 0 {width} {height}" width="100%" '
-        f'role="img" aria-label="timeline" xmlns="http://www.w3.org/2000/svg">',
+        f'role="img" aria-label="timeline: {len(tl.attempts)} attempts, {len(tl.model_calls)} model calls, '
+        f'{len(tl.journal)} journal entries" xmlns="http://www.w3.org/2000/svg">',
     ]
     for lane in _LANES:
         out.append(
@@ -236,12 +240,13 @@ def timeline_svg(tl: _Timeline) -> str:
         out.append(
             f'<rect class="down" x="{x(kill):.1f}" y="{top}" width="{max(1.0, x(up) - x(kill)):.1f}" '
             f'height="{lane_h * len(_LANES)}" fill="url(#hatch)" opacity="0.45">'
-            f"<title>agent down {up - kill:.2f} s (from the kill at {kill:.2f} s until it listened again)"
+            f"<title>{tl.killed} down {up - kill:.2f} s (from the kill at {kill:.2f} s until it listened "
+            "again)"
             "</title></rect>"
             f'<line class="kill" x1="{x(kill):.1f}" x2="{x(kill):.1f}" y1="{top}" y2="{axis_y}" '
             f'stroke="{VERMILLION}" stroke-width="2"/>'
-            f'<text x="{x(kill) + 3:.1f}" y="{y("agent") + 19}" class="mark">kill {kill:.2f} s; '
-            f"down {up - kill:.2f} s</text>"
+            f'<text x="{x(kill) + 3:.1f}" y="{y("agent") + 19}" class="mark">{tl.killed} killed at '
+            f"{kill:.2f} s; down {up - kill:.2f} s</text>"
         )
 
     # Attempts that found the agent down have no time on record: they are drawn spread over the down time.
@@ -332,7 +337,8 @@ _LEGEND = (
     '<span class="key hatched">&nbsp;</span> cut off (the answer never reached the agent). '
     f'<span class="key" style="background:{YELLOW}">◆</span> tool call. Journal: a tick per entry, '
     "numbered by index, when the server appended it. The hatched band is the down time, from the kill "
-    "(red line) until the agent listened again.</p>"
+    "(red line) until the agent listened again; an attempt refused while it was down has no time on record "
+    "and is drawn inside the down time, in order.</p>"
 )
 
 
