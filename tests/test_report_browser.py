@@ -61,9 +61,11 @@ def assert_clean_load(load: PageLoad, page: Path) -> None:
 
 
 def timelines(browser: Browser) -> dict[str, list[int]]:
+    """Per timeline on the page: its attempt bars, model-call bars and tool-call marks."""
     found: dict[str, list[int]] = browser.evaluate(
         "Object.fromEntries([...document.querySelectorAll('svg.timeline')].map(t => [t.id, "
-        "[t.querySelectorAll('.attempt').length, t.querySelectorAll('.model-call').length]]))"
+        "[t.querySelectorAll('.attempt').length, t.querySelectorAll('.model-call').length, "
+        "t.querySelectorAll('.tool-call').length]]))"
     )
     return found
 
@@ -73,9 +75,10 @@ def assert_timelines(browser: Browser, records: Sequence[Record]) -> None:
     runs = list(runs_of(records))
     assert set(drawn) == {anchor_id for _, anchor_id in runs}
     for run, anchor_id in runs:
-        attempts, calls = drawn[anchor_id]
+        attempts, calls, tools = drawn[anchor_id]
         assert attempts == run.attempts == len(run.attempt_log), (anchor_id, attempts, run.attempts)
         assert calls == run.model_calls, (anchor_id, calls, run.model_calls)
+        assert tools == run.tool_calls, (anchor_id, tools, run.tool_calls)
 
 
 def test_deck_report_in_the_browser(browser: Browser, tmp_path: Path) -> None:
@@ -112,7 +115,7 @@ def test_sweep_report_in_the_browser(browser: Browser, tmp_path: Path) -> None:
         sorted(cells, key=lambda c: c[2]), sorted(points, key=anchor), strict=True
     ):
         assert href == f"#{anchor(point)}"
-        assert drawn[f"timeline-{anchor(point)}"] == [point.attempts, point.model_calls]
+        assert drawn[f"timeline-{anchor(point)}"] == [point.attempts, point.model_calls, point.tool_runs]
     assert browser.screenshot(SCREENSHOTS / "sweep.png").stat().st_size > 0
     print(f"sweep report of {len(points)} points loaded in {load.load_seconds:.2f}s")
 

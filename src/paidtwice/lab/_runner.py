@@ -48,7 +48,7 @@ from paidtwice.lab._records import (
     RunRecord,
     ToolLogLine,
 )
-from paidtwice.stub._ledger import ModelCall
+from paidtwice.stub._ledger import ModelCall, ToolRun
 from paidtwice.stub._scripts import script_by_name
 from paidtwice.stub._server import Lane, StubModel
 
@@ -532,9 +532,7 @@ class Lab:
                 mismatch = read_mismatch(event.message, journal)
                 break
         model_log = model_log_of(calls, started)
-        tool_log = tuple(
-            ToolLogLine(t.call, t.tool, t.delivered, round(t.started - started, 3)) for t in tools
-        )
+        tool_log = tool_log_of(tools, started)
         record = RunRecord(
             name=experiment.name,
             mode=experiment.mode,
@@ -665,6 +663,11 @@ def model_log_of(calls: Sequence[ModelCall], started: float) -> tuple[ModelLogLi
         )
         for c in calls
     )
+
+
+def tool_log_of(runs: Sequence[ToolRun], started: float) -> tuple[ToolLogLine, ...]:
+    """The stub's tool runs of one invocation, timed from `started`."""
+    return tuple(ToolLogLine(t.call, t.tool, t.delivered, round(t.started - started, 3)) for t in runs)
 
 
 def attempt_log_of(

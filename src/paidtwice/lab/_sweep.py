@@ -30,7 +30,7 @@ from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
-from paidtwice.lab._records import AttemptLine, ModelLogLine, tagged, to_jsonable
+from paidtwice.lab._records import AttemptLine, ModelLogLine, ToolLogLine, tagged, to_jsonable
 from paidtwice.lab._runner import (
     DECK_AGENT,
     QUESTION,
@@ -42,6 +42,7 @@ from paidtwice.lab._runner import (
     attempt_log_of,
     mismatches_of,
     model_log_of,
+    tool_log_of,
 )
 from paidtwice.stub._scripts import Hold, Script, script_by_name
 from paidtwice.stub._server import Lane
@@ -185,6 +186,8 @@ class PointResult:
     """Measured seconds from the kill until the agent listened again."""
     model_log: tuple[ModelLogLine, ...] = ()
     """Every model call of the point's invocation, in order."""
+    tool_log: tuple[ToolLogLine, ...] = ()
+    """Every call to the stub's tool endpoints, in order."""
     attempt_log: tuple[AttemptLine, ...] = ()
     """Every attempt, in order (those that found the agent down included)."""
     journal: tuple[JournalEntry, ...] = ()
@@ -566,6 +569,7 @@ def _point(
             lab.admin.kill(invocation_id)
         answer = run.answer(status)
         calls = lane.model_calls(invocation_id)
+        tools = lane.tool_runs(invocation_id)
         events = _events(run.step_log, invocation_id)
         first_life = [e for e in events if e.at < kill_at]
         started_steps = {e.n for e in first_life if e.event == "step_start"}
@@ -592,7 +596,7 @@ def _point(
             step_runs=steps,
             extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
             steps_in_flight=len(started_steps - ended_steps),
-            tool_runs=len(lane.tool_runs(invocation_id)),
+            tool_runs=len(tools),
             attempts=attempt_count,
             mismatches=mismatches,
             journal_at_kill=journal_at_kill,
@@ -603,6 +607,7 @@ def _point(
             killed_at=round(kill_at - started, 3),
             down_time=round(up_at - kill_at, 3),
             model_log=model_log_of(calls, started),
+            tool_log=tool_log_of(tools, started),
             attempt_log=attempt_log_of(agent_attempts, attempt_count, status, started),
             journal=journal,
         )

@@ -175,7 +175,7 @@ def _timeline_of(record: RunRecord | PointResult, anchor: str) -> _Timeline:
         down_time=record.down_time,
         attempts=record.attempt_log,
         model_calls=record.model_log,
-        tools=getattr(record, "tool_log", ()),
+        tools=record.tool_log,
         journal=record.journal,
         end=max(times, default=1.0),
     )
@@ -618,7 +618,7 @@ def _heatmap(mode: str, points: Sequence[PointResult], by_cost: bool, top: float
     for p in sorted(points, key=lambda p: p.order):
         names.setdefault(p.crash_point, p.order)
     columns = sorted(names, key=lambda n: names[n])
-    cell, left, head = 76, 92, 170
+    cell, left, head = 76, 92, 210
     # Room on the right for the last column's slanted label.
     width = left + cell * len(columns) + 150
     height = head + cell * len(scripts) + 6
@@ -630,7 +630,7 @@ def _heatmap(mode: str, points: Sequence[PointResult], by_cost: bool, top: float
         cx = left + c * cell + cell / 2
         out.append(
             f'<text transform="translate({cx + 4:.1f},{head - 6}) rotate(-55)" class="tiny">'
-            f"{names[name]}. {_e(name[:38])}</text>"
+            f"{names[name]}. {_e(name[:52])}</text>"
         )
     for r, script in enumerate(scripts):
         ry = head + r * cell
