@@ -142,3 +142,28 @@ def test_run_with_html_writes_the_page_of_its_record(tmp_path: Path) -> None:
     page = html_path.read_text()
     assert f'data-attempts="{record.attempts}" data-model-calls="{record.model_calls}"' in page
     assert record.invocation_id in page
+
+
+def test_the_page_opens_with_what_differs(tmp_path: Path) -> None:
+    data = json.loads(DECK.read_text())
+    run = next(r for r in data if r["record"] == "run")
+    check = next(c for c in run["checks"] if c["figure"] == "model calls")
+    # As if the lab had measured one call more than the deck says.
+    check.update(measured=str(int(check["deck"]) + 1), ok=False)
+    run["matches"] = False
+    (tmp_path / "deck.json").write_text(json.dumps(data))
+    assert (
+        paidtwice(
+            "report", str(tmp_path / "deck.json"), str(SWEEP), "-o", str(tmp_path / "r.html")
+        ).returncode
+        == 0
+    )
+    page = (tmp_path / "r.html").read_text()
+    slug = re.sub(r"[^0-9A-Za-z]", "_", run["name"])
+    assert f"1 of {len(data)} rows differ from the deck:" in page
+    assert (
+        f'<li><a href="#row-{slug}">{run["name"]}</a>: model calls: deck {check["deck"]}, measured <b>'
+        in page
+    )
+    twice = [p for p in load_results([SWEEP]).points if p.pays_twice]
+    assert f"{len(twice)} of {len(load_results([SWEEP]).points)} points paid twice for completed work" in page

@@ -550,18 +550,31 @@ def _walk_body(walk: RecoveryRecord) -> str:
     return "".join(parts)
 
 
+def _differences(record: Record) -> str:
+    if isinstance(record, CurveRecord):
+        wrong = [p for p in record.points if p.predicted_model_calls != p.model_calls]
+        deck = " ".join(map(str, record.deck_model_calls))
+        measured = " ".join(str(p.model_calls) for p in record.points)
+        return _e(
+            f"paid calls {measured} against the deck's {deck}; "
+            f"{len(wrong)} point(s) differ from the prediction"
+        )
+    checks = [c for c in record.checks if not c.ok]
+    return "; ".join(f"{_e(c.figure)}: deck {_e(c.deck)}, measured <b>{_e(c.measured)}</b>" for c in checks)
+
+
 def deck_sections(records: Sequence[Record]) -> list[Section]:
     """The deck-against-measured table with verdicts, then a section per row."""
-    failed = [r.name for r in records if not r.matches]
-    head = (
-        f'<p class="{"bad" if failed else "ok"}"><b>'
-        + (
-            f"{len(failed)} of {len(records)} rows differ from the deck: {_e(', '.join(failed))}"
-            if failed
-            else f"All {len(records)} rows match the deck."
+    failed = [r for r in records if not r.matches]
+    if failed:
+        # What a reader of a failed CI run wants first: which rows, and which of their figures.
+        items = "".join(
+            f'<li><a href="#{_slug("row", r.name)}">{_e(r.name)}</a>: {_differences(r)}</li>' for r in failed
         )
-        + "</b></p>"
-    )
+        head = f'<p class="bad"><b>{len(failed)} of {len(records)} rows differ from the deck:</b></p>'
+        head += f"<ul>{items}</ul>"
+    else:
+        head = f'<p class="ok"><b>All {len(records)} rows match the deck.</b></p>'
     sections = [
         Section(
             "deck",
@@ -699,6 +712,17 @@ def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
         "the words under the figure name an end other than the clean answer. Each cell links to that "
         "point's timeline.</p>"
     ]
+    twice = [p for p in points if p.pays_twice]
+    missed = [p for p in points if not p.confirmed]
+    for words, found in (
+        ("paid twice for completed work", twice),
+        ("kills did not land where the point says", missed),
+    ):
+        if found:
+            links = ", ".join(
+                f'<a href="#{_point_anchor(p)}">{_e(p.mode)}/{_e(p.script)} #{p.order}</a>' for p in found
+            )
+            body.append(f'<p class="bad">{len(found)} of {len(points)} points {words}: {links}</p>')
     for mode in modes:
         body.append(f"<h3>{_e(mode)} agent</h3>")
         body.append(_heatmap(mode, [p for p in points if p.mode == mode], by_cost, top))
