@@ -109,7 +109,7 @@ T = typing.TypeVar("T")
 def _build(cls: type[T], data: Any) -> T:
     if not isinstance(data, dict):
         raise _Bad(f"{cls.__name__} should be an object, not {type(data).__name__}")
-    hints = _hints(cls)  # type: ignore[arg-type]
+    hints = _hints(cls)  # type: ignore[arg-type]  # a class is hashable; mypy does not see type[T] as such
     values: dict[str, Any] = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
         if field.name in data:
