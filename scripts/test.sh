@@ -3,6 +3,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The HTML report's browser test needs Chromium (Debian's package). Installed where this script may install
+# packages (as root, with apt-get: CI); elsewhere the test says why it is skipped.
+if ! command -v chromium > /dev/null && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+    echo "installing chromium for the HTML report's browser test" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; } \
+        || echo "could not install chromium; the browser tests will be skipped" >&2
+fi
 .venv/bin/ruff check .
 .venv/bin/mypy
 exec .venv/bin/pytest "$@"

@@ -41,6 +41,8 @@ from paidtwice.lab._records import (
 from paidtwice.lab._recover import apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
 from paidtwice.lint import lint_command
+from paidtwice.report._html import Section, deck_sections, soak_section, sweep_sections, write_html
+from paidtwice.report._load import load_results
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
     format_curve,
@@ -105,6 +107,23 @@ def _errors() -> Iterator[None]:
 def _interrupted_status() -> int:
     """130 after Ctrl-C, 143 after SIGTERM."""
     return EXIT_TERMINATED if _sigterm_received.is_set() else EXIT_INTERRUPTED
+
+
+def _html_option(function: F) -> F:
+    return click.option(
+        "--html",
+        "html_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Also write one self-contained HTML report here (timelines, journals, plots; opens from disk).",
+    )(function)
+
+
+def _write_report(path: Path | None, title: str, sections: list[Section], sources: list[Path]) -> None:
+    if path is None:
+        return
+    write_html(path, title, sections, sources=[str(s) for s in sources])
+    click.echo(f"HTML report: {path}")
 
 
 def _server_version(function: F) -> F:
@@ -239,9 +258,15 @@ def _default_json(results_dir: Path, stem: str) -> Path:
 )
 @_results_dir
 @click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
+@_html_option
 @_server_version
 def deck(
-    only: tuple[str, ...], json_path: Path | None, results_dir: Path, serial: bool, server_version: str
+    only: tuple[str, ...],
+    json_path: Path | None,
+    results_dir: Path,
+    serial: bool,
+    html_path: Path | None,
+    server_version: str,
 ) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
 
@@ -251,6 +276,7 @@ def deck(
     Examples:
         paidtwice deck
         paidtwice deck --only clean --only naive-kill-in-pause --json out/deck.json
+        paidtwice deck --html deck.html
     """
     rows = _rows(only)
     json_path = json_path or _default_json(results_dir, "deck")
@@ -268,6 +294,7 @@ def deck(
             click.echo(f"\n{record.name}:")
             click.echo(format_walk(record))
     click.echo(f"\nFull records: {json_path}")
+    _write_report(html_path, "paidtwice deck", deck_sections(records), [json_path])
     sys.exit(0 if all(r.matches for r in records) else 1)
 
 
@@ -281,14 +308,17 @@ def deck(
     help="Where the record is written (default: RESULTS_DIR/NAME-TIME-PID.json).",
 )
 @_results_dir
+@_html_option
 @_server_version
-def run(name: str, json_path: Path | None, results_dir: Path, server_version: str) -> None:
+def run(
+    name: str, json_path: Path | None, results_dir: Path, html_path: Path | None, server_version: str
+) -> None:
     """Run one experiment and print its journal by index and its model-call log.
 
     \b
     Examples:
         paidtwice run naive-kill-in-pause
-        paidtwice run naive-changed-for-good --json changed.json
+        paidtwice run naive-changed-for-good --json changed.json --html changed.html
     """
     row = _rows((name,))[0]
     json_path = json_path or _default_json(results_dir, name)
@@ -303,6 +333,7 @@ def run(name: str, json_path: Path | None, results_dir: Path, server_version: st
         else:
             click.echo(format_walk(record))
     click.echo(f"\nFull record: {json_path}")
+    _write_report(html_path, f"paidtwice run {name}", deck_sections(records), [json_path])
     sys.exit(0 if all(r.matches for r in records) else 1)
 
 
@@ -349,8 +380,9 @@ def explain(invocation_id: str, admin_url: str) -> None:
 @cli.command()
 @click.option("--invocations", default=200, show_default=True, type=click.IntRange(min=1))
 @click.option("--kills", default=5, show_default=True, type=click.IntRange(min=0))
+@_html_option
 @_server_version
-def soak(invocations: int, kills: int, server_version: str) -> None:
+def soak(invocations: int, kills: int, html_path: Path | None, server_version: str) -> None:
     """Send many journaled invocations at once and kill the agent while they run.
 
     Prints sent, completed, paused, lost (must be 0), model calls beyond the clean count (at most the
@@ -359,7 +391,7 @@ def soak(invocations: int, kills: int, server_version: str) -> None:
 
     \b
     Example:
-        paidtwice soak --invocations 200 --kills 5
+        paidtwice soak --invocations 200 --kills 5 --html soak.html
     """
     from paidtwice.lab._soak import soak as run_soak
 
@@ -373,6 +405,7 @@ def soak(invocations: int, kills: int, server_version: str) -> None:
         f"tool runs beyond one per invocation: {record.extra_tool_runs}\n"
         f"throughput {record.throughput} completed/s over {record.wall_time:.1f}s"
     )
+    _write_report(html_path, "paidtwice soak", [soak_section(record)], [])
     sys.exit(0 if record.ok else 1)
 
 
@@ -477,6 +510,7 @@ def recover(
 )
 @_results_dir
 @click.option("--check", is_flag=True, help="Exit 1 when any crash point pays twice (for CI).")
+@_html_option
 def sweep(
     modes: tuple[str, ...],
     scripts: tuple[str, ...],
@@ -491,6 +525,7 @@ def sweep(
     json_path: Path | None,
     results_dir: Path,
     check: bool,
+    html_path: Path | None,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
@@ -503,7 +538,7 @@ def sweep(
     \b
     Examples:
         paidtwice sweep
-        paidtwice sweep --mode journaled --script changed --json sweep.json
+        paidtwice sweep --mode journaled --script changed --json sweep.json --html sweep.html
         paidtwice sweep --app agent:app --service Travel --handler quote \\
             --input '"How much is 120 EUR in USD?"' --script examples/travel_agent/script.toml \\
             --app-dir examples/travel_agent --check
@@ -561,6 +596,7 @@ def sweep(
     points = len(ordered)
     wall = matrices[0].wall_time if matrices else 0.0
     click.echo(f"{count(points, 'crash point')} in {wall:.1f}s; every point's record: {json_path}")
+    _write_report(html_path, "paidtwice sweep", sweep_sections(ordered), [json_path])
     missed = [p for p in ordered if not p.confirmed]
     twice = [p for p in ordered if p.pays_twice]
     if missed:
@@ -568,6 +604,46 @@ def sweep(
     if check and twice:
         click.echo(f"{count(len(twice), 'crash point')} paid twice for completed work", err=True)
     sys.exit(1 if missed or (check and twice) else 0)
+
+
+@cli.command()
+@click.argument(
+    "results",
+    nargs=-1,
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="RESULTS.json...",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The HTML file to write (default: the first results file with .html).",
+)
+def report(results: tuple[Path, ...], output: Path | None) -> None:
+    """Make one self-contained HTML report from result files (--json of deck, run or sweep).
+
+    The page has the deck-against-measured table with verdicts; per run a timeline (attempts, the kill and
+    the down time, model calls delivered or cut off, journal entries), the journal by index, the mismatch
+    and the admin log; the restart-delay curve measured against predicted; for a sweep, a heatmap of crash
+    points against mode and script, each cell linking to that point's timeline. Inline CSS and SVG, no
+    request: it opens from disk and prints to PDF. Exit 2 on a file that is not a paidtwice result or is of
+    an older format.
+
+    \b
+    Examples:
+        paidtwice report paidtwice-results/deck-20261204-120000-4242.json -o deck.html
+        paidtwice report deck.json sweep.json -o ci-report.html
+    """
+    with _errors():
+        loaded = load_results(results)
+    sections = deck_sections(loaded.records) if loaded.records else []
+    if loaded.points:
+        sections += sweep_sections(loaded.points)
+    kinds = [k for k, present in (("deck", loaded.records), ("sweep", loaded.points)) if present]
+    output = output or results[0].with_suffix(".html")
+    _write_report(output, f"paidtwice report: {' and '.join(kinds)}", sections, list(results))
 
 
 cli.add_command(lint_command)

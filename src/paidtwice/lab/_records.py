@@ -24,8 +24,10 @@ __all__ = [
     "ModelLogLine",
     "RunRecord",
     "ToolLogLine",
+    "RESULTS_FORMAT",
     "Record",
     "append_record",
+    "tagged",
     "to_jsonable",
     "write_records",
 ]
@@ -48,7 +50,9 @@ class ModelLogLine:
     delivered: bool | None
     """Whether the answer reached the agent (None: still in flight when the run ended)."""
     at: float
-    """Seconds from the run's start."""
+    """Seconds from the run's start that the request arrived."""
+    finished: float | None = None
+    """Seconds from the run's start that the answer was sent, or the caller found gone (None: in flight)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,8 @@ class AttemptLine:
     """The server's count, in the attempt's StartMessage, of attempts failed since the last progress."""
     outcome: str
     """"completed", "suspended", "RT0016", "error N", "cut off" (killed), or "agent down"."""
+    ended: float | None = None
+    """Seconds from the run's start of the attempt's last frame (None if it was cut off or never reached)."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +182,10 @@ class RunRecord:
     """restate-server version the run used."""
     admin_log: tuple[AdminCall, ...] = ()
     """Admin API requests the run made, in order."""
+    started_at: float | None = None
+    """Wall-clock time (seconds since the epoch) the run started; the `at` of its logs count from it."""
+    killed_at: float | None = None
+    """Seconds from the run's start that the kill landed (None: no kill)."""
 
 
 @dataclass(frozen=True)
@@ -273,15 +283,26 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
+RESULTS_FORMAT = 2
+"""Version of the JSON results paidtwice writes: each record carries it as "format", beside what it is as
+"record" (run, curve, walk, sweep-point).
+Format 1 (no "format" field) had no times on model-call ends, attempt ends, the kill or journal entries."""
+
+_KINDS = {"RunRecord": "run", "CurveRecord": "curve", "RecoveryRecord": "walk"}
+
+
+def tagged(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A record's JSON with the results format and its kind first, so a reader knows what it holds."""
+    return {"format": RESULTS_FORMAT, "record": kind, **data}
+
+
 def _journal_json(record: Any) -> Any:
     data = to_jsonable(record)
-    if isinstance(record, RunRecord):
-        data["journal"] = [{"index": e.index, "type": e.type, "name": e.name} for e in record.journal]
     if isinstance(record, CurveRecord):
         data["runs"] = [_journal_json(run) for run in record.runs]
     if isinstance(record, RecoveryRecord):
         data["stuck_run"] = _journal_json(record.stuck_run)
-    return data
+    return tagged(_KINDS[type(record).__name__], data)
 
 
 Record = RunRecord | CurveRecord | RecoveryRecord

@@ -49,6 +49,7 @@ from paidtwice.lab._records import (
     RunRecord,
     ToolLogLine,
 )
+from paidtwice.stub._ledger import ModelCall, ToolRun
 from paidtwice.stub._scripts import script_by_name
 from paidtwice.stub._server import Lane, StubModel
 
@@ -534,21 +535,8 @@ class Lab:
             if event.doc_code == MISMATCH_CODE:
                 mismatch = read_mismatch(event.message, journal)
                 break
-        model_log = tuple(
-            ModelLogLine(
-                c.call,
-                c.turn,
-                c.ask,
-                c.answer.decision,
-                c.answer.summary(),
-                c.delivered,
-                round(c.started - started, 3),
-            )
-            for c in calls
-        )
-        tool_log = tuple(
-            ToolLogLine(t.call, t.tool, t.delivered, round(t.started - started, 3)) for t in tools
-        )
+        model_log = model_log_of(calls, started)
+        tool_log = tool_log_of(tools, started)
         record = RunRecord(
             name=experiment.name,
             mode=experiment.mode,
@@ -565,7 +553,7 @@ class Lab:
             journal=journal,
             model_log=model_log,
             tool_log=tool_log,
-            attempt_log=_attempt_log(agent_attempts, total, status, started),
+            attempt_log=attempt_log_of(agent_attempts, total, status, started),
             attempts=total,
             attempts_reached_agent=len(after_kill),
             attempts_while_down=total - len(agent_attempts),
@@ -595,6 +583,8 @@ class Lab:
             ),
             server_version=self.server_version,
             admin_log=tuple(admin.log),
+            started_at=started,
+            killed_at=round(kill_at - started, 3) if kill_at is not None else None,
         )
         checks = compare(experiment.expected, record)
         return replace(record, checks=checks, matches=all(c.ok for c in checks))
@@ -662,7 +652,29 @@ class Lab:
                 raise
 
 
-def _attempt_log(
+def model_log_of(calls: Sequence[ModelCall], started: float) -> tuple[ModelLogLine, ...]:
+    """The stub ledger's calls of one invocation, timed from `started`."""
+    return tuple(
+        ModelLogLine(
+            c.call,
+            c.turn,
+            c.ask,
+            c.answer.decision,
+            c.answer.summary(),
+            c.delivered,
+            round(c.started - started, 3),
+            round(c.finished - started, 3) if c.finished is not None else None,
+        )
+        for c in calls
+    )
+
+
+def tool_log_of(runs: Sequence[ToolRun], started: float) -> tuple[ToolLogLine, ...]:
+    """The stub's tool runs of one invocation, timed from `started`."""
+    return tuple(ToolLogLine(t.call, t.tool, t.delivered, round(t.started - started, 3)) for t in runs)
+
+
+def attempt_log_of(
     agent: Sequence[AgentAttempt], total: int, status: str, started: float
 ) -> tuple[AttemptLine, ...]:
     """Every attempt in order: those that reached the agent as the wire showed them, the others in between
@@ -684,7 +696,10 @@ def _attempt_log(
             outcome = "suspended"
         else:
             outcome = "cut off"
-        lines.append(AttemptLine(number, True, round(attempt.at - started, 3), attempt.retry, outcome))
+        ended = round(attempt.ended - started, 3) if attempt.ended is not None else None
+        lines.append(
+            AttemptLine(number, True, round(attempt.at - started, 3), attempt.retry, outcome, ended=ended)
+        )
     return tuple(lines)
 
 

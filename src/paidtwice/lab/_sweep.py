@@ -31,7 +31,7 @@ from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
-from paidtwice.lab._records import to_jsonable
+from paidtwice.lab._records import AttemptLine, ModelLogLine, ToolLogLine, tagged, to_jsonable
 from paidtwice.lab._runner import (
     DECK_AGENT,
     QUESTION,
@@ -40,7 +40,10 @@ from paidtwice.lab._runner import (
     _epoch,
     _settled,
     _Watcher,
+    attempt_log_of,
     mismatches_of,
+    model_log_of,
+    tool_log_of,
 )
 from paidtwice.stub._scripts import Hold, Script, script_by_name
 from paidtwice.stub._server import Lane
@@ -181,6 +184,20 @@ class PointResult:
     """The point's invocation."""
     wall_time: float
     """Seconds from the point's start until it settled."""
+    started_at: float | None = None
+    """Wall-clock time (seconds since the epoch) the point started; the `at` of its logs count from it."""
+    killed_at: float | None = None
+    """Seconds from the point's start that the kill landed."""
+    down_time: float | None = None
+    """Measured seconds from the kill until the agent listened again."""
+    model_log: tuple[ModelLogLine, ...] = ()
+    """Every model call of the point's invocation, in order."""
+    tool_log: tuple[ToolLogLine, ...] = ()
+    """Every call to the stub's tool endpoints, in order."""
+    attempt_log: tuple[AttemptLine, ...] = ()
+    """Every attempt, in order (those that found the agent down included)."""
+    journal: tuple[JournalEntry, ...] = ()
+    """The final journal."""
 
     @property
     def pays_twice(self) -> bool:
@@ -583,7 +600,7 @@ def _point(
             run.agent.release(at=kill_at + restart_delay)
             if stop.wait(max(0.0, kill_at + restart_delay - time.time())) or lab.cancelled.is_set():
                 raise LabCancelled("interrupted")
-            run.agent.wait_up()
+            up_at = run.agent.wait_up()
 
             def settled() -> bool:
                 if _settled(watch.last):
@@ -598,7 +615,8 @@ def _point(
         row = watch.observe(lab.sql.invocation(invocation_id))
         # What the journal held when the kill landed, from the server's own append times (a read right after
         # the kill could already see the pause's wake-up, which the server appends without the agent).
-        journal_at_kill = sum(1 for e in run.journal() if (_epoch(e.appended_at) or 0.0) <= kill_at)
+        journal = tuple(run.journal())
+        journal_at_kill = sum(1 for e in journal if (_epoch(e.appended_at) or 0.0) <= kill_at)
         status = row.status if row else "unknown"
         agent_attempts = run.agent.attempts(invocation_id)
         if status not in ("completed", "paused") and _stuck(agent_attempts, target.stuck_after):
@@ -607,6 +625,7 @@ def _point(
             lab.admin.kill(invocation_id)
         answer = run.answer(status)
         calls = lane.model_calls(invocation_id)
+        tools = lane.tool_runs(invocation_id)
         events = _events(run.step_log, invocation_id)
         first_life = [e for e in events if e.at < kill_at]
         started_steps = {e.n for e in first_life if e.event == "step_start"}
@@ -638,13 +657,20 @@ def _point(
             step_runs=steps,
             extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
             steps_in_flight=len(started_steps - ended_steps),
-            tool_runs=len(lane.tool_runs(invocation_id)),
+            tool_runs=len(tools),
             attempts=attempt_count,
             mismatches=mismatches,
             journal_at_kill=journal_at_kill,
             confirmed=confirmed,
             invocation_id=invocation_id,
             wall_time=round(time.time() - started, 3),
+            started_at=started,
+            killed_at=round(kill_at - started, 3),
+            down_time=round(up_at - kill_at, 3),
+            model_log=model_log_of(calls, started),
+            tool_log=tool_log_of(tools, started),
+            attempt_log=attempt_log_of(agent_attempts, attempt_count, status, started),
+            journal=journal,
         )
 
 
@@ -815,7 +841,7 @@ def write_sweep(path: Path, results: Sequence[PointResult]) -> None:
     """Write every point's record as a JSON list, atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    records = [{**to_jsonable(r), "pays_twice": r.pays_twice} for r in results]
+    records = [tagged("sweep-point", {**to_jsonable(r), "pays_twice": r.pays_twice}) for r in results]
     tmp.write_text(json.dumps(records, indent=2) + "\n")
     with tmp.open("rb") as handle:
         os.fsync(handle.fileno())

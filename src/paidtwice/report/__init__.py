@@ -1,6 +1,16 @@
-"""Reports: the deck table, journals by index, model-call logs, mismatches, curves and their plot."""
+"""Reports: the deck table, journals by index, model-call logs, mismatches, curves and their plot, and one
+self-contained HTML page of a deck, a sweep or a soak."""
 
-from paidtwice.report._plot import curve_svg
+from paidtwice.report._html import (
+    Section,
+    deck_sections,
+    html_page,
+    soak_section,
+    sweep_sections,
+    write_html,
+)
+from paidtwice.report._load import Results, load_results
+from paidtwice.report._plot import curve_svg, curve_svg_markup
 from paidtwice.report._text import (
     format_attempt_log,
     format_checks,
@@ -16,7 +26,11 @@ from paidtwice.report._text import (
 )
 
 __all__ = [
+    "Results",
+    "Section",
     "curve_svg",
+    "curve_svg_markup",
+    "deck_sections",
     "format_checks",
     "format_curve",
     "format_deck_table",
@@ -27,5 +41,10 @@ __all__ = [
     "format_attempt_log",
     "format_model_log",
     "format_run",
+    "html_page",
+    "load_results",
+    "soak_section",
+    "sweep_sections",
     "table",
+    "write_html",
 ]

@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 from paidtwice.lab._records import CurveRecord
 
-__all__ = ["curve_svg"]
+__all__ = ["curve_svg", "curve_svg_markup"]
+
+# Okabe & Ito's blue and vermillion; measured and predicted also differ in shape, and the legend says which.
+MEASURED, PREDICTED = "#0072B2", "#D55E00"
 
 
-def curve_svg(curve: CurveRecord, path: Path) -> Path:
-    """Write paid model calls (measured, and predicted) against down time as an SVG file."""
-    width, height, pad = 480, 300, 48
+def curve_svg_markup(curve: CurveRecord) -> str:
+    """Paid model calls (measured: filled dots on a line; predicted: hollow squares, with the range the
+    policy's jitter allows as a bar) against the measured down time, as SVG markup."""
+    width, height, pad = 520, 320, 52
     points = curve.points
     xs = [p.down_time for p in points] or [0.0]
-    ys = [p.model_calls for p in points] + [
-        p.predicted_model_calls for p in points if p.predicted_model_calls is not None
-    ]
+    ys = [p.model_calls for p in points]
+    for p in points:
+        ys += [*p.predicted_range]
+        if p.predicted_model_calls is not None:
+            ys.append(p.predicted_model_calls)
     x_max = max(xs) * 1.1 or 1.0
     y_lo, y_hi = min(ys or [0]) - 1, max(ys or [1]) + 1
 
@@ -26,42 +33,65 @@ def curve_svg(curve: CurveRecord, path: Path) -> Path:
     def sy(y: float) -> float:
         return height - pad - (height - 2 * pad) * (y - y_lo) / max(1, y_hi - y_lo)
 
+    name = escape(curve.name)
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        'font-family="sans-serif" font-size="11">',
+        f'<svg class="curve" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11" role="img" '
+        f'aria-label="{name}: paid model calls against down time, measured and predicted">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="13">{curve.name}: paid model '
+        f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="13">{name}: paid model '
         "calls against down time</text>",
         f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="black"/>',
         f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="black"/>',
-        f'<text x="{width / 2}" y="{height - 12}" text-anchor="middle">down time (s)</text>',
+        f'<text x="{width / 2}" y="{height - 12}" text-anchor="middle">measured down time (s)</text>',
         f'<text x="14" y="{height / 2}" transform="rotate(-90 14 {height / 2})" '
         'text-anchor="middle">paid model calls</text>',
     ]
     for y in range(int(y_lo) + 1, int(y_hi)):
-        parts.append(f'<text x="{pad - 6}" y="{sy(y) + 4}" text-anchor="end">{y}</text>')
+        parts.append(f'<text x="{pad - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{y}</text>')
+        parts.append(f'<line x1="{pad}" x2="{width - pad}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" stroke="#eee"/>')
+    for p in points:
+        low, high = p.predicted_range
+        x = sx(p.down_time)
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{sy(low):.1f}" y2="{sy(high):.1f}" stroke="{PREDICTED}" '
+            'stroke-width="1" stroke-dasharray="3 2"/>'
+        )
+        if p.predicted_model_calls is not None:
+            py = sy(p.predicted_model_calls)
+            parts.append(
+                f'<rect class="predicted" x="{x - 7:.1f}" y="{py - 7:.1f}" width="14" height="14" '
+                'fill="none" '
+                f'stroke="{PREDICTED}" stroke-width="2"><title>predicted {p.predicted_model_calls} paid '
+                f"calls at {p.down_time:.3f} s down (policy allows {low} to {high})</title></rect>"
+            )
+        parts.append(
+            f'<text x="{x:.1f}" y="{height - pad + 14}" text-anchor="middle">{p.down_time:.2f}</text>'
+        )
     path_d = " ".join(
         f"{'M' if i == 0 else 'L'}{sx(p.down_time):.1f},{sy(p.model_calls):.1f}" for i, p in enumerate(points)
     )
-    parts.append(f'<path d="{path_d}" fill="none" stroke="#1f77b4" stroke-width="2"/>')
+    parts.append(f'<path d="{path_d}" fill="none" stroke="{MEASURED}" stroke-width="2"/>')
     for p in points:
         parts.append(
-            f'<circle cx="{sx(p.down_time):.1f}" cy="{sy(p.model_calls):.1f}" r="4" fill="#1f77b4"/>'
+            f'<circle class="measured" cx="{sx(p.down_time):.1f}" cy="{sy(p.model_calls):.1f}" r="4" '
+            f'fill="{MEASURED}"><title>measured {p.model_calls} paid calls after {p.down_time:.3f} s '
+            f"down (restart delay {p.delay:g} s)</title></circle>"
         )
-        parts.append(
-            f'<text x="{sx(p.down_time):.1f}" y="{height - pad + 14}" '
-            f'text-anchor="middle">{p.down_time:.2f}</text>'
-        )
-        if p.predicted_model_calls is not None:
-            parts.append(
-                f'<circle cx="{sx(p.down_time):.1f}" cy="{sy(p.predicted_model_calls):.1f}" r="7" '
-                'fill="none" stroke="#d62728"/>'
-            )
+    legend_x = width - pad - 150
     parts.append(
-        f'<text x="{width - pad}" y="{pad}" text-anchor="end" fill="#1f77b4">measured</text>'
-        f'<text x="{width - pad}" y="{pad + 14}" text-anchor="end" fill="#d62728">predicted</text>'
+        f'<circle cx="{legend_x}" cy="{pad - 4}" r="4" fill="{MEASURED}"/>'
+        f'<text x="{legend_x + 10}" y="{pad}" fill="{MEASURED}">measured</text>'
+        f'<rect x="{legend_x - 6}" y="{pad + 6}" width="12" height="12" fill="none" stroke="{PREDICTED}" '
+        'stroke-width="2"/>'
+        f'<text x="{legend_x + 10}" y="{pad + 16}" fill="{PREDICTED}">predicted (dashes: range)</text>'
     )
     parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def curve_svg(curve: CurveRecord, path: Path) -> Path:
+    """Write paid model calls (measured, and predicted) against down time as an SVG file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(parts) + "\n")
+    path.write_text(curve_svg_markup(curve) + "\n")
     return path

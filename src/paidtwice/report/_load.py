@@ -1,0 +1,167 @@
+"""Read paidtwice's JSON results back into typed records.
+
+Every record paidtwice writes carries the results format ("format") and its kind ("record": run, curve, walk,
+sweep-point). A file that is not a JSON list of such records, or that was written in another format, is
+refused with a one-line `UsageError`. Fields a record type gained after the file was written (with a default)
+take the default; fields the reader does not know are ignored, so a newer paidtwice's extra figures do not
+stop an older report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paidtwice._exceptions import UsageError
+from paidtwice.lab._records import RESULTS_FORMAT, CurveRecord, Record, RecoveryRecord, RunRecord
+from paidtwice.lab._sweep import PointResult
+
+__all__ = ["Results", "load_results"]
+
+_DECK_KINDS: dict[str, type[RunRecord] | type[CurveRecord] | type[RecoveryRecord]] = {
+    "run": RunRecord,
+    "curve": CurveRecord,
+    "walk": RecoveryRecord,
+}
+
+
+@dataclass(frozen=True)
+class Results:
+    """What a set of result files holds, by kind, in file order."""
+
+    records: tuple[Record, ...]
+    """Rows of a deck or a run: runs, curves, recovery walks."""
+    points: tuple[PointResult, ...]
+    """Crash points of sweeps."""
+    sources: tuple[str, ...]
+    """The files read."""
+
+
+class _Bad(Exception):
+    """A value that does not fit its field's type."""
+
+
+def load_results(paths: Sequence[Path]) -> Results:
+    """Read result files written by `deck`, `run` or `sweep` (`--json`)."""
+    records: list[Record] = []
+    points: list[PointResult] = []
+    for path in paths:
+        for number, (kind, data) in enumerate(_read(path), start=1):
+            where = f"{path}: record {number} ({kind})"
+            try:
+                if kind == "sweep-point":
+                    points.append(_build(PointResult, data))
+                else:
+                    records.append(_build(_DECK_KINDS[kind], data))
+            except _Bad as err:
+                raise UsageError(f"{where} is not a paidtwice result: {err}") from None
+    return Results(tuple(records), tuple(points), tuple(str(p) for p in paths))
+
+
+def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"{path}: cannot be read ({err})") from None
+    except ValueError as err:
+        raise UsageError(f"{path} is not a paidtwice result: not JSON ({err})") from None
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise UsageError(
+            f"{path} is not a paidtwice result (results are a JSON list of records, from --json of "
+            "deck, run or sweep)"
+        )
+    if not data:
+        raise UsageError(f"{path} holds no records yet (the run that writes it finished none)")
+    read = []
+    for item in data:
+        version = item.get("format")
+        if version is None:
+            if {"invocation_id"} <= set(item) and ({"name", "mode"} <= set(item) or "crash_point" in item):
+                raise UsageError(
+                    f"{path} is a paidtwice result of an older format (1, without timelines); this "
+                    f"paidtwice reads format {RESULTS_FORMAT}: run the experiment again"
+                )
+            raise UsageError(f'{path} is not a paidtwice result (its records have no "format" field)')
+        if version != RESULTS_FORMAT:
+            raise UsageError(
+                f"{path} is a paidtwice result of format {version}; this paidtwice reads format "
+                f"{RESULTS_FORMAT}: use the paidtwice that wrote it, or run the experiment again"
+            )
+        kind = item.get("record")
+        if kind != "sweep-point" and kind not in _DECK_KINDS:
+            raise UsageError(f"{path} holds a record of unknown kind {kind!r}")
+        read.append((str(kind), item))
+    return read
+
+
+T = typing.TypeVar("T")
+
+
+def _build(cls: type[T], data: Any) -> T:
+    if not isinstance(data, dict):
+        raise _Bad(f"{cls.__name__} should be an object, not {type(data).__name__}")
+    hints = _hints(cls)  # type: ignore[arg-type]  # a class is hashable; mypy does not see type[T] as such
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if field.name in data:
+            try:
+                values[field.name] = _convert(hints[field.name], data[field.name])
+            except _Bad as err:
+                raise _Bad(f"{field.name}: {err}") from None
+        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            raise _Bad(f"{cls.__name__} has no {field.name!r}")
+    return cls(**values)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    # Resolved once per record type: a sweep's points hold thousands of nested records.
+    return typing.get_type_hints(cls)
+
+
+def _convert(hint: Any, value: Any) -> Any:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _convert(arg, value)
+            except _Bad:
+                continue
+        raise _Bad(f"{value!r} fits none of {hint}")
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value)  # type: ignore[arg-type]
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise _Bad(f"expected a list, got {type(value).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_convert(args[0], v) for v in value)
+        if len(args) != len(value):
+            raise _Bad(f"expected {len(args)} items, got {len(value)}")
+        return tuple(_convert(a, v) for a, v in zip(args, value, strict=True))
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise _Bad(f"expected an object, got {type(value).__name__}")
+        return {str(k): _convert(args[1], v) for k, v in value.items()}
+    if hint is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if hint is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if hint in (str, bool) and isinstance(value, hint):
+        return value
+    raise _Bad(f"expected {getattr(hint, '__name__', hint)}, got {value!r:.40}")
