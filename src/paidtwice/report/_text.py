@@ -276,4 +276,7 @@ def format_sweep(matrix: SweepMatrix) -> str:
         "RT0016",
         "landed",
     ]
-    return "\n".join([head, table(headers, rows), *(f"  {line}" for line in matrix.summary())])
+    unanswered = [f"  #{point.order}: {reason}" for point in matrix.points for reason in point.unanswered]
+    if unanswered:
+        unanswered.insert(0, "calls no turn of the script answers (the stub answered each with an error):")
+    return "\n".join([head, table(headers, rows), *unanswered, *(f"  {line}" for line in matrix.summary())])
