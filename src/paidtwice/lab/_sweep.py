@@ -583,11 +583,12 @@ def _clean(
             )
         finally:
             watcher.forget(run.invocation_id)
-        unanswered = _unanswered(run.lane, run.invocation_id)
+        unanswered = [c for c in run.lane.model_calls(run.invocation_id) if c.unanswered]
         if unanswered:
             # Nothing to compare the points with: the script does not say what the model answers.
             lab.admin.kill(run.invocation_id)
-            raise ScriptFileError(f"{unanswered[0]} (the clean run of {target.service}/{target.handler})")
+            where = f"model call {unanswered[0].call} of the clean run of {target.service}/{target.handler}"
+            raise ScriptFileError(f"{unanswered[0].answer.text} ({where})")
         row = lab.sql.invocation(run.invocation_id)
         status = row.status if row else "unknown"
         if status != "completed":
@@ -606,7 +607,7 @@ def _clean(
 def _unanswered(lane: Lane, invocation_id: str) -> tuple[str, ...]:
     """Why each model call of the invocation that no turn of the script answers was not answered."""
     return tuple(
-        f"model call {c.call}: {c.answer.text}" for c in lane.model_calls(invocation_id) if c.unanswered
+        f"{c.answer.text} (model call {c.call})" for c in lane.model_calls(invocation_id) if c.unanswered
     )
 
 
