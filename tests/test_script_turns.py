@@ -67,13 +67,15 @@ def content(response: httpx.Response) -> str:
     return str(response.json()["choices"][0]["message"]["content"])
 
 
-CLASSIFY = [{"role": "user", "content": "Select the most appropriate support team for: refund missing"}]
-SPECIALIST = [
+CLASSIFY: list[dict[str, Any]] = [
+    {"role": "user", "content": "Select the most appropriate support team for: refund missing"}
+]
+SPECIALIST: list[dict[str, Any]] = [
     {"role": "system", "content": "You are a billing support specialist."},
     {"role": "user", "content": "refund missing"},
 ]
-QUESTION = [{"role": "user", "content": "How much is 120 EUR in USD?"}]
-AFTER_TOOL = [
+QUESTION: list[dict[str, Any]] = [{"role": "user", "content": "How much is 120 EUR in USD?"}]
+AFTER_TOOL: list[dict[str, Any]] = [
     *QUESTION,
     {"role": "assistant", "content": "Let me convert that.", "tool_calls": []},
     {"role": "tool", "tool_call_id": "call_1", "content": "129.6"},
@@ -115,7 +117,11 @@ def test_drifting_words_follow_the_matched_turn(stub: StubModel, tmp_path: Path)
 def test_a_call_no_turn_answers_is_an_error_in_the_ledger(stub: StubModel, tmp_path: Path) -> None:
     lane = stub.open_lane(load_script_file(write(tmp_path, MIXED), "steady"))
     # The positional turns answer the conversation's turns 1 and 2; a third is answered by none.
-    third = [*AFTER_TOOL, {"role": "assistant", "content": "?"}, {"role": "user", "content": "And in GBP?"}]
+    third: list[dict[str, Any]] = [
+        *AFTER_TOOL,
+        {"role": "assistant", "content": "?"},
+        {"role": "user", "content": "And in GBP?"},
+    ]
     response = ask(lane, third)
     assert response.status_code == UNANSWERED_STATUS
     message = response.json()["error"]["message"]
@@ -149,7 +155,7 @@ def test_positional_scripts_answer_past_their_end_like_their_last_turn(
 ) -> None:
     positional = write(tmp_path, '[[turn]]\ntext = "one"\n\n[[turn]]\ntext = "two"\n')
     lane = stub.open_lane(load_script_file(positional, "steady"))
-    third = [*AFTER_TOOL, {"role": "assistant", "content": "x"}]
+    third: list[dict[str, Any]] = [*AFTER_TOOL, {"role": "assistant", "content": "x"}]
     assert [content(ask(lane, m)) for m in (QUESTION, AFTER_TOOL, third)] == ["one", "two", "two"]
 
 
