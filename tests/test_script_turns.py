@@ -110,8 +110,12 @@ def test_changed_applies_to_the_call_asked_again(stub: StubModel, tmp_path: Path
 
 def test_drifting_words_follow_the_matched_turn(stub: StubModel, tmp_path: Path) -> None:
     lane = stub.open_lane(load_script_file(write(tmp_path, MIXED), "drifting"))
-    words = {content(ask(lane, SPECIALIST)) for _ in range(2)}
-    assert words == {"The refund has been sent.", "We sent your refund."}
+    # The specialist asked again is answered in other words, whatever was asked in between (calls 1 and 3
+    # of the invocation, its asks 1 and 2).
+    first = content(ask(lane, SPECIALIST))
+    content(ask(lane, CLASSIFY))
+    again = content(ask(lane, SPECIALIST))
+    assert (first, again) == ("The refund has been sent.", "We sent your refund.")
 
 
 def test_a_call_no_turn_answers_is_an_error_in_the_ledger(stub: StubModel, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@
     text = "I'll convert that first."
     tool = "convert"
     arguments = { amount = 100, source = "EUR", target = "USD" }
-    drift = ["Converting now.", "One moment, converting."]   # drifting: other words on each call
+    drift = ["Converting now.", "One moment, converting."]   # drifting: other words on each ask
     changed = { text = "About 108 USD." }                    # changed: the answer from the 2nd ask on
 
     [[turn]]                                                 # no `when`: the conversation's second turn
@@ -60,7 +60,7 @@ class Turn:
     answer: Answer
     """The steady answer."""
     drift: tuple[str, ...] = ()
-    """Other words for the same decision, one per call (variation `drifting`)."""
+    """Other words for the same decision, one per ask of this turn, in turn (variation `drifting`)."""
     changed: Answer | None = None
     """The answer from the second ask of this turn on (variation `changed`); None: never changes."""
     when: str | None = None
@@ -145,7 +145,9 @@ class FileScript(Script):
         if self.variation == "changed" and ask >= 2 and spec.changed is not None:
             return spec.changed
         if self.variation == "drifting" and spec.drift:
-            text = spec.drift[(call - 1) % len(spec.drift)]
+            # Per ask of this turn, not per call of the invocation: each time a call is asked again, it is
+            # answered in other words, whatever other calls came in between.
+            text = spec.drift[(ask - 1) % len(spec.drift)]
             return Answer(text=text, tool_call=spec.answer.tool_call)
         return spec.answer
 
