@@ -12,6 +12,8 @@ the calls apart by what they ask (`when`). Two handlers differ in one line: `run
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import restate
 from openai import AsyncOpenAI
 
@@ -35,27 +37,24 @@ async def ask(prompt: str) -> str:
     return response.choices[0].message.content or ""
 
 
-async def process(ctx: restate.Context, report: str, *, journaled: bool) -> str:
+async def process(report: str, model: Callable[[str, str], Awaitable[str]]) -> str:
+    """Run the report through every prompt; `model(name, prompt)` asks the model."""
     result = report
     for number, step in enumerate(STEPS, start=1):
-        prompt = f"{step}\n\nInput:\n{result}"
-        if journaled:
-            result = await ctx.run_typed(f"step {number}", ask, prompt=prompt)
-        else:
-            result = await ask(prompt)
+        result = await model(f"step {number}", f"{step}\n\nInput:\n{result}")
     return result
 
 
 @chain.handler()
 async def run(ctx: restate.Context, report: str) -> str:
     """The chain with every model call journaled: a replay reads the answers back."""
-    return await process(ctx, report, journaled=True)
+    return await process(report, lambda name, prompt: ctx.run_typed(name, ask, prompt=prompt))
 
 
 @chain.handler()
 async def run_naive(ctx: restate.Context, report: str) -> str:
     """The same chain with the model calls outside the journal."""
-    return await process(ctx, report, journaled=False)
+    return await process(report, lambda name, prompt: ask(prompt))
 
 
 app = restate.app([chain])

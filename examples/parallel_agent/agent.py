@@ -13,6 +13,8 @@ gathered with `restate.gather`. `run_naive` makes them plainly, gathered with `a
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import restate
 from openai import AsyncOpenAI
@@ -32,33 +34,47 @@ async def ask(prompt: str) -> str:
     return response.choices[0].message.content or ""
 
 
-async def assess(ctx: restate.Context, change: str, *, journaled: bool) -> str:
-    summarize = f"Summarize this planned change in one sentence:\n\n{change}"
-    summary = await (ctx.run_typed("summarize", ask, prompt=summarize) if journaled else ask(summarize))
-    prompts = [f"Analyze the impact on {who} of this change: {summary}" for who in STAKEHOLDERS]
-    if journaled:
-        futures = [
-            ctx.run_typed(f"impact on {who}", ask, prompt=prompt)
-            for who, prompt in zip(STAKEHOLDERS, prompts, strict=True)
+async def assess(
+    change: str,
+    model: Callable[[str, str], Awaitable[str]],
+    together: Callable[[list[Awaitable[str]]], Awaitable[list[str]]],
+) -> str:
+    """Summary, two analyses in flight at once, recommendation. `model(name, prompt)` asks the model;
+    `together(calls)` waits for calls started at once."""
+    summary = await model("summarize", f"Summarize this planned change in one sentence:\n\n{change}")
+    analyses = await together(
+        [
+            model(f"impact on {who}", f"Analyze the impact on {who} of this change: {summary}")
+            for who in STAKEHOLDERS
         ]
-        await restate.gather(*futures)
-        analyses = [await future for future in futures]
-    else:
-        analyses = list(await asyncio.gather(*(ask(prompt) for prompt in prompts)))
-    combine = "Combine these impact analyses into one recommendation:\n\n" + "\n\n".join(analyses)
-    return await (ctx.run_typed("combine", ask, prompt=combine) if journaled else ask(combine))
+    )
+    return await model(
+        "combine", "Combine these impact analyses into one recommendation:\n\n" + "\n\n".join(analyses)
+    )
+
+
+async def gather_journaled(futures: list[Any]) -> list[str]:
+    """Wait for journaled steps started at once (Restate's own gather), then read their results."""
+    await restate.gather(*futures)
+    return [await future for future in futures]
+
+
+async def gather_plain(calls: list[Awaitable[str]]) -> list[str]:
+    return list(await asyncio.gather(*calls))
 
 
 @impact.handler()
 async def run(ctx: restate.Context, change: str) -> str:
-    """Summary, two analyses in parallel, recommendation: every model call journaled."""
-    return await assess(ctx, change, journaled=True)
+    """Every model call journaled: the two analyses are steps gathered with `restate.gather`."""
+    return await assess(
+        change, lambda name, prompt: ctx.run_typed(name, ask, prompt=prompt), gather_journaled
+    )
 
 
 @impact.handler()
 async def run_naive(ctx: restate.Context, change: str) -> str:
-    """The same, every model call outside the journal."""
-    return await assess(ctx, change, journaled=False)
+    """Every model call outside the journal: the two analyses gathered with `asyncio.gather`."""
+    return await assess(change, lambda name, prompt: ask(prompt), gather_plain)
 
 
 app = restate.app([impact])

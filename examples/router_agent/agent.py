@@ -14,6 +14,7 @@ then classifies again and, if the model changes its mind, asks another team.
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import restate
@@ -50,31 +51,24 @@ def selected_team(decision: str) -> str:
     return team
 
 
-async def route(ctx: restate.Context, ticket: str, *, journaled: bool) -> str:
+async def route(ticket: str, model: Callable[[str, list[Any]], Awaitable[str]]) -> str:
+    """Classify the ticket, then ask the chosen team's specialist; `model(name, messages)` asks the model."""
     classify = [{"role": "user", "content": CLASSIFY.format(teams=", ".join(TEAMS), ticket=ticket)}]
-    if journaled:
-        decision = await ctx.run_typed("classify", ask, messages=classify)
-    else:
-        decision = await ask(classify)
-    team = selected_team(decision)
+    team = selected_team(await model("classify", classify))
     specialist = [{"role": "system", "content": TEAMS[team]}, {"role": "user", "content": ticket}]
-    if journaled:
-        answer = await ctx.run_typed(f"answer as {team}", ask, messages=specialist)
-    else:
-        answer = await ask(specialist)
-    return f"[{team}] {answer}"
+    return f"[{team}] {await model(f'answer as {team}', specialist)}"
 
 
 @router.handler()
 async def run(ctx: restate.Context, ticket: str) -> str:
     """Classify and answer, both model calls journaled."""
-    return await route(ctx, ticket, journaled=True)
+    return await route(ticket, lambda name, messages: ctx.run_typed(name, ask, messages=messages))
 
 
 @router.handler()
 async def run_naive(ctx: restate.Context, ticket: str) -> str:
     """Classify and answer, both model calls outside the journal."""
-    return await route(ctx, ticket, journaled=False)
+    return await route(ticket, lambda name, messages: ask(messages))
 
 
 app = restate.app([router])
