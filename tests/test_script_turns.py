@@ -163,12 +163,38 @@ def test_positional_scripts_answer_past_their_end_like_their_last_turn(
     assert [content(ask(lane, m)) for m in (QUESTION, AFTER_TOOL, third)] == ["one", "two", "two"]
 
 
+def test_a_matched_conversation_with_a_tool_loop_answers_by_position(stub: StubModel, tmp_path: Path) -> None:
+    text = (
+        '[[turn]]\nwhen_system = "billing support"\nposition = 1\ntext = "Looking it up."\n'
+        'tool = "invoice"\n\n'
+        '[[turn]]\nwhen_system = "billing support"\nposition = 2\ntext = "Refunded."\n'
+    )
+    lane = stub.open_lane(load_script_file(write(tmp_path, text), "steady"))
+    first = ask(lane, SPECIALIST).json()["choices"][0]["message"]
+    assert first["tool_calls"][0]["function"]["name"] == "invoice"
+    after_tool = [
+        *SPECIALIST,
+        {"role": "assistant", "content": "Looking it up."},
+        {"role": "tool", "content": "{}"},
+    ]
+    assert content(ask(lane, after_tool)) == "Refunded."
+    assert [c.turn for c in lane.model_calls("inv_1")] == [1, 2]
+    third = [
+        *after_tool,
+        {"role": "assistant", "content": "Refunded."},
+        {"role": "user", "content": "Thanks"},
+    ]
+    assert ask(lane, third).status_code == UNANSWERED_STATUS  # position 3 of that conversation: no turn
+
+
 @pytest.mark.parametrize(
     ("text", "line", "message"),
     [
         ('[[turn]]\ntext = "a"\n\n[[turn]]\nwhen = "team ("\ntext = "b"\n', 5, "is not a valid regular"),
         ('[[turn]]\nwhen = "team"\ntext = "a"\n\n[[turn]]\nwhen = "team"\ntext = "b"\n', 6, "line 2"),
         ('[[turn]]\nwhen_system = ["x"]\ntext = "a"\n', 2, "must be a non-empty regular expression"),
+        ('[[turn]]\ntext = "a"\nposition = 2\n', 1, "`position` goes with `when` or `when_system`"),
+        ('[[turn]]\nwhen = "a"\nposition = 0\ntext = "a"\n', 2, "`position` must be a conversation turn"),
     ],
 )
 def test_bad_patterns_name_the_file_and_line(tmp_path: Path, text: str, line: int, message: str) -> None:

@@ -6,6 +6,13 @@
 
     [[turn]]                                                 # answers the specialist, by its system prompt
     when_system = "billing support"
+    position = 1                                             # ... when it is its conversation's first turn
+    text = "Let me look up your invoice."
+    tool = "invoice"
+
+    [[turn]]                                                 # the specialist after the tool's result
+    when_system = "billing support"
+    position = 2
     text = "Your refund is on its way."
 
     [[turn]]                                                 # no `when`: the conversation's first turn
@@ -20,7 +27,9 @@
 
 A turn with `when` (a regular expression searched in the request's last user message) or `when_system`
 (searched in its system prompt; both given, both must match) answers every call it matches, whatever the
-conversation's position. The turns without either answer by position: the n-th of them answers the
+conversation's position, unless it also gives `position` (the conversation's turn it answers: 1 for the
+first ask, 2 after the first tool result, ...), for a matched conversation with a tool loop. The turns
+without `when` or `when_system` answer by position: the n-th of them answers the
 conversation's n-th turn (turn 1: the question; turn 2: after the first tool result; ...). In a script of
 positional turns only, turns past the last one answer like the last, as before. Once a script matches by
 `when`, a call no turn answers is not given a default: the stub answers it with an error saying so, and the
@@ -67,6 +76,8 @@ class Turn:
     """Regular expression searched in the last user message; None: not matched on it."""
     when_system: str | None = None
     """Regular expression searched in the system prompt; None: not matched on it."""
+    position: int | None = None
+    """With a pattern: the conversation's turn it answers (1: the first ask); None: any."""
     line: int = 0
     """Line of the file where the turn is (its `when`, or its `[[turn]]` header); 0 if unknown."""
 
@@ -75,9 +86,9 @@ class Turn:
         """Answers by the conversation's position (no `when`, no `when_system`)."""
         return self.when is None and self.when_system is None
 
-    def matches(self, user: str, system: str) -> bool:
-        """Does this turn's pattern match a call with this last user message and system prompt?"""
-        if self.positional:
+    def matches(self, user: str, system: str, position: int) -> bool:
+        """Does this turn's pattern match a call with this last user message, system prompt and position?"""
+        if self.positional or (self.position is not None and self.position != position):
             return False
         return (self.when is None or re.search(self.when, user) is not None) and (
             self.when_system is None or re.search(self.when_system, system) is not None
@@ -119,7 +130,8 @@ class FileScript(Script):
     def turn_of(self, messages: Sequence[Any]) -> int:
         """The number (1-based, in file order) of the turn that answers a request with these messages."""
         user, system = _prompts(messages)
-        matched = [n for n, t in enumerate(self.turns, start=1) if t.matches(user, system)]
+        position = conversation_turn(messages)
+        matched = [n for n, t in enumerate(self.turns, start=1) if t.matches(user, system, position)]
         what = f"last user message {_excerpt(user)}"
         if system:
             what += f", system prompt {_excerpt(system)}"
@@ -132,7 +144,6 @@ class FileScript(Script):
         if matched:
             return matched[0]
         positional = [n for n, t in enumerate(self.turns, start=1) if t.positional]
-        position = conversation_turn(messages)
         if positional and (position <= len(positional) or len(positional) == len(self.turns)):
             # A script of positional turns only answers past its end like its last turn, as it always has.
             return positional[min(position, len(positional)) - 1]
@@ -220,7 +231,7 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
     if not toml:
         lines = lines[1:] if isinstance(data, dict) else lines
     turns: list[Turn] = []
-    seen: dict[tuple[str | None, str | None], Turn] = {}
+    seen: dict[tuple[str | None, str | None, int | None], Turn] = {}
     for number, raw in enumerate(raw_turns, start=1):
         header, when_line = lines[number - 1] if number <= len(lines) else (0, None)
         line = when_line or header
@@ -230,21 +241,28 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
         if not isinstance(drift, list) or not all(isinstance(d, str) for d in drift):
             raise ScriptFileError(f"{where}: `drift` must be a list of strings")
         changed = _answer(raw["changed"], where + " (changed)") if "changed" in raw else None
+        position = raw.get("position")
+        if position is not None and (type(position) is not int or position < 1):
+            raise ScriptFileError(f"{where}: `position` must be a conversation turn: 1, 2, ...")
         turn = Turn(
             answer,
             tuple(drift),
             changed,
             when=_pattern(raw, "when", where),
             when_system=_pattern(raw, "when_system", where),
+            position=position,
             line=line,
         )
+        if turn.positional and position is not None:
+            raise ScriptFileError(f"{where}: `position` goes with `when` or `when_system`")
         if not turn.positional:
-            same = seen.get((turn.when, turn.when_system))
+            key = (turn.when, turn.when_system, turn.position)
+            same = seen.get(key)
             if same is not None:
                 raise ScriptFileError(
                     f"{where}: matches the same calls as the turn at line {same.line} (the same `when`)"
                 )
-            seen[(turn.when, turn.when_system)] = turn
+            seen[key] = turn
         turns.append(turn)
     return FileScript(
         name=variation,
