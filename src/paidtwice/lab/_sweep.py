@@ -583,14 +583,15 @@ def _clean(
             )
         finally:
             watcher.forget(run.invocation_id)
+        row = lab.sql.invocation(run.invocation_id)
+        status = row.status if row else "unknown"
         unanswered = [c for c in run.lane.model_calls(run.invocation_id) if c.unanswered]
         if unanswered:
             # Nothing to compare the points with: the script does not say what the model answers.
-            lab.admin.kill(run.invocation_id)
+            if status not in ("completed", "paused"):
+                lab.admin.kill(run.invocation_id)
             where = f"model call {unanswered[0].call} of the clean run of {target.service}/{target.handler}"
             raise ScriptFileError(f"{unanswered[0].answer.text} ({where})")
-        row = lab.sql.invocation(run.invocation_id)
-        status = row.status if row else "unknown"
         if status != "completed":
             raise ExperimentError(f"the clean run of {target.service}/{target.handler} ended {status}")
         clean = CleanRun(
