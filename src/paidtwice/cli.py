@@ -468,7 +468,8 @@ def recover(
     multiple=True,
     metavar="NAME|FILE",
     help="The deck's agent: stub scripts steady, drifting, changed (default: all three). "
-    "With --app: the script file giving the model's answer for each turn.",
+    "With --app: the script file giving the model's answer to each call (a `[[turn]]` matched by `when`, or "
+    "by its position in the conversation).",
 )
 @click.option(
     "--variation",

@@ -11,7 +11,8 @@ It serves one process (no hypercorn workers), with HTTP/2 cleartext so the serve
 
 With a step log (`--step-log`, or env PAIDTWICE_STEP_LOG) the host also records, one JSON line each, what the
 handler does: every model request (`model_start`/`model_end`, requests to a chat-completions or responses
-path through httpx, which the openai client uses), every context operation (`op`: run, run_typed, sleep)
+path through httpx, which the openai client uses; `step` names the executed step it was made in, 0 if none,
+so calls in flight at once are told apart), every context operation (`op`: run, run_typed, sleep)
 and every real execution of a `ctx.run`/`ctx.run_typed` action (`step_start`/`step_end`; a step replayed
 from the journal does not execute, so it logs nothing). Each httpx request made while serving an invocation
 gets the `x-paidtwice-invocation` header, so the stub's ledger counts per invocation without user changes.
@@ -19,8 +20,11 @@ gets the `x-paidtwice-invocation` header, so the stub's ledger counts per invoca
 A gate (`--gate`, or env PAIDTWICE_GATE) stops the handler for good at one moment, after logging a `gate`
 line, so a sweep can kill the process exactly there: `model:N:before`, `model:N:after` (the N-th model
 request of an invocation), `op:N:before` (the N-th context operation), `step:N:before`, `step:N:inside`
-(the N-th executed step, before or after its execution started). `--service-as OLD=NEW` serves service OLD
-under the name NEW, so several copies of one app can be registered on one server.
+(the N-th executed step, before or after its execution started). Several gates, comma-separated, stop each
+of several branches in flight at once (`model:2:after,model:3:after`: both parallel answers came back).
+
+`--service-as OLD=NEW` serves service OLD under the name NEW, so several copies of one app can be
+registered on one server.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from hypercorn.asyncio import serve
@@ -82,12 +87,17 @@ def _services(module: Any) -> list[Any]:
     return [value for value in vars(module).values() if isinstance(value, kinds)]
 
 
+_STEP: ContextVar[int] = ContextVar("paidtwice_step", default=0)
+"""The executed step (its number in the step log) the current code runs in; 0 outside any step. A context
+variable, so each of several steps in flight at once (each its own task) sees its own."""
+
+
 class _StepLog:
-    """Writes the step log and holds the gate; counters are per invocation, for this process's life."""
+    """Writes the step log and holds the gates; counters are per invocation, for this process's life."""
 
     def __init__(self, fd: int, gate: str | None) -> None:
         self.fd = fd
-        self.gate = gate
+        self.gates = frozenset(g for g in (gate or "").split(",") if g)
         self._counts: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
 
@@ -102,7 +112,7 @@ class _StepLog:
         os.write(self.fd, (line + "\n").encode())
 
     def gated(self, invocation: str, gate: str) -> bool:
-        if self.gate != gate:
+        if gate not in self.gates:
             return False
         self.write(invocation, "gate", gate=gate)
         return True
@@ -169,7 +179,7 @@ def _patch_http_client(module: Any, log: _StepLog) -> None:
             return await async_send(self, request, **kwargs)
         if log.gated(invocation, f"model:{n}:before"):
             await _hold_forever()
-        log.write(invocation, "model_start", n=n)
+        log.write(invocation, "model_start", n=n, step=_STEP.get())
         response = await async_send(self, request, **kwargs)
         log.write(invocation, "model_end", n=n, status=response.status_code)
         if log.gated(invocation, f"model:{n}:after"):
@@ -182,7 +192,7 @@ def _patch_http_client(module: Any, log: _StepLog) -> None:
             return sync_send(self, request, **kwargs)
         if log.gated(invocation, f"model:{n}:before"):
             _hold_forever_sync()
-        log.write(invocation, "model_start", n=n)
+        log.write(invocation, "model_start", n=n, step=_STEP.get())
         response = sync_send(self, request, **kwargs)
         log.write(invocation, "model_end", n=n, status=response.status_code)
         if log.gated(invocation, f"model:{n}:after"):
@@ -209,6 +219,7 @@ def _wrap_action(log: _StepLog, invocation: str, name: str, action: Callable[...
         @functools.wraps(action)
         async def run_async(*args: Any, **kwargs: Any) -> Any:
             n, hold = begin()
+            _STEP.set(n)  # this task's own context: the SDK runs each action in a task of its own
             if hold:
                 await _hold_forever()
             result = await action(*args, **kwargs)
@@ -220,6 +231,7 @@ def _wrap_action(log: _StepLog, invocation: str, name: str, action: Callable[...
     @functools.wraps(action)
     def run_sync(*args: Any, **kwargs: Any) -> Any:
         n, hold = begin()
+        _STEP.set(n)  # the SDK runs a sync action in a copy of the context, on an executor thread
         if hold:
             _hold_forever_sync()
         result = action(*args, **kwargs)

@@ -2,11 +2,12 @@
 
 A clean run of the agent gives its timeline: the host's step log (every model request, context operation and
 step execution, in order) beside the journal. From it come the distinct crash points: after each journal
-entry (before the agent's next action), in flight inside each model call and each step, and in each durable
-pause. Each point is a run of its own, concurrently on one server and one stub: the agent is stopped at the
-moment (a host gate, a held stub call, or the pause), the lab confirms from the journal and the ledgers
-that it is there, SIGKILLs it, restarts it after the restart delay, waits until the invocation completes
-or pauses, and counts what the replay paid again against the clean run.
+entry (before the agent's next action), in flight inside each model call and each step, in flight inside
+calls made at once (parallel calls, each held), and in each durable pause. Each point is a run of its own,
+concurrently on one server and one stub: the agent is stopped at the moment (host gates, held stub calls,
+or the pause), the lab confirms from the journal and the ledgers that it is there, SIGKILLs it, restarts it
+after the restart delay, waits until the invocation completes or pauses, and counts what the replay paid
+again against the clean run.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from paidtwice.lab._runner import (
 )
 from paidtwice.stub._scripts import Hold, Script, script_by_name
 from paidtwice.stub._server import Lane
-from paidtwice.stub._turns import VARIATIONS, load_script_file
+from paidtwice.stub._turns import VARIATIONS, ScriptFileError, load_script_file
 
 __all__ = [
     "CrashPoint",
@@ -120,13 +121,15 @@ class CrashPoint:
     order: int
     """Position in time, 1 = earliest."""
     kind: str
-    """"after-entry", "model-returned", "in-flight-model", "in-flight-step" or "pause"."""
+    """"after-entry", "model-returned", "in-flight-model", "in-flight-step", "in-flight-parallel" (calls or
+    steps in flight at once, all held) or "pause"."""
     journal_entries: int
     """Entries the journal holds at that moment."""
     gate: str | None = None
-    """The host gate that stops the agent there (None: a held stub call or the pause)."""
-    model_hold: int | None = None
-    """The model call the stub holds open (its number within the invocation)."""
+    """The host gates that stop the agent there, comma-separated (None: held stub calls or the pause)."""
+    model_holds: tuple[int, ...] = ()
+    """The model calls the stub holds open (their numbers within the invocation); all are in flight at the
+    moment."""
     tool_hold: int | None = None
     """The stub tool call held open."""
     pause_op: int | None = None
@@ -148,7 +151,8 @@ class PointResult:
     script: str
     """Stub script (steady, drifting, changed)."""
     status: str
-    """Final status: completed, paused, or stuck (a journal mismatch on every retry; killed by the sweep)."""
+    """Final status: completed, paused, stuck (a journal mismatch on every retry; killed by the sweep) or
+    unanswered (the replay made a model call no turn of the script answers; killed by the sweep)."""
     answer_matches: bool
     """The invocation completed with the clean run's answer."""
     answer: str | None
@@ -179,7 +183,10 @@ class PointResult:
     journal_at_kill: int
     """Journal entries when the kill landed (read right after it)."""
     confirmed: bool
-    """The journal held exactly the point's entries at the kill, and the held call was in flight."""
+    """The journal held exactly the point's entries at the kill, and the held calls were in flight."""
+    unanswered: tuple[str, ...]
+    """Why each model call no turn of the script answers was not answered (the stub's ledger); empty when
+    every call was answered."""
     invocation_id: str
     """The point's invocation."""
     wall_time: float
@@ -304,8 +311,11 @@ class _Event:
     event: str
     n: int
     name: str
+    """A step's or an operation's name; a gate line's gate."""
     kind: str
     at: float
+    step: int = 0
+    """For a model request: the executed step it was made in (0: none)."""
 
 
 def _events(step_log: Path, invocation_id: str) -> list[_Event]:
@@ -326,12 +336,89 @@ def _events(step_log: Path, invocation_id: str) -> list[_Event]:
                 _Event(
                     str(raw["event"]),
                     int(raw.get("n", 0)),
-                    str(raw.get("name", "")),
+                    str(raw.get("name", raw.get("gate", ""))),
                     str(raw.get("kind", "")),
                     float(raw["at"]),
+                    int(raw.get("step", 0)),
                 )
             )
     return events
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Calls and steps in flight at once in the clean run (their intervals in the step log overlap)."""
+
+    first: int
+    """Index of the group's first event in the step log."""
+    last: int
+    """Index of its last event."""
+    model_calls: tuple[int, ...]
+    """The model call each branch makes first (held at the stub to stop it in flight)."""
+    quiet_steps: tuple[tuple[int, str], ...]
+    """Steps that make no model call (number, name): stopped by a gate inside them."""
+    answers_unjournaled: bool
+    """Every branch is a model call outside any step: their answers come back without reaching the journal."""
+
+
+def _parallel_groups(events: Sequence[_Event]) -> list[_Group]:
+    """The groups of two or more branches (steps, or model calls outside steps) whose intervals overlap."""
+    branches: list[tuple[int, int, str, int, str]] = []  # first index, last index, kind, n, name
+    opened: dict[tuple[str, int], int] = {}
+    for i, event in enumerate(events):
+        if event.event == "step_start" or (event.event == "model_start" and event.step == 0):
+            opened[(event.event.split("_")[0], event.n)] = i
+        elif event.event in ("step_end", "model_end"):
+            kind = event.event.split("_")[0]
+            first = opened.pop((kind, event.n), None)
+            if first is not None:
+                branches.append((first, i, kind, event.n, event.name))
+    for (kind, n), first in opened.items():  # still open at the end of the log: in flight until then
+        branches.append((first, len(events) - 1, kind, n, events[first].name))
+    branches.sort()
+    clusters: list[list[tuple[int, int, str, int, str]]] = []
+    for branch in branches:
+        if clusters and branch[0] < max(b[1] for b in clusters[-1]):
+            clusters[-1].append(branch)
+        else:
+            clusters.append([branch])
+    groups = []
+    for cluster in clusters:
+        if len(cluster) < 2:
+            continue
+        calls: list[int] = []
+        quiet: list[tuple[int, str]] = []
+        for _, _, kind, n, name in cluster:
+            if kind == "model":
+                calls.append(n)
+                continue
+            inside = [e.n for e in events if e.event == "model_start" and e.step == n]
+            if inside:
+                calls.append(min(inside))
+            else:
+                quiet.append((n, name))
+        groups.append(
+            _Group(
+                first=cluster[0][0],
+                last=max(b[1] for b in cluster),
+                model_calls=tuple(sorted(calls)),
+                quiet_steps=tuple(quiet),
+                answers_unjournaled=all(b[2] == "model" for b in cluster),
+            )
+        )
+    return groups
+
+
+def _together(calls: Sequence[int], steps: Sequence[str]) -> str:
+    """ "model calls 2 and 3", "model call 2 and step weather", "steps a and b"."""
+    parts = []
+    if calls:
+        numbers = [str(n) for n in calls]
+        listed = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
+        parts.append(("model calls " if len(calls) > 1 else "model call ") + listed)
+    if steps:
+        parts.append(("steps " if len(steps) > 1 else "step ") + " and ".join(steps))
+    return " and ".join(parts)
 
 
 def derive_points(
@@ -343,6 +430,12 @@ def derive_points(
     one is held at the stub, so the tool's own endpoint sees the call cut off). Two moments with the same
     journal and the same calls made are one moment; a model answer received inside a step is not journaled
     until the step ends, so it is the same moment as the call in flight.
+
+    Branches in flight at once (parallel model calls or steps) give one moment while all of them are in
+    flight, every branch held, and, for model calls outside the journal, one once all their answers came
+    back: stopping one branch alone would leave the others running into the kill, a moment no run repeats.
+    Operations made one after another without an await between them reach the journal together (the SDK
+    sends its commands when the handler awaits), so only the first of them is a moment of its own.
     """
     points: list[CrashPoint] = []
     entries = 1  # the input
@@ -350,15 +443,18 @@ def derive_points(
     in_step: _Event | None = None
     last_step = ""
     last_key: tuple[int, ...] | None = None
-    step_has_model: set[int] = set()
+    step_has_model: set[int] = {e.step for e in events if e.event == "model_start" and e.step}
     current: int | None = None
     for event in events:
         if event.event == "step_start":
             current = event.n
         elif event.event == "step_end":
             current = None
-        elif event.event == "model_start" and current is not None:
-            step_has_model.add(current)
+        elif event.event == "model_start" and current is not None and not event.step:
+            step_has_model.add(current)  # a step log written before model requests named their step
+    groups = {group.first: group for group in _parallel_groups(events)}
+    group: _Group | None = None
+    group_entries = 0
 
     def label(count: int) -> str:
         index = count - 1
@@ -374,11 +470,43 @@ def derive_points(
         points.append(CrashPoint(name, len(points) + 1, kind, entries, **where))
 
     for i, event in enumerate(events):
+        if group is None and i in groups:
+            group, group_entries = groups[i], entries
+        if group is not None:
+            # Inside a parallel group: keep counting, but its only moments are the group's own.
+            if event.event in counts:
+                counts[event.event] += 1
+            if event.event == "op":
+                entries += 2 if event.kind == "sleep" else 1
+            elif event.event == "step_end":
+                last_step = event.name
+                entries += 1
+            if i == group.last:
+                together = _together(group.model_calls, [name for _, name in group.quiet_steps])
+                gates = ",".join(f"step:{n}:inside" for n, _ in group.quiet_steps) or None
+                points.append(
+                    CrashPoint(
+                        f"in flight: {together} together",
+                        len(points) + 1,
+                        "in-flight-parallel",
+                        group_entries,
+                        gate=gates,
+                        model_holds=group.model_calls,
+                    )
+                )
+                if group.answers_unjournaled:
+                    add(
+                        "model-returned",
+                        f"after {together} returned (not journaled)",
+                        gate=",".join(f"model:{n}:after" for n in group.model_calls),
+                    )
+                group = None
+            continue
         if event.event == "model_start":
             if in_step is None:
                 add("after-entry", f"after {label(entries)}", gate=f"model:{event.n}:before")
             counts["model_start"] += 1
-            add("in-flight-model", f"in flight: model call {event.n}", model_hold=event.n)
+            add("in-flight-model", f"in flight: model call {event.n}", model_holds=(event.n,))
         elif event.event == "model_end":
             counts["model_end"] += 1
             if in_step is None:
@@ -388,7 +516,9 @@ def derive_points(
                     gate=f"model:{event.n}:after",
                 )
         elif event.event == "op":
-            add("after-entry", f"after {label(entries)}", gate=f"op:{event.n}:before")
+            follows_op = i > 0 and events[i - 1].event == "op" and events[i - 1].kind != "sleep"
+            if not follows_op:
+                add("after-entry", f"after {label(entries)}", gate=f"op:{event.n}:before")
             entries += 1  # its command
             if event.kind == "sleep":
                 after = f" after {last_step}" if last_step else ""
@@ -506,13 +636,20 @@ def _clean(
                 lab,
                 stop,
                 f"clean run {run.invocation_id} to settle",
-                lambda: _settled(watch.last),
+                lambda: _settled(watch.last) or bool(_unanswered(run.lane, run.invocation_id)),
                 timeout=60.0,
             )
         finally:
             watcher.forget(run.invocation_id)
         row = lab.sql.invocation(run.invocation_id)
         status = row.status if row else "unknown"
+        unanswered = [c for c in run.lane.model_calls(run.invocation_id) if c.unanswered]
+        if unanswered:
+            # Nothing to compare the points with: the script does not say what the model answers.
+            if status not in ("completed", "paused"):
+                lab.admin.kill(run.invocation_id)
+            where = f"model call {unanswered[0].call} of the clean run of {target.service}/{target.handler}"
+            raise ScriptFileError(f"{unanswered[0].answer.text} ({where})")
         if status != "completed":
             raise ExperimentError(f"the clean run of {target.service}/{target.handler} ended {status}")
         clean = CleanRun(
@@ -541,6 +678,13 @@ def _model_calls_in_steps(events: Sequence[_Event]) -> int:
     return inside
 
 
+def _unanswered(lane: Lane, invocation_id: str) -> tuple[str, ...]:
+    """Why each model call of the invocation that no turn of the script answers was not answered."""
+    return tuple(
+        f"{c.answer.text} (model call {c.call})" for c in lane.model_calls(invocation_id) if c.unanswered
+    )
+
+
 def _stuck(attempts: Sequence[AgentAttempt], after: int | None) -> bool:
     """The last `after` attempts that reached the agent all failed with a journal mismatch."""
     if after is None:
@@ -563,8 +707,9 @@ def _point(
     restart_delay: float,
 ) -> PointResult:
     started = time.time()
-    if point.model_hold is not None:
-        script = dataclasses.replace(script, hold=Hold(point.model_hold, _HOLD_SECONDS))
+    if point.model_holds:
+        first, *more = (Hold(call, _HOLD_SECONDS) for call in point.model_holds)
+        script = dataclasses.replace(script, hold=first, more_holds=tuple(more))
     if point.tool_hold is not None:
         script = dataclasses.replace(script, tool_hold=Hold(point.tool_hold, _HOLD_SECONDS))
     run = _Run(lab, target, script, tag=tag, gate=point.gate)
@@ -575,18 +720,25 @@ def _point(
             lane = run.lane
 
             def there() -> bool:
-                """Is the agent at the moment? Cheap checks only: the step log and the stub's ledgers."""
-                if point.gate is not None:
-                    return any(e.event == "gate" for e in _events(run.step_log, invocation_id))
-                if point.model_hold is not None:
+                """Is the agent at the moment? Cheap checks only: the step log and the stub's ledgers. Every
+                branch stopped: each gate logged, each held call in flight."""
+                if point.gate is not None or point.pause_op is not None:
+                    events = _events(run.step_log, invocation_id)
+                    if point.gate is not None:
+                        logged = {e.name for e in events if e.event == "gate"}
+                        if not set(point.gate.split(",")) <= logged:
+                            return False
+                    if point.pause_op is not None:
+                        if not any(e.event == "op" and e.n == point.pause_op for e in events):
+                            return False
+                if point.model_holds:
                     calls = lane.model_calls(invocation_id)
-                    return len(calls) >= point.model_hold and calls[point.model_hold - 1].finished is None
+                    if not all(len(calls) >= n and calls[n - 1].finished is None for n in point.model_holds):
+                        return False
                 if point.tool_hold is not None:
                     tools = lane.tool_runs(invocation_id)
-                    return len(tools) >= point.tool_hold and tools[point.tool_hold - 1].finished is None
-                if point.pause_op is not None:
-                    events = _events(run.step_log, invocation_id)
-                    return any(e.event == "op" and e.n == point.pause_op for e in events)
+                    n = point.tool_hold
+                    return len(tools) >= n and tools[n - 1].finished is None
                 return True
 
             def at_moment() -> bool:
@@ -603,7 +755,7 @@ def _point(
             up_at = run.agent.wait_up()
 
             def settled() -> bool:
-                if _settled(watch.last):
+                if _settled(watch.last) or _unanswered(lane, invocation_id):
                     return True
                 # Only a target that settles on repeated mismatches needs the agent's log at every poll.
                 stuck_after = target.stuck_after
@@ -619,7 +771,12 @@ def _point(
         journal_at_kill = sum(1 for e in journal if (_epoch(e.appended_at) or 0.0) <= kill_at)
         status = row.status if row else "unknown"
         agent_attempts = run.agent.attempts(invocation_id)
-        if status not in ("completed", "paused") and _stuck(agent_attempts, target.stuck_after):
+        unanswered = _unanswered(lane, invocation_id)
+        if status not in ("completed", "paused") and unanswered:
+            # Each retry would ask the same call again, and no turn of the script answers it.
+            status = "unanswered"
+            lab.admin.kill(invocation_id)
+        elif status not in ("completed", "paused") and _stuck(agent_attempts, target.stuck_after):
             # It would retry (and mismatch) until its retry policy gives up; nothing else can happen.
             status = "stuck"
             lab.admin.kill(invocation_id)
@@ -638,8 +795,8 @@ def _point(
         answered_turns = {c.turn for c in answered}
         asked_again = [c for c in calls if c.started > kill_at and c.turn in answered_turns]
         confirmed = journal_at_kill == point.journal_entries
-        if point.model_hold is not None:
-            confirmed = confirmed and len(in_flight) == 1
+        if point.model_holds:
+            confirmed = confirmed and len(in_flight) == len(point.model_holds)
         return PointResult(
             crash_point=point.name,
             order=point.order,
@@ -662,6 +819,7 @@ def _point(
             mismatches=mismatches,
             journal_at_kill=journal_at_kill,
             confirmed=confirmed,
+            unanswered=unanswered,
             invocation_id=invocation_id,
             wall_time=round(time.time() - started, 3),
             started_at=started,

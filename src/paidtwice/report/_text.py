@@ -283,4 +283,8 @@ def format_sweep(matrix: SweepMatrix) -> str:
         for point in matrix.points
         if (path := point.shorter_path(clean)) is not None
     ]
-    return "\n".join([head, table(headers, rows), *shorter, *(f"  {line}" for line in matrix.summary())])
+    unanswered = [f"  #{point.order}: {reason}" for point in matrix.points for reason in point.unanswered]
+    if unanswered:
+        unanswered.insert(0, "calls no turn of the script answers (the stub answered each with an error):")
+    lines = [head, table(headers, rows), *shorter, *unanswered]
+    return "\n".join([*lines, *(f"  {line}" for line in matrix.summary())])

@@ -32,7 +32,9 @@ class ModelCall:
     call: int
     """1-based number of this call within its invocation (or lane, without an invocation id)."""
     turn: int
-    """Conversation turn: 1 for the question, 2 after the first tool result, ..."""
+    """The script's turn that answered: for the built-in scripts the conversation's turn (1 for the question,
+    2 after the first tool result, ...); for a script file the number of its `[[turn]]`; 0 when no turn of the
+    script answers the call (the answer is then the error saying why)."""
     ask: int
     """How many times this invocation has asked for this turn, this call included."""
     messages: int
@@ -45,6 +47,11 @@ class ModelCall:
     """When the answer was sent, or the caller was found gone; None while in flight."""
     delivered: bool | None
     """True if the answer was sent; False if the caller was gone first; None while in flight."""
+
+    @property
+    def unanswered(self) -> bool:
+        """No turn of the script answers this call: its answer is an error saying why."""
+        return self.turn == 0
 
 
 @dataclass(frozen=True)

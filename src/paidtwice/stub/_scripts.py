@@ -1,14 +1,18 @@
-"""What the stub model answers: scripts keyed by the conversation's turn.
+"""What the stub model answers: scripts keyed by the turn that answers a call.
 
-A script sees which turn of the conversation a request is (turn 1: the question; turn 2: after the tool's
-result) and how many times this invocation has asked for that turn already, so a replay that asks the same
-turn again can get the same answer, different words, or a different decision, as the deck's runs need.
+A script first says which of its turns answers a request (`turn_of`): for the built-in scripts, the
+conversation's turn (turn 1: the question; turn 2: after the tool's result); a script file can also match a
+turn by what is asked. It then sees how many times this invocation has asked for that turn already, so a
+replay that asks the same turn again can get the same answer, different words, or a different decision, as
+the deck's runs need.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "SCRIPTS",
@@ -16,8 +20,19 @@ __all__ = [
     "Hold",
     "Script",
     "ToolCall",
+    "UnansweredCall",
+    "conversation_turn",
     "script_by_name",
 ]
+
+
+class UnansweredCall(Exception):
+    """No turn of a script answers a call (or two do); the message says which call and why."""
+
+
+def conversation_turn(messages: Sequence[Any]) -> int:
+    """The conversation's turn a request asks for: 1 + the assistant messages it already holds."""
+    return 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
 
 
 @dataclass(frozen=True)
@@ -97,6 +112,19 @@ class Script:
     """Hold back one call's answer (scripts `hold`)."""
     tool_hold: Hold | None = None
     """Hold back one tool call's answer."""
+    more_holds: tuple[Hold, ...] = ()
+    """Further model calls held back alongside `hold` (a sweep's point with parallel calls in flight)."""
+
+    def hold_of(self, call: int) -> Hold | None:
+        """How the model call numbered `call` (within its invocation) is held back, if it is."""
+        return next((h for h in (self.hold, *self.more_holds) if h is not None and h.call == call), None)
+
+    def turn_of(self, messages: Sequence[Any]) -> int:
+        """Which turn answers a request with these messages: here, the conversation's turn.
+
+        Raises `UnansweredCall` when no turn answers it (a script file's turns all match other calls).
+        """
+        return conversation_turn(messages)
 
     def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
         """The answer for `turn` (1-based), asked for the `ask`-th time; `call` counts all calls.

@@ -26,9 +26,13 @@ from hypercorn.config import Config
 from paidtwice._exceptions import ServerStartError
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.stub._ledger import INVOCATION_HEADER, Ledger, ModelCall, ToolRun
-from paidtwice.stub._scripts import SCRIPTS, Answer, Script
+from paidtwice.stub._scripts import SCRIPTS, Answer, Script, UnansweredCall
 
-__all__ = ["Lane", "StubModel"]
+__all__ = ["UNANSWERED_STATUS", "Lane", "StubModel"]
+
+UNANSWERED_STATUS = 400
+"""The status of the answer to a call no turn of the script answers: a 4xx, so the openai client raises at
+once instead of retrying (it retries 408, 409, 429 and 5xx)."""
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -220,25 +224,35 @@ class StubModel:
         except (ValueError, AttributeError):
             await _respond(send, 400, {"error": {"message": "body is not a chat-completions request"}})
             return
-        turn = 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+        try:
+            turn = lane.script.turn_of(messages)
+            unanswered = ""
+        except UnansweredCall as err:
+            # Never a silent default: the call is in the ledger (turn 0) with the reason as its error answer.
+            turn, unanswered = 0, str(err)
+
+        def answer_for(t: int, ask: int, call: int) -> Answer:
+            if unanswered:
+                return Answer(text=unanswered, status=UNANSWERED_STATUS)
+            return lane.script.answer(turn=t, ask=ask, call=call, model_up=lane.model_up)
+
         slot = self.ledger.open_model_call(
             lane=lane.name,
             invocation_id=invocation_id,
             turn=turn,
             messages=len(messages),
-            answer_for=lambda t, ask, call: lane.script.answer(
-                turn=t, ask=ask, call=call, model_up=lane.model_up
-            ),
+            answer_for=answer_for,
         )
         record = self.ledger.model_call(slot)
-        hold = lane.script.hold
-        if hold is not None and hold.call == record.call:
+        hold = lane.script.hold_of(record.call)
+        if hold is not None:
             if await _caller_left_within(receive, hold.seconds):
                 self.ledger.close_model_call(slot, delivered=False)
                 return
         answer = record.answer
         if answer.status != 200:
-            payload: dict[str, Any] = {"error": {"message": answer.text, "type": "server_error"}}
+            kind = "paidtwice_unanswered" if answer.status == UNANSWERED_STATUS else "server_error"
+            payload: dict[str, Any] = {"error": {"message": answer.text, "type": kind}}
         else:
             payload = _completion(request, messages, answer, turn)
         await _respond(send, answer.status, payload)

@@ -1,31 +1,57 @@
-"""Script files: a user's own model answers, one per conversation turn, in JSON or TOML.
+"""Script files: a user's own model answers, call by call, in JSON or TOML.
 
-    [[turn]]
+    [[turn]]                                                 # answers the router's classification call
+    when = "select the most appropriate support team"        # a regex, searched in the last user message
+    text = "<selection>billing</selection>"
+
+    [[turn]]                                                 # answers the specialist, by its system prompt
+    when_system = "billing support"
+    position = 1                                             # ... when it is its conversation's first turn
+    text = "Let me look up your invoice."
+    tool = "invoice"
+
+    [[turn]]                                                 # the specialist after the tool's result
+    when_system = "billing support"
+    position = 2
+    text = "Your refund is on its way."
+
+    [[turn]]                                                 # no `when`: the conversation's first turn
     text = "I'll convert that first."
     tool = "convert"
     arguments = { amount = 100, source = "EUR", target = "USD" }
-    drift = ["Converting now.", "One moment, converting."]   # drifting: other words on each call
+    drift = ["Converting now.", "One moment, converting."]   # drifting: other words on each ask
     changed = { text = "About 108 USD." }                    # changed: the answer from the 2nd ask on
 
-    [[turn]]
+    [[turn]]                                                 # no `when`: the conversation's second turn
     text = "100 EUR is 108.00 USD."
 
-A turn is what the model answers at that point of the conversation (turn 1: the question; turn 2: after the
-first tool result; ...). Turns past the last one answer like the last. Each file gives three variations:
-`steady` (the same answer every time), `drifting` (the same decision in other words) and `changed` (from the
-second ask of a turn on, that turn's `changed` answer).
+A turn with `when` (a regular expression searched in the request's last user message) or `when_system`
+(searched in its system prompt; both given, both must match) answers every call it matches, whatever the
+conversation's position, unless it also gives `position` (the conversation's turn it answers: 1 for the
+first ask, 2 after the first tool result, ...), for a matched conversation with a tool loop. The turns
+without `when` or `when_system` answer by position: the n-th of them answers the
+conversation's n-th turn (turn 1: the question; turn 2: after the first tool result; ...). In a script of
+positional turns only, turns past the last one answer like the last, as before. Once a script matches by
+`when`, a call no turn answers is not given a default: the stub answers it with an error saying so, and the
+ledger records it. Two turns that match one call are an error too.
+
+"How often this turn was asked" counts per turn that answered, so each call has its own `changed`. Each file
+gives three variations: `steady` (the same answer every time), `drifting` (the same decision in other words)
+and `changed` (from the second ask of a turn on, that turn's `changed` answer).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.stub._scripts import Answer, Script, ToolCall
+from paidtwice.stub._scripts import Answer, Script, ToolCall, UnansweredCall, conversation_turn
 
 __all__ = ["VARIATIONS", "FileScript", "ScriptFileError", "Turn", "load_script_file"]
 
@@ -38,14 +64,56 @@ class ScriptFileError(UsageError):
 
 @dataclass(frozen=True)
 class Turn:
-    """What the model answers at one turn of the conversation."""
+    """What the model answers to the calls one `[[turn]]` of the file answers."""
 
     answer: Answer
     """The steady answer."""
     drift: tuple[str, ...] = ()
-    """Other words for the same decision, one per call (variation `drifting`)."""
+    """Other words for the same decision, one per ask of this turn, in turn (variation `drifting`)."""
     changed: Answer | None = None
     """The answer from the second ask of this turn on (variation `changed`); None: never changes."""
+    when: str | None = None
+    """Regular expression searched in the last user message; None: not matched on it."""
+    when_system: str | None = None
+    """Regular expression searched in the system prompt; None: not matched on it."""
+    position: int | None = None
+    """With a pattern: the conversation's turn it answers (1: the first ask); None: any."""
+    line: int = 0
+    """Line of the file where the turn is (its `when`, or its `[[turn]]` header); 0 if unknown."""
+
+    @property
+    def positional(self) -> bool:
+        """Answers by the conversation's position (no `when`, no `when_system`)."""
+        return self.when is None and self.when_system is None
+
+    def matches(self, user: str, system: str, position: int) -> bool:
+        """Does this turn's pattern match a call with this last user message, system prompt and position?"""
+        if self.positional or (self.position is not None and self.position != position):
+            return False
+        return (self.when is None or re.search(self.when, user) is not None) and (
+            self.when_system is None or re.search(self.when_system, system) is not None
+        )
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    """A message's text: its content, or the text parts of a content list."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
+
+
+def _prompts(messages: Sequence[Any]) -> tuple[str, str]:
+    """The last user message and the system prompt (system or developer messages) of a request."""
+    dicts = [m for m in messages if isinstance(m, dict)]
+    users = [_text_of(m) for m in dicts if m.get("role") == "user"]
+    system = "\n".join(_text_of(m) for m in dicts if m.get("role") in ("system", "developer"))
+    return (users[-1] if users else ""), system
+
+
+def _excerpt(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= limit else flat[: limit - 3] + "...")
 
 
 @dataclass(frozen=True)
@@ -56,13 +124,41 @@ class FileScript(Script):
     """The file's turns, in order."""
     variation: str = "steady"
     """steady, drifting or changed."""
+    path: str = ""
+    """The file it was read from, as given."""
+
+    def turn_of(self, messages: Sequence[Any]) -> int:
+        """The number (1-based, in file order) of the turn that answers a request with these messages."""
+        user, system = _prompts(messages)
+        position = conversation_turn(messages)
+        matched = [n for n, t in enumerate(self.turns, start=1) if t.matches(user, system, position)]
+        what = f"last user message {_excerpt(user)}"
+        if system:
+            what += f", system prompt {_excerpt(system)}"
+        if len(matched) > 1:
+            first, second = (self.turns[n - 1] for n in matched[:2])
+            raise UnansweredCall(
+                f"{self.path}:{second.line}: turns {matched[0]} (line {first.line}) and {matched[1]} "
+                f"(line {second.line}) of the script both answer this call: {what}"
+            )
+        if matched:
+            return matched[0]
+        positional = [n for n, t in enumerate(self.turns, start=1) if t.positional]
+        if positional and (position <= len(positional) or len(positional) == len(self.turns)):
+            # A script of positional turns only answers past its end like its last turn, as it always has.
+            return positional[min(position, len(positional)) - 1]
+        raise UnansweredCall(
+            f"no turn of the script answers this call: {what}, conversation turn {position} ({self.path})"
+        )
 
     def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
-        spec = self.turns[min(turn, len(self.turns)) - 1]
+        spec = self.turns[turn - 1]
         if self.variation == "changed" and ask >= 2 and spec.changed is not None:
             return spec.changed
         if self.variation == "drifting" and spec.drift:
-            text = spec.drift[(call - 1) % len(spec.drift)]
+            # Per ask of this turn, not per call of the invocation: each time a call is asked again, it is
+            # answered in other words, whatever other calls came in between.
+            text = spec.drift[(ask - 1) % len(spec.drift)]
             return Answer(text=text, tool_call=spec.answer.tool_call)
         return spec.answer
 
@@ -84,6 +180,36 @@ def _answer(raw: Any, where: str) -> Answer:
     return Answer(text=text, tool_call=ToolCall(tool, json.dumps(arguments)))
 
 
+def _turn_lines(text: str, toml: bool) -> list[tuple[int, int | None]]:
+    """Per turn, in order, the line of its header and of its `when` key (None if it has none).
+
+    The parsers keep no line numbers, so they are found in the text: a TOML turn starts at a `[[turn]]`
+    header, a JSON turn at its `{`; its `when`/`when_system` is the first such key before the next turn."""
+    lines = text.splitlines()
+    header = re.compile(r"^\s*\[\[\s*turns?\s*\]\]") if toml else re.compile(r"^\s*\{")
+    key = re.compile(r'^\s*"?when(_system)?"?\s*[=:]') if toml else re.compile(r'"when(_system)?"\s*:')
+    found: list[tuple[int, int | None]] = []
+    for number, line in enumerate(lines, start=1):
+        if header.search(line):
+            found.append((number, None))
+        if key.search(line) and found and found[-1][1] is None:
+            found[-1] = (found[-1][0], number)
+    return found
+
+
+def _pattern(raw: dict[str, Any], name: str, where: str) -> str | None:
+    pattern = raw.get(name)
+    if pattern is None:
+        return None
+    if not isinstance(pattern, str) or not pattern:
+        raise ScriptFileError(f"{where}: `{name}` must be a non-empty regular expression")
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        raise ScriptFileError(f"{where}: `{name}` is not a valid regular expression: {err}") from None
+    return pattern
+
+
 def load_script_file(path: Path, variation: str = "steady") -> FileScript:
     """Read a script file (TOML if it ends in .toml, JSON otherwise) in one variation."""
     if variation not in VARIATIONS:
@@ -92,25 +218,56 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
         text = path.read_text()
     except OSError as err:
         raise ScriptFileError(f"cannot read script file {path}: {err.strerror}") from None
+    toml = path.suffix == ".toml"
     try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        data = tomllib.loads(text) if toml else json.loads(text)
     except (tomllib.TOMLDecodeError, ValueError) as err:
         raise ScriptFileError(f"script file {path} does not parse: {err}") from None
     raw_turns = data.get("turn", data.get("turns")) if isinstance(data, dict) else data
     if not isinstance(raw_turns, list) or not raw_turns:
         raise ScriptFileError(f"script file {path}: expected a non-empty list of turns (`[[turn]]`)")
-    turns = []
+    # JSON: the turns' objects are the `{` lines after the list opens (one turn per object, as written).
+    lines = _turn_lines(text, toml)
+    if not toml:
+        lines = lines[1:] if isinstance(data, dict) else lines
+    turns: list[Turn] = []
+    seen: dict[tuple[str | None, str | None, int | None], Turn] = {}
     for number, raw in enumerate(raw_turns, start=1):
-        where = f"{path} turn {number}"
+        header, when_line = lines[number - 1] if number <= len(lines) else (0, None)
+        line = when_line or header
+        where = f"{path}:{line}: turn {number}" if line else f"{path} turn {number}"
         answer = _answer(raw, where)
         drift = raw.get("drift", [])
         if not isinstance(drift, list) or not all(isinstance(d, str) for d in drift):
             raise ScriptFileError(f"{where}: `drift` must be a list of strings")
         changed = _answer(raw["changed"], where + " (changed)") if "changed" in raw else None
-        turns.append(Turn(answer, tuple(drift), changed))
+        position = raw.get("position")
+        if position is not None and (type(position) is not int or position < 1):
+            raise ScriptFileError(f"{where}: `position` must be a conversation turn: 1, 2, ...")
+        turn = Turn(
+            answer,
+            tuple(drift),
+            changed,
+            when=_pattern(raw, "when", where),
+            when_system=_pattern(raw, "when_system", where),
+            position=position,
+            line=line,
+        )
+        if turn.positional and position is not None:
+            raise ScriptFileError(f"{where}: `position` goes with `when` or `when_system`")
+        if not turn.positional:
+            key = (turn.when, turn.when_system, turn.position)
+            same = seen.get(key)
+            if same is not None:
+                raise ScriptFileError(
+                    f"{where}: matches the same calls as the turn at line {same.line} (the same `when`)"
+                )
+            seen[key] = turn
+        turns.append(turn)
     return FileScript(
         name=variation,
         description=f"{path.name}, {variation}",
         turns=tuple(turns),
         variation=variation,
+        path=str(path),
     )

@@ -1,0 +1,117 @@
+"""Crash points derived from step logs with branches in flight at once (no server: the timelines are data)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paidtwice.lab._sweep import CrashPoint, _Event, derive_points
+
+
+def timeline(*rows: tuple[Any, ...]) -> list[_Event]:
+    """(event, n[, name or kind[, step]]) rows, one second apart."""
+    events = []
+    for at, row in enumerate(rows):
+        event, n = row[0], row[1]
+        text = row[2] if len(row) > 2 else ""
+        step = row[3] if len(row) > 3 else 0
+        kind = text if event == "op" else ""
+        name = "" if event == "op" else text
+        events.append(_Event(event, n, name, kind, float(at), step))
+    return events
+
+
+def brief(points: list[CrashPoint]) -> list[tuple[str, int, str | None, tuple[int, ...]]]:
+    return [(p.name, p.journal_entries, p.gate, p.model_holds) for p in points]
+
+
+def test_parallel_calls_outside_the_journal() -> None:
+    events = timeline(
+        ("model_start", 1),
+        ("model_end", 1),
+        ("model_start", 2),
+        ("model_start", 3),
+        ("model_end", 3),  # the second answer comes back first
+        ("model_end", 2),
+        ("model_start", 4),
+        ("model_end", 4),
+    )
+    points = derive_points(events, ["Command: Input", "Command: Output"])
+    assert brief(points) == [
+        ("after entry 0 (Command: Input)", 1, "model:1:before", ()),
+        ("in flight: model call 1", 1, None, (1,)),
+        ("after model call 1 returned (not journaled)", 1, "model:1:after", ()),
+        ("in flight: model calls 2 and 3 together", 1, None, (2, 3)),
+        ("after model calls 2 and 3 returned (not journaled)", 1, "model:2:after,model:3:after", ()),
+        ("in flight: model call 4", 1, None, (4,)),
+        ("after model call 4 returned (not journaled)", 1, "model:4:after", ()),
+    ]
+    assert [p.kind for p in points][3] == "in-flight-parallel"
+    assert [p.order for p in points] == list(range(1, 8))
+
+
+def test_parallel_steps_one_of_which_asks_the_model() -> None:
+    journal = [
+        "Command: Input",
+        "Command: Run summarize",
+        "Notification: Run",
+        "Command: Run impact",
+        "Command: Run lookup",
+        "Notification: Run",
+        "Notification: Run",
+        "Command: Output",
+    ]
+    events = timeline(
+        ("op", 1, "run"),
+        ("step_start", 1, "summarize"),
+        ("model_start", 1, "", 1),
+        ("model_end", 1, "", 1),
+        ("step_end", 1, "summarize"),
+        ("op", 2, "run"),  # two runs created before the handler awaits both: sent together
+        ("op", 3, "run"),
+        ("step_start", 2, "impact"),
+        ("model_start", 2, "", 2),
+        ("step_start", 3, "lookup"),
+        ("step_end", 3, "lookup"),
+        ("model_end", 2, "", 2),
+        ("step_end", 2, "impact"),
+    )
+    points = derive_points(events, journal)
+    assert brief(points) == [
+        ("after entry 0 (Command: Input)", 1, "op:1:before", ()),
+        ("after entry 1 (Command: Run summarize)", 2, "step:1:before", ()),
+        ("in flight: model call 1", 2, None, (1,)),
+        ("after entry 2 (Notification: Run)", 3, "op:2:before", ()),
+        # No "after entry 3": its command reaches the journal only with the next one.
+        ("in flight: model call 2 and step lookup together", 5, "step:3:inside", (2,)),
+    ]
+
+
+def test_a_sequential_timeline_has_no_parallel_point() -> None:
+    events = timeline(
+        ("model_start", 1),
+        ("model_end", 1),
+        ("op", 1, "run"),
+        ("step_start", 1, "weather"),
+        ("step_end", 1, "weather"),
+        ("op", 2, "sleep"),
+        ("op", 3, "run"),  # after an awaited sleep: a moment of its own
+        ("step_start", 2, "ask"),
+        ("model_start", 2, "", 2),
+        ("model_end", 2, "", 2),
+        ("step_end", 2, "ask"),
+    )
+    journal = ["Command: Input", "Command: Run weather", "Notification: Run", "Command: Sleep"]
+    points = derive_points(events, journal + ["Notification: Sleep", "Command: Run ask", "Notification: Run"])
+    assert not [p for p in points if p.kind == "in-flight-parallel"]
+    assert [p.name for p in points] == [
+        "after entry 0 (Command: Input)",
+        "in flight: model call 1",
+        "after model call 1 returned (not journaled)",
+        "after entry 1 (Command: Run weather)",
+        "in flight: step weather",
+        "after entry 2 (Notification: Run)",
+        "in pause after weather",
+        "after entry 4 (Notification: Sleep)",
+        "after entry 5 (Command: Run ask)",
+        "in flight: model call 2",
+    ]
