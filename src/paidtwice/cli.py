@@ -38,6 +38,7 @@ from paidtwice.lab._records import (
 from paidtwice.lab._recover import apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
 from paidtwice.lint import lint_command
+from paidtwice.replay._cli import capture_command, replay_check_command
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
     format_curve,
@@ -261,19 +262,34 @@ def run(name: str, json_path: Path | None, server_version: str) -> None:
 
 @cli.command()
 @click.argument("invocation_id")
+@click.option(
+    "--save",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write it as a journal file (for `paidtwice replay-check`).",
+)
 @_admin_url
-def journal(invocation_id: str, admin_url: str) -> None:
+def journal(invocation_id: str, save: Path | None, admin_url: str) -> None:
     """Print an invocation's journal by index, from a running Restate server.
 
     \b
-    Example:
+    Examples:
         paidtwice journal inv_1a2b3c --admin-url http://127.0.0.1:9070
+        paidtwice journal inv_1a2b3c --save journals/inv_1a2b3c.json
     """
     with _errors():
         sql = SqlClient(admin_url)
         if sql.invocation(invocation_id) is None:
             raise NotFound(f"no invocation {invocation_id} on the server at {admin_url}")
         click.echo(format_journal(sql.journal(invocation_id)))
+        if save is not None:
+            from paidtwice.replay._journal import capture_journal, save_journal
+
+            try:
+                save_journal(save, capture_journal(sql, invocation_id))
+            except OSError as err:
+                raise BadInput(f"cannot write {save}: {err.strerror}") from None
+            click.echo(f"journal file: {save}", err=True)
 
 
 @cli.command()
@@ -523,6 +539,8 @@ def sweep(
 
 
 cli.add_command(lint_command)
+cli.add_command(capture_command)
+cli.add_command(replay_check_command)
 
 
 def main() -> None:

@@ -36,6 +36,7 @@ import functools
 import importlib
 import inspect
 import json
+import logging
 import os
 import sys
 import threading
@@ -326,6 +327,24 @@ def _patch_http_clients() -> None:
         module.Client.send = send_sync
 
 
+class _DuringReplay(logging.Filter):
+    """Drops the SDK's own log lines about a replay (a mismatch is logged with its traceback): the verdict
+    reports it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _CURRENT.get() is None
+
+
+def _quiet_sdk_logs() -> None:
+    import restate  # noqa: F401 - its modules create their loggers on import
+
+    names = [name for name in logging.root.manager.loggerDict if name.split(".")[0] == "restate"]
+    for name in names:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _DuringReplay) for f in logger.filters):
+            logger.addFilter(_DuringReplay())
+
+
 # -- stopping step actions past the journal's end ---------------------------------------------------------
 
 
@@ -476,6 +495,7 @@ class Replayer:
             self._app = load_app(self._target, app_dir=self._app_dir)
         _patch_http_clients()
         _patch_steps()
+        _quiet_sdk_logs()
         self._loop = asyncio.new_event_loop()
         self._handlers = self._loop.run_until_complete(self._discover())
         return self
