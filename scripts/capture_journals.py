@@ -18,7 +18,8 @@ def main() -> None:
     with Lab() as lab:
         rows = [(row, None) for row in EXPERIMENTS if row.name in ROWS]
         for record in lab.run_many(rows, concurrent=True):
-            path = save_journal(JOURNALS / f"{record.name}.json", capture_journal(lab.sql, record.invocation_id))
+            journal = capture_journal(lab.sql, record.invocation_id)
+            path = save_journal(JOURNALS / f"{record.name}.json", journal)
             print(path, record.service, record.status)
 
 
