@@ -216,6 +216,7 @@ class _Replay:
 
     lane: Lane
     invocation_id: str
+    transport: Any
     loop: asyncio.AbstractEventLoop
     stopped: asyncio.Event
     released: threading.Event
@@ -305,7 +306,10 @@ def _patch_http_clients() -> None:
             if not _route(replay, request):
                 _blocked(replay, request, replaying)
                 await asyncio.Event().wait()
-            response = await _send(self, request, **kwargs)
+            # Straight into the stub's ASGI app on this loop: the same stub, without a socket in between.
+            response = await replay.transport.handle_async_request(request)
+            response.request = request
+            await response.aread()
             _record_call(replay, request, replaying)
             return response
 
@@ -470,6 +474,7 @@ class Replayer:
         self._app: Any = None if isinstance(app, str) else app
         self._handlers: dict[str, set[str]] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._transport: Any = None
 
     # -- lifecycle
 
@@ -496,6 +501,9 @@ class Replayer:
         _patch_http_clients()
         _patch_steps()
         _quiet_sdk_logs()
+        import httpx
+
+        self._transport = httpx.ASGITransport(app=self._stub.asgi_app)  # type: ignore[arg-type]
         self._loop = asyncio.new_event_loop()
         self._handlers = self._loop.run_until_complete(self._discover())
         return self
@@ -675,6 +683,7 @@ class Replayer:
         replay = _Replay(
             lane=lane,
             invocation_id=journal.invocation_id,
+            transport=self._transport,
             loop=loop,
             stopped=asyncio.Event(),
             released=threading.Event(),
