@@ -7,7 +7,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -101,6 +101,32 @@ def _admin_url(function: F) -> F:
     )(function)
 
 
+def _save_journals(function: F) -> F:
+    return click.option(
+        "--save-journals",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        metavar="DIR",
+        help="Write each invocation's journal file here, for `paidtwice replay-check`.",
+    )(function)
+
+
+def _record_journals(sql: SqlClient, directory: Path, record: Record) -> None:
+    """The journals of a finished record's invocations, captured while its server still runs."""
+    from paidtwice.replay._journal import save_invocation
+
+    runs = record.runs if isinstance(record, CurveRecord) else ()
+    if isinstance(record, RunRecord):
+        save_invocation(sql, directory, record.name, record.invocation_id)
+    for i, run in enumerate(runs, start=1):
+        save_invocation(sql, directory, f"{record.name}-{i}", run.invocation_id)
+    if isinstance(record, RecoveryRecord):
+        save_invocation(sql, directory, record.name, record.invocation_id)
+        for i, step in enumerate(record.steps, start=1):
+            if step.invocation_id and step.invocation_id != record.invocation_id:
+                save_invocation(sql, directory, f"{record.name}-step{i}", step.invocation_id)
+
+
 @click.group()
 @click.version_option(package_name="paidtwice")
 def cli() -> None:
@@ -163,12 +189,16 @@ def _rows(names: tuple[str, ...]) -> list[Row]:
     return rows
 
 
-def _run_rows(lab: Lab, rows: list[Row], *, json_path: Path, serial: bool) -> list[Record]:
+def _run_rows(
+    lab: Lab, rows: list[Row], *, json_path: Path, serial: bool, journals: Path | None = None
+) -> list[Record]:
     records: list[Record] = []
     write_records(json_path, records)
 
     def save(record: Record) -> None:
         append_record(json_path, records, record)
+        if journals is not None:
+            _record_journals(lab.sql, journals, record)
         verdict = "matches" if record.matches else "DIFFERS from the deck"
         click.echo(f"  finished {record.name}: {verdict}", err=True)
         if isinstance(record, CurveRecord):
@@ -197,8 +227,15 @@ def _default_json(stem: str) -> Path:
     "(default: paidtwice-results/deck-TIME-PID.json).",
 )
 @click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
+@_save_journals
 @_server_version
-def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_version: str) -> None:
+def deck(
+    only: tuple[str, ...],
+    json_path: Path | None,
+    serial: bool,
+    save_journals: Path | None,
+    server_version: str,
+) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
 
     Exit status 0 when every run matches the deck, 1 when one does not, 2 on bad input.
@@ -213,7 +250,7 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
     with _errors():
         click.echo(f"paidtwice: {len(rows)} experiment(s) on restate-server {server_version}", err=True)
         with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
-            records = _run_rows(lab, rows, json_path=json_path, serial=serial)
+            records = _run_rows(lab, rows, json_path=json_path, serial=serial, journals=save_journals)
     click.echo(format_deck_table(records))
     for record in records:
         if isinstance(record, CurveRecord):
@@ -235,8 +272,9 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
     default=None,
     help="Where the record is written (default: paidtwice-results/NAME-TIME-PID.json).",
 )
+@_save_journals
 @_server_version
-def run(name: str, json_path: Path | None, server_version: str) -> None:
+def run(name: str, json_path: Path | None, save_journals: Path | None, server_version: str) -> None:
     """Run one experiment and print its journal by index and its model-call log.
 
     \b
@@ -248,7 +286,7 @@ def run(name: str, json_path: Path | None, server_version: str) -> None:
     json_path = json_path or _default_json(name)
     with _errors():
         with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
-            records = _run_rows(lab, [row], json_path=json_path, serial=True)
+            records = _run_rows(lab, [row], json_path=json_path, serial=True, journals=save_journals)
     for record in records:
         if isinstance(record, RunRecord):
             click.echo(format_run(record))
@@ -446,6 +484,14 @@ def recover(
     "(default: paidtwice-results/sweep-TIME-PID.json).",
 )
 @click.option("--check", is_flag=True, help="Exit 1 when any crash point pays twice (for CI).")
+@click.option(
+    "--save-journals",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Write each point's final journal file here and, beside it (NAME.prefix.json), the journal as it "
+    "stood when the kill landed.",
+)
 def sweep(
     modes: tuple[str, ...],
     scripts: tuple[str, ...],
@@ -459,6 +505,7 @@ def sweep(
     parallel: int,
     json_path: Path | None,
     check: bool,
+    save_journals: Path | None,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
@@ -492,21 +539,31 @@ def sweep(
             raise BadInput(f"--input is not JSON: {err}") from None
     json_path = json_path or _default_json("sweep")
     done: list[Any] = []
+    lab: Lab | None = None
 
     def save(result: Any) -> None:
         done.append(result)
         write_sweep(json_path, done)
+        if save_journals is not None and lab is not None:
+            from paidtwice.replay._journal import save_with_prefix
+
+            name = f"{result.mode}-{result.script}-{result.order:02d}"
+            save_with_prefix(lab.sql, save_journals, name, result.invocation_id, result.journal_at_kill)
         click.echo(
             f"  {result.mode}/{result.script} #{result.order} {result.crash_point}: {result.status}", err=True
         )
 
-    with _errors():
+    with _errors(), ExitStack() as stack:
+        if save_journals is not None:
+            # The sweep's lab is ours, so its server still runs when each point's journal is captured.
+            lab = stack.enter_context(Lab(echo=lambda m: click.echo(m, err=True)))
         if app is None:
             matrices = run_sweep(
                 modes=modes or ("naive", "journaled"),
                 scripts=scripts or VARIATIONS,
                 restart_delay=restart_delay,
                 parallel=parallel,
+                lab=lab,
                 on_point=save,
             )
         else:
@@ -520,6 +577,7 @@ def sweep(
                 app_dir=app_dir,
                 restart_delay=restart_delay,
                 parallel=parallel,
+                lab=lab,
                 on_point=save,
             )
     ordered = [p for m in matrices for p in m.points]

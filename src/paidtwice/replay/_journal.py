@@ -48,7 +48,9 @@ __all__ = [
     "journal_paths",
     "load_journal",
     "save_all",
+    "save_invocation",
     "save_journal",
+    "save_with_prefix",
     "to_json",
 ]
 
@@ -342,3 +344,21 @@ def save_all(directory: Path, journals: Sequence[JournalFile]) -> list[Path]:
     """One file per journal in `directory`, named by invocation id."""
     directory.mkdir(parents=True, exist_ok=True)
     return [save_journal(directory / f"{j.invocation_id}.json", j) for j in journals]
+
+
+def save_invocation(sql: SqlClient, directory: Path, name: str, invocation_id: str) -> Path:
+    """Capture one invocation's journal into `directory/name.json`."""
+    return save_journal(directory / f"{name}.json", capture_journal(sql, invocation_id))
+
+
+def save_with_prefix(
+    sql: SqlClient, directory: Path, name: str, invocation_id: str, entries_at_kill: int
+) -> tuple[Path, Path]:
+    """The final journal as `name.json` and, beside it, the prefix it held when the kill landed
+    (`name.prefix.json`, its first `entries_at_kill` entries: a journal only grows)."""
+    final = capture_journal(sql, invocation_id)
+    prefix = final.prefix(entries_at_kill - 1)
+    return (
+        save_journal(directory / f"{name}.json", final),
+        save_journal(directory / f"{name}.prefix.json", prefix),
+    )
