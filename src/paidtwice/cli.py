@@ -394,9 +394,31 @@ def soak(invocations: int, kills: int, server_version: str) -> None:
 @click.option(
     "--timeout", default=120.0, show_default=True, help="Seconds to wait for the outcome of --apply."
 )
+@click.option(
+    "--app",
+    metavar="MODULE:APP",
+    help="The target code: judge whether it replays what each way keeps by replaying that offline.",
+)
+@click.option(
+    "--app-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Where MODULE is."
+)
+@click.option(
+    "--script",
+    default="steady",
+    show_default=True,
+    metavar="NAME|FILE",
+    help="With --app: the stub's answers.",
+)
 @_admin_url
 def recover(
-    invocation_id: str, deployment: str | None, way: str | None, timeout: float, admin_url: str
+    invocation_id: str,
+    deployment: str | None,
+    way: str | None,
+    timeout: float,
+    app: str | None,
+    app_dir: Path | None,
+    script: str,
+    admin_url: str,
 ) -> None:
     """List the ways out of a stuck (paused or backing-off) invocation, priced, or apply one.
 
@@ -409,10 +431,18 @@ def recover(
         paidtwice recover inv_1a2b3c
         paidtwice recover inv_1a2b3c --deployment dp_9z8y --apply resume
         paidtwice recover inv_1a2b3c --apply restart-from:6
+        paidtwice recover inv_1a2b3c --deployment dp_9z8y --app agent:app --app-dir src
     """
-    with _errors():
+    with _errors(), ExitStack() as stack:
         sql = SqlClient(admin_url)
-        plan = plan_recovery(sql, invocation_id, deployment=deployment)
+        judge = None
+        if app is not None:
+            from paidtwice.replay._journal import capture_journal
+            from paidtwice.replay._replayer import Replayer, kept_journal_judge
+
+            replayer = stack.enter_context(Replayer(app, app_dir=app_dir, script=script))
+            judge = kept_journal_judge(replayer, capture_journal(sql, invocation_id), app)
+        plan = plan_recovery(sql, invocation_id, deployment=deployment, judge=judge)
         if way is None:
             click.echo(format_plan(plan))
             return

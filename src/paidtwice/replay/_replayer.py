@@ -475,6 +475,7 @@ class Replayer:
         self._handlers: dict[str, set[str]] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._transport: Any = None
+        self._saved_env: dict[str, str | None] = {}
 
     # -- lifecycle
 
@@ -493,6 +494,7 @@ class Replayer:
         if self._stub is None:
             self._stub = StubModel().start()
         # A client the app makes at import reads these: make sure even that one talks to the stub.
+        self._saved_env = {name: os.environ.get(name) for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
         os.environ["OPENAI_BASE_URL"] = self._stub.open_lane(self.script, name="replay-import").base_url
         os.environ.setdefault("OPENAI_API_KEY", "paidtwice-stub")
         if self._app is None:
@@ -512,6 +514,12 @@ class Replayer:
         if self._loop is not None:
             self._loop.close()
             self._loop = None
+        for name, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_env = {}
         if self._own_stub and self._stub is not None:
             self._stub.stop()
             self._stub = None
@@ -821,3 +829,28 @@ def _past_end(replay: _Replay) -> str:
     if calls:
         parts.append(f"{calls} model call(s) answered by the stub")
     return "; ".join(parts) or "nothing past the journal's end ran"
+
+
+def kept_journal_judge(
+    replayer: Replayer, journal: JournalFile, code: str
+) -> Callable[[int], tuple[str, int | None]]:
+    """For `paidtwice recover`: whether `code` replays `journal` kept up to an entry index, judged by
+    replaying that prefix offline (the verdict, and the index of a certain mismatch)."""
+
+    def judge(last_index: int) -> tuple[str, int | None]:
+        result = replayer.replay_journal(journal.prefix(last_index), raise_on_divergence=False)
+        calls = f"{result.calls_during_replay} model call(s) outside the journal paid again"
+        if result.verdict == "diverges":
+            return (
+                f"CERTAIN MISMATCH at index {result.index}: replayed offline on {code}, the journal has "
+                f"{result.recorded}, the code attempts {result.attempted} ({calls})",
+                result.index,
+            )
+        if result.ok:
+            return (
+                f"replays: replayed offline on {code}, then {result.next_command or 'done'} ({calls})",
+                None,
+            )
+        return f"unknown: the offline replay on {code} {result.verdict}: {result.message[:200]}", None
+
+    return judge

@@ -1,0 +1,55 @@
+"""`paidtwice recover --app`: whether the target code replays what a way out keeps is judged by replaying the
+kept journal offline against that code, on the deck's changed-for-good invocation (paused on the server)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from paidtwice.lab import Lab, RunRecord
+
+
+def plan(lab: Lab, record: RunRecord, *, mode: str, script: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice", "recover", record.invocation_id]
+        + ["--admin-url", lab.server.admin_url, "--app", "paidtwice.agent.deck:app", "--script", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PAIDTWICE_AGENT_MODE": mode, "PAIDTWICE_SERVICE": record.service},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def ways(text: str) -> dict[str, str]:
+    """Each way out's "replay:" line, by its --apply name."""
+    found, current = {}, ""
+    for line in text.splitlines():
+        if line.startswith("--apply "):
+            current = line.split(":", 1)[0].removeprefix("--apply ")
+        elif line.strip().startswith("replay:") and current:
+            found[current] = line.split("replay:", 1)[1].strip()
+    return found
+
+
+def test_the_journaled_fix_is_a_certain_mismatch_at_index_1(
+    lab: Lab, deck_records: dict[str, RunRecord]
+) -> None:
+    record = deck_records["naive-changed-for-good"]
+    assert record.status == "paused"
+    judged = ways(plan(lab, record, mode="journaled", script="steady"))
+    assert judged["resume"].startswith("CERTAIN MISMATCH at index 1: replayed offline")
+    assert "the journal has run weather, the code attempts run model" in judged["resume"]
+
+
+def test_the_naive_code_replays_what_is_kept_under_steady_answers(
+    lab: Lab, deck_records: dict[str, RunRecord]
+) -> None:
+    record = deck_records["naive-changed-for-good"]
+    judged = ways(plan(lab, record, mode="naive", script="steady"))
+    assert judged["resume"].startswith("replays: replayed offline")
+    assert "1 model call(s) outside the journal paid again" in judged["resume"]
+    judged = ways(plan(lab, record, mode="naive", script="changed"))
+    assert judged["resume"].startswith("CERTAIN MISMATCH at index 1")
