@@ -106,3 +106,35 @@ def test_assert_replays_passes_and_fails(seeded_journals: list[JournalFile]) -> 
     wrong = dataclasses.replace(journal, random_seed=journal.random_seed ^ 1)
     with pytest.raises(AssertionError, match="1 of 2 journal"):
         assert_replays("seeded_agent:app", [journal, wrong], app_dir=AGENT_DIR)
+
+
+def test_journal_save_and_capture_write_journal_files(
+    lab: Lab, seeded_journals: list[JournalFile], tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    from paidtwice.replay import load_journal
+
+    def cli(*args: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "paidtwice", *args, "--admin-url", lab.server.admin_url],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+
+    first = seeded_journals[0]
+    cli("journal", first.invocation_id, "--save", str(tmp_path / "one.json"))
+    saved = load_journal(tmp_path / "one.json")
+    assert (saved.invocation_id, saved.entries, saved.random_seed) == (
+        first.invocation_id,
+        first.entries,
+        first.random_seed,
+    )
+    cli("capture", str(tmp_path / "all"), "--service", SERVICE, "--status", "completed", "--last", "2")
+    files = sorted((tmp_path / "all").glob("*.json"))
+    assert len(files) == 2
+    captured = {load_journal(path).invocation_id for path in files}
+    assert captured <= {journal.invocation_id for journal in seeded_journals}
