@@ -6,13 +6,12 @@ Offline: the deck's agent (journaled mode, then naive mode with its model calls 
 replays copies of a journal it recorded on the lab's server, this process pinned to one CPU (the stub's
 thread included). Live: the same journal checked the way a server checks it, `restart-as-new` from the
 journal's last entry before the output onto the same deployment, timed from the request until the new
-invocation completed.
+invocation's result (read by attaching to it, not by polling).
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import statistics
 import time
@@ -38,8 +37,10 @@ def record(lab: Lab, mode: str) -> tuple[JournalFile, str, float]:
         for _ in range(ARGS.live):
             started = time.monotonic()
             new = lab.admin.restart_as_new(invocation, from_entry=before_output, deployment=deployment)
-            _wait(functools.partial(_completed, lab, new), "the live check")
+            answer = lab.ingress.attach(new, timeout=60)  # returns once the new invocation has completed
             times.append(time.monotonic() - started)
+            if answer.status_code != 200 or not _completed(lab, new):
+                raise SystemExit(f"the live check of {new} did not complete: {answer.status_code}")
     return journal, service, statistics.median(times)
 
 

@@ -619,15 +619,12 @@ class Replayer:
                 f"{_where(journal)}: service {journal.service!r} has no handler {journal.handler!r} "
                 f"(handlers: {handlers})"
             )
-        from restate.vm import VMWrapper
-
-        try:
-            VMWrapper(_content_type(journal)).get_response_head()
-        except Exception as err:  # noqa: BLE001 - the SDK's core raises its own exception type
+        problem = _protocol_problem(journal.protocol_version)
+        if problem is not None:
             raise AppError(
                 f"{_where(journal)} is pinned to service protocol v{journal.protocol_version}, which "
-                f"restate-sdk does not speak ({str(err).split('. ')[0]})"
-            ) from None
+                f"restate-sdk does not speak ({problem})"
+            )
         for entry in journal.entries:
             try:
                 entry_message_type(entry.type)
@@ -802,6 +799,18 @@ class Replayer:
                 return verdict(verdict="replays")
             return verdict(verdict="continues", next_command="end")
         return verdict(verdict="fails", message="the SDK ended the attempt without an outcome")
+
+
+@functools.cache
+def _protocol_problem(version: int) -> str | None:
+    """Why the SDK's core refuses protocol `version` (asked of the core itself), None if it speaks it."""
+    from restate.vm import VMWrapper
+
+    try:
+        VMWrapper([("content-type", f"application/vnd.restate.invocation.v{version}")]).get_response_head()
+    except Exception as err:  # noqa: BLE001 - the SDK's core raises its own exception type
+        return str(err).split(". ")[0]
+    return None
 
 
 def _content_type(journal: JournalFile) -> list[tuple[str, str]]:
