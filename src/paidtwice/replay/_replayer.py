@@ -319,8 +319,8 @@ def _patch_http_clients() -> None:
                 return _send(self, request, **kwargs)
             replaying = _replaying()
             if not _route(replay, request):
+                # Raised at once: a sync client may be called on the event loop's own thread.
                 _blocked(replay, request, replaying)
-                replay.released.wait()
                 raise _Stop("replay ended")
             response = _send(self, request, **kwargs)
             _record_call(replay, request, replaying)
@@ -756,9 +756,9 @@ class Replayer:
         def verdict(**changes: Any) -> ReplayResult:
             return dataclasses.replace(base, **changes)
 
-        # A step stopped past the end may leave the SDK an error to send about its cancelled action: the stop
-        # is the outcome then. An error sent before any stop is the outcome otherwise.
-        if replay.stop_reason is not None and (replay.stop_step or not errors):
+        # Whatever the SDK sends after a stop (an error about the step or request cut short) follows from the
+        # stop: the stop is the outcome. A mismatch is found before the code runs on, so it never follows one.
+        if replay.stop_reason is not None:
             if replay.stop_while_replaying and not replay.stop_step:
                 return verdict(verdict="undecided", message=replay.stop_reason)
             if new_commands:
