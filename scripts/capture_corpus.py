@@ -7,7 +7,7 @@ the journal as it stood when the kill landed (a prefix, by the server's append t
 `MODE-SCRIPT-NN.prefix.json`. Then each prefix is replayed live on each of two code versions, naive and
 journaled: `restart-as-new` from the prefix's last index onto a deployment of that code (an agent of its own,
 its stub lane answering by the point's script with every ask one later, as the offline replay's stub does).
-Each live outcome (completes, RT0016 at a command index, or refused) goes to `live.json`. The test
+Each live outcome (completes, RT0016 at a command index, or refused) goes to `live.jsonl`. The test
 tests/test_replay_corpus.py replays every prefix offline and compares.
 """
 
@@ -98,7 +98,8 @@ def main() -> None:
         with ThreadPoolExecutor(max_workers=8) as pool:
             records = list(pool.map(live, jobs))
     records.sort(key=lambda r: (r["prefix"], r["code"]))
-    (directory / "live.json").write_text(json.dumps(records, indent=1) + "\n")
+    # JSON lines, not *.json: `replay-check DIR` reads every *.json file as a journal.
+    (directory / "live.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     print(f"{len(prefixes)} prefixes, {len(records)} live outcomes in {directory}")
 
 

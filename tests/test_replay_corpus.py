@@ -56,7 +56,7 @@ def stub() -> Iterator[StubModel]:
 
 
 def test_offline_verdict_equals_live_outcome(stub: StubModel) -> None:
-    live = json.loads((CORPUS / "live.json").read_text())
+    live = [json.loads(line) for line in (CORPUS / "live.jsonl").read_text().splitlines()]
     decided = [r for r in live if r["outcome"].startswith(DECIDED)]
     assert len({r["prefix"] for r in live}) >= 60, "the corpus must cover one whole sweep"
     assert len(decided) >= 100
