@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from paidtwice.lab import Lab, RunRecord
 
@@ -53,3 +54,25 @@ def test_the_naive_code_replays_what_is_kept_under_steady_answers(
     assert "1 model call(s) outside the journal paid again" in judged["resume"]
     judged = ways(plan(lab, record, mode="naive", script="changed"))
     assert judged["resume"].startswith("CERTAIN MISMATCH at index 1")
+
+
+def test_save_journals_writes_each_runs_journal_and_a_kills_prefix(
+    lab: Lab, deck_records: dict[str, RunRecord], tmp_path: Path
+) -> None:
+    from paidtwice.cli import _record_journals
+    from paidtwice.replay import load_journal
+    from paidtwice.replay._journal import save_with_prefix
+
+    record = deck_records["naive-changed-for-good"]
+    _record_journals(lab.sql, tmp_path, record)  # what `run`/`deck --save-journals` do per finished record
+    saved = load_journal(tmp_path / f"{record.name}.json")
+    assert saved.invocation_id == record.invocation_id and saved.status == "paused"
+    assert [(e.index, e.type, e.name) for e in saved.entries] == [
+        (e.index, e.type, e.name) for e in record.journal
+    ]
+    # What `sweep --save-journals` does per point: the final journal and, beside it, the prefix at the kill.
+    final, prefix = save_with_prefix(lab.sql, tmp_path, "point", record.invocation_id, entries_at_kill=4)
+    assert len(load_journal(final).entries) == len(record.journal)
+    kept = load_journal(prefix)
+    assert [e.index for e in kept.entries] == [0, 1, 2, 3]
+    assert kept.entries == saved.entries[:4]
