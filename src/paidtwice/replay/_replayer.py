@@ -215,15 +215,25 @@ class _Replay:
     """The state of one replay in progress, visible to the patched clients through a context variable."""
 
     lane: Lane
+    """The stub lane this replay's model calls go to."""
     invocation_id: str
+    """The journal's invocation (the ledger counts the lane's calls under it)."""
     transport: Any
+    """An httpx ASGI transport into the stub's app."""
     loop: asyncio.AbstractEventLoop
+    """The loop the replay runs on."""
     stopped: asyncio.Event
+    """Set when the replay must end: a step or request that must not run was reached."""
     released: threading.Event
+    """Set when the replay is over, releasing a sync step action held on an executor thread."""
     calls: list[OutsideCall] = dataclasses.field(default_factory=list)
+    """Model calls made so far."""
     stop_reason: str | None = None
+    """What was stopped ("run weather", "HTTP GET ..."), if anything."""
     stop_while_replaying: bool = False
+    """Whether the stop came while recorded entries were still being replayed."""
     stop_step: bool = False
+    """Whether a step action was stopped (rather than an HTTP request)."""
 
     def stop(self, reason: str, *, replaying: bool, step: bool) -> None:
         if self.stop_reason is None:
@@ -444,10 +454,16 @@ def replay_script(script: Script) -> Script:
 
 @dataclass(frozen=True)
 class _Outcome:
+    """What one replay produced, before it is judged."""
+
     frames: tuple[Frame, ...]
+    """Every protocol message the SDK sent."""
     replay: _Replay
+    """The replay's state at its end (calls, what was stopped)."""
     timed_out: bool
+    """The replay took longer than the replayer's timeout."""
     crashed: str | None
+    """The SDK's ASGI app raised (its exception, in one line)."""
 
 
 class Replayer:
