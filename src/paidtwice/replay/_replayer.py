@@ -218,8 +218,8 @@ class _Replay:
     """The stub lane this replay's model calls go to."""
     invocation_id: str
     """The journal's invocation (the ledger counts the lane's calls under it)."""
-    transport: Any
-    """An httpx ASGI transport into the stub's app."""
+    stub_app: Any
+    """The stub model's ASGI app."""
     loop: asyncio.AbstractEventLoop
     """The loop the replay runs on."""
     stopped: asyncio.Event
@@ -308,7 +308,9 @@ def _patch_http_clients() -> None:
             continue
         async_send, sync_send = module.AsyncClient.send, module.Client.send
 
-        async def send_async(self: Any, request: Any, _send: Any = async_send, **kwargs: Any) -> Any:
+        async def send_async(
+            self: Any, request: Any, _send: Any = async_send, _module: Any = module, **kwargs: Any
+        ) -> Any:
             replay = _CURRENT.get()
             if replay is None:
                 return await _send(self, request, **kwargs)
@@ -316,8 +318,10 @@ def _patch_http_clients() -> None:
             if not _route(replay, request):
                 _blocked(replay, request, replaying)
                 await asyncio.Event().wait()
-            # Straight into the stub's ASGI app on this loop: the same stub, without a socket in between.
-            response = await replay.transport.handle_async_request(request)
+            # Straight into the stub's ASGI app on this loop: the same stub, without a socket in between,
+            # through the client module's own transport (httpx2's requests are not httpx's).
+            transport = _module.ASGITransport(app=replay.stub_app)
+            response = await transport.handle_async_request(request)
             response.request = request
             await response.aread()
             _record_call(replay, request, replaying)
@@ -490,7 +494,6 @@ class Replayer:
         self._app: Any = None if isinstance(app, str) else app
         self._handlers: dict[str, set[str]] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._transport: Any = None
         self._saved_env: dict[str, str | None] = {}
 
     # -- lifecycle
@@ -519,9 +522,6 @@ class Replayer:
         _patch_http_clients()
         _patch_steps()
         _quiet_sdk_logs()
-        import httpx
-
-        self._transport = httpx.ASGITransport(app=self._stub.asgi_app)  # type: ignore[arg-type]
         self._loop = asyncio.new_event_loop()
         self._handlers = self._loop.run_until_complete(self._discover())
         return self
@@ -704,7 +704,7 @@ class Replayer:
         replay = _Replay(
             lane=lane,
             invocation_id=journal.invocation_id,
-            transport=self._transport,
+            stub_app=lane.stub.asgi_app,
             loop=loop,
             stopped=asyncio.Event(),
             released=threading.Event(),
