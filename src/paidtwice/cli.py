@@ -138,6 +138,8 @@ def cli() -> None:
     paidtwice journal inv_1a2b...    any invocation's journal, by index
     paidtwice explain inv_1a2b...    read a journal mismatch (RT0016) against the journal
     paidtwice lint src/              find calls a replay will pay for twice
+    paidtwice replay-check --app agent:app journals/
+                                     will new code replay captured journals? offline, no server
     """
 
 
