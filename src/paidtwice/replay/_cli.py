@@ -75,6 +75,7 @@ def capture_command(
             status=status,
             last=last,
             seed_known=not unique_random_seeds,
+            on_skip=lambda reason: click.echo(f"skipped: {reason}", err=True),
         )
         paths = save_all(directory, journals)
     except PaidtwiceError as err:

@@ -28,7 +28,7 @@ import base64
 import binascii
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -324,8 +324,12 @@ def capture(
     status: str = "all",
     last: int | None = None,
     seed_known: bool = True,
+    on_skip: Callable[[str], None] | None = None,
 ) -> list[JournalFile]:
-    """The journals of a service's invocations, the most recently modified first."""
+    """The journals of a service's invocations, the most recently modified first.
+
+    An invocation whose journal cannot be replayed (entries of an old journal version) is left out, and
+    `on_skip` hears why."""
     if status not in STATUSES:
         raise UsageError(f"unknown status {status!r} (known: {', '.join(STATUSES)})")
     where = [f"target_service_name = {_quoted(service)}", "pinned_service_protocol_version IS NOT NULL"]
@@ -337,7 +341,14 @@ def capture(
         where.append(f"status = {_quoted(status)}")
     limit = f" LIMIT {int(last)}" if last else ""
     rows = sql.query(f"{_INVOCATION_SQL} WHERE {' AND '.join(where)} ORDER BY modified_at DESC{limit}")
-    return [_journal_file(sql, row, seed_known=seed_known) for row in rows]
+    journals = []
+    for row in rows:
+        try:
+            journals.append(_journal_file(sql, row, seed_known=seed_known))
+        except UsageError as err:
+            if on_skip is not None:
+                on_skip(str(err))
+    return journals
 
 
 def save_all(directory: Path, journals: Sequence[JournalFile]) -> list[Path]:
