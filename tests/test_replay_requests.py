@@ -64,3 +64,15 @@ def test_a_request_during_the_replay_leaves_it_undecided(replayer: Replayer, han
     result = replayer.replay_journal(journal(handler, with_step=True), raise_on_divergence=False)
     assert result.verdict == "undecided"
     assert "outside the journal (not sent" in result.message
+
+
+def test_the_async_api_replays_on_the_callers_loop() -> None:
+    import asyncio
+
+    async def check() -> tuple[str, str]:
+        async with Replayer("direct_tool_agent:app", app_dir=AGENT_DIR) as replayer:
+            past_end = await replayer.replay_journal_async(journal("run", with_step=False))
+            [during] = await replayer.replay_journals_async([journal("run", with_step=True)])
+            return past_end.verdict, during.verdict
+
+    assert asyncio.run(check()) == ("continues", "undecided")

@@ -1,9 +1,11 @@
 """Replay captured journals against code, in-process, with no restate-server: will this code replay them?
 
-    replayer = Replayer("agent:app", script="steady")
-    with replayer:
-        result = replayer.replay_journal(load_journal(Path("inv_1a2b.json")))
-        results = replayer.replay_journals(journals, raise_on_divergence=False)
+    with Replayer("agent:app", script="steady") as replayer:
+        result = replayer.replay_journal(load_journal(Path("inv_1a2b.json")))  # raises ReplayDivergence
+        results = replayer.replay_journals(journals)                           # a result per journal
+
+    async with Replayer("agent:app") as replayer:                              # in an async test
+        result = await replayer.replay_journal_async(journal)
 
 Each journal is fed to the real, unchanged restate-sdk endpoint of the app (its ASGI app, called in-process):
 a StartMessage with `known_entries` and the invocation's random seed, then every recorded entry, the input
@@ -494,6 +496,7 @@ class Replayer:
         self._app: Any = None if isinstance(app, str) else app
         self._handlers: dict[str, set[str]] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._prepared = False
         self._saved_env: dict[str, str | None] = {}
 
     # -- lifecycle
@@ -507,11 +510,20 @@ class Replayer:
     ) -> None:
         self.close()
 
-    def start(self) -> Replayer:
-        if self._loop is not None:
-            return self
+    async def __aenter__(self) -> Replayer:
+        return await self.start_async()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _prepare(self) -> StubModel:
+        """The stub, the environment, the app and the patches; all but asking the app for its services."""
         if self._stub is None:
             self._stub = StubModel().start()
+        if self._prepared:
+            return self._stub
         # A client the app makes at import reads these: make sure even that one talks to the stub.
         self._saved_env = {name: os.environ.get(name) for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
         os.environ["OPENAI_BASE_URL"] = self._stub.open_lane(self.script, name="replay-import").base_url
@@ -522,8 +534,22 @@ class Replayer:
         _patch_http_clients()
         _patch_steps()
         _quiet_sdk_logs()
-        self._loop = asyncio.new_event_loop()
-        self._handlers = self._loop.run_until_complete(self._discover())
+        self._prepared = True
+        return self._stub
+
+    def start(self) -> Replayer:
+        """Start the stub and load the app; `with Replayer(...)` does it (`async with` on a running loop)."""
+        if self._handlers is None:
+            self._prepare()
+            self._loop = self._loop or asyncio.new_event_loop()
+            self._handlers = self._loop.run_until_complete(self._discover())
+        return self
+
+    async def start_async(self) -> Replayer:
+        """As `start`, on the caller's running event loop."""
+        if self._handlers is None:
+            self._prepare()
+            self._handlers = await self._discover()
         return self
 
     def close(self) -> None:
@@ -536,6 +562,8 @@ class Replayer:
             else:
                 os.environ[name] = value
         self._saved_env = {}
+        self._prepared = False
+        self._handlers = None
         if self._own_stub and self._stub is not None:
             self._stub.stop()
             self._stub = None
@@ -543,7 +571,8 @@ class Replayer:
     @property
     def services(self) -> dict[str, set[str]]:
         """The app's services and their handlers, as its endpoint's discovery lists them."""
-        self.start()
+        if self._handlers is None:
+            self.start()
         assert self._handlers is not None
         return self._handlers
 
@@ -655,18 +684,11 @@ class Replayer:
         self, journal: JournalFile | Path, *, raise_on_divergence: bool = True
     ) -> ReplayResult:
         """Replay one journal; raises ReplayDivergence if it does not replay (unless told not to)."""
-        if isinstance(journal, Path):
-            journal = load_journal(journal)
         self.start()
-        self.check(journal)
-        if journal.random_seed is not None:
-            outcome = self._run(journal, journal.random_seed)
-            result = self._judge(journal, outcome, f"{journal.random_seed} ({journal.random_seed_source})")
-        else:
-            result = self._unknown_seed(journal)
-        if raise_on_divergence and not result.ok:
-            raise ReplayDivergence(result)
-        return result
+        assert self._loop is not None
+        return self._loop.run_until_complete(
+            self.replay_journal_async(journal, raise_on_divergence=raise_on_divergence)
+        )
 
     def replay_journals(
         self, journals: Iterable[JournalFile | Path], *, raise_on_divergence: bool = False
@@ -674,11 +696,34 @@ class Replayer:
         """Replay every journal and collect the results (the first divergence raises only if told to)."""
         return [self.replay_journal(j, raise_on_divergence=raise_on_divergence) for j in journals]
 
-    def _unknown_seed(self, journal: JournalFile) -> ReplayResult:
+    async def replay_journal_async(
+        self, journal: JournalFile | Path, *, raise_on_divergence: bool = True
+    ) -> ReplayResult:
+        """As `replay_journal`, awaited on the caller's event loop (in an async test, say)."""
+        if isinstance(journal, Path):
+            journal = load_journal(journal)
+        await self.start_async()
+        self.check(journal)
+        if journal.random_seed is not None:
+            outcome = await self._run(journal, journal.random_seed)
+            result = self._judge(journal, outcome, f"{journal.random_seed} ({journal.random_seed_source})")
+        else:
+            result = await self._unknown_seed(journal)
+        if raise_on_divergence and not result.ok:
+            raise ReplayDivergence(result)
+        return result
+
+    async def replay_journals_async(
+        self, journals: Iterable[JournalFile | Path], *, raise_on_divergence: bool = False
+    ) -> list[ReplayResult]:
+        """As `replay_journals`, awaited on the caller's event loop."""
+        return [await self.replay_journal_async(j, raise_on_divergence=raise_on_divergence) for j in journals]
+
+    async def _unknown_seed(self, journal: JournalFile) -> ReplayResult:
         # The server's seed is unknown: replay with two seeds. If both agree the seed does not matter here.
         first_seed = random_seed(journal.invocation_id)
-        first = self._judge(journal, self._run(journal, first_seed), "unknown")
-        second = self._judge(journal, self._run(journal, first_seed ^ _OTHER_SEED_MASK), "unknown")
+        first = self._judge(journal, await self._run(journal, first_seed), "unknown")
+        second = self._judge(journal, await self._run(journal, first_seed ^ _OTHER_SEED_MASK), "unknown")
 
         def key(result: ReplayResult) -> tuple[Any, ...]:
             return (result.verdict, result.index, result.attempted, result.next_command)
@@ -694,10 +739,9 @@ class Replayer:
             seed=f"unknown ({journal.random_seed_source})",
         )
 
-    def _run(self, journal: JournalFile, seed: int) -> _Outcome:
-        assert self._loop is not None and self._stub is not None
-        lane = self._stub.open_lane(self.script)
-        return self._loop.run_until_complete(self._replay(journal, seed, lane))
+    async def _run(self, journal: JournalFile, seed: int) -> _Outcome:
+        lane = self._prepare().open_lane(self.script)
+        return await self._replay(journal, seed, lane)
 
     async def _replay(self, journal: JournalFile, seed: int, lane: Lane) -> _Outcome:
         loop = asyncio.get_running_loop()
