@@ -24,6 +24,7 @@ def test_exported_names_are_the_public_api() -> None:
         "paidtwice.lab",
         "paidtwice.report",
         "paidtwice.lint",
+        "paidtwice.replay",
     ):
         module = importlib.import_module(name)
         exported = set(module.__all__)

@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -41,6 +41,7 @@ from paidtwice.lab._records import (
 from paidtwice.lab._recover import apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
 from paidtwice.lint import lint_command
+from paidtwice.replay._cli import capture_command, replay_check_command
 from paidtwice.report._html import Section, deck_sections, soak_section, sweep_sections, write_html
 from paidtwice.report._load import load_results
 from paidtwice.report._plot import curve_svg
@@ -157,6 +158,32 @@ def _admin_url(function: F) -> F:
     )(function)
 
 
+def _save_journals(function: F) -> F:
+    return click.option(
+        "--save-journals",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        metavar="DIR",
+        help="Write each invocation's journal file here, for `paidtwice replay-check`.",
+    )(function)
+
+
+def _record_journals(sql: SqlClient, directory: Path, record: Record) -> None:
+    """The journals of a finished record's invocations, captured while its server still runs."""
+    from paidtwice.replay._journal import save_invocation
+
+    runs = record.runs if isinstance(record, CurveRecord) else ()
+    if isinstance(record, RunRecord):
+        save_invocation(sql, directory, record.name, record.invocation_id)
+    for i, run in enumerate(runs, start=1):
+        save_invocation(sql, directory, f"{record.name}-{i}", run.invocation_id)
+    if isinstance(record, RecoveryRecord):
+        save_invocation(sql, directory, record.name, record.invocation_id)
+        for i, step in enumerate(record.steps, start=1):
+            if step.invocation_id and step.invocation_id != record.invocation_id:
+                save_invocation(sql, directory, f"{record.name}-step{i}", step.invocation_id)
+
+
 @click.group()
 @click.version_option(package_name="paidtwice")
 def cli() -> None:
@@ -168,6 +195,8 @@ def cli() -> None:
     paidtwice journal inv_1a2b...    any invocation's journal, by index
     paidtwice explain inv_1a2b...    read a journal mismatch (RT0016) against the journal
     paidtwice lint src/              find calls a replay will pay for twice
+    paidtwice replay-check --app agent:app journals/
+                                     will new code replay captured journals? offline, no server
 
     \b
     Where results go: deck, run and sweep write their records to paidtwice-results/ in the current
@@ -223,12 +252,16 @@ def _rows(names: tuple[str, ...]) -> list[Row]:
     return rows
 
 
-def _run_rows(lab: Lab, rows: list[Row], *, json_path: Path, serial: bool) -> list[Record]:
+def _run_rows(
+    lab: Lab, rows: list[Row], *, json_path: Path, serial: bool, journals: Path | None = None
+) -> list[Record]:
     records: list[Record] = []
     write_records(json_path, records)
 
     def save(record: Record) -> None:
         append_record(json_path, records, record)
+        if journals is not None:
+            _record_journals(lab.sql, journals, record)
         verdict = "matches" if record.matches else "DIFFERS from the deck"
         click.echo(f"  finished {record.name}: {verdict}", err=True)
         if isinstance(record, CurveRecord):
@@ -259,6 +292,7 @@ def _default_json(results_dir: Path, stem: str) -> Path:
 @_results_dir
 @click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
 @_html_option
+@_save_journals
 @_server_version
 def deck(
     only: tuple[str, ...],
@@ -266,6 +300,7 @@ def deck(
     results_dir: Path,
     serial: bool,
     html_path: Path | None,
+    save_journals: Path | None,
     server_version: str,
 ) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
@@ -284,7 +319,7 @@ def deck(
         started = f"paidtwice: {count(len(rows), 'experiment')} on restate-server {server_version}"
         click.echo(started, err=True)
         with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
-            records = _run_rows(lab, rows, json_path=json_path, serial=serial)
+            records = _run_rows(lab, rows, json_path=json_path, serial=serial, journals=save_journals)
     click.echo(format_deck_table(records))
     for record in records:
         if isinstance(record, CurveRecord):
@@ -309,9 +344,15 @@ def deck(
 )
 @_results_dir
 @_html_option
+@_save_journals
 @_server_version
 def run(
-    name: str, json_path: Path | None, results_dir: Path, html_path: Path | None, server_version: str
+    name: str,
+    json_path: Path | None,
+    results_dir: Path,
+    html_path: Path | None,
+    save_journals: Path | None,
+    server_version: str,
 ) -> None:
     """Run one experiment and print its journal by index and its model-call log.
 
@@ -324,7 +365,7 @@ def run(
     json_path = json_path or _default_json(results_dir, name)
     with _errors():
         with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
-            records = _run_rows(lab, [row], json_path=json_path, serial=True)
+            records = _run_rows(lab, [row], json_path=json_path, serial=True, journals=save_journals)
     for record in records:
         if isinstance(record, RunRecord):
             click.echo(format_run(record))
@@ -339,19 +380,34 @@ def run(
 
 @cli.command()
 @click.argument("invocation_id")
+@click.option(
+    "--save",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write it as a journal file (for `paidtwice replay-check`).",
+)
 @_admin_url
-def journal(invocation_id: str, admin_url: str) -> None:
+def journal(invocation_id: str, save: Path | None, admin_url: str) -> None:
     """Print an invocation's journal by index, from a running Restate server.
 
     \b
-    Example:
+    Examples:
         paidtwice journal inv_1a2b3c --admin-url http://127.0.0.1:9070
+        paidtwice journal inv_1a2b3c --save journals/inv_1a2b3c.json
     """
     with _errors():
         sql = SqlClient(admin_url)
         if sql.invocation(invocation_id) is None:
             raise NotFound(f"no invocation {invocation_id} on the server at {admin_url}")
         click.echo(format_journal(sql.journal(invocation_id)))
+        if save is not None:
+            from paidtwice.replay._journal import capture_journal, save_journal
+
+            try:
+                save_journal(save, capture_journal(sql, invocation_id))
+            except OSError as err:
+                raise BadInput(f"cannot write {save}: {err.strerror}") from None
+            click.echo(f"journal file: {save}", err=True)
 
 
 @cli.command()
@@ -420,9 +476,31 @@ def soak(invocations: int, kills: int, html_path: Path | None, server_version: s
 @click.option(
     "--timeout", default=120.0, show_default=True, help="Seconds to wait for the outcome of --apply."
 )
+@click.option(
+    "--app",
+    metavar="MODULE:APP",
+    help="The target code: judge whether it replays what each way keeps by replaying that offline.",
+)
+@click.option(
+    "--app-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Where MODULE is."
+)
+@click.option(
+    "--script",
+    default="steady",
+    show_default=True,
+    metavar="NAME|FILE",
+    help="With --app: the stub's answers.",
+)
 @_admin_url
 def recover(
-    invocation_id: str, deployment: str | None, way: str | None, timeout: float, admin_url: str
+    invocation_id: str,
+    deployment: str | None,
+    way: str | None,
+    timeout: float,
+    app: str | None,
+    app_dir: Path | None,
+    script: str,
+    admin_url: str,
 ) -> None:
     """List the ways out of a stuck (paused or backing-off) invocation, priced, or apply one.
 
@@ -435,10 +513,18 @@ def recover(
         paidtwice recover inv_1a2b3c
         paidtwice recover inv_1a2b3c --deployment dp_9z8y --apply resume
         paidtwice recover inv_1a2b3c --apply restart-from:6
+        paidtwice recover inv_1a2b3c --deployment dp_9z8y --app agent:app --app-dir src
     """
-    with _errors():
+    with _errors(), ExitStack() as stack:
         sql = SqlClient(admin_url)
-        plan = plan_recovery(sql, invocation_id, deployment=deployment)
+        judge = None
+        if app is not None:
+            from paidtwice.replay._journal import capture_journal
+            from paidtwice.replay._replayer import Replayer, kept_journal_judge
+
+            replayer = stack.enter_context(Replayer(app, app_dir=app_dir, script=script))
+            judge = kept_journal_judge(replayer, capture_journal(sql, invocation_id), app)
+        plan = plan_recovery(sql, invocation_id, deployment=deployment, judge=judge)
         if way is None:
             click.echo(format_plan(plan))
             return
@@ -512,6 +598,14 @@ def recover(
 @_results_dir
 @click.option("--check", is_flag=True, help="Exit 1 when any crash point pays twice (for CI).")
 @_html_option
+@click.option(
+    "--save-journals",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Write each point's final journal file here and, beside it (NAME.prefix.json), the journal as it "
+    "stood when the kill landed.",
+)
 def sweep(
     modes: tuple[str, ...],
     scripts: tuple[str, ...],
@@ -527,6 +621,7 @@ def sweep(
     results_dir: Path,
     check: bool,
     html_path: Path | None,
+    save_journals: Path | None,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
@@ -560,21 +655,31 @@ def sweep(
             raise BadInput(f"--input is not JSON: {err}") from None
     json_path = json_path or _default_json(results_dir, "sweep")
     done: list[Any] = []
+    lab: Lab | None = None
 
     def save(result: Any) -> None:
         done.append(result)
         write_sweep(json_path, done)
+        if save_journals is not None and lab is not None:
+            from paidtwice.replay._journal import save_with_prefix
+
+            name = f"{result.mode}-{result.script}-{result.order:02d}"
+            save_with_prefix(lab.sql, save_journals, name, result.invocation_id, result.journal_at_kill)
         click.echo(
             f"  {result.mode}/{result.script} #{result.order} {result.crash_point}: {result.status}", err=True
         )
 
-    with _errors():
+    with _errors(), ExitStack() as stack:
+        if save_journals is not None:
+            # The sweep's lab is ours, so its server still runs when each point's journal is captured.
+            lab = stack.enter_context(Lab(echo=lambda m: click.echo(m, err=True)))
         if app is None:
             matrices = run_sweep(
                 modes=modes or ("naive", "journaled"),
                 scripts=scripts or VARIATIONS,
                 restart_delay=restart_delay,
                 parallel=parallel,
+                lab=lab,
                 on_point=save,
             )
         else:
@@ -588,6 +693,7 @@ def sweep(
                 app_dir=app_dir,
                 restart_delay=restart_delay,
                 parallel=parallel,
+                lab=lab,
                 on_point=save,
             )
     ordered = [p for m in matrices for p in m.points]
@@ -648,6 +754,8 @@ def report(results: tuple[Path, ...], output: Path | None) -> None:
 
 
 cli.add_command(lint_command)
+cli.add_command(capture_command)
+cli.add_command(replay_check_command)
 
 
 def main() -> None:

@@ -11,6 +11,13 @@
 
 The `paidtwice_lab` fixture (one restate-server and one stub for the test session) is registered as a
 pytest plugin when paidtwice is installed.
+
+And that new code still replays the journals already recorded (captured with `paidtwice capture`), offline:
+
+    from paidtwice.testing import assert_replays
+
+    def test_new_code_replays_production_journals():
+        assert_replays("agent:app", ["tests/journals/"])
 """
 
 from __future__ import annotations
@@ -24,9 +31,11 @@ import pytest
 from paidtwice._words import count
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._sweep import SweepMatrix, sweep
+from paidtwice.replay._journal import JournalFile, journal_paths, load_journal
+from paidtwice.replay._replayer import Replayer, ReplayResult
 from paidtwice.stub._turns import VARIATIONS
 
-__all__ = ["assert_pays_once", "paidtwice_lab", "sweep_app"]
+__all__ = ["assert_pays_once", "assert_replays", "paidtwice_lab", "sweep_app"]
 
 
 def sweep_app(
@@ -77,6 +86,36 @@ def assert_pays_once(matrices: Sequence[SweepMatrix], *, allow_in_flight: bool =
                 bad.append(line + (f"; a shorter path: {path}" if path else ""))
     if bad:
         raise AssertionError(f"paid twice at {count(len(bad), 'crash point')}:\n  " + "\n  ".join(bad))
+
+
+def assert_replays(
+    app: Any,
+    journals: Sequence[str | Path | JournalFile],
+    *,
+    app_dir: str | Path | None = None,
+    script: str | Path = "steady",
+    allow_continues: bool = True,
+) -> list[ReplayResult]:
+    """Fail when a journal does not replay on `app` (MODULE:APP, or the app object), offline.
+
+    `journals` are journal files, directories of them, or loaded journals. A journal that is incomplete
+    and replays up to its end "continues"; `allow_continues=False` fails on those too. Returns the results.
+    """
+    loaded: list[JournalFile] = []
+    for item in journals:
+        if isinstance(item, JournalFile):
+            loaded.append(item)
+        else:
+            loaded.extend(load_journal(path) for path in journal_paths([Path(item)]))
+    if not loaded:
+        raise AssertionError(f"no journals to replay in {list(journals)}")
+    with Replayer(app, app_dir=app_dir, script=script) as replayer:
+        results = replayer.replay_journals(loaded)
+    bad = [r for r in results if not r.ok or (not allow_continues and r.verdict == "continues")]
+    if bad:
+        lines = "\n  ".join(r.describe() for r in bad)
+        raise AssertionError(f"{len(bad)} of {len(results)} journal(s) do not replay:\n  {lines}")
+    return results
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ two disagree at an index, a resume there is certain to mismatch at that index.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from paidtwice._exceptions import AdminError, NotFound, PaidtwiceError, UsageError
@@ -22,7 +22,7 @@ from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import JournalEntry, SqlClient
 from paidtwice.lab._mismatch import Explanation, explain
 
-__all__ = ["ApplyResult", "RecoveryPlan", "WayOut", "apply_way", "plan_recovery"]
+__all__ = ["ApplyResult", "Judge", "RecoveryPlan", "WayOut", "apply_way", "plan_recovery"]
 
 _STUCK = ("paused", "backing-off")
 # Commands that wait for a completion notification of their own.
@@ -173,8 +173,18 @@ def _replay_verdict(
     )
 
 
-def plan_recovery(sql: SqlClient, invocation_id: str, *, deployment: str | None = None) -> RecoveryPlan:
-    """The ways out an invocation's state allows, with what each keeps and pays again."""
+Judge = Callable[[int], tuple[str, int | None]]
+"""Does the target code replay the journal kept up to an entry index: (in words, certain mismatch index)."""
+
+
+def plan_recovery(
+    sql: SqlClient, invocation_id: str, *, deployment: str | None = None, judge: Judge | None = None
+) -> RecoveryPlan:
+    """The ways out an invocation's state allows, with what each keeps and pays again.
+
+    `judge`, when given, decides whether the target code replays what a way keeps (`paidtwice recover
+    --app` replays the kept journal offline against the code); otherwise it is judged from the evidence
+    on the server."""
     row = sql.invocation(invocation_id)
     if row is None:
         raise NotFound(f"no invocation {invocation_id} on this server")
@@ -191,13 +201,17 @@ def plan_recovery(sql: SqlClient, invocation_id: str, *, deployment: str | None 
         failure = None
     ways = []
     if row.status == "paused":
-        replay, index = _replay_verdict(
-            sql,
-            kept=journal,
-            target=row.target,
-            deployment=deployment,
-            pinned=row.pinned_deployment_id,
-            failure=failure,
+        replay, index = (
+            judge(journal[-1].index)
+            if judge is not None and journal
+            else _replay_verdict(
+                sql,
+                kept=journal,
+                target=row.target,
+                deployment=deployment,
+                pinned=row.pinned_deployment_id,
+                failure=failure,
+            )
         )
         where = f"on {deployment}" if deployment else f"on its pinned deployment {row.pinned_deployment_id}"
         ways.append(
@@ -224,13 +238,17 @@ def plan_recovery(sql: SqlClient, invocation_id: str, *, deployment: str | None 
     if prefixes:
         n = prefixes[-1]
         kept = [e for e in journal if e.index <= n]
-        replay, index = _replay_verdict(
-            sql,
-            kept=kept,
-            target=row.target,
-            deployment=deployment,
-            pinned=row.pinned_deployment_id,
-            failure=None,
+        replay, index = (
+            judge(n)
+            if judge is not None
+            else _replay_verdict(
+                sql,
+                kept=kept,
+                target=row.target,
+                deployment=deployment,
+                pinned=row.pinned_deployment_id,
+                failure=None,
+            )
         )
         others = ", ".join(map(str, prefixes[:-1]))
         ways.append(

@@ -107,6 +107,11 @@ class StubModel:
         with self._lanes_lock:
             return self._lanes.get(name)
 
+    @property
+    def asgi_app(self) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+        """The stub as an ASGI app, for a caller in this process that skips the network (replay-check)."""
+        return self._app
+
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def start(self) -> StubModel:

@@ -1,0 +1,215 @@
+"""`paidtwice capture` and `paidtwice replay-check`: journals off a server, checked against code offline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from paidtwice._exceptions import PaidtwiceError
+from paidtwice.engine._sql import SqlClient
+from paidtwice.lab._records import to_jsonable
+from paidtwice.replay._journal import STATUSES, JournalFile, capture, journal_paths, load_journal, save_all
+from paidtwice.replay._replayer import Replayer, ReplayResult
+from paidtwice.stub._scripts import SCRIPTS
+from paidtwice.stub._turns import VARIATIONS
+
+__all__ = ["capture_command", "format_results", "replay_check_command"]
+
+
+class _BadInput(click.ClickException):
+    exit_code = 2
+
+
+@click.command("capture")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--service", required=True, metavar="NAME", help="The service whose invocations to capture.")
+@click.option("--handler", metavar="NAME", help="Only this handler's invocations.")
+@click.option(
+    "--status",
+    type=click.Choice(STATUSES),
+    default="all",
+    show_default=True,
+    help="Which invocations: paused, running (also backing-off and suspended), completed, or all.",
+)
+@click.option("--last", type=click.IntRange(min=1), metavar="N", help="Only the N most recently modified.")
+@click.option(
+    "--unique-random-seeds",
+    is_flag=True,
+    help="The server runs with experimental-enable-unique-random-seeds: the journals' seeds are unknown.",
+)
+@click.option(
+    "--admin-url",
+    default="http://127.0.0.1:9070",
+    show_default=True,
+    envvar="PAIDTWICE_ADMIN_URL",
+    help="Admin API of the Restate server to read.",
+)
+def capture_command(
+    directory: Path,
+    service: str,
+    handler: str | None,
+    status: str,
+    last: int | None,
+    unique_random_seeds: bool,
+    admin_url: str,
+) -> None:
+    """Write one journal file per invocation of a service, read from a running Restate server.
+
+    A journal file is self-contained JSON (format "paidtwice-journal", version 1): invocation id, service,
+    handler, key, protocol version, status, random seed, and every entry with its raw bytes. Check the
+    files against new code with `paidtwice replay-check`, without a server.
+
+    \b
+    Examples:
+        paidtwice capture journals/ --service Agent --status completed --last 100
+        paidtwice capture stuck/ --service Agent --status paused --admin-url http://127.0.0.1:9070
+    """
+    try:
+        journals = capture(
+            SqlClient(admin_url),
+            service=service,
+            handler=handler,
+            status=status,
+            last=last,
+            seed_known=not unique_random_seeds,
+            on_skip=lambda reason: click.echo(f"skipped: {reason}", err=True),
+        )
+        paths = save_all(directory, journals)
+    except PaidtwiceError as err:
+        raise _BadInput(str(err)) from None
+    except OSError as err:
+        raise _BadInput(f"cannot write to {directory}: {err.strerror}") from None
+    noun = "journal" if len(paths) == 1 else "journals"
+    click.echo(f"{len(paths)} {noun} of {service} written to {directory}")
+
+
+@click.command("replay-check")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--app", required=True, metavar="MODULE:APP", help="The Restate app (the new code) to check.")
+@click.option(
+    "--app-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The directory MODULE is imported from (default: the current directory).",
+)
+@click.option(
+    "--script",
+    default="steady",
+    show_default=True,
+    metavar="NAME|FILE",
+    help=f"How the stub model answers calls outside the journal: a stub script ({', '.join(SCRIPTS)}) "
+    "or a script file as for `sweep --app`.",
+)
+@click.option(
+    "--variation",
+    type=click.Choice(VARIATIONS),
+    default="steady",
+    show_default=True,
+    help="With a script file: which of its variations answers.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON record per journal instead of the table.")
+@click.option(
+    "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Seconds per journal."
+)
+def replay_check_command(
+    paths: tuple[Path, ...],
+    app: str,
+    app_dir: Path | None,
+    script: str,
+    variation: str,
+    as_json: bool,
+    timeout: float,
+) -> None:
+    """Check, offline, whether the code replays captured journals (files or directories of them).
+
+    Each journal is fed to the app's real restate-sdk endpoint in this process, with no server. Verdicts:
+    replays; diverges at index N (recorded vs attempted, the SDK's own message); continues (the journal is
+    incomplete: the code replays it and would do next_command live). Model calls the code makes outside
+    the journal go to paidtwice's stub model, answered by --script, and are listed; a step past the
+    journal's end is never executed. Exit 0 when every journal replays or continues, 1 when one diverges,
+    fails or cannot be decided, 2 on bad input.
+
+    \b
+    Examples:
+        paidtwice replay-check --app agent:app journals/
+        paidtwice replay-check --app agent:app --app-dir src --script changed stuck/inv_1a2b.json --json
+    """
+    if not paths:
+        raise _BadInput("give at least one journal file or directory")
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        raise _BadInput(f"no such file or directory: {missing[0]}")
+    files = journal_paths(paths)
+    if not files:
+        raise _BadInput("no journal files (*.json) under " + ", ".join(str(p) for p in paths))
+    try:
+        journals: list[JournalFile] = [load_journal(path) for path in files]
+        with Replayer(app, app_dir=app_dir, script=script, variation=variation, timeout=timeout) as replayer:
+            for journal in journals:
+                replayer.check(journal)
+            results = replayer.replay_journals(journals)
+    except PaidtwiceError as err:
+        raise _BadInput(str(err)) from None
+    if as_json:
+        click.echo(json.dumps([result_json(r) for r in results], indent=2))
+    else:
+        click.echo(format_results(results))
+    raise SystemExit(0 if all(r.ok for r in results) else 1)
+
+
+def result_json(result: ReplayResult) -> dict[str, Any]:
+    """A result as the --json record: the issue's fields first, then the rest."""
+    data: dict[str, Any] = to_jsonable(result)
+    data["calls_during_replay"] = result.calls_during_replay
+    return data
+
+
+def format_results(results: list[ReplayResult]) -> str:
+    """The table: one row per journal, then the details of each that does not simply replay."""
+    header = ("journal", "verdict", "index", "calls outside", "next, live")
+    rows = []
+    for r in results:
+        verdict = f"diverges at {r.index}" if r.verdict == "diverges" else r.verdict
+        calls = f"{r.calls_during_replay}" + (
+            f" (+{len(r.outside_calls) - r.calls_during_replay} past end)"
+            if len(r.outside_calls) > r.calls_during_replay
+            else ""
+        )
+        rows.append(
+            (
+                r.path or r.invocation_id,
+                verdict,
+                "" if r.index is None else str(r.index),
+                calls,
+                r.next_command or "",
+            )
+        )
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    ]
+    for r in results:
+        if r.verdict == "replays" and not r.outside_calls:
+            continue
+        lines.append("")
+        lines.append(
+            f"{r.path or r.invocation_id} ({r.service}/{r.handler}, {r.entries} entries): {r.verdict}"
+        )
+        if r.verdict == "diverges":
+            agree = "agree" if r.labels_agree else "DISAGREE (the SDK swapped them)"
+            lines.append(f"  recorded:  {r.recorded}")
+            lines.append(f"  attempted: {r.attempted}")
+            lines.append(f"  the message's labels {agree} with the journal")
+        if r.message and r.verdict != "continues":
+            lines.extend("  | " + line for line in r.message.splitlines())
+        for call in r.outside_calls:
+            when = "during the replay (paid again on every replay)" if call.during_replay else "past the end"
+            lines.append(
+                f"  model call {call.number}, turn {call.turn} ask {call.ask}, {when}: {call.answer}"
+            )
+        lines.append(f"  past the journal's end: {r.past_end}")
+    return "\n".join(lines)

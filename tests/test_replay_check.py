@@ -1,0 +1,168 @@
+"""`paidtwice replay-check` on journals captured from the real server (tests/fixtures/journals/, refreshed
+by scripts/capture_journals.py), against the deck's agent in both modes, and its bad inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paidtwice.replay import load_journal
+
+JOURNALS = Path(__file__).parent / "fixtures" / "journals"
+CHANGED = JOURNALS / "naive-changed-for-good.json"
+CLEAN = JOURNALS / "clean.json"
+DECK_APP = "paidtwice.agent.deck:app"
+
+
+def check(
+    paths: list[Path], *, mode: str, script: str = "steady", service: str | None = None
+) -> tuple[int, list[dict[str, Any]]]:
+    """Run `paidtwice replay-check --json` on the deck's agent in `mode`, serving the journals' service."""
+    service = service or load_journal(paths[0]).service
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice", "replay-check", "--app", DECK_APP, "--script", script, "--json"]
+        + [str(p) for p in paths],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PAIDTWICE_AGENT_MODE": mode, "PAIDTWICE_SERVICE": service},
+        timeout=120,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    records: list[dict[str, Any]] = json.loads(done.stdout)
+    return done.returncode, records
+
+
+def test_changed_for_good_against_the_journaled_fix_diverges_at_1() -> None:
+    code, [record] = check([CHANGED], mode="journaled")
+    assert code == 1
+    assert record["verdict"] == "diverges" and record["index"] == 1
+    assert (record["recorded"], record["attempted"]) == ("run weather", "run model")
+    assert record["labels_agree"] is True
+    assert "name: weather != model" in record["message"]
+    assert record["outside_calls"] == []
+
+
+def test_changed_for_good_against_naive_code_with_changed_answers_diverges_at_1() -> None:
+    code, [record] = check([CHANGED], mode="naive", script="changed")
+    assert code == 1
+    assert record["verdict"] == "diverges" and record["index"] == 1
+    assert (record["recorded"], record["attempted"]) == ("run weather", "handler return")
+    assert record["calls_during_replay"] == 1
+    [call] = record["outside_calls"]
+    assert (call["turn"], call["ask"], call["during_replay"]) == (1, 2, True)
+
+
+def test_changed_for_good_against_naive_code_with_steady_answers_continues() -> None:
+    code, [record] = check([CHANGED], mode="naive", script="steady")
+    assert code == 0
+    assert record["verdict"] == "continues"
+    assert record["calls_during_replay"] == 1
+    # The journal ends after the pause: the second model call is past its end, the output comes next.
+    assert [c["during_replay"] for c in record["outside_calls"]] == [True, False]
+    assert record["next_command"] == "output"
+
+
+def test_a_complete_journal_replays_and_a_changed_output_diverges() -> None:
+    code, [record] = check([CLEAN], mode="naive")
+    assert code == 0 and record["verdict"] == "replays"
+    assert record["calls_during_replay"] == 2
+    # Other words in the final answer: the recorded output is not what the code returns.
+    code, [record] = check([CLEAN], mode="naive", script="drifting")
+    assert code == 1 and record["verdict"] == "diverges"
+    assert record["recorded"] == "output" and "handler return" in record["attempted"]
+
+
+def test_a_prefix_stops_before_a_step_runs_past_the_end(tmp_path: Path) -> None:
+    from paidtwice.replay import save_journal
+
+    clean = load_journal(CLEAN)
+    # Input and the weather step's command, no result: the replay would run the step again.
+    in_flight = save_journal(tmp_path / "in-flight.json", clean.prefix(1))
+    code, [record] = check([in_flight], mode="naive", service=clean.service)
+    assert code == 0 and record["verdict"] == "continues"
+    assert record["next_command"].startswith("run weather (again")
+    assert "stopped before step 'weather' executed" in record["past_end"]
+
+
+def one_line_error(args: list[str], env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice", "replay-check", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def edited(tmp_path: Path, **changes: Any) -> Path:
+    data = json.loads(CHANGED.read_text())
+    data.update(changes)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("{not json", "is not JSON"),
+        ('{"format": "something-else"}', "is not a paidtwice journal"),
+        (b"\xff\xfe\x00", "is not text"),
+    ],
+)
+def test_corrupt_journal_file(tmp_path: Path, content: str | bytes, expected: str) -> None:
+    path = tmp_path / "bad.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    assert expected in one_line_error(["--app", DECK_APP, str(path)])
+
+
+def test_journal_with_a_broken_entry(tmp_path: Path) -> None:
+    data = json.loads(CHANGED.read_text())
+    data["entries"][1]["raw"] = "not base64!"
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(data))
+    assert "raw is not base64" in one_line_error(["--app", DECK_APP, str(path)])
+
+
+def test_journal_of_another_service() -> None:
+    line = one_line_error(["--app", DECK_APP, str(CHANGED)], env={"PAIDTWICE_SERVICE": "Other"})
+    assert "is a journal of service" in line and "services: Other" in line
+
+
+def test_app_that_does_not_import() -> None:
+    line = one_line_error(["--app", "no_such_module_here:app", str(CHANGED)])
+    assert "cannot import no_such_module_here" in line
+
+
+def test_handler_the_app_does_not_have(tmp_path: Path) -> None:
+    path = edited(tmp_path, handler="nope")
+    service = load_journal(CHANGED).service
+    line = one_line_error(["--app", DECK_APP, str(path)], env={"PAIDTWICE_SERVICE": service})
+    assert "has no handler 'nope'" in line
+
+
+def test_protocol_version_the_sdk_does_not_speak(tmp_path: Path) -> None:
+    path = edited(tmp_path, protocol_version=4)
+    service = load_journal(CHANGED).service
+    line = one_line_error(["--app", DECK_APP, str(path)], env={"PAIDTWICE_SERVICE": service})
+    assert "service protocol v4, which restate-sdk does not speak" in line
+
+
+def test_no_journals(tmp_path: Path) -> None:
+    assert "no journal files" in one_line_error(["--app", DECK_APP, str(tmp_path)])
+    assert "no such file" in one_line_error(["--app", DECK_APP, str(tmp_path / "missing.json")])
