@@ -19,6 +19,7 @@ from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import (
+    COMPARISONS,
     CURVES,
     DEFAULT_RESTART_DELAY,
     EXPERIMENTS,
@@ -28,6 +29,7 @@ from paidtwice.lab._experiments import (
 )
 from paidtwice.lab._mismatch import explain as explain_invocation
 from paidtwice.lab._records import (
+    ComparisonRecord,
     CurveRecord,
     Record,
     RecoveryRecord,
@@ -40,6 +42,7 @@ from paidtwice.lab._runner import Lab, LabCancelled
 from paidtwice.lint import lint_command
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
+    format_comparison,
     format_curve,
     format_deck_table,
     format_journal,
@@ -148,11 +151,14 @@ def experiments() -> None:
     for walk in WALKS:
         click.echo(f"{walk.name:26} recover {walk.base.name}'s paused invocation; fix: {walk.fix_mode}")
         click.echo(f"{'':26} deck: {walk.deck_says}")
+    for pair in COMPARISONS:
+        click.echo(f"{pair.name:26} {pair.first.name} vs {pair.second.name}, {pair.first.fault.describe()}")
+        click.echo(f"{'':26} beyond the deck: {pair.deck_says}")
 
 
 def _rows(names: tuple[str, ...]) -> list[Row]:
     if not names:
-        return [*EXPERIMENTS, *CURVES, *WALKS]
+        return [*EXPERIMENTS, *CURVES, *WALKS, *COMPARISONS]
     rows = []
     for name in names:
         try:
@@ -221,6 +227,9 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
         elif isinstance(record, RecoveryRecord):
             click.echo(f"\n{record.name}:")
             click.echo(format_walk(record))
+        elif isinstance(record, ComparisonRecord):
+            click.echo(f"\n{record.name}:")
+            click.echo(format_comparison(record))
     click.echo(f"\nFull records: {json_path}")
     sys.exit(0 if all(r.matches for r in records) else 1)
 
@@ -253,6 +262,8 @@ def run(name: str, json_path: Path | None, server_version: str) -> None:
             click.echo(format_run(record))
         elif isinstance(record, CurveRecord):
             click.echo(format_curve(record))
+        elif isinstance(record, ComparisonRecord):
+            click.echo(format_comparison(record))
         else:
             click.echo(format_walk(record))
     click.echo(f"\nFull record: {json_path}")

@@ -35,12 +35,21 @@ from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._server import RestateServer
 from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient
-from paidtwice.lab._experiments import Curve, Expected, Experiment
+from paidtwice.lab._bill import (
+    DEFAULT_PRICE_MODEL,
+    PRICES_AS_OF,
+    bill,
+    check_price_model,
+    extra_calls,
+    price_call,
+)
+from paidtwice.lab._experiments import Comparison, Curve, Expected, Experiment
 from paidtwice.lab._mismatch import read_mismatch
 from paidtwice.lab._policy import Backoff, predict_paid_calls
 from paidtwice.lab._records import (
     AttemptLine,
     Check,
+    ComparisonRecord,
     CurvePoint,
     CurveRecord,
     Mismatch,
@@ -50,6 +59,7 @@ from paidtwice.lab._records import (
 )
 from paidtwice.stub._scripts import script_by_name
 from paidtwice.stub._server import Lane, StubModel
+from paidtwice.stub._usage import NO_TOKENS
 
 __all__ = ["Lab", "LabCancelled"]
 
@@ -212,7 +222,10 @@ class Lab:
         echo: Callable[[str], None] = print,
         server: RestateServer | None = None,
         stub: StubModel | None = None,
+        price_model: str = DEFAULT_PRICE_MODEL,
     ) -> None:
+        self.price_model = check_price_model(price_model)
+        """The model whose prices every record's dollars are at (checked before anything starts)."""
         self.server_version = server_version
         self._own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="paidtwice-lab-"))
@@ -362,7 +375,14 @@ class Lab:
             return next(self._ids)
 
     def new_agent(
-        self, *, mode: str, lane: Lane, service: str, target: str = DECK_AGENT, name: str = "agent"
+        self,
+        *,
+        mode: str,
+        lane: Lane,
+        service: str,
+        target: str = DECK_AGENT,
+        name: str = "agent",
+        extra_env: dict[str, str] | None = None,
     ) -> AgentHost:
         env = dict(os.environ)
         env.update(
@@ -372,6 +392,7 @@ class Lab:
                 "PAIDTWICE_TOOLS_URL": lane.tools_url,
                 "PAIDTWICE_AGENT_MODE": mode,
                 "PAIDTWICE_SERVICE": service,
+                **(extra_env or {}),
             }
         )
         return AgentHost(
@@ -405,8 +426,17 @@ class Lab:
             raise ExperimentError(str(err.args[0])) from None
         lane = self.stub.open_lane(script, name=f"{service.lower()}")
         lane.model_up = not experiment.model_down
+        lane.latency = experiment.model_latency
+        lane.booking_seconds = experiment.booking_seconds
         admin = engine.admin
-        with self.new_agent(mode=experiment.mode, lane=lane, service=service) as agent:
+        extra_env = {"PAIDTWICE_BOOKING_KEY": experiment.booking_key} if experiment.booking_key else None
+        with self.new_agent(
+            mode=experiment.mode,
+            lane=lane,
+            service=service,
+            target=experiment.agent,
+            extra_env=extra_env,
+        ) as agent:
             with self._starting_up():
                 agent.start()
                 admin.register_deployment(agent.uri)
@@ -475,6 +505,21 @@ class Lab:
                 raise ExperimentError(
                     f"model call {fault.call} finished before the kill; hold it longer than {fault.after:g}s"
                 )
+        elif fault.kind == "kill-mid-booking":
+
+            def booking_in_flight() -> bool:
+                bookings = lane.bookings(invocation_id)
+                return len(bookings) >= fault.call and bookings[fault.call - 1].finished is None
+
+            self._wait(f"booking {fault.call} to be in flight", booking_in_flight, timeout=60.0)
+            self._prepare_replacement(agent)
+            booking = lane.bookings(invocation_id)[fault.call - 1]
+            self._sleep(booking.started + fault.after - time.time())
+            if lane.bookings(invocation_id)[fault.call - 1].finished is not None:
+                raise ExperimentError(
+                    f"booking {fault.call} finished before the kill; make it take longer than "
+                    f"{fault.after:g}s"
+                )
         else:
             raise ExperimentError(f"unknown fault {fault.kind!r}")
         if fault.kind == "server-kill-in-pause":
@@ -530,6 +575,8 @@ class Lab:
             if event.doc_code == MISMATCH_CODE:
                 mismatch = read_mismatch(event.message, journal)
                 break
+        extra = extra_calls(calls)
+        extra_ids = {id(c) for c in extra}
         model_log = tuple(
             ModelLogLine(
                 c.call,
@@ -539,9 +586,20 @@ class Lab:
                 c.answer.summary(),
                 c.delivered,
                 round(c.started - started, 3),
+                usage=c.billed or NO_TOKENS,
+                cost_usd=price_call(c, self.price_model),
+                extra=id(c) in extra_ids,
             )
             for c in calls
         )
+        paid, added = bill(calls, self.price_model), bill(extra, self.price_model)
+        bookings = lane.bookings(invocation_id)
+        recovery_s = retry_wait_s = None
+        output_at = next((_epoch(e.appended_at) for e in journal if e.type == "Command: Output"), None)
+        if up_at is not None and output_at is not None and status == "completed":
+            recovery_s = round(output_at - up_at, 3)
+            replays = [a.at for a in after_kill if a.at >= up_at]
+            retry_wait_s = round(min(replays) - up_at, 3) if replays else None
         tool_log = tuple(
             ToolLogLine(t.call, t.tool, t.delivered, round(t.started - started, 3)) for t in tools
         )
@@ -591,6 +649,18 @@ class Lab:
             ),
             server_version=self.server_version,
             admin_log=tuple(admin.log),
+            usage=paid.usage,
+            cost_usd=paid.cost_usd,
+            extra_usage=added.usage,
+            extra_cost_usd=added.cost_usd,
+            price_model=self.price_model,
+            prices_as_of=PRICES_AS_OF,
+            model_latency=experiment.model_latency,
+            recovery_s=recovery_s,
+            retry_wait_s=retry_wait_s,
+            bookings=len(bookings),
+            booking_effects=sum(1 for b in bookings if b.effect),
+            idempotency_key=experiment.booking_key,
         )
         checks = compare(experiment.expected, record)
         return replace(record, checks=checks, matches=all(c.ok for c in checks))
@@ -616,6 +686,9 @@ class Lab:
                     attempts_while_down=run.attempts_while_down,
                     status=run.status,
                     invocation_id=run.invocation_id,
+                    usage=run.usage,
+                    cost_usd=run.cost_usd,
+                    extra_cost_usd=run.extra_cost_usd,
                 )
             )
         deck_ok = not curve.expected_model_calls or tuple(p.model_calls for p in points) == tuple(
@@ -623,6 +696,47 @@ class Lab:
         )
         matches = deck_ok and all(p.predicted_model_calls == p.model_calls for p in points)
         return CurveRecord(curve.name, tuple(points), curve.expected_model_calls, matches, tuple(runs))
+
+    def run_comparison(self, row: Comparison) -> ComparisonRecord:
+        """Run both sides of a comparison at once (the same load on both) and set them side by side."""
+        first, second = self.run_many([(row.first, None), (row.second, None)], concurrent=True)
+        if row.figure == "recovery":
+            # Compared from the first attempt that reached the restarted agent: the wait before it is the
+            # server's retry timer, whose jitter is no part of what either agent does.
+            def replay(run: RunRecord) -> float | None:
+                if run.recovery_s is None or run.retry_wait_s is None:
+                    return None
+                return run.recovery_s - run.retry_wait_s
+
+            a, b = replay(first), replay(second)
+            difference = round(a - b, 3) if a is not None and b is not None else None
+            latency = row.first.model_latency
+            check = Check(
+                f"{first.mode} recovery minus {second.mode} recovery, from the first replay (s)",
+                f">= {latency:g} (one model latency)",
+                f"{difference:.3f}" if difference is not None else "no recovery measured",
+                difference is not None and difference >= latency,
+            )
+        else:
+            difference = float(first.booking_effects - second.booking_effects)
+            check = Check(
+                "booking effects, key none vs stable key",
+                f"{row.first.expected.booking_effects} vs {row.second.expected.booking_effects}",
+                f"{first.booking_effects} ({first.idempotency_key}) vs "
+                f"{second.booking_effects} ({second.idempotency_key})",
+                (first.booking_effects, second.booking_effects)
+                == (row.first.expected.booking_effects, row.second.expected.booking_effects),
+            )
+        checks = (check, *first.checks, *second.checks)
+        return ComparisonRecord(
+            name=row.name,
+            figure=row.figure,
+            deck_says=row.deck_says,
+            runs=(first, second),
+            difference=difference,
+            checks=checks,
+            matches=check.ok and first.matches and second.matches,
+        )
 
     def run_many(
         self,
@@ -797,6 +911,15 @@ def compare(expected: Expected, record: RunRecord) -> tuple[Check, ...]:
                 "yes",
                 "yes" if same else "no",
                 same,
+            )
+        )
+    if expected.booking_effects is not None:
+        checks.append(
+            Check(
+                "booking effects",
+                str(expected.booking_effects),
+                str(record.booking_effects),
+                expected.booking_effects == record.booking_effects,
             )
         )
     if expected.undelivered is not None:

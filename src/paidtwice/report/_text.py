@@ -5,12 +5,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._records import CurveRecord, Mismatch, Record, RecoveryRecord, RunRecord
+from paidtwice.lab._records import (
+    ComparisonRecord,
+    CurveRecord,
+    Mismatch,
+    Record,
+    RecoveryRecord,
+    RunRecord,
+)
 from paidtwice.lab._recover import RecoveryPlan
 from paidtwice.lab._sweep import SweepMatrix
 
 __all__ = [
+    "format_bill",
     "format_checks",
+    "format_comparison",
     "format_curve",
     "format_deck_table",
     "format_journal",
@@ -40,19 +49,47 @@ def _verdict(ok: bool) -> str:
     return "matches" if ok else "DIFFERS"
 
 
+def usd(amount: float) -> str:
+    """Dollars with enough digits for a fraction of a cent: $0.000213."""
+    return f"${amount:.6f}" if amount < 1 else f"${amount:,.2f}"
+
+
+def tokens(count: int) -> str:
+    return f"{count:,}"
+
+
+def _paid(runs: Sequence[RunRecord]) -> str:
+    """Model calls, tokens and dollars of some runs, and the dollars their crashes added."""
+    calls = sum(r.model_calls for r in runs)
+    total = sum(r.usage.total_tokens for r in runs)
+    cost = sum(r.cost_usd for r in runs)
+    extra = sum(r.extra_cost_usd for r in runs)
+    return f"{calls} calls, {tokens(total)} tok, {usd(cost)} (+{usd(extra)})"
+
+
 def format_deck_table(records: Sequence[Record]) -> str:
-    """One row per run: the deck's figures beside the measured ones, and a verdict."""
+    """One row per run: the deck's figures beside the measured ones, a verdict, and what the model cost
+    (calls, tokens, dollars, and in parentheses the dollars the crash added)."""
     rows = []
     for record in records:
         if isinstance(record, RecoveryRecord):
             deck = "; ".join(c.deck for c in record.checks[:3])
             measured = "; ".join(c.measured for c in record.checks[:3])
-            rows.append((record.name, "walk", deck, measured, _verdict(record.matches)))
+            paid = _paid([record.stuck_run])
+            rows.append((record.name, "walk", deck, measured, _verdict(record.matches), paid))
             continue
         if isinstance(record, CurveRecord):
             deck = " ".join(map(str, record.deck_model_calls)) + " model calls"
             measured = " ".join(str(p.model_calls) for p in record.points) + " model calls"
-            rows.append((record.name, "curve", deck, measured, _verdict(record.matches)))
+            rows.append((record.name, "curve", deck, measured, _verdict(record.matches), _paid(record.runs)))
+            continue
+        if isinstance(record, ComparisonRecord):
+            claim = record.checks[0]
+            first, second = record.runs
+            sides = f"{first.mode}/{first.stub} vs {second.mode}/{second.stub}"
+            rows.append(
+                (record.name, sides, claim.deck, claim.measured, _verdict(record.matches), _paid(record.runs))
+            )
             continue
         main = [c for c in record.checks if c.figure in ("status", "model calls", "tool calls")]
         deck = ", ".join(f"{c.deck} {_short(c.figure)}".strip() for c in main)
@@ -62,8 +99,17 @@ def format_deck_table(records: Sequence[Record]) -> str:
         if others:
             deck += f" (+{len(others)} more)"
             measured += " (+" + (f"differs: {', '.join(differing)}" if differing else "all agree") + ")"
-        rows.append((record.name, f"{record.mode}/{record.stub}", deck, measured, _verdict(record.matches)))
-    return table(("run", "agent/stub", "deck", "measured", "verdict"), rows)
+        rows.append(
+            (
+                record.name,
+                f"{record.mode}/{record.stub}",
+                deck,
+                measured,
+                _verdict(record.matches),
+                _paid([record]),
+            )
+        )
+    return table(("run", "agent/stub", "deck", "measured", "verdict", "paid (+ by the crash)"), rows)
 
 
 def _short(figure: str) -> str:
@@ -88,9 +134,34 @@ def format_model_log(record: RunRecord) -> str:
                 str(line.ask),
                 line.answer,
                 delivered,
+                f"{tokens(line.usage.prompt_tokens)}/{tokens(line.usage.completion_tokens)}",
+                usd(line.cost_usd) + (" extra" if line.extra else ""),
             )
         )
-    return table(("call", "at", "turn", "ask", "answer", "delivered"), rows)
+    return table(("call", "at", "turn", "ask", "answer", "delivered", "tokens in/out", "paid"), rows)
+
+
+def format_bill(record: RunRecord) -> str:
+    """What the run's model calls cost, and what the crash added, at the record's price model."""
+    extra_calls = sum(1 for line in record.model_log if line.extra)
+    lines = [
+        f"{record.model_calls} model calls: {tokens(record.usage.prompt_tokens)} tokens in, "
+        f"{tokens(record.usage.completion_tokens)} out, {usd(record.cost_usd)} at {record.price_model} "
+        f"(prices as of {record.prices_as_of})",
+        f"the crash added {extra_calls} call(s): {tokens(record.extra_usage.prompt_tokens)} tokens in, "
+        f"{tokens(record.extra_usage.completion_tokens)} out, {usd(record.extra_cost_usd)}",
+    ]
+    if record.recovery_s is not None:
+        wait = f" ({record.retry_wait_s:.2f} s of it the server's retry timer)" if record.retry_wait_s else ""
+        lines.append(
+            f"recovery: {record.recovery_s:.2f} s from the agent listening again to completion{wait}"
+        )
+    if record.bookings:
+        lines.append(
+            f"bookings: {record.bookings} request(s), {record.booking_effects} effect(s), "
+            f"idempotency key: {record.idempotency_key or 'none'}"
+        )
+    return "\n".join(lines)
 
 
 def format_attempt_log(record: RunRecord) -> str:
@@ -145,6 +216,9 @@ def format_run(record: RunRecord) -> str:
         "",
         "Deck vs measured:",
         format_checks(record),
+        "",
+        "Bill:",
+        format_bill(record),
     ]
     if record.attempts > 1:
         parts += [
@@ -178,6 +252,54 @@ def format_curve(curve: CurveRecord) -> str:
             )
         )
     return table(("delay s", "down s", "tries while down", "paid calls", "predicted", "deck", ""), rows)
+
+
+def format_comparison(record: ComparisonRecord) -> str:
+    """Two runs side by side: what each paid, how long each took to recover, what each booked."""
+    rows = []
+    for run in record.runs:
+        replay = (
+            f"{run.recovery_s - run.retry_wait_s:.2f}"
+            if run.recovery_s is not None and run.retry_wait_s is not None
+            else "-"
+        )
+        rows.append(
+            (
+                run.name,
+                run.status,
+                str(run.model_calls),
+                tokens(run.usage.total_tokens),
+                usd(run.cost_usd),
+                usd(run.extra_cost_usd),
+                f"{run.recovery_s:.2f}" if run.recovery_s is not None else "-",
+                f"{run.retry_wait_s:.2f}" if run.retry_wait_s is not None else "-",
+                replay,
+                f"{run.booking_effects} ({run.idempotency_key})" if run.idempotency_key else "-",
+            )
+        )
+    headers = (
+        "run",
+        "status",
+        "model calls",
+        "tokens",
+        "paid",
+        "crash added",
+        "recovery s",
+        "retry wait s",
+        "replay s",
+        "bookings (key)",
+    )
+    return "\n".join(
+        [
+            f"{record.name}: {record.deck_says}",
+            table(headers, rows),
+            "",
+            table(
+                ("figure", "claimed", "measured", ""),
+                [(c.figure, c.deck, c.measured, "ok" if c.ok else "DIFFERS") for c in record.checks],
+            ),
+        ]
+    )
 
 
 def format_walk(record: RecoveryRecord) -> str:
