@@ -29,6 +29,7 @@ from paidtwice._exceptions import ExperimentError, UsageError
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._sql import JournalEntry
+from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, bill, check_price_model
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._records import to_jsonable
 from paidtwice.lab._runner import (
@@ -44,6 +45,7 @@ from paidtwice.lab._runner import (
 from paidtwice.stub._scripts import Hold, Script, script_by_name
 from paidtwice.stub._server import Lane
 from paidtwice.stub._turns import VARIATIONS, load_script_file
+from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
 __all__ = [
     "CrashPoint",
@@ -127,6 +129,12 @@ class CrashPoint:
     """The stub tool call held open."""
     pause_op: int | None = None
     """The context operation (its number in the handler's step log) that is the durable pause."""
+    begins: float = 0.0
+    """When the moment began in the clean run (wall clock): a crash from then until the next point's
+    moment lands at this point."""
+    covers: float = 0.0
+    """The share (0..1) of the clean run's time, from its first event to its output, that is this moment:
+    the chance that a crash at a uniformly random moment of the run lands here."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +183,18 @@ class PointResult:
     """The point's invocation."""
     wall_time: float
     """Seconds from the point's start until it settled."""
+    covers: float = 0.0
+    """The share of the clean run's time this moment covers (see CrashPoint.covers)."""
+    usage: TokenUsage = NO_TOKENS
+    """Tokens billed for the point's model calls."""
+    cost_usd: float = 0.0
+    """Their price in dollars, at `price_model`."""
+    extra_cost_usd: float = 0.0
+    """Dollars beyond the clean run's: what a crash at this moment cost."""
+    price_model: str = ""
+    """The model whose prices the dollars are at."""
+    prices_as_of: str = ""
+    """The price data's date."""
 
     @property
     def pays_twice(self) -> bool:
@@ -200,6 +220,10 @@ class CleanRun:
     """Its journal, entry labels by index."""
     invocation_id: str
     """Its invocation."""
+    usage: TokenUsage = NO_TOKENS
+    """Tokens billed for its model calls."""
+    cost_usd: float = 0.0
+    """Their price in dollars."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +240,16 @@ class SweepMatrix:
     """One result per crash point, in time order."""
     wall_time: float
     """Seconds the matrix took (points ran concurrently with every other point of the sweep)."""
+
+    @property
+    def expected_crash_cost_usd(self) -> float:
+        """The expected extra dollars of one crash at a uniformly random moment of a clean run: each
+        point's extra dollars weighted by the share of the clean run's time it covers."""
+        return sum(p.covers * p.extra_cost_usd for p in self.points)
+
+    def cost_per_thousand(self, crash_rate: float) -> float:
+        """Expected extra dollars per 1,000 invocations when `crash_rate` of every 1,000 crash once."""
+        return crash_rate * self.expected_crash_cost_usd
 
     def summary(self) -> list[str]:
         """What survived and what was paid again or lost, counted over the points."""
@@ -277,14 +311,20 @@ def _events(step_log: Path, invocation_id: str) -> list[_Event]:
 
 
 def derive_points(
-    events: Sequence[_Event], journal: Sequence[str], tool_starts: Sequence[float] = ()
+    events: Sequence[_Event],
+    journal: Sequence[str],
+    tool_starts: Sequence[float] = (),
+    *,
+    ended: float | None = None,
 ) -> list[CrashPoint]:
     """The distinct crash moments of a clean timeline, in time order.
 
     `journal` is the clean journal's labels; `tool_starts` when each stub tool call began (a step that makes
     one is held at the stub, so the tool's own endpoint sees the call cut off). Two moments with the same
     journal and the same calls made are one moment; a model answer received inside a step is not journaled
-    until the step ends, so it is the same moment as the call in flight.
+    until the step ends, so it is the same moment as the call in flight. Each point covers the clean run's
+    time from its moment to the next point's; the last, to `ended` (the run's output; default: the last
+    event).
     """
     points: list[CrashPoint] = []
     entries = 1  # the input
@@ -306,6 +346,8 @@ def derive_points(
         index = count - 1
         return f"entry {index} ({journal[index]})" if index < len(journal) else f"entry {index}"
 
+    begins = events[0].at if events else 0.0
+
     def add(kind: str, name: str, **where: Any) -> None:
         nonlocal last_key
         key = (entries, *counts.values())
@@ -313,16 +355,20 @@ def derive_points(
             if key == last_key:
                 return
             last_key = key
-        points.append(CrashPoint(name, len(points) + 1, kind, entries, **where))
+        points.append(CrashPoint(name, len(points) + 1, kind, entries, begins=begins, **where))
 
     for i, event in enumerate(events):
+        # An "after entry" moment began when the event before it ended; every other moment, at its event.
+        begins = events[i - 1].at if i > 0 else event.at
         if event.event == "model_start":
             if in_step is None:
                 add("after-entry", f"after {label(entries)}", gate=f"model:{event.n}:before")
             counts["model_start"] += 1
+            begins = event.at
             add("in-flight-model", f"in flight: model call {event.n}", model_hold=event.n)
         elif event.event == "model_end":
             counts["model_end"] += 1
+            begins = event.at
             if in_step is None:
                 add(
                     "model-returned",
@@ -334,12 +380,14 @@ def derive_points(
             entries += 1  # its command
             if event.kind == "sleep":
                 after = f" after {last_step}" if last_step else ""
+                begins = event.at
                 add("pause", f"in pause{after}", pause_op=event.n)
                 entries += 1  # the handler went on, so the pause's completion is journaled
         elif event.event == "step_start":
             in_step = event
             add("after-entry", f"after {label(entries)}", gate=f"step:{event.n}:before")
             counts["step_start"] += 1
+            begins = event.at
             if event.n not in step_has_model:
                 end = next(
                     (e.at for e in events[i:] if e.event == "step_end" and e.n == event.n), float("inf")
@@ -353,7 +401,20 @@ def derive_points(
             in_step = None
             last_step = event.name
             entries += 1  # its result
-    return points
+    return _with_cover(points, ended if ended is not None else (events[-1].at if events else 0.0))
+
+
+def _with_cover(points: list[CrashPoint], ended: float) -> list[CrashPoint]:
+    if not points:
+        return points
+    span = ended - points[0].begins
+    if span <= 0:
+        return points
+    ends = [p.begins for p in points[1:]] + [max(ended, points[-1].begins)]
+    return [
+        dataclasses.replace(p, covers=max(0.0, end - p.begins) / span)
+        for p, end in zip(points, ends, strict=True)
+    ]
 
 
 # -- runs ---------------------------------------------------------------------------------------------
@@ -362,12 +423,22 @@ def derive_points(
 class _Run:
     """One invocation of the target on an agent of its own, on the lab's server and a lane of its own."""
 
-    def __init__(self, lab: Lab, target: SweepTarget, script: Script, *, tag: str, gate: str | None) -> None:
+    def __init__(
+        self,
+        lab: Lab,
+        target: SweepTarget,
+        script: Script,
+        *,
+        tag: str,
+        gate: str | None,
+        model_latency: float = 0.0,
+    ) -> None:
         self.lab = lab
         self.target = target
         safe = re.sub(r"[^A-Za-z0-9]", "_", tag)
         self.service = f"{re.sub(r'[^A-Za-z0-9_]', '_', target.service)}_{safe}"
         self.lane: Lane = lab.stub.open_lane(script, name=f"sweep-{safe.lower()}")
+        self.lane.latency = model_latency
         workdir = lab.workdir / "sweep" / safe
         workdir.mkdir(parents=True, exist_ok=True)
         self.step_log = workdir / "steps.jsonl"
@@ -437,9 +508,15 @@ def _wait(
 
 
 def _clean(
-    lab: Lab, stop: threading.Event, watcher: _Watcher, target: SweepTarget, script: Script, tag: str
+    lab: Lab,
+    stop: threading.Event,
+    watcher: _Watcher,
+    target: SweepTarget,
+    script: Script,
+    tag: str,
+    model_latency: float = 0.0,
 ) -> tuple[CleanRun, _Run]:
-    run = _Run(lab, target, script, tag=tag, gate=None)
+    run = _Run(lab, target, script, tag=tag, gate=None, model_latency=model_latency)
     with run.agent:
         run.start()
         watch = watcher.watch(run.invocation_id)
@@ -457,10 +534,14 @@ def _clean(
         status = row.status if row else "unknown"
         if status != "completed":
             raise ExperimentError(f"the clean run of {target.service}/{target.handler} ended {status}")
+        calls = run.lane.model_calls(run.invocation_id)
+        paid = bill(calls, lab.price_model)
         clean = CleanRun(
             status=status,
             answer=run.answer(status),
-            model_calls=len(run.lane.model_calls(run.invocation_id)),
+            model_calls=len(calls),
+            usage=paid.usage,
+            cost_usd=paid.cost_usd,
             step_runs=run.steps(),
             journal=tuple(e.label() for e in run.journal()),
             invocation_id=run.invocation_id,
@@ -488,13 +569,14 @@ def _point(
     *,
     tag: str,
     restart_delay: float,
+    model_latency: float = 0.0,
 ) -> PointResult:
     started = time.time()
     if point.model_hold is not None:
         script = dataclasses.replace(script, hold=Hold(point.model_hold, _HOLD_SECONDS))
     if point.tool_hold is not None:
         script = dataclasses.replace(script, tool_hold=Hold(point.tool_hold, _HOLD_SECONDS))
-    run = _Run(lab, target, script, tag=tag, gate=point.gate)
+    run = _Run(lab, target, script, tag=tag, gate=point.gate, model_latency=model_latency)
     with run.agent:
         invocation_id = run.start(replacement=True)
         watch = watcher.watch(invocation_id)
@@ -562,6 +644,7 @@ def _point(
         confirmed = journal_at_kill == point.journal_entries
         if point.model_hold is not None:
             confirmed = confirmed and len(in_flight) == 1
+        paid = bill(calls, lab.price_model)
         return PointResult(
             crash_point=point.name,
             order=point.order,
@@ -584,6 +667,12 @@ def _point(
             confirmed=confirmed,
             invocation_id=invocation_id,
             wall_time=round(time.time() - started, 3),
+            covers=point.covers,
+            usage=paid.usage,
+            cost_usd=paid.cost_usd,
+            extra_cost_usd=paid.cost_usd - clean.cost_usd,
+            price_model=lab.price_model,
+            prices_as_of=PRICES_AS_OF,
         )
 
 
@@ -595,6 +684,7 @@ def sweep_targets(
     restart_delay: float = DEFAULT_RESTART_DELAY,
     parallel: int = 16,
     on_point: Callable[[PointResult], None] | None = None,
+    model_latency: float = 0.0,
 ) -> list[SweepMatrix]:
     """Sweep every target under every script; one matrix per (target, script), points in time order.
 
@@ -612,7 +702,14 @@ def sweep_targets(
         with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(combos)))) as pool:
             clean_futures = [
                 pool.submit(
-                    _clean, lab, stop, watcher, target, script, f"s{sweep_id}_{target.mode}_{name}_clean"
+                    _clean,
+                    lab,
+                    stop,
+                    watcher,
+                    target,
+                    script,
+                    f"s{sweep_id}_{target.mode}_{name}_clean",
+                    model_latency,
                 )
                 for target, name, script in combos
             ]
@@ -624,7 +721,10 @@ def sweep_targets(
         plans = []
         for clean, run in cleans:
             tools = [t.started for t in run.lane.tool_runs(clean.invocation_id)]
-            plans.append(derive_points(_events(run.step_log, clean.invocation_id), clean.journal, tools))
+            output = [e.appended_at for e in run.journal() if e.type == "Command: Output"]
+            ended = _epoch(output[0]) if output else None
+            events = _events(run.step_log, clean.invocation_id)
+            plans.append(derive_points(events, clean.journal, tools, ended=ended))
         jobs = [(i, point) for i, points in enumerate(plans) for point in points]
 
         def one(job: tuple[int, CrashPoint]) -> PointResult:
@@ -641,6 +741,7 @@ def sweep_targets(
                 point,
                 tag=f"s{sweep_id}_{target.mode}_{name}_{point.order}",
                 restart_delay=restart_delay,
+                model_latency=model_latency,
             )
             if on_point is not None:
                 with lock:
@@ -678,6 +779,8 @@ def sweep(
     parallel: int = 16,
     lab: Lab | None = None,
     on_point: Callable[[PointResult], None] | None = None,
+    model_latency: float = 0.0,
+    price_model: str | None = None,
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
@@ -685,7 +788,9 @@ def sweep(
     `app` ("MODULE:APP", importable from `app_dir`), the user's own service/handler is swept, called with
     `input`, its model answers read from the `script` file in each variation named by `scripts`. A `lab`
     can be shared; otherwise one is started (a restate-server and a stub) and stopped before returning.
-    Bad input raises a `UsageError` before anything starts.
+    `model_latency` makes the stub's model take that many seconds per answer; `price_model` prices the
+    calls (a shared lab's own price model otherwise). Bad input raises a `UsageError` before anything
+    starts.
     """
     unknown = [name for name in scripts if name not in VARIATIONS]
     if unknown or not scripts:
@@ -705,7 +810,11 @@ def sweep(
             raise UsageError(problem)
         targets = [SweepTarget(app, service, handler, input, mode="app", cwd=cwd)]
         named = [(name, load_script_file(Path(script), name)) for name in scripts]
+    if model_latency < 0:
+        raise UsageError(f"a model latency cannot be negative ({model_latency:g})")
     if lab is not None:
+        if price_model is not None:
+            lab.price_model = check_price_model(price_model)
         return sweep_targets(
             lab,
             targets=targets,
@@ -713,8 +822,9 @@ def sweep(
             restart_delay=restart_delay,
             parallel=parallel,
             on_point=on_point,
+            model_latency=model_latency,
         )
-    with Lab() as own:
+    with Lab(price_model=price_model or DEFAULT_PRICE_MODEL) as own:
         return sweep_targets(
             own,
             targets=targets,
@@ -722,6 +832,7 @@ def sweep(
             restart_delay=restart_delay,
             parallel=parallel,
             on_point=on_point,
+            model_latency=model_latency,
         )
 
 
