@@ -17,6 +17,7 @@ from paidtwice._exceptions import NotFound, PaidtwiceError, UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import SqlClient
+from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
 from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import (
     COMPARISONS,
@@ -26,6 +27,7 @@ from paidtwice.lab._experiments import (
     WALKS,
     Row,
     experiment_by_name,
+    with_model_latency,
 )
 from paidtwice.lab._mismatch import explain as explain_invocation
 from paidtwice.lab._records import (
@@ -43,6 +45,7 @@ from paidtwice.lint import lint_command
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
     format_comparison,
+    format_crash_cost,
     format_curve,
     format_deck_table,
     format_journal,
@@ -90,6 +93,34 @@ def _server_version(function: F) -> F:
         default=RESTATE_SERVER_VERSION,
         show_default=True,
         help="restate-server version from npm (1.7.10 is the one the deck was recorded on).",
+    )(function)
+
+
+def _check_price_model(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        return check_price_model(value)
+    except UsageError as err:
+        raise BadInput(str(err)) from None
+
+
+def _price_model(function: F) -> F:
+    return click.option(
+        "--price-model",
+        default=DEFAULT_PRICE_MODEL,
+        show_default=True,
+        metavar="NAME",
+        callback=_check_price_model,
+        help="The model whose prices (genai-prices) the dollars are at.",
+    )(function)
+
+
+def _model_latency(function: F) -> F:
+    return click.option(
+        "--model-latency",
+        type=click.FloatRange(min=0),
+        default=None,
+        metavar="SECONDS",
+        help="Seconds the stub's model takes to answer each call (default: the row's own, 0 for most).",
     )(function)
 
 
@@ -203,7 +234,10 @@ def _default_json(stem: str) -> Path:
 )
 @click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
 @_server_version
-def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_version: str) -> None:
+@_price_model
+def deck(
+    only: tuple[str, ...], json_path: Path | None, serial: bool, server_version: str, price_model: str
+) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
 
     Exit status 0 when every run matches the deck, 1 when one does not, 2 on bad input.
@@ -217,7 +251,9 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
     json_path = json_path or _default_json("deck")
     with _errors():
         click.echo(f"paidtwice: {len(rows)} experiment(s) on restate-server {server_version}", err=True)
-        with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
+        with Lab(
+            server_version=server_version, echo=lambda m: click.echo(m, err=True), price_model=price_model
+        ) as lab:
             records = _run_rows(lab, rows, json_path=json_path, serial=serial)
     click.echo(format_deck_table(records))
     for record in records:
@@ -244,7 +280,11 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
     help="Where the record is written (default: paidtwice-results/NAME-TIME-PID.json).",
 )
 @_server_version
-def run(name: str, json_path: Path | None, server_version: str) -> None:
+@_price_model
+@_model_latency
+def run(
+    name: str, json_path: Path | None, server_version: str, price_model: str, model_latency: float | None
+) -> None:
     """Run one experiment and print its journal by index and its model-call log.
 
     \b
@@ -253,9 +293,13 @@ def run(name: str, json_path: Path | None, server_version: str) -> None:
         paidtwice run naive-changed-for-good --json changed.json
     """
     row = _rows((name,))[0]
+    if model_latency is not None:
+        row = with_model_latency(row, model_latency)
     json_path = json_path or _default_json(name)
     with _errors():
-        with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
+        with Lab(
+            server_version=server_version, echo=lambda m: click.echo(m, err=True), price_model=price_model
+        ) as lab:
             records = _run_rows(lab, [row], json_path=json_path, serial=True)
     for record in records:
         if isinstance(record, RunRecord):
@@ -314,7 +358,8 @@ def explain(invocation_id: str, admin_url: str) -> None:
 @click.option("--invocations", default=200, show_default=True, type=click.IntRange(min=1))
 @click.option("--kills", default=5, show_default=True, type=click.IntRange(min=0))
 @_server_version
-def soak(invocations: int, kills: int, server_version: str) -> None:
+@_price_model
+def soak(invocations: int, kills: int, server_version: str, price_model: str) -> None:
     """Send many journaled invocations at once and kill the agent while they run.
 
     Prints sent, completed, paused, lost (must be 0), model calls beyond the clean count (at most the
@@ -326,14 +371,19 @@ def soak(invocations: int, kills: int, server_version: str) -> None:
         paidtwice soak --invocations 200 --kills 5
     """
     from paidtwice.lab._soak import soak as run_soak
+    from paidtwice.report._text import tokens, usd
 
     with _errors():
-        with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
+        with Lab(
+            server_version=server_version, echo=lambda m: click.echo(m, err=True), price_model=price_model
+        ) as lab:
             record = run_soak(lab, invocations=invocations, kills=kills)
     click.echo(
         f"sent {record.sent}, completed {record.completed}, paused {record.paused}, lost {record.lost}\n"
         f"model calls {record.model_calls}: {record.extra_model_calls} beyond the clean count "
         f"(bound: {record.in_flight_at_kills} in flight at {record.kills} kills)\n"
+        f"paid {tokens(record.usage.total_tokens)} tokens, {usd(record.cost_usd)} at {record.price_model} "
+        f"(prices as of {record.prices_as_of}); the kills added {usd(record.extra_cost_usd)}\n"
         f"tool runs beyond one per invocation: {record.extra_tool_runs}\n"
         f"throughput {record.throughput} completed/s over {record.wall_time:.1f}s"
     )
@@ -441,6 +491,15 @@ def recover(
     "(default: paidtwice-results/sweep-TIME-PID.json).",
 )
 @click.option("--check", is_flag=True, help="Exit 1 when any crash point pays twice (for CI).")
+@_price_model
+@_model_latency
+@click.option(
+    "--crash-rate",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="R",
+    help="Crashes per 1,000 invocations: also print the expected extra cost per 1,000 invocations.",
+)
 def sweep(
     modes: tuple[str, ...],
     scripts: tuple[str, ...],
@@ -454,6 +513,9 @@ def sweep(
     parallel: int,
     json_path: Path | None,
     check: bool,
+    price_model: str,
+    model_latency: float | None,
+    crash_rate: float | None,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
@@ -463,9 +525,14 @@ def sweep(
     when a kill did not land where its point says; with --check also when a point paid twice for work that
     had completed (a model call outside the journal, a step run again); 2 on bad input.
 
+    Then, per script and mode side by side, the expected extra dollars of one crash at a uniformly random
+    moment of the clean run (each point's extra dollars weighted by the share of the run's time it covers),
+    and with --crash-rate R (crashes per 1,000 invocations) that cost per 1,000 invocations.
+
     \b
     Examples:
         paidtwice sweep
+        paidtwice sweep --model-latency 1 --crash-rate 5 --price-model gpt-4o
         paidtwice sweep --mode journaled --script changed --json sweep.json
         paidtwice sweep --app agent:app --service Travel --handler quote \\
             --input '"How much is 120 EUR in USD?"' --script examples/travel_agent/script.toml \\
@@ -503,6 +570,8 @@ def sweep(
                 restart_delay=restart_delay,
                 parallel=parallel,
                 on_point=save,
+                model_latency=model_latency or 0.0,
+                price_model=price_model,
             )
         else:
             matrices = run_sweep(
@@ -516,11 +585,14 @@ def sweep(
                 restart_delay=restart_delay,
                 parallel=parallel,
                 on_point=save,
+                model_latency=model_latency or 0.0,
+                price_model=price_model,
             )
     ordered = [p for m in matrices for p in m.points]
     write_sweep(json_path, ordered)
     for matrix in matrices:
         click.echo(format_sweep(matrix) + "\n")
+    click.echo(format_crash_cost(matrices, crash_rate) + "\n")
     points = len(ordered)
     wall = matrices[0].wall_time if matrices else 0.0
     click.echo(f"{points} crash points in {wall:.1f}s; every point's record: {json_path}")

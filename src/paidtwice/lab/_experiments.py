@@ -6,7 +6,7 @@ the deck reports. The runner executes any row; adding an experiment is adding a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from paidtwice.stub._scripts import Hold
 
@@ -27,6 +27,7 @@ __all__ = [
     "Experiment",
     "Fault",
     "experiment_by_name",
+    "with_model_latency",
 ]
 
 DEFAULT_RESTART_DELAY = 1.25
@@ -376,6 +377,20 @@ COMPARISONS: tuple[Comparison, ...] = (
 
 Row = Experiment | Curve | Walk | Comparison
 """Any row of the deck."""
+
+
+def with_model_latency(row: Row, seconds: float) -> Row:
+    """The row with the stub's model answering every call in `seconds` (each run of it, for a curve, a
+    walk or a comparison)."""
+    if isinstance(row, Experiment):
+        return replace(row, model_latency=seconds)
+    if isinstance(row, Curve | Walk):
+        return replace(row, base=replace(row.base, model_latency=seconds))
+    return replace(
+        row,
+        first=replace(row.first, model_latency=seconds),
+        second=replace(row.second, model_latency=seconds),
+    )
 
 
 def experiment_by_name(name: str) -> Row:

@@ -358,8 +358,10 @@ def derive_points(
         points.append(CrashPoint(name, len(points) + 1, kind, entries, begins=begins, **where))
 
     for i, event in enumerate(events):
-        # An "after entry" moment began when the event before it ended; every other moment, at its event.
-        begins = events[i - 1].at if i > 0 else event.at
+        # An "after entry" moment began when the event before it ended (a pause ends only when the handler
+        # goes on, at this event); every other moment begins at its own event.
+        before = events[i - 1] if i > 0 else None
+        begins = before.at if before is not None and before.kind != "sleep" else event.at
         if event.event == "model_start":
             if in_step is None:
                 add("after-entry", f"after {label(entries)}", gate=f"model:{event.n}:before")

@@ -20,6 +20,7 @@ __all__ = [
     "format_bill",
     "format_checks",
     "format_comparison",
+    "format_crash_cost",
     "format_curve",
     "format_deck_table",
     "format_journal",
@@ -364,7 +365,8 @@ def format_sweep(matrix: SweepMatrix) -> str:
     clean = matrix.clean
     steps = ", ".join(f"{name} x{n}" for name, n in clean.step_runs) or "none"
     head = (
-        f"{matrix.mode} agent, script {matrix.script}: clean run {clean.model_calls} model calls, "
+        f"{matrix.mode} agent, script {matrix.script}: clean run {clean.model_calls} model calls "
+        f"({tokens(clean.usage.total_tokens)} tokens, {usd(clean.cost_usd)}), "
         f"steps {steps}, {len(clean.journal)} journal entries"
     )
     rows = []
@@ -385,6 +387,9 @@ def format_sweep(matrix: SweepMatrix) -> str:
                 str(point.attempts),
                 str(point.mismatches),
                 "yes" if point.confirmed else "NO",
+                tokens(point.usage.total_tokens),
+                f"{'+' if point.extra_cost_usd >= 0 else '-'}{usd(abs(point.extra_cost_usd))}",
+                f"{point.covers:.1%}",
             ]
         )
     headers = [
@@ -397,5 +402,35 @@ def format_sweep(matrix: SweepMatrix) -> str:
         "attempts",
         "RT0016",
         "landed",
+        "tokens",
+        "extra $",
+        "of run time",
     ]
-    return "\n".join([head, table(headers, rows), *(f"  {line}" for line in matrix.summary())])
+    price = matrix.points[0].price_model if matrix.points else ""
+    cost = (
+        f"expected extra cost of one crash at a random moment: {usd(matrix.expected_crash_cost_usd)} "
+        f"at {price} (each point's extra $ weighted by its share of the clean run's time)"
+    )
+    return "\n".join([head, table(headers, rows), *(f"  {line}" for line in matrix.summary()), f"  {cost}"])
+
+
+def format_crash_cost(matrices: Sequence[SweepMatrix], crash_rate: float | None = None) -> str:
+    """Per script, each mode's expected extra dollars of one crash at a uniformly random moment, side by
+    side; with `crash_rate` (crashes per 1,000 invocations), also per 1,000 invocations."""
+    modes = list(dict.fromkeys(m.mode for m in matrices))
+    scripts = list(dict.fromkeys(m.script for m in matrices))
+    by = {(m.mode, m.script): m for m in matrices}
+    headers = ["script", *(f"{mode}: one crash" for mode in modes)]
+    if crash_rate is not None:
+        headers += [f"{mode}: per 1,000 at {crash_rate:g} crashes" for mode in modes]
+    rows = []
+    for script in scripts:
+        row = [script]
+        found = [by.get((mode, script)) for mode in modes]
+        row += [usd(m.expected_crash_cost_usd) if m else "-" for m in found]
+        if crash_rate is not None:
+            row += [usd(m.cost_per_thousand(crash_rate)) if m else "-" for m in found]
+        rows.append(row)
+    return "Expected extra cost of a crash at a uniformly random moment of a clean run:\n" + table(
+        headers, rows
+    )
