@@ -35,6 +35,7 @@ def test_answers_carry_usage_by_the_written_rule_and_the_ledger_bills_it(stub: S
         len(call["name"] + call["arguments"]) / 4
     )
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+    assert_eventually(lambda: lane.model_calls()[0].delivered is True, what="the call to be closed")
     (recorded,) = lane.model_calls()
     assert recorded.billed == recorded.usage == TokenUsage(usage["prompt_tokens"], usage["completion_tokens"])
     assert estimate_prompt(MESSAGES) == usage["prompt_tokens"]
@@ -71,6 +72,7 @@ def test_model_latency_holds_every_answer(stub: StubModel) -> None:
     lane = stub.open_lane(SCRIPTS["steady"])
     lane.latency = 0.5
     httpx.post(f"{lane.base_url}/chat/completions", json={"messages": MESSAGES}, timeout=30.0)
+    assert_eventually(lambda: lane.model_calls()[0].delivered is True, what="the call to be closed")
     (call,) = lane.model_calls()
     assert call.finished is not None and call.finished - call.started >= 0.5
 
@@ -87,3 +89,22 @@ def test_a_booking_with_a_key_has_one_effect_and_without_a_key_one_per_request(s
     bookings = lane.bookings()
     assert [b.effect for b in bookings].count(True) == 3
     assert [b.key for b in bookings] == ["k1", "k1", "", ""]
+
+
+def test_crash_points_cover_the_clean_run_time_from_their_moment_to_the_next() -> None:
+    from paidtwice.lab._sweep import _Event, derive_points
+
+    events = [
+        _Event("model_start", 1, "", "", 100.0),
+        _Event("model_end", 1, "", "", 101.0),
+        _Event("op", 1, "pause", "sleep", 101.5),
+        _Event("model_start", 2, "", "", 106.0),
+        _Event("model_end", 2, "", "", 107.0),
+    ]
+    journal = ("Command: Input", "Command: Sleep", "Notification: Sleep", "Command: Output")
+    points = derive_points(events, journal, ended=108.0)
+    covers = {p.name: round(p.covers, 3) for p in points}
+    assert covers["in flight: model call 1"] == round(1.0 / 8, 3)
+    assert covers["in pause"] == round(4.5 / 8, 3)  # until the handler went on
+    assert covers["after model call 2 returned (not journaled)"] == round(1.0 / 8, 3)
+    assert sum(p.covers for p in points) == pytest.approx(1.0)
