@@ -130,7 +130,9 @@ def test_expected_crash_cost_journaled_only_from_calls_in_flight_and_naive_highe
             sum(p.covers * p.extra_cost_usd for p in matrix.points)
         )
         for point in matrix.points:
-            assert point.extra_cost_usd == pytest.approx(point.cost_usd - matrix.clean.cost_usd)
+            assert 0 <= point.extra_cost_usd <= point.cost_usd, point.crash_point
+            if script == "steady":  # the same answers as the clean run's: the extra is the difference
+                assert point.extra_cost_usd == pytest.approx(point.cost_usd - matrix.clean.cost_usd)
     from_flight = sum(p.covers * p.extra_cost_usd for p in journaled.points if p.kind == "in-flight-model")
     assert journaled.expected_crash_cost_usd == pytest.approx(from_flight, abs=1e-12)
     assert journaled.expected_crash_cost_usd > 0

@@ -29,7 +29,7 @@ from paidtwice._exceptions import ExperimentError, UsageError
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, bill, check_price_model
+from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, bill, check_price_model, extra_calls
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._records import to_jsonable
 from paidtwice.lab._runner import (
@@ -190,7 +190,9 @@ class PointResult:
     cost_usd: float = 0.0
     """Their price in dollars, at `price_model`."""
     extra_cost_usd: float = 0.0
-    """Dollars beyond the clean run's: what a crash at this moment cost."""
+    """What a crash at this moment cost: the price of the calls it added, every call that is not the first
+    delivered answer of its turn (as for runs; with the steady script that is the cost beyond the clean
+    run's, to the token)."""
     price_model: str = ""
     """The model whose prices the dollars are at."""
     prices_as_of: str = ""
@@ -409,14 +411,14 @@ def derive_points(
 def _with_cover(points: list[CrashPoint], ended: float) -> list[CrashPoint]:
     if not points:
         return points
-    span = ended - points[0].begins
+    # The agent's log and the server's append times are read from two processes: a millisecond's
+    # disorder between them must not make a share negative or the shares add up past the whole.
+    ends = [p.begins for p in points[1:]] + [max(ended, points[-1].begins)]
+    widths = [max(0.0, end - p.begins) for p, end in zip(points, ends, strict=True)]
+    span = sum(widths)
     if span <= 0:
         return points
-    ends = [p.begins for p in points[1:]] + [max(ended, points[-1].begins)]
-    return [
-        dataclasses.replace(p, covers=max(0.0, end - p.begins) / span)
-        for p, end in zip(points, ends, strict=True)
-    ]
+    return [dataclasses.replace(p, covers=width / span) for p, width in zip(points, widths, strict=True)]
 
 
 # -- runs ---------------------------------------------------------------------------------------------
@@ -672,7 +674,7 @@ def _point(
             covers=point.covers,
             usage=paid.usage,
             cost_usd=paid.cost_usd,
-            extra_cost_usd=paid.cost_usd - clean.cost_usd,
+            extra_cost_usd=bill(extra_calls(calls), lab.price_model).cost_usd,
             price_model=lab.price_model,
             prices_as_of=PRICES_AS_OF,
         )
