@@ -645,7 +645,19 @@ class Lab:
             matches=False,
             wall_time=round(time.time() - started, 3),
             deliberate_wait=round(
-                _deliberate(journal, attempts, agent_attempts, kill_at, up_at, calls, started), 3
+                _deliberate(
+                    journal,
+                    attempts,
+                    agent_attempts,
+                    kill_at,
+                    up_at,
+                    calls,
+                    started,
+                    # A slow model's answers and a booking's confirmation are waits the row asks for.
+                    waits=[(c.started, c.finished) for c in calls if experiment.model_latency and c.finished]
+                    + [(b.started, b.finished) for b in bookings if b.finished],
+                ),
+                3,
             ),
             server_version=self.server_version,
             admin_log=tuple(admin.log),
@@ -827,6 +839,7 @@ def _deliberate(
     up_at: float | None,
     calls: Sequence[Any],
     started: float,
+    waits: Sequence[tuple[float, float]] = (),
 ) -> float:
     """Seconds of waits the experiment itself asks for: pauses, down time, held answers, backoff.
 
@@ -834,7 +847,7 @@ def _deliberate(
     before it (its failure, or the kill) to its start. Backoff states polled from sys_invocation add any
     the wire cannot see.
     """
-    spans: list[tuple[float, float]] = []
+    spans: list[tuple[float, float]] = list(waits)
     sleeps = [_epoch(e.appended_at) for e in journal if e.type == "Command: Sleep"]
     woke = [_epoch(e.appended_at) for e in journal if e.type == "Notification: Sleep"]
     for lo, hi in zip(sleeps, woke, strict=False):
