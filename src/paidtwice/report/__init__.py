@@ -3,7 +3,10 @@
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
     format_attempt_log,
+    format_bill,
     format_checks,
+    format_comparison,
+    format_crash_cost,
     format_curve,
     format_deck_table,
     format_journal,
@@ -17,7 +20,10 @@ from paidtwice.report._text import (
 
 __all__ = [
     "curve_svg",
+    "format_bill",
     "format_checks",
+    "format_comparison",
+    "format_crash_cost",
     "format_curve",
     "format_deck_table",
     "format_journal",

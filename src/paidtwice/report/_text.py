@@ -31,6 +31,8 @@ __all__ = [
     "format_model_log",
     "format_run",
     "table",
+    "tokens",
+    "usd",
 ]
 
 
