@@ -3,6 +3,7 @@ set two runs side by side (a slow model's recovery, an idempotency key)."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -109,4 +110,14 @@ def test_idempotency_key_makes_a_booking_killed_in_flight_happen_once(lab: Lab) 
     keyed = lab.stub.ledger.bookings(with_key.lane, with_key.invocation_id)
     assert keyed[0].key == keyed[1].key == f"{with_key.invocation_id}:book"
     assert keyed[0].booking_id == keyed[1].booking_id
+    assert record.matches
+
+
+def test_a_key_from_ctx_uuid_drawn_outside_the_action_is_stable_too(lab: Lab) -> None:
+    row = next(r for r in COMPARISONS if r.name == "idempotent-tool-kill-mid-call")
+    keyed = dataclasses.replace(row.second, name="idempotent-tool-kill-mid-call-uuid", booking_key="uuid")
+    record = lab.run(keyed)
+    bookings = lab.stub.ledger.bookings(record.lane, record.invocation_id)
+    assert len(bookings) == 2 and bookings[0].key == bookings[1].key != ""
+    assert record.booking_effects == 1 and record.idempotency_key == "uuid"
     assert record.matches

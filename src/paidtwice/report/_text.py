@@ -88,8 +88,8 @@ def format_deck_table(records: Sequence[Record]) -> str:
             continue
         if isinstance(record, ComparisonRecord):
             claim = record.checks[0]
-            first, second = record.runs
-            sides = f"{first.mode}/{first.stub} vs {second.mode}/{second.stub}"
+            # The runs are named after the row and what sets them apart: "naive", "request-id".
+            sides = " vs ".join(r.name.removeprefix(record.name + "-") for r in record.runs)
             rows.append(
                 (record.name, sides, claim.deck, claim.measured, _verdict(record.matches), _paid(record.runs))
             )
@@ -252,9 +252,12 @@ def format_curve(curve: CurveRecord) -> str:
                 predicted,
                 str(deck_calls) if deck_calls is not None else "",
                 "ok" if point.predicted_model_calls == point.model_calls else "DIFFERS",
+                tokens(point.usage.total_tokens),
+                f"{usd(point.cost_usd)} (+{usd(point.extra_cost_usd)})",
             )
         )
-    return table(("delay s", "down s", "tries while down", "paid calls", "predicted", "deck", ""), rows)
+    headers = ("delay s", "down s", "tries while down", "paid calls", "predicted", "deck", "")
+    return table((*headers, "tokens", "paid"), rows)
 
 
 def format_comparison(record: ComparisonRecord) -> str:
