@@ -4,6 +4,8 @@ set two runs side by side (a slow model's recovery, an idempotency key)."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -121,3 +123,23 @@ def test_a_key_from_ctx_uuid_drawn_outside_the_action_is_stable_too(lab: Lab) ->
     assert len(bookings) == 2 and bookings[0].key == bookings[1].key != ""
     assert record.booking_effects == 1 and record.idempotency_key == "uuid"
     assert record.matches
+
+
+def test_pricing_works_offline() -> None:
+    """genai-prices' data ships in its wheel: pricing opens no connection (a process with sockets refused)."""
+    code = (
+        "import socket\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise OSError('no network here')\n"
+        "socket.socket.connect = refuse\n"
+        "socket.create_connection = refuse\n"
+        "from paidtwice.lab._bill import check_price_model, _price\n"
+        "from paidtwice.stub import TokenUsage\n"
+        "import time\n"
+        "print(check_price_model('gpt-4o'), _price(TokenUsage(1000, 100), 'gpt-4o', time.time()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    model, price = done.stdout.split()
+    expected = calc_price(Usage(input_tokens=1000, output_tokens=100), "gpt-4o").total_price
+    assert model == "gpt-4o" and Decimal(price) == expected > 0

@@ -315,11 +315,14 @@ class ComparisonRecord:
     runs: tuple[RunRecord, RunRecord]
     """The run without the remedy, then the run with it."""
     difference: float | None
-    """First minus second: seconds of recovery (from the first replay), or booking effects."""
+    """First minus second: seconds of recovery from the first replay that reached the restarted agent to
+    completion (what the claim is checked on), or booking effects."""
     checks: tuple[Check, ...]
     """The claim against what was measured, then each run's own checks."""
     matches: bool
     """Every check agrees."""
+    recovery_difference_s: float | None = None
+    """First minus second `recovery_s` (from the agent listening again), retry timer included."""
 
 
 def to_jsonable(value: Any) -> Any:

@@ -712,6 +712,9 @@ class Lab:
     def run_comparison(self, row: Comparison) -> ComparisonRecord:
         """Run both sides of a comparison at once (the same load on both) and set them side by side."""
         first, second = self.run_many([(row.first, None), (row.second, None)], concurrent=True)
+        recovery_difference = None
+        if first.recovery_s is not None and second.recovery_s is not None:
+            recovery_difference = round(first.recovery_s - second.recovery_s, 3)
         if row.figure == "recovery":
             # Compared from the first attempt that reached the restarted agent: the wait before it is the
             # server's retry timer, whose jitter is no part of what either agent does.
@@ -746,6 +749,7 @@ class Lab:
             deck_says=row.deck_says,
             runs=(first, second),
             difference=difference,
+            recovery_difference_s=recovery_difference,
             checks=checks,
             matches=check.ok and first.matches and second.matches,
         )

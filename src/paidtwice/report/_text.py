@@ -295,10 +295,15 @@ def format_comparison(record: ComparisonRecord) -> str:
         "replay s",
         "bookings (key)",
     )
+    lines = [f"{record.name}: {record.deck_says}", table(headers, rows)]
+    if record.recovery_difference_s is not None and record.figure == "recovery":
+        lines.append(
+            f"recovery difference: {record.recovery_difference_s:.2f} s from the agent listening again, "
+            f"{record.difference:.2f} s from the first replay (the retry timer's jitter left out)"
+        )
     return "\n".join(
         [
-            f"{record.name}: {record.deck_says}",
-            table(headers, rows),
+            *lines,
             "",
             table(
                 ("figure", "claimed", "measured", ""),
