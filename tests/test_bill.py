@@ -88,7 +88,14 @@ def test_slow_model_naive_recovery_exceeds_journaled_by_a_model_latency(lab: Lab
     naive_replay = naive.recovery_s - naive.retry_wait_s
     journaled_replay = journaled.recovery_s - journaled.retry_wait_s
     assert record.difference == pytest.approx(naive_replay - journaled_replay, abs=0.002)
-    assert naive_replay - journaled_replay >= SLOW_MODEL_LATENCY
+    # The journaled agent writes its last answer to the journal before it goes on; the naive one does not.
+    last = lab.stub.ledger.model_calls(journaled.lane, journaled.invocation_id)[-1]
+    written = [e for e in journaled.journal if e.type == "Notification: Run"][-1]
+    assert last.finished is not None and written.appended_at is not None
+    write = datetime.fromisoformat(written.appended_at.replace("Z", "+00:00")).timestamp() - last.finished
+    assert 0 <= write < SLOW_MODEL_LATENCY
+    assert naive_replay - journaled_replay + write >= SLOW_MODEL_LATENCY
+    assert record.recovery_difference_s == pytest.approx(naive.recovery_s - journaled.recovery_s, abs=0.002)
     # Each replay waits for the model once per call it makes: the journaled one once, the naive one twice.
     assert journaled_replay >= SLOW_MODEL_LATENCY and naive_replay >= 2 * SLOW_MODEL_LATENCY
     assert naive.extra_cost_usd > 0 and journaled.extra_cost_usd == 0
