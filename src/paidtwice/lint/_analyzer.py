@@ -572,6 +572,22 @@ def _is_key(node: ast.AST | None) -> bool:
     )
 
 
+_MODEL_PATHS = ("/chat/completions", "/completions", "/embeddings", "/responses", "/messages")
+
+
+def _model_api(call: ast.Call) -> bool:
+    """A POST to a model API (its URL's literal text ends like OpenAI's or Anthropic's endpoints): a model
+    call is paid for again, which journaling it prevents, but it changes nothing on the other side."""
+    verb = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    position = 1 if verb == "request" else 0  # request("POST", url) / post(url)
+    url = call.args[position] if len(call.args) > position else None
+    url = url or next((k.value for k in call.keywords if k.arg == "url"), None)
+    if url is None:
+        return False
+    literal = [n.value for n in ast.walk(url) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return bool(literal) and literal[-1].rstrip("/").endswith(_MODEL_PATHS)
+
+
 def _writes_without_key(owner: ast.AST, scope: _Scope) -> Iterator[tuple[str, int]]:
     """HTTP writes (POST, PUT, PATCH, DELETE) under `owner` that send no Idempotency-Key header.
 
@@ -609,7 +625,7 @@ def _writes_without_key(owner: ast.AST, scope: _Scope) -> Iterator[tuple[str, in
                 kind = scope.constructed(base)
             if kind is not None and mutating_method(kind, attrs, literal):
                 what = ".".join([kind, *attrs])
-        if what is None:
+        if what is None or _model_api(node):
             continue
         headers = next((k.value for k in node.keywords if k.arg == "headers"), None)
         if isinstance(headers, ast.Dict):

@@ -67,3 +67,17 @@ async def orders(ctx: Context, order: str) -> int:
 @payments.handler()
 async def silenced(ctx: Context, amount: int) -> dict:
     return await ctx.run_typed("charge", charge, amount=amount)  # noqa: PT006
+
+
+async def ask_model(prompt: str) -> dict:
+    response = await client.post(f"{BASE}/chat/completions", json={"messages": [prompt]})
+    return response.json()
+
+
+BASE = "https://api.openai.com/v1"
+
+
+@payments.handler()
+async def model_step(ctx: Context, prompt: str) -> dict:
+    # A model call changes nothing on the other side: journaling it is the fix (PT001), not a key.
+    return await ctx.run_typed("ask", ask_model, prompt=prompt)
