@@ -150,3 +150,16 @@ def test_pricing_works_offline() -> None:
     model, price = done.stdout.split()
     expected = calc_price(Usage(input_tokens=1000, output_tokens=100), "gpt-4o").total_price
     assert model == "gpt-4o" and Decimal(price) == expected > 0
+
+
+def test_cli_unknown_price_model_is_one_line_and_exit_2() -> None:
+    for command in (["run", "clean"], ["sweep"], ["deck"], ["soak"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "paidtwice", *command, "--price-model", "gpt-4o-mni"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2, (command, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "close: gpt-4o-mini" in lines[0] and "Traceback" not in done.stderr
