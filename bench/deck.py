@@ -13,7 +13,18 @@ from __future__ import annotations
 import argparse
 import time
 
-from paidtwice.lab import CURVES, EXPERIMENTS, WALKS, CurveRecord, Lab, RecoveryRecord, Row, RunRecord
+from paidtwice.lab import (
+    COMPARISONS,
+    CURVES,
+    EXPERIMENTS,
+    WALKS,
+    ComparisonRecord,
+    CurveRecord,
+    Lab,
+    RecoveryRecord,
+    Row,
+    RunRecord,
+)
 from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import experiment_by_name
 from paidtwice.lab._records import Record
@@ -26,6 +37,8 @@ def runs_of(record: Record) -> list[RunRecord]:
         return list(record.runs)
     if isinstance(record, RecoveryRecord):
         return [record.stuck_run]
+    if isinstance(record, ComparisonRecord):
+        return list(record.runs)
     return []
 
 
@@ -34,7 +47,8 @@ def main() -> None:
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--skip-serial", action="store_true")
     args = parser.parse_args()
-    rows: list[Row] = [experiment_by_name(n) for n in args.only] or [*EXPERIMENTS, *CURVES, *WALKS]
+    every: list[Row] = [*EXPERIMENTS, *CURVES, *WALKS, *COMPARISONS]
+    rows: list[Row] = [experiment_by_name(n) for n in args.only] or every
     with Lab(echo=lambda message: None) as lab:
         started = time.monotonic()
         records = run_rows(lab, rows, concurrent=True)

@@ -11,7 +11,17 @@ import time
 from collections import Counter
 
 from paidtwice._exceptions import PaidtwiceError
-from paidtwice.lab import CURVES, EXPERIMENTS, WALKS, CurveRecord, Lab, RecoveryRecord, RunRecord
+from paidtwice.lab import (
+    COMPARISONS,
+    CURVES,
+    EXPERIMENTS,
+    WALKS,
+    ComparisonRecord,
+    CurveRecord,
+    Lab,
+    RecoveryRecord,
+    RunRecord,
+)
 from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import Row
 from paidtwice.lab._records import Record
@@ -35,12 +45,15 @@ def fingerprint(record: Record) -> tuple[object, ...]:
         return tuple(
             (re.sub(r"dp_\w+", "dp_*", s.action), s.status, s.model_calls, s.tool_calls) for s in record.steps
         )
+    if isinstance(record, ComparisonRecord):
+        # Recovery times vary from run to run; what each side paid and booked must not.
+        return tuple((r.status, r.model_calls, r.tool_calls, r.booking_effects) for r in record.runs)
     return ()
 
 
 def main() -> None:
     repetitions = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    rows: list[Row] = [*EXPERIMENTS, *CURVES, *WALKS]
+    rows: list[Row] = [*EXPERIMENTS, *CURVES, *WALKS, *COMPARISONS]
     seen: dict[str, list[tuple[object, ...]]] = {row.name: [] for row in rows}
     matched: dict[str, int] = {row.name: 0 for row in rows}
     failed: list[str] = []

@@ -54,3 +54,10 @@ def test_server_pin_is_one_the_lab_knows() -> None:
     assert _pins.RESTATE_SERVER_VERSION in _pins.RESTATE_SERVER_VERSIONS
     assert re.fullmatch(r"\d+\.\d+\.\d+", _pins.RESTATE_SERVER_VERSION)
     assert paidtwice.__doc__
+
+
+def test_price_database_pin_is_in_one_place_and_installed() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = [d for d in project["dependencies"] if d.startswith("genai-prices")]
+    assert pins == [f"genai-prices=={_pins.GENAI_PRICES_VERSION}"]
+    assert metadata.version("genai-prices") == _pins.GENAI_PRICES_VERSION

@@ -11,3 +11,11 @@ RESTATE_SERVER_VERSIONS = ("1.7.12", "1.7.10")
 
 RESTATE_SDK_VERSION = "1.3.0"
 """restate-sdk from PyPI that the agent and the user's app run on."""
+
+GENAI_PRICES_VERSION = "0.2.3"
+"""genai-prices from PyPI, the price database every dollar figure comes from (its data ships in the wheel, so
+pricing works offline). Pinned again in pyproject.toml; a test checks the two agree."""
+
+GENAI_PRICES_RELEASED = "2026-11"
+"""When that genai-prices release, and so its price data, was published (the package index's date): the
+`prices_as_of` of every record."""

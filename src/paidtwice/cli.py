@@ -20,17 +20,21 @@ from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
 from paidtwice._words import count
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import SqlClient
+from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
 from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import (
+    COMPARISONS,
     CURVES,
     DEFAULT_RESTART_DELAY,
     EXPERIMENTS,
     WALKS,
     Row,
     experiment_by_name,
+    with_model_latency,
 )
 from paidtwice.lab._mismatch import explain as explain_invocation
 from paidtwice.lab._records import (
+    ComparisonRecord,
     CurveRecord,
     Record,
     RecoveryRecord,
@@ -46,6 +50,8 @@ from paidtwice.report._html import Section, deck_sections, soak_section, sweep_s
 from paidtwice.report._load import load_results
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
+    format_comparison,
+    format_crash_cost,
     format_curve,
     format_deck_table,
     format_journal,
@@ -134,6 +140,34 @@ def _server_version(function: F) -> F:
         default=RESTATE_SERVER_VERSION,
         show_default=True,
         help="restate-server version from npm (1.7.10 is the one the deck was recorded on).",
+    )(function)
+
+
+def _check_price_model(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        return check_price_model(value)
+    except UsageError as err:
+        raise BadInput(str(err)) from None
+
+
+def _price_model(function: F) -> F:
+    return click.option(
+        "--price-model",
+        default=DEFAULT_PRICE_MODEL,
+        show_default=True,
+        metavar="NAME",
+        callback=_check_price_model,
+        help="The model whose prices (genai-prices) the dollars are at.",
+    )(function)
+
+
+def _model_latency(function: F) -> F:
+    return click.option(
+        "--model-latency",
+        type=click.FloatRange(min=0),
+        default=None,
+        metavar="SECONDS",
+        help="Seconds the stub's model takes to answer each call (default: the row's own, 0 for most).",
     )(function)
 
 
@@ -238,11 +272,14 @@ def experiments() -> None:
     for walk in WALKS:
         click.echo(f"{walk.name:26} recover {walk.base.name}'s paused invocation; fix: {walk.fix_mode}")
         click.echo(f"{'':26} deck: {walk.deck_says}")
+    for pair in COMPARISONS:
+        click.echo(f"{pair.name:26} {pair.first.name} vs {pair.second.name}, {pair.first.fault.describe()}")
+        click.echo(f"{'':26} beyond the deck: {pair.deck_says}")
 
 
 def _rows(names: tuple[str, ...]) -> list[Row]:
     if not names:
-        return [*EXPERIMENTS, *CURVES, *WALKS]
+        return [*EXPERIMENTS, *CURVES, *WALKS, *COMPARISONS]
     rows = []
     for name in names:
         try:
@@ -294,6 +331,7 @@ def _default_json(results_dir: Path, stem: str) -> Path:
 @_html_option
 @_save_journals
 @_server_version
+@_price_model
 def deck(
     only: tuple[str, ...],
     json_path: Path | None,
@@ -302,6 +340,7 @@ def deck(
     html_path: Path | None,
     save_journals: Path | None,
     server_version: str,
+    price_model: str,
 ) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
 
@@ -318,7 +357,9 @@ def deck(
     with _errors():
         started = f"paidtwice: {count(len(rows), 'experiment')} on restate-server {server_version}"
         click.echo(started, err=True)
-        with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
+        with Lab(
+            server_version=server_version, echo=lambda m: click.echo(m, err=True), price_model=price_model
+        ) as lab:
             records = _run_rows(lab, rows, json_path=json_path, serial=serial, journals=save_journals)
     click.echo(format_deck_table(records))
     for record in records:
@@ -328,6 +369,9 @@ def deck(
         elif isinstance(record, RecoveryRecord):
             click.echo(f"\n{record.name}:")
             click.echo(format_walk(record))
+        elif isinstance(record, ComparisonRecord):
+            click.echo(f"\n{record.name}:")
+            click.echo(format_comparison(record))
     click.echo(f"\nFull records: {json_path}")
     _write_report(html_path, "paidtwice deck", deck_sections(records), [json_path])
     sys.exit(0 if all(r.matches for r in records) else 1)
@@ -346,6 +390,8 @@ def deck(
 @_html_option
 @_save_journals
 @_server_version
+@_price_model
+@_model_latency
 def run(
     name: str,
     json_path: Path | None,
@@ -353,6 +399,8 @@ def run(
     html_path: Path | None,
     save_journals: Path | None,
     server_version: str,
+    price_model: str,
+    model_latency: float | None,
 ) -> None:
     """Run one experiment and print its journal by index and its model-call log.
 
@@ -362,15 +410,21 @@ def run(
         paidtwice run naive-changed-for-good --json changed.json --html changed.html
     """
     row = _rows((name,))[0]
+    if model_latency is not None:
+        row = with_model_latency(row, model_latency)
     json_path = json_path or _default_json(results_dir, name)
     with _errors():
-        with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
+        with Lab(
+            server_version=server_version, echo=lambda m: click.echo(m, err=True), price_model=price_model
+        ) as lab:
             records = _run_rows(lab, [row], json_path=json_path, serial=True, journals=save_journals)
     for record in records:
         if isinstance(record, RunRecord):
             click.echo(format_run(record))
         elif isinstance(record, CurveRecord):
             click.echo(format_curve(record))
+        elif isinstance(record, ComparisonRecord):
+            click.echo(format_comparison(record))
         else:
             click.echo(format_walk(record))
     click.echo(f"\nFull record: {json_path}")
@@ -438,7 +492,8 @@ def explain(invocation_id: str, admin_url: str) -> None:
 @click.option("--kills", default=5, show_default=True, type=click.IntRange(min=0))
 @_html_option
 @_server_version
-def soak(invocations: int, kills: int, html_path: Path | None, server_version: str) -> None:
+@_price_model
+def soak(invocations: int, kills: int, html_path: Path | None, server_version: str, price_model: str) -> None:
     """Send many journaled invocations at once and kill the agent while they run.
 
     Prints sent, completed, paused, lost (must be 0), model calls beyond the clean count (at most the
@@ -450,14 +505,19 @@ def soak(invocations: int, kills: int, html_path: Path | None, server_version: s
         paidtwice soak --invocations 200 --kills 5 --html soak.html
     """
     from paidtwice.lab._soak import soak as run_soak
+    from paidtwice.report._text import tokens, usd
 
     with _errors():
-        with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
+        with Lab(
+            server_version=server_version, echo=lambda m: click.echo(m, err=True), price_model=price_model
+        ) as lab:
             record = run_soak(lab, invocations=invocations, kills=kills)
     click.echo(
         f"sent {record.sent}, completed {record.completed}, paused {record.paused}, lost {record.lost}\n"
         f"model calls {record.model_calls}: {record.extra_model_calls} beyond the clean count "
         f"(bound: {record.in_flight_at_kills} in flight at {record.kills} kills)\n"
+        f"paid {tokens(record.usage.total_tokens)} tokens, {usd(record.cost_usd)} at {record.price_model} "
+        f"(prices as of {record.prices_as_of}); the kills added {usd(record.extra_cost_usd)}\n"
         f"tool runs beyond one per invocation: {record.extra_tool_runs}\n"
         f"throughput {record.throughput} completed/s over {record.wall_time:.1f}s"
     )
@@ -606,6 +666,15 @@ def recover(
     help="Write each point's final journal file here and, beside it (NAME.prefix.json), the journal as it "
     "stood when the kill landed.",
 )
+@_price_model
+@_model_latency
+@click.option(
+    "--crash-rate",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="R",
+    help="Crashes per 1,000 invocations: also print the expected extra cost per 1,000 invocations.",
+)
 def sweep(
     modes: tuple[str, ...],
     scripts: tuple[str, ...],
@@ -622,6 +691,9 @@ def sweep(
     check: bool,
     html_path: Path | None,
     save_journals: Path | None,
+    price_model: str,
+    model_latency: float | None,
+    crash_rate: float | None,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
@@ -631,9 +703,14 @@ def sweep(
     when a kill did not land where its point says; with --check also when a point paid twice for work that
     had completed (a model call outside the journal, a step run again); 2 on bad input.
 
+    Then, per script and mode side by side, the expected extra dollars of one crash at a uniformly random
+    moment of the clean run (each point's extra dollars weighted by the share of the run's time it covers),
+    and with --crash-rate R (crashes per 1,000 invocations) that cost per 1,000 invocations.
+
     \b
     Examples:
         paidtwice sweep
+        paidtwice sweep --model-latency 1 --crash-rate 5 --price-model gpt-4o
         paidtwice sweep --mode journaled --script changed --json sweep.json --html sweep.html
         paidtwice sweep --app agent:app --service Travel --handler quote \\
             --input '"How much is 120 EUR in USD?"' --script examples/travel_agent/script.toml \\
@@ -681,6 +758,8 @@ def sweep(
                 parallel=parallel,
                 lab=lab,
                 on_point=save,
+                model_latency=model_latency or 0.0,
+                price_model=price_model,
             )
         else:
             matrices = run_sweep(
@@ -695,11 +774,14 @@ def sweep(
                 parallel=parallel,
                 lab=lab,
                 on_point=save,
+                model_latency=model_latency or 0.0,
+                price_model=price_model,
             )
     ordered = [p for m in matrices for p in m.points]
     write_sweep(json_path, ordered)
     for matrix in matrices:
         click.echo(format_sweep(matrix) + "\n")
+    click.echo(format_crash_cost(matrices, crash_rate) + "\n")
     points = len(ordered)
     wall = matrices[0].wall_time if matrices else 0.0
     click.echo(f"{count(points, 'crash point')} in {wall:.1f}s; every point's record: {json_path}")

@@ -14,25 +14,26 @@ from paidtwice.lint import CODES, lint_paths, lint_source
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "corpus"
+CORPUS_PT006 = HERE / "corpus_pt006"
 BROKEN = HERE / "corpus_bad" / "broken.py"
 EXPECT = re.compile(r"#.*\bexpect:\s*(?P<codes>PT\d{3}(?:\s*,\s*PT\d{3})*)")
 
 
-def expected_findings() -> set[tuple[str, int, str]]:
+def expected_findings(corpus: Path = CORPUS) -> set[tuple[str, int, str]]:
     expected = set()
-    for path in sorted(CORPUS.rglob("*.py")):
+    for path in sorted(corpus.rglob("*.py")):
         for number, line in enumerate(path.read_text().splitlines(), start=1):
             match = EXPECT.search(line)
             if match:
                 for code in re.split(r"\s*,\s*", match.group("codes")):
-                    expected.add((str(path.relative_to(CORPUS)), number, code))
+                    expected.add((str(path.relative_to(corpus)), number, code))
     return expected
 
 
 def test_corpus_is_large_and_covers_every_kind() -> None:
     files = list(CORPUS.rglob("*.py"))
     assert len(files) >= 30
-    kinds = {code for _, _, code in expected_findings()}
+    kinds = {code for _, _, code in expected_findings() | expected_findings(CORPUS_PT006)}
     assert kinds == set(CODES) - {"PT000"}
 
 
@@ -44,6 +45,25 @@ def test_precision_and_recall_on_the_corpus_are_total() -> None:
     spurious = sorted(found - expected)
     assert not missed and not spurious, f"missed {missed}\nspurious {spurious}"
     assert result.handlers > 30
+
+
+def test_pt006_is_off_by_default_and_total_on_its_corpus_when_selected() -> None:
+    assert not [f for f in lint_paths([CORPUS_PT006]).findings if f.code == "PT006"]
+    result = lint_paths([CORPUS_PT006], select=["PT006"])
+    found = {(str(Path(f.path).relative_to(CORPUS_PT006)), f.line, f.code) for f in result.findings}
+    assert found == expected_findings(CORPUS_PT006)
+    assert any("charge() calls httpx.AsyncClient.post" in f.message for f in result.findings)
+    # The default corpus's actions write without keys too (run_action_named.py); PT006 alone reports them.
+    assert {f.code for f in lint_paths([CORPUS], select=["PT006"]).findings} <= {"PT006"}
+
+
+def test_cli_select_pt006() -> None:
+    done = run_cli("--select", "PT006", str(CORPUS_PT006))
+    assert done.returncode == 1
+    assert [line.split(": ")[1].split()[0] for line in done.stdout.splitlines()] == ["PT006"] * 4
+    assert run_cli(str(CORPUS_PT006)).returncode == 0
+    bad = run_cli("--select", "PT999", str(CORPUS_PT006))
+    assert bad.returncode == 2 and "PT999" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_deck_agent_reports_exactly_the_naive_model_call() -> None:

@@ -130,3 +130,24 @@ def test_pytest_helper_fails_on_paying_twice_and_passes_when_journaled(
 def test_the_lab_fixture_is_a_registered_pytest_plugin() -> None:
     plugins = {e.name: e.value for e in entry_points(group="pytest11")}
     assert plugins.get("paidtwice") == "paidtwice.testing"
+
+
+@pytest.mark.parametrize("script", ["steady", "drifting"])
+def test_expected_crash_cost_journaled_only_from_calls_in_flight_and_naive_higher(
+    matrices: dict[tuple[str, str], SweepMatrix], script: str
+) -> None:
+    naive, journaled = matrices[("naive", script)], matrices[("journaled", script)]
+    for matrix in (naive, journaled):
+        assert sum(p.covers for p in matrix.points) == pytest.approx(1.0, abs=1e-6)
+        assert matrix.expected_crash_cost_usd == pytest.approx(
+            sum(p.covers * p.extra_cost_usd for p in matrix.points)
+        )
+        for point in matrix.points:
+            assert 0 <= point.extra_cost_usd <= point.cost_usd, point.crash_point
+            if script == "steady":  # the same answers as the clean run's: the extra is the difference
+                assert point.extra_cost_usd == pytest.approx(point.cost_usd - matrix.clean.cost_usd)
+    from_flight = sum(p.covers * p.extra_cost_usd for p in journaled.points if p.kind == "in-flight-model")
+    assert journaled.expected_crash_cost_usd == pytest.approx(from_flight, abs=1e-12)
+    assert journaled.expected_crash_cost_usd > 0
+    assert naive.expected_crash_cost_usd > journaled.expected_crash_cost_usd
+    assert journaled.cost_per_thousand(5) == pytest.approx(5 * journaled.expected_crash_cost_usd)

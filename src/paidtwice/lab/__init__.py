@@ -1,14 +1,17 @@
 """The lab: experiment rows as data, faults, the runner and its records."""
 
+from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, Bill, bill, check_price_model, extra_calls
 from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import (
     CLEAN_JOURNALED_JOURNAL,
     CLEAN_NAIVE_JOURNAL,
+    COMPARISONS,
     CURVES,
     DEFAULT_RESTART_DELAY,
     EXPERIMENTS,
     SCENARIOS,
     WALKS,
+    Comparison,
     Curve,
     Expected,
     Experiment,
@@ -22,6 +25,7 @@ from paidtwice.lab._policy import Backoff, PaidCallPrediction, predict_paid_call
 from paidtwice.lab._records import (
     AttemptLine,
     Check,
+    ComparisonRecord,
     CurvePoint,
     CurveRecord,
     Mismatch,
@@ -41,14 +45,20 @@ from paidtwice.lab._walks import run_walk
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
     "CLEAN_NAIVE_JOURNAL",
+    "COMPARISONS",
     "CURVES",
+    "DEFAULT_PRICE_MODEL",
+    "PRICES_AS_OF",
     "DEFAULT_RESTART_DELAY",
     "EXPERIMENTS",
     "SCENARIOS",
     "WALKS",
     "ApplyResult",
     "Backoff",
+    "Bill",
     "Check",
+    "Comparison",
+    "ComparisonRecord",
     "Curve",
     "CurvePoint",
     "CurveRecord",
@@ -72,7 +82,10 @@ __all__ = [
     "Walk",
     "WayOut",
     "apply_way",
+    "bill",
+    "check_price_model",
     "experiment_by_name",
+    "extra_calls",
     "explain",
     "plan_recovery",
     "predict_paid_calls",

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from paidtwice.lab._experiments import Curve, Experiment, Row, Walk
+from paidtwice.lab._experiments import Comparison, Curve, Experiment, Row, Walk
 from paidtwice.lab._records import Record
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._walks import run_walk
@@ -25,6 +25,8 @@ def _one(lab: Lab, row: Row) -> Record:
         return lab.run_curve(row)
     if isinstance(row, Walk):
         return run_walk(lab, row)
+    if isinstance(row, Comparison):
+        return lab.run_comparison(row)
     raise TypeError(f"not a deck row: {row!r}")
 
 

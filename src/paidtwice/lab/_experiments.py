@@ -6,18 +6,20 @@ the deck reports. The runner executes any row; adding an experiment is adding a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from paidtwice.stub._scripts import Hold
 
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
     "CLEAN_NAIVE_JOURNAL",
+    "COMPARISONS",
     "CURVES",
     "DEFAULT_RESTART_DELAY",
     "EXPERIMENTS",
     "SCENARIOS",
     "WALKS",
+    "Comparison",
     "Row",
     "Walk",
     "Curve",
@@ -25,6 +27,7 @@ __all__ = [
     "Experiment",
     "Fault",
     "experiment_by_name",
+    "with_model_latency",
 ]
 
 DEFAULT_RESTART_DELAY = 1.25
@@ -40,16 +43,19 @@ class Fault:
 
     kind: str
     """"none", "kill-in-pause" (agent killed once the pause's Sleep is journaled), "kill-mid-call" (agent
-    killed `after` seconds into model call `call`, while the stub still holds the answer), or
-    "server-kill-in-pause" (restate-server itself killed in the pause and started again)."""
+    killed `after` seconds into model call `call`, while the stub still holds the answer),
+    "kill-mid-booking" (the same, in booking request `call`), or "server-kill-in-pause" (restate-server
+    itself killed in the pause and started again)."""
     call: int = 1
-    """For kill-mid-call: which model call of the invocation."""
+    """For kill-mid-call and kill-mid-booking: which call of the invocation."""
     after: float = 1.0
-    """For kill-mid-call: seconds into that call."""
+    """For kill-mid-call and kill-mid-booking: seconds into that call."""
 
     def describe(self) -> str:
         if self.kind == "kill-mid-call":
             return f"kill {self.after:g} s into model call {self.call}"
+        if self.kind == "kill-mid-booking":
+            return f"kill {self.after:g} s into booking request {self.call}"
         return {
             "none": "none",
             "kill-in-pause": "kill in the durable pause, after the tool ran",
@@ -110,6 +116,8 @@ class Expected:
     """Attempts in all, counted against the retry policy."""
     attempts_reached_agent: int | None = None
     """Retries (attempts after the first) that reached a running agent."""
+    booking_effects: int | None = None
+    """Bookings the stub's booking endpoint made."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +144,14 @@ class Experiment:
     """Which part of the deck the run belongs to."""
     model_down: bool = False
     """Start with the model endpoint down (the stub's `fail` script answers its turn with HTTP 500)."""
+    model_latency: float = 0.0
+    """Seconds the stub's model takes to answer each call."""
+    agent: str = "paidtwice.agent.deck:app"
+    """The agent's app (MODULE:APP)."""
+    booking_key: str = ""
+    """For the booking agent: how it keys its booking ("none", "request-id" or "uuid")."""
+    booking_seconds: float = 0.0
+    """Seconds the stub's booking endpoint takes to confirm a booking."""
 
 
 @dataclass(frozen=True)
@@ -281,12 +297,104 @@ WALKS: tuple[Walk, ...] = (
     ),
 )
 
-Row = Experiment | Curve | Walk
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two runs that differ in one thing, run at once, and the difference between them that is claimed."""
+
+    name: str
+    """Name used on the command line."""
+    first: Experiment
+    """The run without the remedy."""
+    second: Experiment
+    """The same run with it."""
+    figure: str
+    """What is compared: "recovery" (recovery time) or "booking effects"."""
+    deck_says: str
+    """What is claimed."""
+    section: str = "beyond"
+    """Which part of the deck the row belongs to."""
+
+
+SLOW_MODEL_LATENCY = 3.0
+"""Seconds a call takes in `slow-model-recovery`, a slow model's answer."""
+
+_SLOW_RESTART_DELAY = 2.7
+"""Down time in `slow-model-recovery`: longer than what is left of the 2 s pause at the kill, so the pause is
+over when the agent listens again and neither recovery waits for it (the naive one would otherwise overlap
+its extra model call with the journaled one's wait). It sits in a gap between retry windows (see CURVES)."""
+
+
+def _slow(mode: str) -> Experiment:
+    return Experiment(
+        name=f"slow-model-recovery-{mode}",
+        mode=mode,
+        script="steady",
+        fault=KILL_IN_PAUSE,
+        deck_says=f"{mode} agent, model answering in {SLOW_MODEL_LATENCY:g} s, killed in the pause",
+        expected=Expected("completed", 3 if mode == "naive" else 2, 1),
+        restart_delay=_SLOW_RESTART_DELAY,
+        section="beyond",
+        model_latency=SLOW_MODEL_LATENCY,
+    )
+
+
+def _booking(key: str, effects: int) -> Experiment:
+    return Experiment(
+        name=f"idempotent-tool-kill-mid-call-{key}",
+        mode="journaled",
+        script="steady",
+        fault=Fault("kill-mid-booking", call=1, after=1.0),
+        deck_says=f"booking in ctx.run, key {key}, killed while the booking is in flight: "
+        f"{effects} effect(s)",
+        expected=Expected("completed", 0, 0, booking_effects=effects),
+        section="beyond",
+        agent="paidtwice.agent.booking:app",
+        booking_key=key,
+        booking_seconds=3.0,
+    )
+
+
+COMPARISONS: tuple[Comparison, ...] = (
+    Comparison(
+        name="slow-model-recovery",
+        first=_slow("naive"),
+        second=_slow("journaled"),
+        figure="recovery",
+        deck_says="a slow model adds its latency to every recovery: the naive agent's recovery is longer "
+        f"than the journaled one's by at least one model latency ({SLOW_MODEL_LATENCY:g} s)",
+    ),
+    Comparison(
+        name="idempotent-tool-kill-mid-call",
+        first=_booking("none", 2),
+        second=_booking("request-id", 1),
+        figure="booking effects",
+        deck_says="a step that must not happen twice, killed in flight, runs again: 2 bookings without an "
+        "idempotency key, 1 with a key stable across attempts (ctx.request().id and the step)",
+    ),
+)
+"""Rows beyond the deck that set two runs side by side."""
+
+Row = Experiment | Curve | Walk | Comparison
 """Any row of the deck."""
 
 
+def with_model_latency(row: Row, seconds: float) -> Row:
+    """The row with the stub's model answering every call in `seconds` (each run of it, for a curve, a
+    walk or a comparison)."""
+    if isinstance(row, Experiment):
+        return replace(row, model_latency=seconds)
+    if isinstance(row, Curve | Walk):
+        return replace(row, base=replace(row.base, model_latency=seconds))
+    return replace(
+        row,
+        first=replace(row.first, model_latency=seconds),
+        second=replace(row.second, model_latency=seconds),
+    )
+
+
 def experiment_by_name(name: str) -> Row:
-    rows: tuple[Row, ...] = (*EXPERIMENTS, *SCENARIOS, *CURVES, *WALKS)
+    rows: tuple[Row, ...] = (*EXPERIMENTS, *SCENARIOS, *CURVES, *WALKS, *COMPARISONS)
     for row in rows:
         if row.name == name:
             return row

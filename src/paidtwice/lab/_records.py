@@ -12,12 +12,14 @@ from typing import Any
 
 from paidtwice.engine._admin import AdminCall
 from paidtwice.engine._sql import JournalEntry
+from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
 __all__ = [
     "AttemptLine",
     "Check",
     "RecoveryRecord",
     "RecoveryStep",
+    "ComparisonRecord",
     "CurvePoint",
     "CurveRecord",
     "Mismatch",
@@ -53,6 +55,12 @@ class ModelLogLine:
     """Seconds from the run's start that the request arrived."""
     finished: float | None = None
     """Seconds from the run's start that the answer was sent, or the caller found gone (None: in flight)."""
+    usage: TokenUsage = NO_TOKENS
+    """Tokens billed for the call (a call cut off: its prompt and what was generated until then)."""
+    cost_usd: float = 0.0
+    """Its price, at the run's price model."""
+    extra: bool = False
+    """The crash added it: it is not the first delivered answer of its turn."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +194,32 @@ class RunRecord:
     """Wall-clock time (seconds since the epoch) the run started; the `at` of its logs count from it."""
     killed_at: float | None = None
     """Seconds from the run's start that the kill landed (None: no kill)."""
+    usage: TokenUsage = NO_TOKENS
+    """Tokens billed for every model call of the run (the stub's ledger)."""
+    cost_usd: float = 0.0
+    """Those calls' price in dollars, at `price_model`."""
+    extra_usage: TokenUsage = NO_TOKENS
+    """Tokens of the calls the crash added (all but the first delivered answer of each turn)."""
+    extra_cost_usd: float = 0.0
+    """Their price in dollars: what the run paid beyond a clean run."""
+    price_model: str = ""
+    """The model whose prices the dollars are at (genai-prices' name)."""
+    prices_as_of: str = ""
+    """The price data's date, and the genai-prices release it comes with."""
+    model_latency: float = 0.0
+    """Seconds the stub's model took to answer each call."""
+    recovery_s: float | None = None
+    """Seconds from the agent listening again after the kill to the invocation's completion (the server's
+    append time of its output); None without a kill or a completion."""
+    retry_wait_s: float | None = None
+    """Of recovery_s, the seconds until the server's next retry reached the agent (its retry timer)."""
+    bookings: int = 0
+    """Requests to the stub's booking endpoint."""
+    booking_effects: int = 0
+    """Bookings those requests made (the endpoint's ledger: one per key, one per request without a key)."""
+    idempotency_key: str = ""
+    """How the run's agent keyed its booking ("none", "request-id", "uuid"); "" for an agent that books
+    nothing."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +242,12 @@ class CurvePoint:
     """Final status."""
     invocation_id: str
     """The point's invocation."""
+    usage: TokenUsage = NO_TOKENS
+    """Tokens billed for the point's model calls."""
+    cost_usd: float = 0.0
+    """Their price in dollars."""
+    extra_cost_usd: float = 0.0
+    """The price of the calls the crash added."""
 
 
 @dataclass(frozen=True)
@@ -272,6 +312,29 @@ class RecoveryRecord:
     """The run that left the invocation stuck."""
 
 
+@dataclass(frozen=True)
+class ComparisonRecord:
+    """Two runs set side by side, and the difference between them."""
+
+    name: str
+    """Row name."""
+    figure: str
+    """What is compared: "recovery" or "booking effects"."""
+    deck_says: str
+    """What is claimed."""
+    runs: tuple[RunRecord, RunRecord]
+    """The run without the remedy, then the run with it."""
+    difference: float | None
+    """First minus second: seconds of recovery from the first replay that reached the restarted agent to
+    completion (what the claim is checked on), or booking effects."""
+    checks: tuple[Check, ...]
+    """The claim against what was measured, then each run's own checks."""
+    matches: bool
+    """Every check agrees."""
+    recovery_difference_s: float | None = None
+    """First minus second `recovery_s` (from the agent listening again), retry timer included."""
+
+
 def to_jsonable(value: Any) -> Any:
     """Plain JSON types from records (dataclasses, tuples, nested)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -288,7 +351,12 @@ RESULTS_FORMAT = 2
 "record" (run, curve, walk, sweep-point).
 Format 1 (no "format" field) had no times on model-call ends, attempt ends, the kill or journal entries."""
 
-_KINDS = {"RunRecord": "run", "CurveRecord": "curve", "RecoveryRecord": "walk"}
+_KINDS = {
+    "RunRecord": "run",
+    "CurveRecord": "curve",
+    "RecoveryRecord": "walk",
+    "ComparisonRecord": "comparison",
+}
 
 
 def tagged(kind: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -302,10 +370,12 @@ def _journal_json(record: Any) -> Any:
         data["runs"] = [_journal_json(run) for run in record.runs]
     if isinstance(record, RecoveryRecord):
         data["stuck_run"] = _journal_json(record.stuck_run)
+    if isinstance(record, ComparisonRecord):
+        data["runs"] = [_journal_json(run) for run in record.runs]
     return tagged(_KINDS[type(record).__name__], data)
 
 
-Record = RunRecord | CurveRecord | RecoveryRecord
+Record = RunRecord | CurveRecord | RecoveryRecord | ComparisonRecord
 """Any record a deck row produces."""
 
 

@@ -36,12 +36,21 @@ from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._janitor import forget, remove_at_exit
 from paidtwice.engine._server import RestateServer
 from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient
-from paidtwice.lab._experiments import Curve, Expected, Experiment
+from paidtwice.lab._bill import (
+    DEFAULT_PRICE_MODEL,
+    PRICES_AS_OF,
+    bill,
+    check_price_model,
+    extra_calls,
+    price_call,
+)
+from paidtwice.lab._experiments import Comparison, Curve, Expected, Experiment
 from paidtwice.lab._mismatch import read_mismatch
 from paidtwice.lab._policy import Backoff, predict_paid_calls
 from paidtwice.lab._records import (
     AttemptLine,
     Check,
+    ComparisonRecord,
     CurvePoint,
     CurveRecord,
     Mismatch,
@@ -52,6 +61,7 @@ from paidtwice.lab._records import (
 from paidtwice.stub._ledger import ModelCall, ToolRun
 from paidtwice.stub._scripts import script_by_name
 from paidtwice.stub._server import Lane, StubModel
+from paidtwice.stub._usage import NO_TOKENS
 
 __all__ = ["Lab", "LabCancelled"]
 
@@ -214,7 +224,10 @@ class Lab:
         echo: Callable[[str], None] = print,
         server: RestateServer | None = None,
         stub: StubModel | None = None,
+        price_model: str = DEFAULT_PRICE_MODEL,
     ) -> None:
+        self.price_model = check_price_model(price_model)
+        """The model whose prices every record's dollars are at (checked before anything starts)."""
         self.server_version = server_version
         self._own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="paidtwice-lab-"))
@@ -367,7 +380,14 @@ class Lab:
             return next(self._ids)
 
     def new_agent(
-        self, *, mode: str, lane: Lane, service: str, target: str = DECK_AGENT, name: str = "agent"
+        self,
+        *,
+        mode: str,
+        lane: Lane,
+        service: str,
+        target: str = DECK_AGENT,
+        name: str = "agent",
+        extra_env: dict[str, str] | None = None,
     ) -> AgentHost:
         env = dict(os.environ)
         env.update(
@@ -377,6 +397,7 @@ class Lab:
                 "PAIDTWICE_TOOLS_URL": lane.tools_url,
                 "PAIDTWICE_AGENT_MODE": mode,
                 "PAIDTWICE_SERVICE": service,
+                **(extra_env or {}),
             }
         )
         return AgentHost(
@@ -410,8 +431,17 @@ class Lab:
             raise ExperimentError(str(err.args[0])) from None
         lane = self.stub.open_lane(script, name=f"{service.lower()}")
         lane.model_up = not experiment.model_down
+        lane.latency = experiment.model_latency
+        lane.booking_seconds = experiment.booking_seconds
         admin = engine.admin
-        with self.new_agent(mode=experiment.mode, lane=lane, service=service) as agent:
+        extra_env = {"PAIDTWICE_BOOKING_KEY": experiment.booking_key} if experiment.booking_key else None
+        with self.new_agent(
+            mode=experiment.mode,
+            lane=lane,
+            service=service,
+            target=experiment.agent,
+            extra_env=extra_env,
+        ) as agent:
             with self._starting_up():
                 agent.start()
                 admin.register_deployment(agent.uri)
@@ -480,6 +510,21 @@ class Lab:
                 raise ExperimentError(
                     f"model call {fault.call} finished before the kill; hold it longer than {fault.after:g}s"
                 )
+        elif fault.kind == "kill-mid-booking":
+
+            def booking_in_flight() -> bool:
+                bookings = lane.bookings(invocation_id)
+                return len(bookings) >= fault.call and bookings[fault.call - 1].finished is None
+
+            self._wait(f"booking {fault.call} to be in flight", booking_in_flight, timeout=60.0)
+            self._prepare_replacement(agent)
+            booking = lane.bookings(invocation_id)[fault.call - 1]
+            self._sleep(booking.started + fault.after - time.time())
+            if lane.bookings(invocation_id)[fault.call - 1].finished is not None:
+                raise ExperimentError(
+                    f"booking {fault.call} finished before the kill; make it take longer than "
+                    f"{fault.after:g}s"
+                )
         else:
             raise ExperimentError(f"unknown fault {fault.kind!r}")
         if fault.kind == "server-kill-in-pause":
@@ -535,7 +580,15 @@ class Lab:
             if event.doc_code == MISMATCH_CODE:
                 mismatch = read_mismatch(event.message, journal)
                 break
-        model_log = model_log_of(calls, started)
+        model_log = model_log_of(calls, started, price_model=self.price_model)
+        paid, added = bill(calls, self.price_model), bill(extra_calls(calls), self.price_model)
+        bookings = lane.bookings(invocation_id)
+        recovery_s = retry_wait_s = None
+        output_at = next((_epoch(e.appended_at) for e in journal if e.type == "Command: Output"), None)
+        if up_at is not None and output_at is not None and status == "completed":
+            recovery_s = round(output_at - up_at, 3)
+            replays = [a.at for a in after_kill if a.at >= up_at]
+            retry_wait_s = round(min(replays) - up_at, 3) if replays else None
         tool_log = tool_log_of(tools, started)
         record = RunRecord(
             name=experiment.name,
@@ -579,12 +632,36 @@ class Lab:
             matches=False,
             wall_time=round(time.time() - started, 3),
             deliberate_wait=round(
-                _deliberate(journal, attempts, agent_attempts, kill_at, up_at, calls, started), 3
+                _deliberate(
+                    journal,
+                    attempts,
+                    agent_attempts,
+                    kill_at,
+                    up_at,
+                    calls,
+                    started,
+                    # A slow model's answers and a booking's confirmation are waits the row asks for.
+                    waits=[(c.started, c.finished) for c in calls if experiment.model_latency and c.finished]
+                    + [(b.started, b.finished) for b in bookings if b.finished],
+                ),
+                3,
             ),
             server_version=self.server_version,
             admin_log=tuple(admin.log),
             started_at=started,
             killed_at=round(kill_at - started, 3) if kill_at is not None else None,
+            usage=paid.usage,
+            cost_usd=paid.cost_usd,
+            extra_usage=added.usage,
+            extra_cost_usd=added.cost_usd,
+            price_model=self.price_model,
+            prices_as_of=PRICES_AS_OF,
+            model_latency=experiment.model_latency,
+            recovery_s=recovery_s,
+            retry_wait_s=retry_wait_s,
+            bookings=len(bookings),
+            booking_effects=sum(1 for b in bookings if b.effect),
+            idempotency_key=experiment.booking_key,
         )
         checks = compare(experiment.expected, record)
         return replace(record, checks=checks, matches=all(c.ok for c in checks))
@@ -610,6 +687,9 @@ class Lab:
                     attempts_while_down=run.attempts_while_down,
                     status=run.status,
                     invocation_id=run.invocation_id,
+                    usage=run.usage,
+                    cost_usd=run.cost_usd,
+                    extra_cost_usd=run.extra_cost_usd,
                 )
             )
         deck_ok = not curve.expected_model_calls or tuple(p.model_calls for p in points) == tuple(
@@ -617,6 +697,69 @@ class Lab:
         )
         matches = deck_ok and all(p.predicted_model_calls == p.model_calls for p in points)
         return CurveRecord(curve.name, tuple(points), curve.expected_model_calls, matches, tuple(runs))
+
+    def _answer_write(self, run: RunRecord) -> float:
+        """Seconds from the run's last model answer leaving the stub to its result being journaled (the
+        `model` run's notification, read from the journal); 0 for an agent that does not journal it."""
+        calls = self.stub.ledger.model_calls(run.lane, run.invocation_id)
+        model_runs = [e.index for e in run.journal if e.type == "Command: Run" and e.name == "model"]
+        if not calls or calls[-1].finished is None or not model_runs:
+            return 0.0
+        written = next(
+            (e for e in run.journal if e.index > model_runs[-1] and e.type == "Notification: Run"), None
+        )
+        at = _epoch(written.appended_at) if written is not None else None
+        return max(0.0, at - calls[-1].finished) if at is not None else 0.0
+
+    def run_comparison(self, row: Comparison) -> ComparisonRecord:
+        """Run both sides of a comparison at once (the same load on both) and set them side by side."""
+        first, second = self.run_many([(row.first, None), (row.second, None)], concurrent=True)
+        recovery_difference = None
+        if first.recovery_s is not None and second.recovery_s is not None:
+            recovery_difference = round(first.recovery_s - second.recovery_s, 3)
+        if row.figure == "recovery":
+            # Compared from the first attempt that reached the restarted agent: the wait before it is the
+            # server's retry timer, whose jitter is no part of what either agent does.
+            def replay(run: RunRecord) -> float | None:
+                if run.recovery_s is None or run.retry_wait_s is None:
+                    return None
+                return run.recovery_s - run.retry_wait_s
+
+            a, b = replay(first), replay(second)
+            difference = round(a - b, 3) if a is not None and b is not None else None
+            # A journaled agent writes its answer to the journal before it goes on: one round trip to the
+            # server that a naive agent does not make. Added back, what is left of the difference is the
+            # model call the naive agent made again (on a loaded machine that round trip is 50-150 ms).
+            writes = self._answer_write(second) - self._answer_write(first)
+            latency = row.first.model_latency
+            check = Check(
+                f"{first.mode} recovery minus {second.mode} recovery, from the first replay, plus the "
+                f"{second.mode} agent's journal write of its answer ({writes:.3f} s)",
+                f">= {latency:g} (one model latency)",
+                f"{difference + writes:.3f}" if difference is not None else "no recovery measured",
+                difference is not None and difference + writes >= latency,
+            )
+        else:
+            difference = float(first.booking_effects - second.booking_effects)
+            check = Check(
+                "booking effects, key none vs stable key",
+                f"{row.first.expected.booking_effects} vs {row.second.expected.booking_effects}",
+                f"{first.booking_effects} ({first.idempotency_key}) vs "
+                f"{second.booking_effects} ({second.idempotency_key})",
+                (first.booking_effects, second.booking_effects)
+                == (row.first.expected.booking_effects, row.second.expected.booking_effects),
+            )
+        checks = (check, *first.checks, *second.checks)
+        return ComparisonRecord(
+            name=row.name,
+            figure=row.figure,
+            deck_says=row.deck_says,
+            runs=(first, second),
+            difference=difference,
+            recovery_difference_s=recovery_difference,
+            checks=checks,
+            matches=check.ok and first.matches and second.matches,
+        )
 
     def run_many(
         self,
@@ -652,8 +795,9 @@ class Lab:
                 raise
 
 
-def model_log_of(calls: Sequence[ModelCall], started: float) -> tuple[ModelLogLine, ...]:
-    """The stub ledger's calls of one invocation, timed from `started`."""
+def model_log_of(calls: Sequence[ModelCall], started: float, *, price_model: str) -> tuple[ModelLogLine, ...]:
+    """The stub ledger's calls of one invocation, timed from `started`, each billed at `price_model`."""
+    extra = {id(c) for c in extra_calls(calls)}
     return tuple(
         ModelLogLine(
             c.call,
@@ -664,6 +808,9 @@ def model_log_of(calls: Sequence[ModelCall], started: float) -> tuple[ModelLogLi
             c.delivered,
             round(c.started - started, 3),
             round(c.finished - started, 3) if c.finished is not None else None,
+            usage=c.billed or NO_TOKENS,
+            cost_usd=price_call(c, price_model),
+            extra=id(c) in extra,
         )
         for c in calls
     )
@@ -732,6 +879,7 @@ def _deliberate(
     up_at: float | None,
     calls: Sequence[Any],
     started: float,
+    waits: Sequence[tuple[float, float]] = (),
 ) -> float:
     """Seconds of waits the experiment itself asks for: pauses, down time, held answers, backoff.
 
@@ -739,7 +887,7 @@ def _deliberate(
     before it (its failure, or the kill) to its start. Backoff states polled from sys_invocation add any
     the wire cannot see.
     """
-    spans: list[tuple[float, float]] = []
+    spans: list[tuple[float, float]] = list(waits)
     sleeps = [_epoch(e.appended_at) for e in journal if e.type == "Command: Sleep"]
     woke = [_epoch(e.appended_at) for e in journal if e.type == "Notification: Sleep"]
     for lo, hi in zip(sleeps, woke, strict=False):
@@ -816,6 +964,15 @@ def compare(expected: Expected, record: RunRecord) -> tuple[Check, ...]:
                 "yes",
                 "yes" if same else "no",
                 same,
+            )
+        )
+    if expected.booking_effects is not None:
+        checks.append(
+            Check(
+                "booking effects",
+                str(expected.booking_effects),
+                str(record.booking_effects),
+                expected.booking_effects == record.booking_effects,
             )
         )
     if expected.undelivered is not None:

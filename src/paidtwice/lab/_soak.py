@@ -13,9 +13,11 @@ from dataclasses import dataclass
 
 from paidtwice._exceptions import ExperimentError
 from paidtwice.engine._sql import SqlClient
+from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._runner import QUESTION, Lab, LabCancelled, _epoch
 from paidtwice.stub._scripts import SCRIPTS
 from paidtwice.stub._server import Lane
+from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
 __all__ = ["SoakRecord", "soak"]
 
@@ -50,6 +52,17 @@ class SoakRecord:
     """Seconds from the first send until every invocation settled."""
     throughput: float
     """Completed invocations per second."""
+    usage: TokenUsage = NO_TOKENS
+    """Tokens billed for every model call of the soak."""
+    cost_usd: float = 0.0
+    """Their price in dollars, at `price_model`."""
+    extra_cost_usd: float = 0.0
+    """The price of the calls the kills added (all but the first delivered answer of each turn of each
+    invocation)."""
+    price_model: str = ""
+    """The model whose prices the dollars are at."""
+    prices_as_of: str = ""
+    """The price data's date."""
 
     @property
     def ok(self) -> bool:
@@ -140,6 +153,7 @@ def soak(
     paused = sum(1 for i in ids if statuses.get(i) == "paused")
     calls = lane.model_calls()
     runs = lane.tool_runs()
+    paid = bill(calls, lab.price_model)
     per_invocation: dict[str, int] = {}
     for run in runs:
         per_invocation[run.invocation_id] = per_invocation.get(run.invocation_id, 0) + 1
@@ -155,4 +169,9 @@ def soak(
         extra_tool_runs=sum(count - 1 for count in per_invocation.values() if count > 1),
         wall_time=round(wall, 3),
         throughput=round(completed / wall, 2) if wall > 0 else 0.0,
+        usage=paid.usage,
+        cost_usd=paid.cost_usd,
+        extra_cost_usd=bill(extra_calls(calls), lab.price_model).cost_usd,
+        price_model=lab.price_model,
+        prices_as_of=PRICES_AS_OF,
     )

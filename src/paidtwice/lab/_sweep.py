@@ -31,6 +31,7 @@ from paidtwice._words import count
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._sql import JournalEntry
+from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, bill, check_price_model, extra_calls
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._records import AttemptLine, ModelLogLine, ToolLogLine, tagged, to_jsonable
 from paidtwice.lab._runner import (
@@ -49,6 +50,7 @@ from paidtwice.lab._runner import (
 from paidtwice.stub._scripts import Hold, Script, script_by_name
 from paidtwice.stub._server import Lane
 from paidtwice.stub._turns import VARIATIONS, ScriptFileError, load_script_file
+from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
 __all__ = [
     "CrashPoint",
@@ -134,6 +136,12 @@ class CrashPoint:
     """The stub tool call held open."""
     pause_op: int | None = None
     """The context operation (its number in the handler's step log) that is the durable pause."""
+    begins: float = 0.0
+    """When the moment began in the clean run (wall clock): a crash from then until the next point's
+    moment lands at this point."""
+    covers: float = 0.0
+    """The share (0..1) of the clean run's time, from its first event to its output, that is this moment:
+    the chance that a crash at a uniformly random moment of the run lands here."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +213,20 @@ class PointResult:
     """Every attempt, in order (those that found the agent down included)."""
     journal: tuple[JournalEntry, ...] = ()
     """The final journal."""
+    covers: float = 0.0
+    """The share of the clean run's time this moment covers (see CrashPoint.covers)."""
+    usage: TokenUsage = NO_TOKENS
+    """Tokens billed for the point's model calls."""
+    cost_usd: float = 0.0
+    """Their price in dollars, at `price_model`."""
+    extra_cost_usd: float = 0.0
+    """What a crash at this moment cost: the price of the calls it added, every call that is not the first
+    delivered answer of its turn (as for runs; with the steady script that is the cost beyond the clean
+    run's, to the token)."""
+    price_model: str = ""
+    """The model whose prices the dollars are at."""
+    prices_as_of: str = ""
+    """The price data's date."""
 
     @property
     def pays_twice(self) -> bool:
@@ -251,6 +273,10 @@ class CleanRun:
     """Its invocation."""
     journaled_model_calls: int
     """Model calls made inside a ctx.run step (the host's step log), so that their answers are journaled."""
+    usage: TokenUsage = NO_TOKENS
+    """Tokens billed for its model calls."""
+    cost_usd: float = 0.0
+    """Their price in dollars."""
 
 
 @dataclass(frozen=True)
@@ -267,6 +293,16 @@ class SweepMatrix:
     """One result per crash point, in time order."""
     wall_time: float
     """Seconds the matrix took (points ran concurrently with every other point of the sweep)."""
+
+    @property
+    def expected_crash_cost_usd(self) -> float:
+        """The expected extra dollars of one crash at a uniformly random moment of a clean run: each
+        point's extra dollars weighted by the share of the clean run's time it covers."""
+        return sum(p.covers * p.extra_cost_usd for p in self.points)
+
+    def cost_per_thousand(self, crash_rate: float) -> float:
+        """Expected extra dollars per 1,000 invocations when `crash_rate` of every 1,000 crash once."""
+        return crash_rate * self.expected_crash_cost_usd
 
     def summary(self) -> list[str]:
         """What survived and what was paid again or lost, counted over the points."""
@@ -422,14 +458,20 @@ def _together(calls: Sequence[int], steps: Sequence[str]) -> str:
 
 
 def derive_points(
-    events: Sequence[_Event], journal: Sequence[str], tool_starts: Sequence[float] = ()
+    events: Sequence[_Event],
+    journal: Sequence[str],
+    tool_starts: Sequence[float] = (),
+    *,
+    ended: float | None = None,
 ) -> list[CrashPoint]:
     """The distinct crash moments of a clean timeline, in time order.
 
     `journal` is the clean journal's labels; `tool_starts` when each stub tool call began (a step that makes
     one is held at the stub, so the tool's own endpoint sees the call cut off). Two moments with the same
     journal and the same calls made are one moment; a model answer received inside a step is not journaled
-    until the step ends, so it is the same moment as the call in flight.
+    until the step ends, so it is the same moment as the call in flight. Each point covers the clean run's
+    time from its moment to the next point's; the last, to `ended` (the run's output; default: the last
+    event).
 
     Branches in flight at once (parallel model calls or steps) give one moment while all of them are in
     flight, every branch held, and, for model calls outside the journal, one once all their answers came
@@ -460,6 +502,8 @@ def derive_points(
         index = count - 1
         return f"entry {index} ({journal[index]})" if index < len(journal) else f"entry {index}"
 
+    begins = events[0].at if events else 0.0
+
     def add(kind: str, name: str, **where: Any) -> None:
         nonlocal last_key
         key = (entries, *counts.values())
@@ -467,9 +511,13 @@ def derive_points(
             if key == last_key:
                 return
             last_key = key
-        points.append(CrashPoint(name, len(points) + 1, kind, entries, **where))
+        points.append(CrashPoint(name, len(points) + 1, kind, entries, begins=begins, **where))
 
     for i, event in enumerate(events):
+        # An "after entry" moment began when the event before it ended (a pause ends only when the handler
+        # goes on, at this event); every other moment begins at its own event.
+        before = events[i - 1] if i > 0 else None
+        begins = before.at if before is not None and before.kind != "sleep" else event.at
         if group is None and i in groups:
             group, group_entries = groups[i], entries
         if group is not None:
@@ -492,6 +540,7 @@ def derive_points(
                         group_entries,
                         gate=gates,
                         model_holds=group.model_calls,
+                        begins=event.at,
                     )
                 )
                 if group.answers_unjournaled:
@@ -506,9 +555,11 @@ def derive_points(
             if in_step is None:
                 add("after-entry", f"after {label(entries)}", gate=f"model:{event.n}:before")
             counts["model_start"] += 1
+            begins = event.at
             add("in-flight-model", f"in flight: model call {event.n}", model_holds=(event.n,))
         elif event.event == "model_end":
             counts["model_end"] += 1
+            begins = event.at
             if in_step is None:
                 add(
                     "model-returned",
@@ -522,12 +573,14 @@ def derive_points(
             entries += 1  # its command
             if event.kind == "sleep":
                 after = f" after {last_step}" if last_step else ""
+                begins = event.at
                 add("pause", f"in pause{after}", pause_op=event.n)
                 entries += 1  # the handler went on, so the pause's completion is journaled
         elif event.event == "step_start":
             in_step = event
             add("after-entry", f"after {label(entries)}", gate=f"step:{event.n}:before")
             counts["step_start"] += 1
+            begins = event.at
             if event.n not in step_has_model:
                 end = next(
                     (e.at for e in events[i:] if e.event == "step_end" and e.n == event.n), float("inf")
@@ -541,7 +594,20 @@ def derive_points(
             in_step = None
             last_step = event.name
             entries += 1  # its result
-    return points
+    return _with_cover(points, ended if ended is not None else (events[-1].at if events else 0.0))
+
+
+def _with_cover(points: list[CrashPoint], ended: float) -> list[CrashPoint]:
+    if not points:
+        return points
+    # The agent's log and the server's append times are read from two processes: a millisecond's
+    # disorder between them must not make a share negative or the shares add up past the whole.
+    ends = [p.begins for p in points[1:]] + [max(ended, points[-1].begins)]
+    widths = [max(0.0, end - p.begins) for p, end in zip(points, ends, strict=True)]
+    span = sum(widths)
+    if span <= 0:
+        return points
+    return [dataclasses.replace(p, covers=width / span) for p, width in zip(points, widths, strict=True)]
 
 
 # -- runs ---------------------------------------------------------------------------------------------
@@ -550,12 +616,22 @@ def derive_points(
 class _Run:
     """One invocation of the target on an agent of its own, on the lab's server and a lane of its own."""
 
-    def __init__(self, lab: Lab, target: SweepTarget, script: Script, *, tag: str, gate: str | None) -> None:
+    def __init__(
+        self,
+        lab: Lab,
+        target: SweepTarget,
+        script: Script,
+        *,
+        tag: str,
+        gate: str | None,
+        model_latency: float = 0.0,
+    ) -> None:
         self.lab = lab
         self.target = target
         safe = re.sub(r"[^A-Za-z0-9]", "_", tag)
         self.service = f"{re.sub(r'[^A-Za-z0-9_]', '_', target.service)}_{safe}"
         self.lane: Lane = lab.stub.open_lane(script, name=f"sweep-{safe.lower()}")
+        self.lane.latency = model_latency
         workdir = lab.workdir / "sweep" / safe
         workdir.mkdir(parents=True, exist_ok=True)
         self.step_log = workdir / "steps.jsonl"
@@ -625,9 +701,15 @@ def _wait(
 
 
 def _clean(
-    lab: Lab, stop: threading.Event, watcher: _Watcher, target: SweepTarget, script: Script, tag: str
+    lab: Lab,
+    stop: threading.Event,
+    watcher: _Watcher,
+    target: SweepTarget,
+    script: Script,
+    tag: str,
+    model_latency: float = 0.0,
 ) -> tuple[CleanRun, _Run]:
-    run = _Run(lab, target, script, tag=tag, gate=None)
+    run = _Run(lab, target, script, tag=tag, gate=None, model_latency=model_latency)
     with run.agent:
         run.start()
         watch = watcher.watch(run.invocation_id)
@@ -652,10 +734,14 @@ def _clean(
             raise ScriptFileError(f"{unanswered[0].answer.text} ({where})")
         if status != "completed":
             raise ExperimentError(f"the clean run of {target.service}/{target.handler} ended {status}")
+        calls = run.lane.model_calls(run.invocation_id)
+        paid = bill(calls, lab.price_model)
         clean = CleanRun(
             status=status,
             answer=run.answer(status),
-            model_calls=len(run.lane.model_calls(run.invocation_id)),
+            model_calls=len(calls),
+            usage=paid.usage,
+            cost_usd=paid.cost_usd,
             step_runs=run.steps(),
             journal=tuple(e.label() for e in run.journal()),
             invocation_id=run.invocation_id,
@@ -705,6 +791,7 @@ def _point(
     *,
     tag: str,
     restart_delay: float,
+    model_latency: float = 0.0,
 ) -> PointResult:
     started = time.time()
     if point.model_holds:
@@ -712,7 +799,7 @@ def _point(
         script = dataclasses.replace(script, hold=first, more_holds=tuple(more))
     if point.tool_hold is not None:
         script = dataclasses.replace(script, tool_hold=Hold(point.tool_hold, _HOLD_SECONDS))
-    run = _Run(lab, target, script, tag=tag, gate=point.gate)
+    run = _Run(lab, target, script, tag=tag, gate=point.gate, model_latency=model_latency)
     with run.agent:
         invocation_id = run.start(replacement=True)
         watch = watcher.watch(invocation_id)
@@ -797,6 +884,7 @@ def _point(
         confirmed = journal_at_kill == point.journal_entries
         if point.model_holds:
             confirmed = confirmed and len(in_flight) == len(point.model_holds)
+        paid = bill(calls, lab.price_model)
         return PointResult(
             crash_point=point.name,
             order=point.order,
@@ -825,10 +913,16 @@ def _point(
             started_at=started,
             killed_at=round(kill_at - started, 3),
             down_time=round(up_at - kill_at, 3),
-            model_log=model_log_of(calls, started),
+            model_log=model_log_of(calls, started, price_model=lab.price_model),
             tool_log=tool_log_of(tools, started),
             attempt_log=attempt_log_of(agent_attempts, attempt_count, status, started),
             journal=journal,
+            covers=point.covers,
+            usage=paid.usage,
+            cost_usd=paid.cost_usd,
+            extra_cost_usd=bill(extra_calls(calls), lab.price_model).cost_usd,
+            price_model=lab.price_model,
+            prices_as_of=PRICES_AS_OF,
         )
 
 
@@ -840,6 +934,7 @@ def sweep_targets(
     restart_delay: float = DEFAULT_RESTART_DELAY,
     parallel: int = 16,
     on_point: Callable[[PointResult], None] | None = None,
+    model_latency: float = 0.0,
 ) -> list[SweepMatrix]:
     """Sweep every target under every script; one matrix per (target, script), points in time order.
 
@@ -857,7 +952,14 @@ def sweep_targets(
         with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(combos)))) as pool:
             clean_futures = [
                 pool.submit(
-                    _clean, lab, stop, watcher, target, script, f"s{sweep_id}_{target.mode}_{name}_clean"
+                    _clean,
+                    lab,
+                    stop,
+                    watcher,
+                    target,
+                    script,
+                    f"s{sweep_id}_{target.mode}_{name}_clean",
+                    model_latency,
                 )
                 for target, name, script in combos
             ]
@@ -869,7 +971,10 @@ def sweep_targets(
         plans = []
         for clean, run in cleans:
             tools = [t.started for t in run.lane.tool_runs(clean.invocation_id)]
-            plans.append(derive_points(_events(run.step_log, clean.invocation_id), clean.journal, tools))
+            output = [e.appended_at for e in run.journal() if e.type == "Command: Output"]
+            ended = _epoch(output[0]) if output else None
+            events = _events(run.step_log, clean.invocation_id)
+            plans.append(derive_points(events, clean.journal, tools, ended=ended))
         jobs = [(i, point) for i, points in enumerate(plans) for point in points]
 
         def one(job: tuple[int, CrashPoint]) -> PointResult:
@@ -886,6 +991,7 @@ def sweep_targets(
                 point,
                 tag=f"s{sweep_id}_{target.mode}_{name}_{point.order}",
                 restart_delay=restart_delay,
+                model_latency=model_latency,
             )
             if on_point is not None:
                 with lock:
@@ -923,6 +1029,8 @@ def sweep(
     parallel: int = 16,
     lab: Lab | None = None,
     on_point: Callable[[PointResult], None] | None = None,
+    model_latency: float = 0.0,
+    price_model: str | None = None,
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
@@ -930,7 +1038,9 @@ def sweep(
     `app` ("MODULE:APP", importable from `app_dir`), the user's own service/handler is swept, called with
     `input`, its model answers read from the `script` file in each variation named by `scripts`. A `lab`
     can be shared; otherwise one is started (a restate-server and a stub) and stopped before returning.
-    Bad input raises a `UsageError` before anything starts.
+    `model_latency` makes the stub's model take that many seconds per answer; `price_model` prices the
+    calls (a shared lab's own price model otherwise). Bad input raises a `UsageError` before anything
+    starts.
     """
     unknown = [name for name in scripts if name not in VARIATIONS]
     if unknown or not scripts:
@@ -950,7 +1060,11 @@ def sweep(
             raise UsageError(problem)
         targets = [SweepTarget(app, service, handler, input, mode="app", cwd=cwd)]
         named = [(name, load_script_file(Path(script), name)) for name in scripts]
+    if model_latency < 0:
+        raise UsageError(f"a model latency cannot be negative ({model_latency:g})")
     if lab is not None:
+        if price_model is not None:
+            lab.price_model = check_price_model(price_model)
         return sweep_targets(
             lab,
             targets=targets,
@@ -958,8 +1072,9 @@ def sweep(
             restart_delay=restart_delay,
             parallel=parallel,
             on_point=on_point,
+            model_latency=model_latency,
         )
-    with Lab() as own:
+    with Lab(price_model=price_model or DEFAULT_PRICE_MODEL) as own:
         return sweep_targets(
             own,
             targets=targets,
@@ -967,6 +1082,7 @@ def sweep(
             restart_delay=restart_delay,
             parallel=parallel,
             on_point=on_point,
+            model_latency=model_latency,
         )
 
 

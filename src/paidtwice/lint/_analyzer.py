@@ -22,7 +22,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paidtwice.lint._rules import CLIENT_CLASSES, CODES, PARSE_ERROR, match_call, match_method
+from paidtwice.lint._rules import (
+    CLIENT_CLASSES,
+    CODES,
+    DEFAULT_CODES,
+    IDEMPOTENCY_HEADER,
+    PARSE_ERROR,
+    match_call,
+    match_method,
+    mutating_call,
+    mutating_method,
+)
 
 __all__ = ["Finding", "LintResult", "lint_paths", "lint_source"]
 
@@ -127,9 +137,11 @@ def _chain(node: ast.expr) -> tuple[ast.expr, list[str]]:
 class _Project:
     """The linted files, parsed on first use, and what is known about each function."""
 
-    def __init__(self, files: dict[str, Path]) -> None:
+    def __init__(self, files: dict[str, Path], selected: frozenset[str] = DEFAULT_CODES) -> None:
         self._files = files
         """module name -> file, for every file found."""
+        self.selected = selected
+        """The codes reported."""
         self._modules: dict[str, _Module | None] = {}
         self._summaries: dict[tuple[int, str | None], list[_Effect]] = {}
         self._in_progress: set[tuple[int, str | None]] = set()
@@ -435,8 +447,32 @@ class _Walker(ast.NodeVisitor):
         for argument in [*node.args, *(k.value for k in node.keywords)]:
             if argument is action:
                 self._action(argument)
+                if "PT006" in self.project.selected:
+                    self._unkeyed_writes(node, argument)
             else:
                 self.visit(argument)
+
+    def _unkeyed_writes(self, run: ast.Call, action: ast.expr) -> None:
+        """PT006: HTTP writes the action makes without an idempotency key (its own body, one level)."""
+        if isinstance(action, ast.Call) and action.args:
+            if self.scope.qualify(action.func) in {"functools.partial", "partial"}:
+                action = action.args[0]
+        if isinstance(action, ast.Lambda):
+            for what, _line in _writes_without_key(action.body, self.scope):
+                self._found("PT006", f"the action calls {what}", run)
+            return
+        target: tuple[_Module, FunctionNode] | None = None
+        if isinstance(action, ast.Name) and action.id in self.scope.local_functions:
+            target = self.module, self.scope.local_functions[action.id]
+        else:
+            qualified = self.scope.qualify(action)
+            target = self.project.resolve_function(qualified) if qualified else None
+        if target is None:
+            return
+        module, function = target
+        for what, line in _writes_without_key(function, _Scope(module, {})):
+            where = f"{Path(module.path).name}:{line}"
+            self._found("PT006", f"{function.name}() calls {what} ({where})", run)
 
     def _action(self, action: ast.expr) -> None:
         if isinstance(action, ast.Call) and self.scope.qualify(action.func) in {
@@ -528,6 +564,83 @@ class _Walker(ast.NodeVisitor):
         self.found.append((_Effect(code, what, self.module.path, line), node))
 
 
+def _is_key(node: ast.AST | None) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value.lower() == IDEMPOTENCY_HEADER
+    )
+
+
+_MODEL_PATHS = ("/chat/completions", "/completions", "/embeddings", "/responses", "/messages")
+
+
+def _model_api(call: ast.Call) -> bool:
+    """A POST to a model API (its URL's literal text ends like OpenAI's or Anthropic's endpoints): a model
+    call is paid for again, which journaling it prevents, but it changes nothing on the other side."""
+    verb = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    position = 1 if verb == "request" else 0  # request("POST", url) / post(url)
+    url = call.args[position] if len(call.args) > position else None
+    url = url or next((k.value for k in call.keywords if k.arg == "url"), None)
+    if url is None:
+        return False
+    literal = [n.value for n in ast.walk(url) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return bool(literal) and literal[-1].rstrip("/").endswith(_MODEL_PATHS)
+
+
+def _writes_without_key(owner: ast.AST, scope: _Scope) -> Iterator[tuple[str, int]]:
+    """HTTP writes (POST, PUT, PATCH, DELETE) under `owner` that send no Idempotency-Key header.
+
+    A call sends the key when its `headers=` is a dict literal with that key, or is a name and the key is
+    spelled somewhere in the same function (headers built up before the call)."""
+    spelled = any(_is_key(n) for n in ast.walk(owner))
+    for node in ast.walk(owner):
+        # Clients bound in the action itself: `async with httpx.AsyncClient() as client`, `c = Client()`.
+        if isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                made = scope.constructed(item.context_expr)
+                if isinstance(item.optional_vars, ast.Name) and made is not None:
+                    scope.local_instances[item.optional_vars.id] = made
+        elif (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        ):
+            made = scope.constructed(node.value)
+            if made is not None:
+                scope.local_instances[node.targets[0].id] = made
+    for node in ast.walk(owner):
+        if not isinstance(node, ast.Call):
+            continue
+        first = node.args[0] if node.args else None
+        literal = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+        what = None
+        qualified = scope.qualify(node.func)
+        if qualified is not None and mutating_call(qualified, literal):
+            what = qualified
+        else:
+            base, attrs = _chain(node.func)
+            kind = None
+            if isinstance(base, ast.Name):
+                kind = scope.local_instances.get(base.id) or scope.module.instances.get(base.id)
+            elif isinstance(base, ast.Call):
+                kind = scope.constructed(base)
+            if kind is not None and mutating_method(kind, attrs, literal):
+                what = ".".join([kind, *attrs])
+        if what is None or _model_api(node):
+            continue
+        headers = next((k.value for k in node.keywords if k.arg == "headers"), None)
+        if isinstance(headers, ast.Dict):
+            if any(
+                isinstance(k, ast.Constant)
+                and isinstance(k.value, str)
+                and k.value.lower() == IDEMPOTENCY_HEADER
+                for k in headers.keys
+            ):
+                continue
+        elif headers is not None and spelled:
+            continue
+        yield what, node.lineno
+
+
 def _noqa(line: str, code: str) -> bool:
     match = _NOQA.search(line)
     if match is None:
@@ -566,7 +679,7 @@ def _analyze(project: _Project, module: _Module) -> tuple[list[Finding], int]:
         walker.walk_body()
         for effect, node in walker.found:
             line = getattr(node, "lineno", 0)
-            if (line, effect.code) in findings:
+            if (line, effect.code) in findings or effect.code not in project.selected:
                 continue
             text = module.lines[line - 1] if 0 < line <= len(module.lines) else ""
             if _noqa(text, effect.code):
@@ -594,8 +707,10 @@ def _python_files(paths: Iterable[Path]) -> Iterator[Path]:
             yield path
 
 
-def lint_paths(paths: Sequence[Path]) -> LintResult:
-    """Lint files and directories (recursively, `*.py`). Missing paths raise FileNotFoundError."""
+def lint_paths(paths: Sequence[Path], *, select: Iterable[str] | None = None) -> LintResult:
+    """Lint files and directories (recursively, `*.py`). Missing paths raise FileNotFoundError.
+
+    `select` names the codes reported (default: every code but those off by default, PT006)."""
     for path in paths:
         if not path.exists():
             raise FileNotFoundError(str(path))
@@ -612,7 +727,8 @@ def lint_paths(paths: Sequence[Path]) -> LintResult:
         lines += text.count("\n")
         sources.append((path, text))
         files.setdefault(_module_name(path), path)
-    project = _Project(files)
+    selected = frozenset(select) if select is not None else DEFAULT_CODES
+    project = _Project(files, selected | {PARSE_ERROR})
     handlers = 0
     for path, text in sources:
         try:
@@ -644,8 +760,8 @@ def lint_paths(paths: Sequence[Path]) -> LintResult:
     return LintResult(tuple(findings), len(sources), lines, handlers)
 
 
-def lint_source(source: str, path: str = "<source>") -> list[Finding]:
-    """Lint one module's source text (no other module is resolved)."""
+def lint_source(source: str, path: str = "<source>", *, select: Iterable[str] | None = None) -> list[Finding]:
+    """Lint one module's source text (no other module is resolved); `select` as for `lint_paths`."""
     try:
         tree = ast.parse(source, filename=path)
     except SyntaxError as err:
@@ -655,6 +771,6 @@ def lint_source(source: str, path: str = "<source>") -> list[Finding]:
             )
         ]
     module = _index(Path(path).stem, path, tree, source)
-    project = _Project({})
+    project = _Project({}, frozenset(select) if select is not None else DEFAULT_CODES)
     project.add(module)
     return sorted(_analyze(project, module)[0], key=lambda f: (f.line, f.col, f.code))

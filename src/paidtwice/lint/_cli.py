@@ -9,7 +9,7 @@ import click
 
 from paidtwice._words import count
 from paidtwice.lint._analyzer import lint_paths
-from paidtwice.lint._rules import CODES
+from paidtwice.lint._rules import CODES, OFF_BY_DEFAULT
 
 __all__ = ["lint_command"]
 
@@ -25,7 +25,14 @@ __all__ = ["lint_command"]
     help="text: path:line:col: CODE message; json: a list of findings with their fix.",
 )
 @click.option("--codes", "show_codes", is_flag=True, help="List the codes with what each finds and its fix.")
-def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool) -> None:
+@click.option(
+    "--select",
+    "select",
+    multiple=True,
+    metavar="CODE[,CODE]",
+    help="Report only these codes (default: all but PT006, which is off unless selected).",
+)
+def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select: tuple[str, ...]) -> None:
     """Find the calls in Restate handlers that a replay makes, and pays for, again.
 
     Reports network and model calls, clock reads, randomness and fresh ids, environment and file reads made
@@ -36,16 +43,22 @@ def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool) -> None
     Examples:
         paidtwice lint src/
         paidtwice lint agent.py --format json
+        paidtwice lint --select PT006 src/     # HTTP writes in ctx.run actions without a key
         paidtwice lint --codes
     """
     if show_codes:
         for rule in CODES.values():
-            click.echo(f"{rule.code}  {rule.kind}\n       fix: {rule.fix}")
+            off = " (off by default: --select it)" if rule.code in OFF_BY_DEFAULT else ""
+            click.echo(f"{rule.code}  {rule.kind}{off}\n       fix: {rule.fix}")
         return
+    codes = {c.strip().upper() for item in select for c in item.split(",") if c.strip()}
+    unknown = sorted(codes - set(CODES))
+    if unknown:
+        raise _bad(f"unknown code {unknown[0]} (known: {', '.join(CODES)})")
     if not paths:
         raise _bad("give at least one file or directory to lint")
     try:
-        result = lint_paths(list(paths))
+        result = lint_paths(list(paths), select=codes or None)
     except FileNotFoundError as err:
         raise _bad(f"no such file or directory: {err.args[0]}") from None
     if result.files == 0:

@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CODES", "PARSE_ERROR", "Rule", "match_call", "match_method"]
+__all__ = [
+    "CODES",
+    "DEFAULT_CODES",
+    "IDEMPOTENCY_HEADER",
+    "OFF_BY_DEFAULT",
+    "PARSE_ERROR",
+    "Rule",
+    "match_call",
+    "match_method",
+    "mutating_call",
+    "mutating_method",
+]
 
 
 @dataclass(frozen=True)
@@ -55,8 +66,27 @@ CODES: dict[str, Rule] = {
             "file read inside a handler",
             "read it inside a ctx.run_typed action, or once at start-up",
         ),
+        Rule(
+            "PT006",
+            "mutating HTTP call without an idempotency key inside a ctx.run action",
+            "send an `Idempotency-Key` header that is the same on every attempt (ctx.request().id and the "
+            "step's name, or `ctx.uuid()` drawn outside the action): an action cut off in flight runs "
+            "again, and only the key lets the other side do it once",
+        ),
     )
 }
+
+OFF_BY_DEFAULT = frozenset({"PT006"})
+"""Codes reported only when selected (`--select PT006`): a write inside a journaled step is often meant to
+be repeated safely by other means, so it is a review aid rather than a bug."""
+
+DEFAULT_CODES = frozenset(CODES) - OFF_BY_DEFAULT
+"""Codes reported when none are selected."""
+
+IDEMPOTENCY_HEADER = "idempotency-key"
+"""The header (compared in lower case) that makes a write safe to repeat, as payment APIs take it."""
+
+_MUTATING = {"post", "put", "patch", "delete"}
 
 _HTTP_VERBS = {"get", "post", "put", "patch", "delete", "head", "options", "request", "stream", "send"}
 
@@ -136,6 +166,24 @@ def match_call(qualified: str) -> str | None:
     if qualified.startswith(_MODEL_MODULES) and qualified.rsplit(".", 1)[-1] in _MODEL_ENDINGS:
         return "PT001"  # module-level API: openai.chat.completions.create(...)
     return None
+
+
+def _mutating_verb(verb: str, first_argument: str | None) -> bool:
+    if verb == "request":
+        return first_argument is not None and first_argument.lower() in _MUTATING
+    return verb in _MUTATING
+
+
+def mutating_call(qualified: str, first_argument: str | None) -> bool:
+    """Whether calling the function `qualified` (`httpx.post`, `requests.request("PUT", ...)`) is an HTTP
+    write; `first_argument` is the call's first argument when it is a string literal."""
+    module, _, verb = qualified.rpartition(".")
+    return module in ("httpx", "requests") and _mutating_verb(verb, first_argument)
+
+
+def mutating_method(instance_of: str, chain: list[str], first_argument: str | None) -> bool:
+    """Whether `instance.<chain>()` on an HTTP client is a write: `client.post`, `s.request("PATCH")`."""
+    return instance_of in _HTTP_CLIENTS and len(chain) == 1 and _mutating_verb(chain[0], first_argument)
 
 
 def match_method(instance_of: str, chain: list[str]) -> str | None:

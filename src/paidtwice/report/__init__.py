@@ -13,7 +13,10 @@ from paidtwice.report._load import Results, load_results
 from paidtwice.report._plot import curve_svg, curve_svg_markup
 from paidtwice.report._text import (
     format_attempt_log,
+    format_bill,
     format_checks,
+    format_comparison,
+    format_crash_cost,
     format_curve,
     format_deck_table,
     format_journal,
@@ -31,7 +34,10 @@ __all__ = [
     "curve_svg",
     "curve_svg_markup",
     "deck_sections",
+    "format_bill",
     "format_checks",
+    "format_comparison",
+    "format_crash_cost",
     "format_curve",
     "format_deck_table",
     "format_journal",

@@ -26,6 +26,7 @@ from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._records import (
     AttemptLine,
     Check,
+    ComparisonRecord,
     CurveRecord,
     Mismatch,
     ModelLogLine,
@@ -461,7 +462,7 @@ def _runs_of(record: Record) -> list[tuple[RunRecord, str]]:
     """Every run a deck row made, with its anchor."""
     if isinstance(record, RunRecord):
         return [(record, _slug("run", record.name))]
-    if isinstance(record, CurveRecord):
+    if isinstance(record, CurveRecord | ComparisonRecord):
         return [(run, _slug("run", record.name, i)) for i, run in enumerate(record.runs, start=1)]
     return [(record.stuck_run, _slug("run", record.name, "stuck"))]
 
@@ -476,12 +477,30 @@ def _deck_row(record: Record) -> tuple[str, ...]:
         deck = "; ".join(c.deck for c in record.checks)
         measured = "; ".join(c.measured for c in record.checks)
         return (link, "recovery walk", _e(deck), _e(measured), _verdict(record.matches))
+    if isinstance(record, ComparisonRecord):
+        claim = record.checks[0] if record.checks else None
+        measured = claim.measured if claim is not None else ""
+        return (
+            link,
+            f"comparison: {_e(record.figure)}",
+            _e(record.deck_says),
+            _e(measured),
+            _verdict(record.matches),
+        )
     differing = [c.figure for c in record.checks if not c.ok]
     deck = "; ".join(f"{c.figure}: {c.deck}" for c in record.checks)
     measured = "; ".join(f"{c.figure}: {c.measured}" for c in record.checks)
     if differing:
         measured += f" (differs: {', '.join(differing)})"
     return (link, f"{_e(record.mode)}/{_e(record.stub)}", _e(deck), _e(measured), _verdict(record.matches))
+
+
+def _comparison_body(comparison: ComparisonRecord) -> str:
+    """The claim against what was measured, then each of the two runs with its own timeline."""
+    parts = [f"<p>{_e(comparison.deck_says)}</p>", _checks_table(comparison.checks)]
+    for i, run in enumerate(comparison.runs, start=1):
+        parts += [f"<h4>Run {i}: {_e(run.name)}</h4>", run_body(run, _slug("run", comparison.name, i))]
+    return "".join(parts)
 
 
 def _curve_body(curve: CurveRecord) -> str:
@@ -592,6 +611,8 @@ def deck_sections(records: Sequence[Record]) -> list[Section]:
             body = run_body(record, _slug("run", record.name))
         elif isinstance(record, CurveRecord):
             body = _curve_body(record)
+        elif isinstance(record, ComparisonRecord):
+            body = _comparison_body(record)
         else:
             body = _walk_body(record)
         sections.append(Section(anchor, record.name, body))

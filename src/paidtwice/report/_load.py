@@ -20,15 +20,25 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.lab._records import RESULTS_FORMAT, CurveRecord, Record, RecoveryRecord, RunRecord
+from paidtwice.lab._records import (
+    RESULTS_FORMAT,
+    ComparisonRecord,
+    CurveRecord,
+    Record,
+    RecoveryRecord,
+    RunRecord,
+)
 from paidtwice.lab._sweep import PointResult
 
 __all__ = ["Results", "load_results"]
 
-_DECK_KINDS: dict[str, type[RunRecord] | type[CurveRecord] | type[RecoveryRecord]] = {
+_DECK_KINDS: dict[
+    str, type[RunRecord] | type[CurveRecord] | type[RecoveryRecord] | type[ComparisonRecord]
+] = {
     "run": RunRecord,
     "curve": CurveRecord,
     "walk": RecoveryRecord,
+    "comparison": ComparisonRecord,
 }
 
 
@@ -37,7 +47,7 @@ class Results:
     """What a set of result files holds, by kind, in file order."""
 
     records: tuple[Record, ...]
-    """Rows of a deck or a run: runs, curves, recovery walks."""
+    """Rows of a deck or a run: runs, curves, recovery walks, comparisons."""
     points: tuple[PointResult, ...]
     """Crash points of sweeps."""
     sources: tuple[str, ...]

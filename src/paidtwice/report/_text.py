@@ -6,12 +6,22 @@ from collections.abc import Sequence
 
 from paidtwice._words import count, signed
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._records import CurveRecord, Mismatch, Record, RecoveryRecord, RunRecord
+from paidtwice.lab._records import (
+    ComparisonRecord,
+    CurveRecord,
+    Mismatch,
+    Record,
+    RecoveryRecord,
+    RunRecord,
+)
 from paidtwice.lab._recover import RecoveryPlan
 from paidtwice.lab._sweep import SweepMatrix
 
 __all__ = [
+    "format_bill",
     "format_checks",
+    "format_comparison",
+    "format_crash_cost",
     "format_curve",
     "format_deck_table",
     "format_journal",
@@ -22,6 +32,8 @@ __all__ = [
     "format_model_log",
     "format_run",
     "table",
+    "tokens",
+    "usd",
 ]
 
 
@@ -41,19 +53,47 @@ def _verdict(ok: bool) -> str:
     return "matches" if ok else "DIFFERS"
 
 
+def usd(amount: float) -> str:
+    """Dollars with enough digits for a fraction of a cent: $0.000213."""
+    return f"${amount:.6f}" if amount < 1 else f"${amount:,.2f}"
+
+
+def tokens(count: int) -> str:
+    return f"{count:,}"
+
+
+def _paid(runs: Sequence[RunRecord]) -> str:
+    """Model calls, tokens and dollars of some runs, and the dollars their crashes added."""
+    calls = sum(r.model_calls for r in runs)
+    total = sum(r.usage.total_tokens for r in runs)
+    cost = sum(r.cost_usd for r in runs)
+    extra = sum(r.extra_cost_usd for r in runs)
+    return f"{calls} calls, {tokens(total)} tok, {usd(cost)} (+{usd(extra)})"
+
+
 def format_deck_table(records: Sequence[Record]) -> str:
-    """One row per run: the deck's figures beside the measured ones, and a verdict."""
+    """One row per run: the deck's figures beside the measured ones, a verdict, and what the model cost
+    (calls, tokens, dollars, and in parentheses the dollars the crash added)."""
     rows = []
     for record in records:
         if isinstance(record, RecoveryRecord):
             deck = "; ".join(c.deck for c in record.checks[:3])
             measured = "; ".join(c.measured for c in record.checks[:3])
-            rows.append((record.name, "walk", deck, measured, _verdict(record.matches)))
+            paid = _paid([record.stuck_run])
+            rows.append((record.name, "walk", deck, measured, _verdict(record.matches), paid))
             continue
         if isinstance(record, CurveRecord):
             deck = " ".join(map(str, record.deck_model_calls)) + " model calls"
             measured = " ".join(str(p.model_calls) for p in record.points) + " model calls"
-            rows.append((record.name, "curve", deck, measured, _verdict(record.matches)))
+            rows.append((record.name, "curve", deck, measured, _verdict(record.matches), _paid(record.runs)))
+            continue
+        if isinstance(record, ComparisonRecord):
+            claim = record.checks[0]
+            # The runs are named after the row and what sets them apart: "naive", "request-id".
+            sides = " vs ".join(r.name.removeprefix(record.name + "-") for r in record.runs)
+            rows.append(
+                (record.name, sides, claim.deck, claim.measured, _verdict(record.matches), _paid(record.runs))
+            )
             continue
         main = [c for c in record.checks if c.figure in ("status", "model calls", "tool calls")]
         deck = ", ".join(f"{c.deck} {_short(c.figure)}".strip() for c in main)
@@ -63,8 +103,17 @@ def format_deck_table(records: Sequence[Record]) -> str:
         if others:
             deck += f" (+{len(others)} more)"
             measured += " (+" + (f"differs: {', '.join(differing)}" if differing else "all agree") + ")"
-        rows.append((record.name, f"{record.mode}/{record.stub}", deck, measured, _verdict(record.matches)))
-    return table(("run", "agent/stub", "deck", "measured", "verdict"), rows)
+        rows.append(
+            (
+                record.name,
+                f"{record.mode}/{record.stub}",
+                deck,
+                measured,
+                _verdict(record.matches),
+                _paid([record]),
+            )
+        )
+    return table(("run", "agent/stub", "deck", "measured", "verdict", "paid (+ by the crash)"), rows)
 
 
 def _short(figure: str) -> str:
@@ -89,9 +138,34 @@ def format_model_log(record: RunRecord) -> str:
                 str(line.ask),
                 line.answer,
                 delivered,
+                f"{tokens(line.usage.prompt_tokens)}/{tokens(line.usage.completion_tokens)}",
+                usd(line.cost_usd) + (" extra" if line.extra else ""),
             )
         )
-    return table(("call", "at", "turn", "ask", "answer", "delivered"), rows)
+    return table(("call", "at", "turn", "ask", "answer", "delivered", "tokens in/out", "paid"), rows)
+
+
+def format_bill(record: RunRecord) -> str:
+    """What the run's model calls cost, and what the crash added, at the record's price model."""
+    extra_calls = sum(1 for line in record.model_log if line.extra)
+    lines = [
+        f"{record.model_calls} model calls: {tokens(record.usage.prompt_tokens)} tokens in, "
+        f"{tokens(record.usage.completion_tokens)} out, {usd(record.cost_usd)} at {record.price_model} "
+        f"(prices as of {record.prices_as_of})",
+        f"the crash added {extra_calls} call(s): {tokens(record.extra_usage.prompt_tokens)} tokens in, "
+        f"{tokens(record.extra_usage.completion_tokens)} out, {usd(record.extra_cost_usd)}",
+    ]
+    if record.recovery_s is not None:
+        wait = f" ({record.retry_wait_s:.2f} s of it the server's retry timer)" if record.retry_wait_s else ""
+        lines.append(
+            f"recovery: {record.recovery_s:.2f} s from the agent listening again to completion{wait}"
+        )
+    if record.bookings:
+        lines.append(
+            f"bookings: {record.bookings} request(s), {record.booking_effects} effect(s), "
+            f"idempotency key: {record.idempotency_key or 'none'}"
+        )
+    return "\n".join(lines)
 
 
 def format_attempt_log(record: RunRecord) -> str:
@@ -146,6 +220,9 @@ def format_run(record: RunRecord) -> str:
         "",
         "Deck vs measured:",
         format_checks(record),
+        "",
+        "Bill:",
+        format_bill(record),
     ]
     if record.attempts > 1:
         parts += [
@@ -177,9 +254,65 @@ def format_curve(curve: CurveRecord) -> str:
                 predicted,
                 str(deck_calls) if deck_calls is not None else "",
                 "ok" if point.predicted_model_calls == point.model_calls else "DIFFERS",
+                tokens(point.usage.total_tokens),
+                f"{usd(point.cost_usd)} (+{usd(point.extra_cost_usd)})",
             )
         )
-    return table(("delay s", "down s", "tries while down", "paid calls", "predicted", "deck", ""), rows)
+    headers = ("delay s", "down s", "tries while down", "paid calls", "predicted", "deck", "")
+    return table((*headers, "tokens", "paid"), rows)
+
+
+def format_comparison(record: ComparisonRecord) -> str:
+    """Two runs side by side: what each paid, how long each took to recover, what each booked."""
+    rows = []
+    for run in record.runs:
+        replay = (
+            f"{run.recovery_s - run.retry_wait_s:.2f}"
+            if run.recovery_s is not None and run.retry_wait_s is not None
+            else "-"
+        )
+        rows.append(
+            (
+                run.name,
+                run.status,
+                str(run.model_calls),
+                tokens(run.usage.total_tokens),
+                usd(run.cost_usd),
+                usd(run.extra_cost_usd),
+                f"{run.recovery_s:.2f}" if run.recovery_s is not None else "-",
+                f"{run.retry_wait_s:.2f}" if run.retry_wait_s is not None else "-",
+                replay,
+                f"{run.booking_effects} ({run.idempotency_key})" if run.idempotency_key else "-",
+            )
+        )
+    headers = (
+        "run",
+        "status",
+        "model calls",
+        "tokens",
+        "paid",
+        "crash added",
+        "recovery s",
+        "retry wait s",
+        "replay s",
+        "bookings (key)",
+    )
+    lines = [f"{record.name}: {record.deck_says}", table(headers, rows)]
+    if record.recovery_difference_s is not None and record.figure == "recovery":
+        lines.append(
+            f"recovery difference: {record.recovery_difference_s:.2f} s from the agent listening again, "
+            f"{record.difference:.2f} s from the first replay (the retry timer's jitter left out)"
+        )
+    return "\n".join(
+        [
+            *lines,
+            "",
+            table(
+                ("figure", "claimed", "measured", ""),
+                [(c.figure, c.deck, c.measured, "ok" if c.ok else "DIFFERS") for c in record.checks],
+            ),
+        ]
+    )
 
 
 def format_walk(record: RecoveryRecord) -> str:
@@ -244,7 +377,8 @@ def format_sweep(matrix: SweepMatrix) -> str:
     clean = matrix.clean
     steps = ", ".join(f"{name} x{n}" for name, n in clean.step_runs) or "none"
     head = (
-        f"{matrix.mode} agent, script {matrix.script}: clean run {count(clean.model_calls, 'model call')}, "
+        f"{matrix.mode} agent, script {matrix.script}: clean run {count(clean.model_calls, 'model call')} "
+        f"({tokens(clean.usage.total_tokens)} tokens, {usd(clean.cost_usd)}), "
         f"steps {steps}, {count(len(clean.journal), 'journal entry', 'journal entries')}"
     )
     rows = []
@@ -265,6 +399,9 @@ def format_sweep(matrix: SweepMatrix) -> str:
                 str(point.attempts),
                 str(point.mismatches),
                 "yes" if point.confirmed else "NO",
+                tokens(point.usage.total_tokens),
+                f"{'+' if point.extra_cost_usd >= 0 else '-'}{usd(abs(point.extra_cost_usd))}",
+                f"{point.covers:.1%}",
             ]
         )
     headers = [
@@ -277,6 +414,9 @@ def format_sweep(matrix: SweepMatrix) -> str:
         "attempts",
         "RT0016",
         "landed",
+        "tokens",
+        "extra $",
+        "of run time",
     ]
     shorter = [
         f"  #{point.order} took a shorter path than the clean run: {path}"
@@ -286,5 +426,32 @@ def format_sweep(matrix: SweepMatrix) -> str:
     unanswered = [f"  #{point.order}: {reason}" for point in matrix.points for reason in point.unanswered]
     if unanswered:
         unanswered.insert(0, "calls no turn of the script answers (the stub answered each with an error):")
+    price = matrix.points[0].price_model if matrix.points else ""
+    cost = (
+        f"expected extra cost of one crash at a random moment: {usd(matrix.expected_crash_cost_usd)} "
+        f"at {price} (each point's extra $ weighted by its share of the clean run's time)"
+    )
     lines = [head, table(headers, rows), *shorter, *unanswered]
-    return "\n".join([*lines, *(f"  {line}" for line in matrix.summary())])
+    return "\n".join([*lines, *(f"  {line}" for line in matrix.summary()), f"  {cost}"])
+
+
+def format_crash_cost(matrices: Sequence[SweepMatrix], crash_rate: float | None = None) -> str:
+    """Per script, each mode's expected extra dollars of one crash at a uniformly random moment, side by
+    side; with `crash_rate` (crashes per 1,000 invocations), also per 1,000 invocations."""
+    modes = list(dict.fromkeys(m.mode for m in matrices))
+    scripts = list(dict.fromkeys(m.script for m in matrices))
+    by = {(m.mode, m.script): m for m in matrices}
+    headers = ["script", *(f"{mode}: one crash" for mode in modes)]
+    if crash_rate is not None:
+        headers += [f"{mode}: per 1,000 at {crash_rate:g} crashes" for mode in modes]
+    rows = []
+    for script in scripts:
+        row = [script]
+        found = [by.get((mode, script)) for mode in modes]
+        row += [usd(m.expected_crash_cost_usd) if m else "-" for m in found]
+        if crash_rate is not None:
+            row += [usd(m.cost_per_thousand(crash_rate)) if m else "-" for m in found]
+        rows.append(row)
+    return "Expected extra cost of a crash at a uniformly random moment of a clean run:\n" + table(
+        headers, rows
+    )

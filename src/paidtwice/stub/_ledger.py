@@ -12,13 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from paidtwice.stub._scripts import Answer
+from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
-__all__ = ["INVOCATION_HEADER", "Ledger", "ModelCall", "ToolRun"]
+__all__ = ["INVOCATION_HEADER", "Booking", "Ledger", "ModelCall", "ToolRun"]
 
 INVOCATION_HEADER = "x-paidtwice-invocation"
 
 AnswerFor = Callable[[int, int, int], Answer]
 """Chooses an answer from (turn, ask, call)."""
+UsageFor = Callable[[Answer], TokenUsage]
+"""The tokens a chosen answer reports (its prompt included)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,11 @@ class ModelCall:
     """When the answer was sent, or the caller was found gone; None while in flight."""
     delivered: bool | None
     """True if the answer was sent; False if the caller was gone first; None while in flight."""
+    usage: TokenUsage = NO_TOKENS
+    """The tokens the whole answer reports in its `usage` (prompt and completion)."""
+    billed: TokenUsage | None = None
+    """The tokens billed: `usage` when delivered; when cut off, the prompt and the completion tokens
+    generated until the caller left (see `paidtwice.stub._usage`); None while in flight."""
 
     @property
     def unanswered(self) -> bool:
@@ -76,6 +84,30 @@ class ToolRun:
     """True if the answer was sent; False if the caller was gone first; None while in flight."""
 
 
+@dataclass(frozen=True)
+class Booking:
+    """One request to the stub's booking endpoint, a step that must not happen twice."""
+
+    lane: str
+    """Lane the request arrived on."""
+    invocation_id: str
+    """Restate invocation the agent said it was serving."""
+    request: int
+    """1-based number of this request within its invocation."""
+    key: str
+    """The request's Idempotency-Key header ("" without one)."""
+    effect: bool
+    """True if this request made a booking; False if its key had made one already (it got that result)."""
+    booking_id: str
+    """The booking the answer names."""
+    started: float
+    """Wall-clock time the request arrived."""
+    finished: float | None
+    """When the answer was sent or the caller was found gone; None while in flight."""
+    delivered: bool | None
+    """True if the answer was sent; False if the caller was gone first; None while in flight."""
+
+
 @dataclass
 class Ledger:
     """Thread-safe store of calls; readers get frozen snapshots."""
@@ -83,9 +115,17 @@ class Ledger:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _model: list[ModelCall] = field(default_factory=list)
     _tools: list[ToolRun] = field(default_factory=list)
+    _bookings: list[Booking] = field(default_factory=list)
 
     def open_model_call(
-        self, *, lane: str, invocation_id: str, turn: int, messages: int, answer_for: AnswerFor
+        self,
+        *,
+        lane: str,
+        invocation_id: str,
+        turn: int,
+        messages: int,
+        answer_for: AnswerFor,
+        usage_for: UsageFor | None = None,
     ) -> int:
         """Record a new model call and return its slot; the answer is chosen under the lock."""
         with self._lock:
@@ -93,8 +133,11 @@ class Ledger:
             call = len(same) + 1
             ask = sum(1 for c in same if c.turn == turn) + 1
             answer = answer_for(turn, ask, call)
+            usage = usage_for(answer) if usage_for is not None else NO_TOKENS
             self._model.append(
-                ModelCall(lane, invocation_id, call, turn, ask, messages, answer, time.time(), None, None)
+                ModelCall(
+                    lane, invocation_id, call, turn, ask, messages, answer, time.time(), None, None, usage
+                )
             )
             return len(self._model) - 1
 
@@ -102,9 +145,12 @@ class Ledger:
         with self._lock:
             return self._model[slot]
 
-    def close_model_call(self, slot: int, *, delivered: bool) -> None:
+    def close_model_call(self, slot: int, *, delivered: bool, generated: float = 1.0) -> None:
+        """Close a call; `generated` is the share of its completion written when the caller left."""
         with self._lock:
-            self._model[slot] = replace(self._model[slot], finished=time.time(), delivered=delivered)
+            call = self._model[slot]
+            billed = call.usage if delivered else call.usage.cut_off(generated)
+            self._model[slot] = replace(call, finished=time.time(), delivered=delivered, billed=billed)
 
     def open_tool_run(self, *, lane: str, invocation_id: str, tool: str, arguments: str) -> int:
         with self._lock:
@@ -136,4 +182,34 @@ class Ledger:
                 t
                 for t in self._tools
                 if t.lane == lane and (invocation_id is None or t.invocation_id == invocation_id)
+            ]
+
+    def open_booking(self, *, lane: str, invocation_id: str, key: str) -> int:
+        """Record a booking request; it has an effect unless its key (per lane) was seen before."""
+        with self._lock:
+            mine = [b for b in self._bookings if b.lane == lane]
+            first = next((b for b in mine if key and b.key == key and b.effect), None)
+            request = 1 + sum(1 for b in mine if b.invocation_id == invocation_id)
+            effects = sum(1 for b in mine if b.effect)
+            booking_id = first.booking_id if first is not None else f"{lane}-booking-{effects + 1}"
+            self._bookings.append(
+                Booking(lane, invocation_id, request, key, first is None, booking_id, time.time(), None, None)
+            )
+            return len(self._bookings) - 1
+
+    def booking(self, slot: int) -> Booking:
+        with self._lock:
+            return self._bookings[slot]
+
+    def close_booking(self, slot: int, *, delivered: bool) -> None:
+        with self._lock:
+            self._bookings[slot] = replace(self._bookings[slot], finished=time.time(), delivered=delivered)
+
+    def bookings(self, lane: str, invocation_id: str | None = None) -> list[Booking]:
+        """Booking requests on `lane`, of one invocation if given, in arrival order."""
+        with self._lock:
+            return [
+                b
+                for b in self._bookings
+                if b.lane == lane and (invocation_id is None or b.invocation_id == invocation_id)
             ]

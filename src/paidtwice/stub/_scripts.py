@@ -55,6 +55,10 @@ class Answer:
     """The tool the model asks for; None for a final answer."""
     status: int = 200
     """HTTP status; anything but 200 is an error answer (the model endpoint failing)."""
+    prompt_tokens: int | None = None
+    """The `usage` this answer reports for the prompt, as a script sets it; None: the stub's estimate."""
+    completion_tokens: int | None = None
+    """The `usage` this answer reports for the completion, as a script sets it; None: the stub's estimate."""
 
     @property
     def decision(self) -> str:

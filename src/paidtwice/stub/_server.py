@@ -25,8 +25,9 @@ from hypercorn.config import Config
 
 from paidtwice._exceptions import ServerStartError
 from paidtwice.engine._ports import HOST, PortLease, lease_port
-from paidtwice.stub._ledger import INVOCATION_HEADER, Ledger, ModelCall, ToolRun
+from paidtwice.stub._ledger import INVOCATION_HEADER, Booking, Ledger, ModelCall, ToolRun
 from paidtwice.stub._scripts import SCRIPTS, Answer, Script, UnansweredCall
+from paidtwice.stub._usage import NO_TOKENS, TokenUsage, estimate_completion, estimate_prompt
 
 __all__ = ["UNANSWERED_STATUS", "Lane", "StubModel"]
 
@@ -39,6 +40,7 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 WEATHER = {"city": "Paris", "temperature_c": 18, "conditions": "sunny"}
+IDEMPOTENCY_HEADER = "idempotency-key"
 
 
 @dataclass
@@ -52,6 +54,10 @@ class Lane:
     stub: StubModel
     model_up: bool = True
     """False while the lab keeps the model endpoint down (script `fail`)."""
+    latency: float = 0.0
+    """Seconds the model takes to answer each call (a held call waits its hold instead)."""
+    booking_seconds: float = 0.0
+    """Seconds a booking takes to confirm; the request is in flight meanwhile (a kill can land in it)."""
 
     @property
     def base_url(self) -> str:
@@ -67,6 +73,9 @@ class Lane:
 
     def tool_runs(self, invocation_id: str | None = None) -> list[ToolRun]:
         return self.stub.ledger.tool_runs(self.name, invocation_id)
+
+    def bookings(self, invocation_id: str | None = None) -> list[Booking]:
+        return self.stub.ledger.bookings(self.name, invocation_id)
 
 
 class StubModel:
@@ -216,6 +225,11 @@ class StubModel:
             body = await _read_body(receive)
             await self._chat(lane, invocation_id, body, receive, send)
             return
+        if scope["method"] == "POST" and parts == ["tools", "book"]:
+            await _read_body(receive)
+            key = headers.get(IDEMPOTENCY_HEADER, "")
+            await self._book(lane, invocation_id, key, receive, send)
+            return
         if scope["method"] == "GET" and parts == ["tools", "weather"]:
             query = scope.get("query_string", b"").decode()
             await self._weather(lane, invocation_id, query, receive, send)
@@ -241,27 +255,48 @@ class StubModel:
                 return Answer(text=unanswered, status=UNANSWERED_STATUS)
             return lane.script.answer(turn=t, ask=ask, call=call, model_up=lane.model_up)
 
+        prompt = estimate_prompt(messages, request.get("tools") if isinstance(request, dict) else None)
         slot = self.ledger.open_model_call(
             lane=lane.name,
             invocation_id=invocation_id,
             turn=turn,
             messages=len(messages),
             answer_for=answer_for,
+            usage_for=lambda answer: _usage(answer, prompt),
         )
         record = self.ledger.model_call(slot)
         hold = lane.script.hold_of(record.call)
-        if hold is not None:
-            if await _caller_left_within(receive, hold.seconds):
-                self.ledger.close_model_call(slot, delivered=False)
+        wait = hold.seconds if hold is not None else lane.latency
+        if wait > 0:
+            began = time.monotonic()
+            if await _caller_left_within(receive, wait):
+                generated = (time.monotonic() - began) / wait
+                self.ledger.close_model_call(slot, delivered=False, generated=generated)
                 return
         answer = record.answer
         if answer.status != 200:
             kind = "paidtwice_unanswered" if answer.status == UNANSWERED_STATUS else "server_error"
             payload: dict[str, Any] = {"error": {"message": answer.text, "type": kind}}
         else:
-            payload = _completion(request, messages, answer, turn)
+            payload = _completion(request, messages, answer, turn, record.usage)
         await _respond(send, answer.status, payload)
         self.ledger.close_model_call(slot, delivered=True)
+
+    async def _book(self, lane: Lane, invocation_id: str, key: str, receive: Receive, send: Send) -> None:
+        """A booking, as payment APIs take one: made when the request arrives, confirmed after
+        `booking_seconds`. A request with a key seen before makes nothing: it gets the first request's
+        booking, once that one is confirmed (it waits while the first is still in flight)."""
+        slot = self.ledger.open_booking(lane=lane.name, invocation_id=invocation_id, key=key)
+        booking = self.ledger.booking(slot)
+        first = booking
+        if not booking.effect:
+            first = next(b for b in self.ledger.bookings(lane.name) if b.key == key and b.effect)
+        confirmed_at = first.started + lane.booking_seconds
+        if await _caller_left_within(receive, confirmed_at - time.time()):
+            self.ledger.close_booking(slot, delivered=False)
+            return
+        await _respond(send, 200, {"booking_id": booking.booking_id, "created": booking.effect})
+        self.ledger.close_booking(slot, delivered=True)
 
     async def _weather(
         self, lane: Lane, invocation_id: str, query: str, receive: Receive, send: Send
@@ -279,7 +314,24 @@ class StubModel:
         self.ledger.close_tool_run(slot, delivered=True)
 
 
-def _completion(request: dict[str, Any], messages: list[Any], answer: Answer, turn: int) -> dict[str, Any]:
+def _usage(answer: Answer, prompt: int) -> TokenUsage:
+    """The tokens an answer reports: the script's figures where it sets them, else the stub's estimate."""
+    if answer.status != 200:
+        return NO_TOKENS  # an error answer is not billed
+    tool = answer.tool_call
+    if tool is None:
+        completion = estimate_completion(answer.text)
+    else:
+        completion = estimate_completion(answer.text, tool.name, tool.arguments)
+    return TokenUsage(
+        answer.prompt_tokens if answer.prompt_tokens is not None else prompt,
+        answer.completion_tokens if answer.completion_tokens is not None else completion,
+    )
+
+
+def _completion(
+    request: dict[str, Any], messages: list[Any], answer: Answer, turn: int, usage: TokenUsage
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": answer.text}
     finish = "stop"
     if answer.tool_call is not None:
@@ -295,8 +347,6 @@ def _completion(request: dict[str, Any], messages: list[Any], answer: Answer, tu
             }
         ]
         finish = "tool_calls"
-    prompt_tokens = sum(len(str(m.get("content") or "").split()) + 4 for m in messages if isinstance(m, dict))
-    completion_tokens = len(answer.text.split()) + (8 if answer.tool_call else 0)
     return {
         "id": f"chatcmpl-{hashlib.sha1(f'{time.time_ns()}'.encode()).hexdigest()[:16]}",
         "object": "chat.completion",
@@ -304,9 +354,9 @@ def _completion(request: dict[str, Any], messages: list[Any], answer: Answer, tu
         "model": str(request.get("model", "paidtwice-stub")),
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
         "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
         },
     }
 
@@ -325,6 +375,8 @@ async def _read_body(receive: Receive) -> bytes:
 
 async def _caller_left_within(receive: Receive, seconds: float) -> bool:
     """Wait up to `seconds`; True as soon as the client disconnects."""
+    if seconds <= 0:
+        return False
 
     async def disconnected() -> None:
         while (await receive())["type"] != "http.disconnect":

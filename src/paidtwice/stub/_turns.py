@@ -21,6 +21,7 @@
     arguments = { amount = 100, source = "EUR", target = "USD" }
     drift = ["Converting now.", "One moment, converting."]   # drifting: other words on each ask
     changed = { text = "About 108 USD." }                    # changed: the answer from the 2nd ask on
+    usage = { prompt_tokens = 1200, completion_tokens = 40 } # optional: the tokens this turn reports
 
     [[turn]]                                                 # no `when`: the conversation's second turn
     text = "100 EUR is 108.00 USD."
@@ -42,6 +43,7 @@ and `changed` (from the second ask of a turn on, that turn's `changed` answer).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import tomllib
@@ -159,7 +161,7 @@ class FileScript(Script):
             # Per ask of this turn, not per call of the invocation: each time a call is asked again, it is
             # answered in other words, whatever other calls came in between.
             text = spec.drift[(ask - 1) % len(spec.drift)]
-            return Answer(text=text, tool_call=spec.answer.tool_call)
+            return dataclasses.replace(spec.answer, text=text)
         return spec.answer
 
 
@@ -169,15 +171,36 @@ def _answer(raw: Any, where: str) -> Answer:
     text = raw.get("text", "")
     if not isinstance(text, str):
         raise ScriptFileError(f"{where}: `text` must be a string")
+    usage = _usage(raw.get("usage", {}), where)
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
     tool = raw.get("tool")
     if tool is None:
-        return Answer(text=text)
+        return Answer(text=text, prompt_tokens=prompt, completion_tokens=completion)
     if not isinstance(tool, str):
         raise ScriptFileError(f"{where}: `tool` must be the tool's name")
     arguments = raw.get("arguments", {})
     if not isinstance(arguments, dict):
         raise ScriptFileError(f"{where}: `arguments` must be a table")
-    return Answer(text=text, tool_call=ToolCall(tool, json.dumps(arguments)))
+    return Answer(
+        text=text,
+        tool_call=ToolCall(tool, json.dumps(arguments)),
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+    )
+
+
+def _usage(raw: Any, where: str) -> dict[str, int]:
+    """A turn's `usage` table: prompt_tokens and/or completion_tokens, each a non-negative integer."""
+    if not isinstance(raw, dict):
+        raise ScriptFileError(f"{where}: `usage` must be a table of prompt_tokens and completion_tokens")
+    known = ("prompt_tokens", "completion_tokens")
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise ScriptFileError(f"{where}: unknown `usage` key {unknown[0]!r} (known: {', '.join(known)})")
+    for key, value in raw.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ScriptFileError(f"{where}: `usage.{key}` must be a non-negative integer")
+    return {key: int(value) for key, value in raw.items()}
 
 
 def _turn_lines(text: str, toml: bool) -> list[tuple[int, int | None]]:
