@@ -51,7 +51,7 @@ def test_the_naive_code_replays_what_is_kept_under_steady_answers(
     record = deck_records["naive-changed-for-good"]
     judged = ways(plan(lab, record, mode="naive", script="steady"))
     assert judged["resume"].startswith("replays: replayed offline")
-    assert "1 model call(s) outside the journal paid again" in judged["resume"]
+    assert "1 model call outside the journal paid again" in judged["resume"]
     judged = ways(plan(lab, record, mode="naive", script="changed"))
     assert judged["resume"].startswith("CERTAIN MISMATCH at index 1")
 

@@ -114,7 +114,10 @@ def assert_replays(
     bad = [r for r in results if not r.ok or (not allow_continues and r.verdict == "continues")]
     if bad:
         lines = "\n  ".join(r.describe() for r in bad)
-        raise AssertionError(f"{len(bad)} of {len(results)} journal(s) do not replay:\n  {lines}")
+        raise AssertionError(
+            f"{len(bad)} of {count(len(results), 'journal')} "
+            f"{'does' if len(bad) == 1 else 'do'} not replay:\n  {lines}"
+        )
     return results
 
 

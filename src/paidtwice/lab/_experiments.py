@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from paidtwice._words import count
 from paidtwice.stub._scripts import Hold
 
 __all__ = [
@@ -346,7 +347,7 @@ def _booking(key: str, effects: int) -> Experiment:
         script="steady",
         fault=Fault("kill-mid-booking", call=1, after=1.0),
         deck_says=f"booking in ctx.run, key {key}, killed while the booking is in flight: "
-        f"{effects} effect(s)",
+        f"{count(effects, 'effect')}",
         expected=Expected("completed", 0, 0, booking_effects=effects),
         section="beyond",
         agent="paidtwice.agent.booking:app",

@@ -49,6 +49,7 @@ from types import TracebackType
 from typing import Any
 
 from paidtwice._exceptions import PaidtwiceError, UsageError
+from paidtwice._words import count
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE, read_fields
 from paidtwice.lab._mismatch import read_mismatch
 from paidtwice.replay._journal import JournalFile, load_journal
@@ -896,7 +897,7 @@ def _past_end(replay: _Replay) -> str:
     elif replay.stop_reason is not None:
         parts.append(f"stopped at {replay.stop_reason}")
     if calls:
-        parts.append(f"{calls} model call(s) answered by the stub")
+        parts.append(f"{count(calls, 'model call')} answered by the stub")
     return "; ".join(parts) or "nothing past the journal's end ran"
 
 
@@ -908,7 +909,7 @@ def kept_journal_judge(
 
     def judge(last_index: int) -> tuple[str, int | None]:
         result = replayer.replay_journal(journal.prefix(last_index), raise_on_divergence=False)
-        calls = f"{result.calls_during_replay} model call(s) outside the journal paid again"
+        calls = f"{count(result.calls_during_replay, 'model call')} outside the journal paid again"
         if result.verdict == "diverges":
             return (
                 f"CERTAIN MISMATCH at index {result.index}: replayed offline on {code}, the journal has "

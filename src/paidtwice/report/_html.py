@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from paidtwice._words import count
 from paidtwice.engine._admin import AdminCall
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._records import (
@@ -433,9 +434,10 @@ def run_body(record: RunRecord, anchor: str, *, judged: bool = True) -> str:
     verdict = _verdict(record.matches) if judged else "Judged in the curve's table above."
     parts = [
         f"<p>{_e(record.mode)} agent, stub <b>{_e(record.stub)}</b>, fault: {_e(record.fault)}. Invocation "
-        f"<code>{_e(record.invocation_id)}</code>: <b>{_e(record.status)}</b>, {record.model_calls} model "
-        f"calls, {record.tool_calls} tool call(s), {record.attempts} attempt(s), {record.mismatches} "
-        f"mismatch(es){down}. {verdict}</p>",
+        f"<code>{_e(record.invocation_id)}</code>: <b>{_e(record.status)}</b>, "
+        f"{count(record.model_calls, 'model call')}, {count(record.tool_calls, 'tool call')}, "
+        f"{count(record.attempts, 'attempt')}, {count(record.mismatches, 'mismatch', 'mismatches')}"
+        f"{down}. {verdict}</p>",
         timeline_svg(_timeline_of(record, anchor)),
     ]
     if record.checks and judged:
@@ -576,7 +578,7 @@ def _differences(record: Record) -> str:
         measured = " ".join(str(p.model_calls) for p in record.points)
         return _e(
             f"paid calls {measured} against the deck's {deck}; "
-            f"{len(wrong)} point(s) differ from the prediction"
+            f"{count(len(wrong), 'point')} {'differs' if len(wrong) == 1 else 'differ'} from the prediction"
         )
     checks = [c for c in record.checks if not c.ok]
     return "; ".join(f"{_e(c.figure)}: deck {_e(c.deck)}, measured <b>{_e(c.measured)}</b>" for c in checks)

@@ -149,10 +149,11 @@ def format_bill(record: RunRecord) -> str:
     """What the run's model calls cost, and what the crash added, at the record's price model."""
     extra_calls = sum(1 for line in record.model_log if line.extra)
     lines = [
-        f"{record.model_calls} model calls: {tokens(record.usage.prompt_tokens)} tokens in, "
+        f"{count(record.model_calls, 'model call')}: {tokens(record.usage.prompt_tokens)} tokens in, "
         f"{tokens(record.usage.completion_tokens)} out, {usd(record.cost_usd)} at {record.price_model} "
         f"(prices as of {record.prices_as_of})",
-        f"the crash added {extra_calls} call(s): {tokens(record.extra_usage.prompt_tokens)} tokens in, "
+        f"the crash added {count(extra_calls, 'call')}: "
+        f"{tokens(record.extra_usage.prompt_tokens)} tokens in, "
         f"{tokens(record.extra_usage.completion_tokens)} out, {usd(record.extra_cost_usd)}",
     ]
     if record.recovery_s is not None:
@@ -162,7 +163,7 @@ def format_bill(record: RunRecord) -> str:
         )
     if record.bookings:
         lines.append(
-            f"bookings: {record.bookings} request(s), {record.booking_effects} effect(s), "
+            f"bookings: {count(record.bookings, 'request')}, {count(record.booking_effects, 'effect')}, "
             f"idempotency key: {record.idempotency_key or 'none'}"
         )
     return "\n".join(lines)
