@@ -802,6 +802,9 @@ def soak_section(record: SoakRecord) -> Section:
 
 # -- replay-check --------------------------------------------------------------------------------------------
 
+REPLAY_SECTION = "replay-check"
+"""The id of the replay-check section."""
+
 _VERDICTS: dict[str, tuple[str, str, str]] = {
     # verdict -> (badge colour, symbol, what it means for a deploy)
     "replays": (GREEN, "✓", "the code replays the journal"),
@@ -827,7 +830,7 @@ def _verdict_badge(result: ReplayResult) -> str:
 
 
 def _journal_name(result: ReplayResult) -> str:
-    return Path(result.path).name if result.path else result.invocation_id
+    return result.path or result.invocation_id
 
 
 def _replay_anchor(number: int, result: ReplayResult) -> str:
@@ -954,7 +957,7 @@ def replay_check_section(results: Sequence[ReplayResult]) -> Section:
         for n, r in enumerate(results, start=1)
         if not (r.verdict == "replays" and not r.outside_calls)
     )
-    return Section("replay-check", "Replay check", head + table + f'<p class="legend">{legend}</p>' + details)
+    return Section(REPLAY_SECTION, "Replay check", head + table + f'<p class="legend">{legend}</p>' + details)
 
 
 # -- the page --------------------------------------------------------------------------------------------
@@ -999,6 +1002,22 @@ _SHARED_DEFS = (
 """The timelines' hatching, defined once for the page."""
 
 
+def _how_measured(sections: Sequence[Section]) -> str:
+    lab = (
+        "Every figure was measured on a real restate-server with real agent processes; only the model is a "
+        "stub."
+    )
+    offline = (
+        "Each journal was captured from a real restate-server and replayed offline, without a server, "
+        "against the code's real restate-sdk endpoint; model calls outside the journal were answered by the "
+        "stub model."
+    )
+    replayed = [s.id == REPLAY_SECTION for s in sections]
+    if all(replayed) and sections:
+        return offline
+    return f"{lab} {offline}" if any(replayed) else lab
+
+
 def html_page(title: str, sections: Sequence[Section], *, sources: Sequence[str] = ()) -> str:
     """The whole page: a heading, the contents, every section."""
     made = time.strftime("%Y-%m-%d %H:%M:%S %Z")
@@ -1009,8 +1028,7 @@ def html_page(title: str, sections: Sequence[Section], *, sources: Sequence[str]
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{_e(title)}</h1><p>Made by paidtwice at {_e(made)}{origin}. Every figure was measured on a "
-        "real restate-server with real agent processes; only the model is a stub.</p>"
+        f"<h1>{_e(title)}</h1><p>Made by paidtwice at {_e(made)}{origin}. {_how_measured(sections)}</p>"
         f"{_SHARED_DEFS}<nav><ol>{contents}</ol></nav>{body}</body></html>\n"
     )
 
