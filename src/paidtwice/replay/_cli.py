@@ -152,6 +152,12 @@ def replay_check_command(
     missing = [p for p in paths if not p.exists()]
     if missing:
         raise _BadInput(f"no such file or directory: {missing[0]}")
+    if html_path is not None:
+        # Before the replays, not after them: a page that cannot be written is bad input.
+        try:
+            html_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise _BadInput(f"cannot write {html_path}: {err.strerror}") from None
     files = journal_paths(paths)
     if not files:
         raise _BadInput("no journal files (*.json) under " + ", ".join(str(p) for p in paths))
