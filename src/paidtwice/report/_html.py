@@ -12,6 +12,7 @@ A page is a list of `Section`s; each kind of result has one function that makes 
 from __future__ import annotations
 
 import html
+import itertools
 import math
 import time
 from collections.abc import Iterable, Sequence
@@ -849,9 +850,9 @@ def _outside_words(result: ReplayResult) -> str:
 def _sequences(result: ReplayResult) -> str:
     """The journal's commands against the code's, side by side by command index, up to where they part."""
     rows = []
-    for index, (recorded, attempted) in enumerate(
-        zip(result.recorded_commands, result.attempted_commands, strict=False)
-    ):
+    # Of equal length unless the journal ends before the index the SDK names: show the gap, drop nothing.
+    pairs = itertools.zip_longest(result.recorded_commands, result.attempted_commands, fillvalue="(none)")
+    for index, (recorded, attempted) in enumerate(pairs):
         parts = recorded != attempted or index == result.index
         mark = '<span class="bad">≠ they part here</span>' if parts else "= same"
         rows.append(
