@@ -917,9 +917,17 @@ def replay_check_section(results: Sequence[ReplayResult]) -> Section:
     found = [r.verdict for r in results]
     counts = ", ".join(f"{found.count(v)} {v}" for v in dict.fromkeys(found))
     if bad:
+        diverging = sum(1 for r in bad if r.verdict == "diverges")
+        why = (
+            f" {diverging} diverge: resuming those invocations on it meets a journal mismatch (RT0016)."
+            if diverging
+            else ""
+        )
+        if len(bad) > diverging:
+            why += f" {len(bad) - diverging} could not be replayed to a verdict (fails or undecided)."
         head = (
             f'<p class="bad"><b>✗ {len(bad)} of {len(results)} journals do not replay on this code</b> '
-            f"({_e(counts)}): resuming those invocations on it fails.</p>"
+            f"({_e(counts)}).{why}</p>"
         )
     else:
         head = f'<p class="ok"><b>✓ All {len(results)} journals replay on this code</b> ({_e(counts)}).</p>'
