@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from paidtwice.lab import EXPERIMENTS, Lab, RunRecord
+from paidtwice.replay import load_journal, save_journal
+
+JOURNALS = Path(__file__).parent / "fixtures" / "journals"
 
 
 @pytest.fixture(scope="session")
@@ -20,3 +27,39 @@ def deck_records(lab: Lab) -> dict[str, RunRecord]:
     """Every plain row of the deck, run once, concurrently, on the shared server."""
     records = lab.run_many([(row, None) for row in EXPERIMENTS], concurrent=True)
     return {record.name: record for record in records}
+
+
+@pytest.fixture(scope="session")
+def replay_check_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ...]:
+    """`replay-check --json --html` on the captured journal fixtures against the deck's agent, three runs:
+    the clean journal and two of its prefixes on naive code with drifting answers; the naive changed-for-good
+    journal on the journaled fix; the clean journal on naive code with steady answers. Each run's results
+    file, its page beside it (.html)."""
+    work = tmp_path_factory.mktemp("replay-check")
+    clean = load_journal(JOURNALS / "clean.json")
+    prefixes = [save_journal(work / f"clean-prefix-{i}.json", clean.prefix(i)) for i in (1, 3)]
+    runs = [
+        ("naive-drifting", "naive", "drifting", [*prefixes, JOURNALS / "clean.json"]),
+        ("journaled-fix", "journaled", "steady", [JOURNALS / "naive-changed-for-good.json"]),
+        ("naive-steady", "naive", "steady", [JOURNALS / "clean.json"]),
+    ]
+    results = []
+    for name, mode, script, journals in runs:
+        out = work / f"{name}.json"
+        done = subprocess.run(
+            [sys.executable, "-m", "paidtwice", "replay-check", "--app", "paidtwice.agent.deck:app"]
+            + ["--script", script, "--json", "--html", str(out.with_suffix(".html"))]
+            + [str(j) for j in journals],
+            capture_output=True,
+            text=True,
+            env={
+                **os.environ,
+                "PAIDTWICE_AGENT_MODE": mode,
+                "PAIDTWICE_SERVICE": load_journal(journals[0]).service,
+            },
+            timeout=300,
+        )
+        assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+        out.write_text(done.stdout)
+        results.append(out)
+    return tuple(results)

@@ -19,7 +19,14 @@ from browser import Browser, PageLoad, find_chromium
 from paidtwice.lab import CurveRecord, Lab, RecoveryRecord, RunRecord
 from paidtwice.lab._records import Record
 from paidtwice.lab._soak import soak
-from paidtwice.report import deck_sections, load_results, soak_section, sweep_sections, write_html
+from paidtwice.report import (
+    deck_sections,
+    load_results,
+    replay_check_section,
+    soak_section,
+    sweep_sections,
+    write_html,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 SCREENSHOTS = Path(
@@ -153,3 +160,34 @@ def test_soak_report_in_the_browser(browser: Browser, lab: Lab, tmp_path: Path) 
     text = browser.evaluate("document.body.innerText")
     assert f"invocations sent\t{record.sent}" in text and f"lost (must be 0)\t{record.lost}" in text
     browser.screenshot(SCREENSHOTS / "soak.png")
+
+
+def test_replay_check_report_in_the_browser(
+    browser: Browser, replay_check_results: tuple[Path, ...], tmp_path: Path
+) -> None:
+    results = load_results(replay_check_results).replays
+    page = write_html(
+        tmp_path / "replay-check.html", "paidtwice replay-check", [replay_check_section(results)]
+    )
+    assert_clean_load(browser.open(page), page)
+    # One row per journal, with its verdict in words and its calls outside the journal.
+    shown = browser.evaluate(
+        "[...document.querySelectorAll('table.replay-check tbody tr')].map(r => "
+        "[r.dataset.verdict, r.cells[3].innerText, r.cells[4].innerText])"
+    )
+    assert [verdict for verdict, _, _ in shown] == [r.verdict for r in results]
+    for (_, words, calls), result in zip(shown, results, strict=True):
+        expected = f"diverges at index {result.index}" if result.verdict == "diverges" else result.verdict
+        assert expected in words
+        assert calls.startswith(str(result.calls_during_replay))
+    # Each divergence is a panel with the recorded and the attempted commands side by side.
+    panels = browser.evaluate(
+        "[...document.querySelectorAll('.divergence table.sequences')].map(t => "
+        "[[...t.querySelectorAll('td.recorded')].map(c => c.innerText), "
+        "[...t.querySelectorAll('td.attempted')].map(c => c.innerText), "
+        "[...t.querySelectorAll('tr.parts')].length])"
+    )
+    diverging = [r for r in results if r.verdict == "diverges"]
+    assert diverging
+    assert panels == [[list(r.recorded_commands), list(r.attempted_commands), 1] for r in diverging]
+    assert browser.screenshot(SCREENSHOTS / "replay-check.png").stat().st_size > 0

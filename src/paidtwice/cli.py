@@ -46,7 +46,14 @@ from paidtwice.lab._recover import apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
 from paidtwice.lint import lint_command
 from paidtwice.replay._cli import capture_command, replay_check_command
-from paidtwice.report._html import Section, deck_sections, soak_section, sweep_sections, write_html
+from paidtwice.report._html import (
+    Section,
+    deck_sections,
+    replay_check_section,
+    soak_section,
+    sweep_sections,
+    write_html,
+)
 from paidtwice.report._load import load_results
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
@@ -811,26 +818,31 @@ def sweep(
     help="The HTML file to write (default: the first results file with .html).",
 )
 def report(results: tuple[Path, ...], output: Path | None) -> None:
-    """Make one self-contained HTML report from result files (--json of deck, run or sweep).
+    """Make one self-contained HTML report from result files (--json of deck, run, sweep or replay-check).
 
     The page has the deck-against-measured table with verdicts; per run a timeline (attempts, the kill and
     the down time, model calls delivered or cut off, journal entries), the journal by index, the mismatch
     and the admin log; the restart-delay curve measured against predicted; for a sweep, a heatmap of crash
-    points against mode and script, each cell linking to that point's timeline. Inline CSS and SVG, no
-    request: it opens from disk and prints to PDF. Exit 2 on a file that is not a paidtwice result or is of
-    an older format.
+    points against mode and script, each cell linking to that point's timeline; for a replay-check, a row
+    per journal with its verdict, a divergence as the recorded and attempted commands side by side. Inline
+    CSS and SVG, no request: it opens from disk and prints to PDF. Exit 2 on a file that is not a paidtwice
+    result or is of an older format.
 
     \b
     Examples:
         paidtwice report paidtwice-results/deck-20261204-120000-4242.json -o deck.html
         paidtwice report deck.json sweep.json -o ci-report.html
+        paidtwice report replay-check.json -o replay-check.html
     """
     with _errors():
         loaded = load_results(results)
     sections = deck_sections(loaded.records) if loaded.records else []
     if loaded.points:
         sections += sweep_sections(loaded.points)
-    kinds = [k for k, present in (("deck", loaded.records), ("sweep", loaded.points)) if present]
+    if loaded.replays:
+        sections.append(replay_check_section(loaded.replays))
+    present = (("deck", loaded.records), ("sweep", loaded.points), ("replay-check", loaded.replays))
+    kinds = [kind for kind, found in present if found]
     output = output or results[0].with_suffix(".html")
     _write_report(output, f"paidtwice report: {' and '.join(kinds)}", sections, list(results))
 

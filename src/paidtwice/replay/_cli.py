@@ -10,9 +10,10 @@ import click
 
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice.engine._sql import SqlClient
-from paidtwice.lab._records import to_jsonable
+from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.replay._journal import STATUSES, JournalFile, capture, journal_paths, load_journal, save_all
-from paidtwice.replay._replayer import Replayer, ReplayResult
+from paidtwice.replay._replayer import RECORD_KIND, Replayer, ReplayResult
+from paidtwice.report._html import replay_check_section, write_html
 from paidtwice.stub._scripts import SCRIPTS
 from paidtwice.stub._turns import VARIATIONS
 
@@ -112,6 +113,13 @@ def capture_command(
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON record per journal instead of the table.")
 @click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write one self-contained HTML report here (a row per journal, divergences side by side).",
+)
+@click.option(
     "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Seconds per journal."
 )
 def replay_check_command(
@@ -121,6 +129,7 @@ def replay_check_command(
     script: str,
     variation: str,
     as_json: bool,
+    html_path: Path | None,
     timeout: float,
 ) -> None:
     """Check, offline, whether the code replays captured journals (files or directories of them).
@@ -136,12 +145,19 @@ def replay_check_command(
     Examples:
         paidtwice replay-check --app agent:app journals/
         paidtwice replay-check --app agent:app --app-dir src --script changed stuck/inv_1a2b.json --json
+        paidtwice replay-check --app agent:app journals/ --json --html replay-check.html > replay-check.json
     """
     if not paths:
         raise _BadInput("give at least one journal file or directory")
     missing = [p for p in paths if not p.exists()]
     if missing:
         raise _BadInput(f"no such file or directory: {missing[0]}")
+    if html_path is not None:
+        # Before the replays, not after them: a page that cannot be written is bad input.
+        try:
+            html_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise _BadInput(f"cannot write {html_path}: {err.strerror}") from None
     files = journal_paths(paths)
     if not files:
         raise _BadInput("no journal files (*.json) under " + ", ".join(str(p) for p in paths))
@@ -153,6 +169,17 @@ def replay_check_command(
             results = replayer.replay_journals(journals)
     except PaidtwiceError as err:
         raise _BadInput(str(err)) from None
+    if html_path is not None:
+        try:
+            write_html(
+                html_path,
+                f"paidtwice replay-check --app {app}",
+                [replay_check_section(results)],
+                sources=[str(p) for p in paths],
+            )
+        except OSError as err:
+            raise _BadInput(f"cannot write {html_path}: {err.strerror}") from None
+        click.echo(f"HTML report: {html_path}", err=as_json)
     if as_json:
         click.echo(json.dumps([result_json(r) for r in results], indent=2))
     else:
@@ -161,10 +188,11 @@ def replay_check_command(
 
 
 def result_json(result: ReplayResult) -> dict[str, Any]:
-    """A result as the --json record: the issue's fields first, then the rest."""
+    """A result as the --json record: the results format and its kind, the issue's fields, then the rest."""
     data: dict[str, Any] = to_jsonable(result)
     data["calls_during_replay"] = result.calls_during_replay
-    return data
+    data["attempted_commands"] = list(result.attempted_commands)
+    return tagged(RECORD_KIND, data)
 
 
 def format_results(results: list[ReplayResult]) -> str:

@@ -72,6 +72,7 @@ from paidtwice.stub._server import Lane, StubModel
 from paidtwice.stub._turns import VARIATIONS, load_script_file
 
 __all__ = [
+    "RECORD_KIND",
     "VERDICTS",
     "AppError",
     "OutsideCall",
@@ -83,6 +84,8 @@ __all__ = [
 
 VERDICTS = ("replays", "continues", "diverges", "fails", "undecided")
 DEFAULT_TIMEOUT = 30.0
+RECORD_KIND = "replay-check"
+"""The kind a result's JSON record carries as "record", beside the results format (see `paidtwice report`)."""
 _OTHER_SEED_MASK = 0x9E3779B97F4A7C15
 """XORed into a seed to get a second, different one: an unknown seed is tried two ways."""
 
@@ -153,6 +156,17 @@ class ReplayResult:
     """Entries in the journal."""
     seed: str
     """The random seed used, and where it came from."""
+    recorded_commands: tuple[str, ...] = ()
+    """For a divergence: the journal's commands by command index, 0 to `index` ("input", "run weather"). The
+    SDK checks each replayed command against the journal, so the code attempted the same ones up to
+    `index - 1`, then `attempted`. Empty for the other verdicts."""
+
+    @property
+    def attempted_commands(self) -> tuple[str, ...]:
+        """For a divergence: what the code attempted by command index, 0 to `index`."""
+        if self.verdict != "diverges" or self.index is None or self.attempted is None:
+            return ()
+        return (*self.recorded_commands[: self.index], self.attempted)
 
     @property
     def ok(self) -> bool:
@@ -844,6 +858,7 @@ class Replayer:
                     attempted=mismatch.attempted,
                     labels_agree=mismatch.labels_agree,
                     message=message,
+                    recorded_commands=_commands(journal)[: mismatch.index + 1],
                 )
             return verdict(verdict="fails", message=f"error {code}: {message}")
         if outcome.timed_out:
@@ -882,10 +897,20 @@ def _where(journal: JournalFile) -> str:
     return f"journal {journal.path}" if journal.path else f"journal of {journal.invocation_id}"
 
 
+def _command_label(entry_type: str, name: str) -> str:
+    # As the journal reader labels an entry ("run weather", "sleep", "input").
+    return f"{entry_type.split(':', 1)[1].strip().lower()} {name}".strip()
+
+
+def _commands(journal: JournalFile) -> tuple[str, ...]:
+    """The journal's commands by command index (the index an SDK mismatch names)."""
+    return tuple(_command_label(e.type, e.name) for e in journal.entries if e.type.startswith("Command:"))
+
+
 def _last_command(journal: JournalFile) -> str:
     for entry in reversed(journal.entries):
         if entry.type.startswith("Command:"):
-            return f"{entry.type.split(':', 1)[1].strip().lower()} {entry.name}".strip()
+            return _command_label(entry.type, entry.name)
     return "the input"
 
 

@@ -1,10 +1,11 @@
 """Reports: the deck table, journals by index, model-call logs, mismatches, curves and their plot, and one
-self-contained HTML page of a deck, a sweep or a soak."""
+self-contained HTML page of a deck, a sweep, a soak or a replay-check."""
 
 from paidtwice.report._html import (
     Section,
     deck_sections,
     html_page,
+    replay_check_section,
     soak_section,
     sweep_sections,
     write_html,
@@ -49,6 +50,7 @@ __all__ = [
     "format_run",
     "html_page",
     "load_results",
+    "replay_check_section",
     "soak_section",
     "sweep_sections",
     "table",

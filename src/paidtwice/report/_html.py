@@ -1,4 +1,4 @@
-"""One self-contained HTML report of a deck, a run, a sweep or a soak.
+"""One self-contained HTML report of a deck, a run, a sweep, a soak or a replay-check.
 
 The page needs nothing but itself: CSS and SVG are inline, there is no script and no request, so it opens
 from disk, attaches to a CI run or a pull request, and prints to PDF. Colours are Okabe and Ito's palette
@@ -6,13 +6,13 @@ from disk, attaches to a CI run or a pull request, and prints to PDF. Colours ar
 a legend, a letter or label on the mark, a tooltip, and the tables beside each plot.
 
 A page is a list of `Section`s; each kind of result has one function that makes its sections
-(`deck_sections`, `sweep_sections`, `soak_section`), so a new kind of result (replay-check's verdicts) is
-one more such function.
+(`deck_sections`, `sweep_sections`, `soak_section`, `replay_check_section`).
 """
 
 from __future__ import annotations
 
 import html
+import itertools
 import math
 import time
 from collections.abc import Iterable, Sequence
@@ -38,12 +38,14 @@ from paidtwice.lab._records import (
 )
 from paidtwice.lab._soak import SoakRecord
 from paidtwice.lab._sweep import PointResult
+from paidtwice.replay._replayer import ReplayResult
 from paidtwice.report._plot import curve_svg_markup
 
 __all__ = [
     "Section",
     "deck_sections",
     "html_page",
+    "replay_check_section",
     "soak_section",
     "sweep_sections",
     "write_html",
@@ -822,6 +824,174 @@ def soak_section(record: SoakRecord) -> Section:
     return Section("soak", "Soak", f"<p>{verdict}</p>" + _table(("figure", "measured"), rows))
 
 
+# -- replay-check --------------------------------------------------------------------------------------------
+
+REPLAY_SECTION = "replay-check"
+"""The id of the replay-check section."""
+
+_VERDICTS: dict[str, tuple[str, str, str]] = {
+    # verdict -> (badge colour, symbol, what it means for a deploy)
+    "replays": (GREEN, "✓", "the code replays the journal"),
+    "continues": (SKY, "→", "the code replays the journal, then goes on live"),
+    "diverges": (VERMILLION, "✗", "a resume on this code meets a journal mismatch (RT0016)"),
+    "fails": (PURPLE, "✗", "the handler or the SDK failed during the replay"),
+    "undecided": (YELLOW, "?", "the replay could not tell"),
+}
+
+
+def _verdict_words(result: ReplayResult) -> str:
+    if result.verdict == "diverges":
+        return f"diverges at index {result.index}"
+    return result.verdict
+
+
+def _verdict_badge(result: ReplayResult) -> str:
+    colour, symbol, meaning = _VERDICTS.get(result.verdict, (GREY, "?", result.verdict))
+    return (
+        f'<span class="badge" style="border-color:{colour};box-shadow:inset 5px 0 0 {colour}" '
+        f'title="{_e(meaning)}">{symbol} {_e(_verdict_words(result))}</span>'
+    )
+
+
+def _journal_name(result: ReplayResult) -> str:
+    return result.path or result.invocation_id
+
+
+def _replay_anchor(number: int, result: ReplayResult) -> str:
+    return _slug("replay", number, _journal_name(result))
+
+
+def _outside_words(result: ReplayResult) -> str:
+    during = result.calls_during_replay
+    past = len(result.outside_calls) - during
+    words = f"{during} paid again on every replay" if during else "0"
+    if past:
+        words += f"; {past} past the journal's end"
+    return words
+
+
+def _sequences(result: ReplayResult) -> str:
+    """The journal's commands against the code's, side by side by command index, up to where they part."""
+    rows = []
+    # Of equal length unless the journal ends before the index the SDK names: show the gap, drop nothing.
+    pairs = itertools.zip_longest(result.recorded_commands, result.attempted_commands, fillvalue="(none)")
+    for index, (recorded, attempted) in enumerate(pairs):
+        parts = recorded != attempted or index == result.index
+        mark = '<span class="bad">≠ they part here</span>' if parts else "= same"
+        rows.append(
+            f'<tr class="{"parts" if parts else "same"}"><td>{index}</td>'
+            f'<td class="recorded"><code>{_e(recorded)}</code></td>'
+            f'<td class="attempted"><code>{_e(attempted)}</code></td><td>{mark}</td></tr>'
+        )
+    return (
+        '<table class="sequences"><thead><tr><th>command index</th><th>recorded (the journal)</th>'
+        f"<th>attempted (the code)</th><th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _replay_details(number: int, result: ReplayResult) -> str:
+    parts = [
+        f'<div class="journal-check" id="{_replay_anchor(number, result)}">'
+        f"<h3>{_e(_journal_name(result))}: {_verdict_badge(result)}</h3>"
+        f"<p>{_e(result.service)}/{_e(result.handler)}, invocation <code>{_e(result.invocation_id)}</code>, "
+        f"{result.entries} entries; seed: {_e(result.seed)}.</p>"
+    ]
+    if result.verdict == "diverges":
+        agree = (
+            '<span class="ok">they agree</span> with the journal'
+            if result.labels_agree
+            else '<span class="bad">they DISAGREE</span> with the journal (the SDK swapped them): trust the '
+            "index and this table"
+        )
+        parts.append(
+            '<div class="divergence"><h4>Where the code parts from the journal</h4>'
+            + _sequences(result)
+            + f"<p>The SDK's message labels: {agree}.</p></div>"
+        )
+    if result.next_command:
+        parts.append(f"<p>Next, live: <code>{_e(result.next_command)}</code></p>")
+    if result.message and result.verdict != "continues":
+        parts.append(f"<pre>{_e(result.message.strip())}</pre>")
+    if result.outside_calls:
+        rows = [
+            (
+                str(c.number),
+                str(c.turn),
+                str(c.ask),
+                "during the replay: paid again on every replay"
+                if c.during_replay
+                else "past the journal's end",
+                f"<code>{_e(c.answer)}</code>",
+            )
+            for c in result.outside_calls
+        ]
+        parts.append(
+            "<h4>Model calls outside the journal (answered by the stub)</h4>"
+            + _table(("call", "turn", "ask", "when", "the stub answered"), rows)
+        )
+    parts.append(f"<p>Past the journal's end: {_e(result.past_end)}.</p></div>")
+    return "".join(parts)
+
+
+def replay_check_section(results: Sequence[ReplayResult]) -> Section:
+    """One row per journal with its verdict and its calls outside the journal; then each journal that does
+    not simply replay, a divergence as the recorded and attempted commands side by side."""
+    bad = [r for r in results if not r.ok]
+    found = [r.verdict for r in results]
+    counts = ", ".join(f"{found.count(v)} {v}" for v in dict.fromkeys(found))
+    if bad:
+        diverging = sum(1 for r in bad if r.verdict == "diverges")
+        why = (
+            f" {diverging} diverge: resuming those invocations on it meets a journal mismatch (RT0016)."
+            if diverging
+            else ""
+        )
+        if len(bad) > diverging:
+            why += f" {len(bad) - diverging} could not be replayed to a verdict (fails or undecided)."
+        head = (
+            f'<p class="bad"><b>✗ {len(bad)} of {len(results)} journals do not replay on this code</b> '
+            f"({_e(counts)}).{why}</p>"
+        )
+    else:
+        head = f'<p class="ok"><b>✓ All {len(results)} journals replay on this code</b> ({_e(counts)}).</p>'
+    rows = []
+    for number, result in enumerate(results, start=1):
+        anchor = _replay_anchor(number, result)
+        plain = result.verdict == "replays" and not result.outside_calls
+        name = _e(_journal_name(result)) if plain else f'<a href="#{anchor}">{_e(_journal_name(result))}</a>'
+        if result.verdict == "diverges":
+            what = (
+                f"<code>{_e(result.recorded)}</code> recorded, <code>{_e(result.attempted)}</code> attempted"
+            )
+        elif result.verdict == "continues":
+            what = f"next, live: <code>{_e(result.next_command)}</code>"
+        elif result.verdict in ("fails", "undecided"):
+            what = _e(result.message.splitlines()[0] if result.message else "")
+        else:
+            what = ""
+        rows.append(
+            f'<tr data-verdict="{_e(result.verdict)}"><td>{name}</td><td>{_e(result.service)}/'
+            f"{_e(result.handler)}</td><td>{result.entries}</td><td>{_verdict_badge(result)}</td>"
+            f"<td>{_e(_outside_words(result))}</td><td>{what}</td></tr>"
+        )
+    legend = "".join(
+        f'<span class="badge" style="border-color:{c};box-shadow:inset 5px 0 0 {c}">{sym} {_e(v)}</span> '
+        f"{_e(meaning)}. "
+        for v, (c, sym, meaning) in _VERDICTS.items()
+    )
+    table = (
+        '<table class="replay-check"><thead><tr><th>journal</th><th>service/handler</th><th>entries</th>'
+        "<th>verdict</th><th>model calls outside the journal</th><th>what</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+    details = "".join(
+        _replay_details(n, r)
+        for n, r in enumerate(results, start=1)
+        if not (r.verdict == "replays" and not r.outside_calls)
+    )
+    return Section(REPLAY_SECTION, "Replay check", head + table + f'<p class="legend">{legend}</p>' + details)
+
+
 # -- the page --------------------------------------------------------------------------------------------
 
 _CSS = """
@@ -844,7 +1014,10 @@ svg .lane{font-size:11.5px;fill:#333}svg .mark{fill:#b34700;font-size:10.5px}
 .timeline{border:1px solid #ddd;margin:6px 0;background:#fff}
 .legend{font-size:12px;color:#333}
 .cols{display:flex;gap:24px;flex-wrap:wrap}
-.mismatch{border-left:4px solid #D55E00;padding-left:10px}
+.mismatch,.divergence{border-left:4px solid #D55E00;padding-left:10px}
+.badge{display:inline-block;border:2px solid #999;padding:0 6px 0 10px;border-radius:3px;white-space:nowrap;
+background:#fff;color:#000}
+.sequences tr.parts td{background:#fbe3d3;font-weight:600}
 nav ol{columns:2}
 .point{border-top:1px solid #ddd}
 @media print{nav{display:none}a{color:inherit;text-decoration:none}section{break-inside:auto}
@@ -861,6 +1034,22 @@ _SHARED_DEFS = (
 """The timelines' hatching, defined once for the page."""
 
 
+def _how_measured(sections: Sequence[Section]) -> str:
+    lab = (
+        "Every figure was measured on a real restate-server with real agent processes; only the model is a "
+        "stub."
+    )
+    offline = (
+        "Each journal was captured from a real restate-server and replayed offline, without a server, "
+        "against the code's real restate-sdk endpoint; model calls outside the journal were answered by the "
+        "stub model."
+    )
+    replayed = [s.id == REPLAY_SECTION for s in sections]
+    if all(replayed) and sections:
+        return offline
+    return f"{lab} {offline}" if any(replayed) else lab
+
+
 def html_page(title: str, sections: Sequence[Section], *, sources: Sequence[str] = ()) -> str:
     """The whole page: a heading, the contents, every section."""
     made = time.strftime("%Y-%m-%d %H:%M:%S %Z")
@@ -871,8 +1060,7 @@ def html_page(title: str, sections: Sequence[Section], *, sources: Sequence[str]
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{_e(title)}</h1><p>Made by paidtwice at {_e(made)}{origin}. Every figure was measured on a "
-        "real restate-server with real agent processes; only the model is a stub.</p>"
+        f"<h1>{_e(title)}</h1><p>Made by paidtwice at {_e(made)}{origin}. {_how_measured(sections)}</p>"
         f"{_SHARED_DEFS}<nav><ol>{contents}</ol></nav>{body}</body></html>\n"
     )
 

@@ -1,10 +1,10 @@
 """Read paidtwice's JSON results back into typed records.
 
 Every record paidtwice writes carries the results format ("format") and its kind ("record": run, curve, walk,
-sweep-point). A file that is not a JSON list of such records, or that was written in another format, is
-refused with a one-line `UsageError`. Fields a record type gained after the file was written (with a default)
-take the default; fields the reader does not know are ignored, so a newer paidtwice's extra figures do not
-stop an older report.
+sweep-point, replay-check). A file that is not a JSON list of such records, or that was written in another
+format, is refused with a one-line `UsageError`. Fields a record type gained after the file was written (with
+a default) take the default; fields the reader does not know are ignored, so a newer paidtwice's extra
+figures do not stop an older report.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from paidtwice.lab._records import (
     RunRecord,
 )
 from paidtwice.lab._sweep import PointResult
+from paidtwice.replay._replayer import RECORD_KIND, ReplayResult
 
 __all__ = ["Results", "load_results"]
 
@@ -52,6 +53,8 @@ class Results:
     """Crash points of sweeps."""
     sources: tuple[str, ...]
     """The files read."""
+    replays: tuple[ReplayResult, ...] = ()
+    """Verdicts of `replay-check`, one per journal."""
 
 
 class _Bad(Exception):
@@ -59,20 +62,23 @@ class _Bad(Exception):
 
 
 def load_results(paths: Sequence[Path]) -> Results:
-    """Read result files written by `deck`, `run` or `sweep` (`--json`)."""
+    """Read result files written by `deck`, `run`, `sweep` or `replay-check` (`--json`)."""
     records: list[Record] = []
     points: list[PointResult] = []
+    replays: list[ReplayResult] = []
     for path in paths:
         for number, (kind, data) in enumerate(_read(path), start=1):
             where = f"{path}: record {number} ({kind})"
             try:
                 if kind == "sweep-point":
                     points.append(_build(PointResult, data))
+                elif kind == RECORD_KIND:
+                    replays.append(_build(ReplayResult, data))
                 else:
                     records.append(_build(_DECK_KINDS[kind], data))
             except _Bad as err:
                 raise UsageError(f"{where} is not a paidtwice result: {err}") from None
-    return Results(tuple(records), tuple(points), tuple(str(p) for p in paths))
+    return Results(tuple(records), tuple(points), tuple(str(p) for p in paths), tuple(replays))
 
 
 def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -87,7 +93,7 @@ def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise UsageError(
             f"{path} is not a paidtwice result (results are a JSON list of records, from --json of "
-            "deck, run or sweep)"
+            "deck, run, sweep or replay-check)"
         )
     if not data:
         raise UsageError(f"{path} holds no records yet (the run that writes it finished none)")
@@ -100,6 +106,11 @@ def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
                     f"{path} is a paidtwice result of an older format (1, without timelines); this "
                     f"paidtwice reads format {RESULTS_FORMAT}: run the experiment again"
                 )
+            if {"invocation_id", "verdict", "outside_calls"} <= set(item):
+                raise UsageError(
+                    f"{path} is a replay-check result of an older format (1, without the divergence's "
+                    f"commands); this paidtwice reads format {RESULTS_FORMAT}: run replay-check --json again"
+                )
             raise UsageError(f'{path} is not a paidtwice result (its records have no "format" field)')
         if version != RESULTS_FORMAT:
             raise UsageError(
@@ -107,7 +118,7 @@ def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
                 f"{RESULTS_FORMAT}: use the paidtwice that wrote it, or run the experiment again"
             )
         kind = item.get("record")
-        if kind != "sweep-point" and kind not in _DECK_KINDS:
+        if kind not in ("sweep-point", RECORD_KIND) and kind not in _DECK_KINDS:
             raise UsageError(f"{path} holds a record of unknown kind {kind!r}")
         read.append((str(kind), item))
     return read
