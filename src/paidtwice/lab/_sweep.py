@@ -377,6 +377,8 @@ class _Run:
             {
                 "OPENAI_BASE_URL": self.lane.base_url,
                 "OPENAI_API_KEY": "paidtwice-stub",
+                "ANTHROPIC_BASE_URL": self.lane.anthropic_base_url,
+                "ANTHROPIC_API_KEY": "paidtwice-stub",
                 "PAIDTWICE_TOOLS_URL": self.lane.tools_url,
                 "PAIDTWICE_STEP_LOG": str(self.step_log),
                 "PAIDTWICE_GATE": gate or "",
@@ -436,6 +438,10 @@ def _wait(
         time.sleep(_POLL)
 
 
+NO_MODEL_CALL = "no model call reached the stub: does the app read OPENAI_BASE_URL or ANTHROPIC_BASE_URL?"
+"""Why a sweep stops when its clean run made no model call: it would have nothing to check."""
+
+
 def _clean(
     lab: Lab, stop: threading.Event, watcher: _Watcher, target: SweepTarget, script: Script, tag: str
 ) -> tuple[CleanRun, _Run]:
@@ -443,16 +449,27 @@ def _clean(
     with run.agent:
         run.start()
         watch = watcher.watch(run.invocation_id)
+
+        def failed_before_any_model_call() -> bool:
+            """A model client that does not reach the stub fails the handler; it would retry for good."""
+            if run.lane.model_calls():
+                return False
+            return any(a.last_event == "error" for a in run.agent.attempts(run.invocation_id))
+
         try:
             _wait(
                 lab,
                 stop,
                 f"clean run {run.invocation_id} to settle",
-                lambda: _settled(watch.last),
+                lambda: _settled(watch.last) or failed_before_any_model_call(),
                 timeout=60.0,
             )
         finally:
             watcher.forget(run.invocation_id)
+        if not run.lane.model_calls():
+            if not _settled(watch.last):
+                lab.admin.kill(run.invocation_id)
+            raise UsageError(NO_MODEL_CALL)
         row = lab.sql.invocation(run.invocation_id)
         status = row.status if row else "unknown"
         if status != "completed":
@@ -460,7 +477,7 @@ def _clean(
         clean = CleanRun(
             status=status,
             answer=run.answer(status),
-            model_calls=len(run.lane.model_calls(run.invocation_id)),
+            model_calls=len(run.lane.model_calls()),
             step_runs=run.steps(),
             journal=tuple(e.label() for e in run.journal()),
             invocation_id=run.invocation_id,
@@ -506,10 +523,10 @@ def _point(
                 if point.gate is not None:
                     return any(e.event == "gate" for e in _events(run.step_log, invocation_id))
                 if point.model_hold is not None:
-                    calls = lane.model_calls(invocation_id)
+                    calls = lane.model_calls()
                     return len(calls) >= point.model_hold and calls[point.model_hold - 1].finished is None
                 if point.tool_hold is not None:
-                    tools = lane.tool_runs(invocation_id)
+                    tools = lane.tool_runs()
                     return len(tools) >= point.tool_hold and tools[point.tool_hold - 1].finished is None
                 if point.pause_op is not None:
                     events = _events(run.step_log, invocation_id)
@@ -550,7 +567,7 @@ def _point(
             status = "stuck"
             lab.admin.kill(invocation_id)
         answer = run.answer(status)
-        calls = lane.model_calls(invocation_id)
+        calls = lane.model_calls()
         events = _events(run.step_log, invocation_id)
         first_life = [e for e in events if e.at < kill_at]
         started_steps = {e.n for e in first_life if e.event == "step_start"}
@@ -577,7 +594,7 @@ def _point(
             step_runs=steps,
             extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
             steps_in_flight=len(started_steps - ended_steps),
-            tool_runs=len(lane.tool_runs(invocation_id)),
+            tool_runs=len(lane.tool_runs()),
             attempts=attempt_count,
             mismatches=mismatches,
             journal_at_kill=journal_at_kill,
@@ -612,9 +629,9 @@ def sweep_targets(
         with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(combos)))) as pool:
             clean_futures = [
                 pool.submit(
-                    _clean, lab, stop, watcher, target, script, f"s{sweep_id}_{target.mode}_{name}_clean"
+                    _clean, lab, stop, watcher, target, script, f"{_tag(sweep_id, i, target, name)}_clean"
                 )
-                for target, name, script in combos
+                for i, (target, name, script) in enumerate(combos)
             ]
             try:
                 cleans = [f.result() for f in clean_futures]
@@ -623,7 +640,7 @@ def sweep_targets(
                 raise
         plans = []
         for clean, run in cleans:
-            tools = [t.started for t in run.lane.tool_runs(clean.invocation_id)]
+            tools = [t.started for t in run.lane.tool_runs()]
             plans.append(derive_points(_events(run.step_log, clean.invocation_id), clean.journal, tools))
         jobs = [(i, point) for i, points in enumerate(plans) for point in points]
 
@@ -639,7 +656,7 @@ def sweep_targets(
                 name,
                 cleans[i][0],
                 point,
-                tag=f"s{sweep_id}_{target.mode}_{name}_{point.order}",
+                tag=f"{_tag(sweep_id, i, target, name)}_{point.order}",
                 restart_delay=restart_delay,
             )
             if on_point is not None:
@@ -662,6 +679,12 @@ def sweep_targets(
         points = tuple(r for (j, _), r in zip(jobs, results, strict=True) if j == i)
         matrices.append(SweepMatrix(target.mode, name, cleans[i][0], points, wall))
     return matrices
+
+
+def _tag(sweep_id: int, i: int, target: SweepTarget, script: str) -> str:
+    """Names the i-th (target, script) of a sweep: its services, lanes and directories are its own, also
+    when one sweep has several targets of one mode."""
+    return f"s{sweep_id}_{i}_{target.mode}_{script}"
 
 
 def sweep(
@@ -733,7 +756,13 @@ def check_app(app: str, service: str, handler: str, *, cwd: str) -> str | None:
         text=True,
         cwd=cwd,
         # As in the sweep: the model's client is pointed at the stub (not started yet, nothing is sent).
-        env={**os.environ, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "paidtwice-stub"},
+        env={
+            **os.environ,
+            "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+            "OPENAI_API_KEY": "paidtwice-stub",
+            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+            "ANTHROPIC_API_KEY": "paidtwice-stub",
+        },
         timeout=120,
     )
     if done.returncode == 0:

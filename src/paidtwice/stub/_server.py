@@ -1,9 +1,11 @@
-"""The stub model: a real HTTP server speaking OpenAI's chat-completions format, plus tool endpoints.
+"""The stub model: a real HTTP server speaking OpenAI's chat-completions format and Anthropic's Messages
+format, plus tool endpoints.
 
 It runs in a thread of the lab's own process (hypercorn on an asyncio loop), so the runner reads its ledgers
-directly. Each agent gets a lane, a URL prefix of its own (`/lanes/NAME/v1` is the agent's OPENAI_BASE_URL),
-with the script that lane answers by. A held answer waits while watching the connection: if the caller goes
-away first (the agent was killed), the ledger records the answer as never delivered.
+directly. Each agent gets a lane, a URL prefix of its own (`/lanes/NAME/v1` is the agent's OPENAI_BASE_URL,
+`/lanes/NAME` its ANTHROPIC_BASE_URL), with the script that lane answers by. A held answer waits while
+watching the connection: if the caller goes away first (the agent was killed), the ledger records the answer
+as never delivered.
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ class Lane:
     def base_url(self) -> str:
         """OpenAI-compatible base URL (what OPENAI_BASE_URL should be)."""
         return f"{self.stub.url}/lanes/{self.name}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """Anthropic base URL (what ANTHROPIC_BASE_URL should be; the client adds `/v1/messages`)."""
+        return f"{self.stub.url}/lanes/{self.name}"
 
     @property
     def tools_url(self) -> str:
@@ -207,18 +214,33 @@ class StubModel:
             body = await _read_body(receive)
             await self._chat(lane, invocation_id, body, receive, send)
             return
+        if scope["method"] == "POST" and parts == ["v1", "messages"]:
+            body = await _read_body(receive)
+            await self._chat(lane, invocation_id, body, receive, send, messages_api=True)
+            return
         if scope["method"] == "GET" and parts == ["tools", "weather"]:
             query = scope.get("query_string", b"").decode()
             await self._weather(lane, invocation_id, query, receive, send)
             return
         await _respond(send, 404, {"error": {"message": f"no route {scope['method']} {path}"}})
 
-    async def _chat(self, lane: Lane, invocation_id: str, body: bytes, receive: Receive, send: Send) -> None:
+    async def _chat(
+        self,
+        lane: Lane,
+        invocation_id: str,
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        *,
+        messages_api: bool = False,
+    ) -> None:
+        """Answer a chat-completions request, or (`messages_api`) one in Anthropic's Messages format."""
         try:
             request = json.loads(body or b"{}")
             messages = list(request.get("messages", []))
         except (ValueError, AttributeError):
-            await _respond(send, 400, {"error": {"message": "body is not a chat-completions request"}})
+            kind = "Messages" if messages_api else "chat-completions"
+            await _respond(send, 400, {"error": {"message": f"body is not a {kind} request"}})
             return
         turn = 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
         slot = self.ledger.open_model_call(
@@ -237,8 +259,13 @@ class StubModel:
                 self.ledger.close_model_call(slot, delivered=False)
                 return
         answer = record.answer
-        if answer.status != 200:
-            payload: dict[str, Any] = {"error": {"message": answer.text, "type": "server_error"}}
+        if answer.status != 200 and messages_api:
+            error = {"type": "api_error", "message": answer.text}
+            payload: dict[str, Any] = {"type": "error", "error": error}
+        elif answer.status != 200:
+            payload = {"error": {"message": answer.text, "type": "server_error"}}
+        elif messages_api:
+            payload = _message(request, messages, answer, turn)
         else:
             payload = _completion(request, messages, answer, turn)
         await _respond(send, answer.status, payload)
@@ -288,6 +315,39 @@ def _completion(request: dict[str, Any], messages: list[Any], answer: Answer, tu
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _message(request: dict[str, Any], messages: list[Any], answer: Answer, turn: int) -> dict[str, Any]:
+    """The answer as an Anthropic Messages response: text, then a `tool_use` block when it calls a tool."""
+    content: list[dict[str, Any]] = []
+    if answer.text:
+        content.append({"type": "text", "text": answer.text})
+    stop = "end_turn"
+    if answer.tool_call is not None:
+        digest = hashlib.sha1(f"{turn}:{answer.tool_call.arguments}".encode()).hexdigest()[:12]
+        try:
+            arguments = json.loads(answer.tool_call.arguments or "{}")
+        except ValueError:
+            arguments = {}
+        content.append(
+            {"type": "tool_use", "id": f"toolu_{digest}", "name": answer.tool_call.name, "input": arguments}
+        )
+        stop = "tool_use"
+    # Anthropic's content is a string or a list of blocks; count the words of either.
+    words = sum(len(json.dumps(m.get("content") or "").split()) + 4 for m in messages if isinstance(m, dict))
+    return {
+        "id": f"msg_{hashlib.sha1(f'{time.time_ns()}'.encode()).hexdigest()[:16]}",
+        "type": "message",
+        "role": "assistant",
+        "model": str(request.get("model", "paidtwice-stub")),
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": words,
+            "output_tokens": len(answer.text.split()) + (8 if answer.tool_call else 0),
         },
     }
 
