@@ -22,7 +22,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paidtwice.lint._rules import CLIENT_CLASSES, CODES, PARSE_ERROR, match_call, match_method
+from paidtwice.lint._rules import (
+    CLIENT_CLASSES,
+    CODES,
+    LANGCHAIN_AGENT,
+    PARSE_ERROR,
+    RESTATE_MIDDLEWARE,
+    derived_model,
+    match_call,
+    match_method,
+    model_class,
+)
 
 __all__ = ["Finding", "LintResult", "lint_paths", "lint_source"]
 
@@ -304,15 +314,40 @@ class _Scope:
             return None
         qualified = self.qualify(value.func)
         if qualified is None:
-            return None
+            # model.bind_tools(...), ChatOpenAI(...).bind_tools(...): another chat model.
+            base, attrs = _chain(value.func)
+            made = self.constructed(base) if isinstance(base, ast.Call) else self.instance(base)
+            return made if made is not None and derived_model(made, attrs) else None
+        if qualified == LANGCHAIN_AGENT:
+            return None if self._restate_middleware(value) else LANGCHAIN_AGENT
         if qualified in CLIENT_CLASSES:
             return qualified
+        made = model_class(qualified)
+        if made is not None:
+            return made
         if qualified.startswith("restate.") and qualified.rsplit(".", 1)[-1] in _SERVICE_CLASSES:
             return "restate." + qualified.rsplit(".", 1)[-1]
         if qualified in {"random.Random", "random.SystemRandom"}:
             return "random.Random"
         # Something that looks like a class: an in-tree one is resolved where its methods are called.
         return qualified if qualified.rsplit(".", 1)[-1][:1].isupper() else None
+
+    def instance(self, node: ast.expr) -> str | None:
+        """The class of the instance a bare name holds (a local one first), if known."""
+        if not isinstance(node, ast.Name):
+            return None
+        return self.local_instances.get(node.id) or self.module.instances.get(node.id)
+
+    def _restate_middleware(self, call: ast.Call) -> bool:
+        """create_agent(..., middleware=[RestateMiddleware()]): Restate journals the agent's model calls."""
+        for keyword in call.keywords:
+            if keyword.arg != "middleware" or not isinstance(keyword.value, ast.List | ast.Tuple):
+                continue
+            for item in keyword.value.elts:
+                made = self.constructed(item) if isinstance(item, ast.Call) else self.instance(item)
+                if made == RESTATE_MIDDLEWARE:
+                    return True
+        return False
 
 
 class _Walker(ast.NodeVisitor):
