@@ -216,7 +216,11 @@ class StubModel:
             return
         if scope["method"] == "POST" and parts == ["v1", "messages"]:
             body = await _read_body(receive)
-            await self._chat(lane, invocation_id, body, receive, send, messages_api=True)
+            await self._chat(lane, invocation_id, body, receive, send, api="messages")
+            return
+        if scope["method"] == "POST" and parts == ["v1", "responses"]:
+            body = await _read_body(receive)
+            await self._chat(lane, invocation_id, body, receive, send, api="responses")
             return
         if scope["method"] == "GET" and parts == ["tools", "weather"]:
             query = scope.get("query_string", b"").decode()
@@ -232,17 +236,21 @@ class StubModel:
         receive: Receive,
         send: Send,
         *,
-        messages_api: bool = False,
+        api: str = "chat",
     ) -> None:
-        """Answer a chat-completions request, or (`messages_api`) one in Anthropic's Messages format."""
+        """Answer a request of OpenAI's chat completions (`chat`), OpenAI's Responses (`responses`) or
+        Anthropic's Messages (`messages`) API."""
         try:
             request = json.loads(body or b"{}")
-            messages = list(request.get("messages", []))
+            if api == "responses":
+                given = request.get("input", [])
+                messages = [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+            else:
+                messages = list(request.get("messages", []))
         except (ValueError, AttributeError):
-            kind = "Messages" if messages_api else "chat-completions"
-            await _respond(send, 400, {"error": {"message": f"body is not a {kind} request"}})
+            await _respond(send, 400, {"error": {"message": f"body is not a {api} request"}})
             return
-        turn = 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+        turn = 1 + (_response_turns(messages) if api == "responses" else _assistant_turns(messages))
         slot = self.ledger.open_model_call(
             lane=lane.name,
             invocation_id=invocation_id,
@@ -259,13 +267,15 @@ class StubModel:
                 self.ledger.close_model_call(slot, delivered=False)
                 return
         answer = record.answer
-        if answer.status != 200 and messages_api:
+        if answer.status != 200 and api == "messages":
             error = {"type": "api_error", "message": answer.text}
             payload: dict[str, Any] = {"type": "error", "error": error}
         elif answer.status != 200:
             payload = {"error": {"message": answer.text, "type": "server_error"}}
-        elif messages_api:
+        elif api == "messages":
             payload = _message(request, messages, answer, turn)
+        elif api == "responses":
+            payload = _response(request, messages, answer, turn)
         else:
             payload = _completion(request, messages, answer, turn)
         await _respond(send, answer.status, payload)
@@ -315,6 +325,79 @@ def _completion(request: dict[str, Any], messages: list[Any], answer: Answer, tu
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _assistant_turns(messages: list[Any]) -> int:
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+_RESPONSE_OUTPUTS = {"function_call", "reasoning", "web_search_call", "file_search_call", "computer_call"}
+
+
+def _response_turns(items: list[Any]) -> int:
+    """Earlier model answers in a Responses input: each is a run of output items (an assistant message,
+    function calls) between the user's and the tools' items."""
+    turns, inside = 0, False
+    for item in items:
+        output = isinstance(item, dict) and (
+            item.get("role") == "assistant" or item.get("type") in _RESPONSE_OUTPUTS
+        )
+        turns += bool(output and not inside)
+        inside = bool(output)
+    return turns
+
+
+def _response(request: dict[str, Any], items: list[Any], answer: Answer, turn: int) -> dict[str, Any]:
+    """The answer as an OpenAI Responses object: a message, then a `function_call` item for a tool."""
+    digest = hashlib.sha1(f"{turn}:{answer.summary()}".encode()).hexdigest()[:12]
+    output: list[dict[str, Any]] = []
+    if answer.text:
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_{digest}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": answer.text, "annotations": []}],
+            }
+        )
+    if answer.tool_call is not None:
+        output.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{digest}",
+                "call_id": f"call_{digest}",
+                "name": answer.tool_call.name,
+                "arguments": answer.tool_call.arguments,
+                "status": "completed",
+            }
+        )
+    words = sum(len(json.dumps(i).split()) for i in items)
+    produced = len(answer.text.split()) + (8 if answer.tool_call else 0)
+    return {
+        "id": f"resp_{hashlib.sha1(f'{time.time_ns()}'.encode()).hexdigest()[:16]}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed",
+        "model": str(request.get("model", "paidtwice-stub")),
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": request.get("tools", []),
+        "error": None,
+        "incomplete_details": None,
+        "instructions": request.get("instructions"),
+        "metadata": {},
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "usage": {
+            "input_tokens": words,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": produced,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": words + produced,
         },
     }
 
