@@ -108,3 +108,32 @@ def test_check_on_an_agent_whose_calls_never_reach_the_stub_exits_2() -> None:
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].endswith(NO_MODEL_CALL), done.stderr
+
+
+def test_an_app_whose_framework_is_not_installed_is_one_line_and_exit_2() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "paidtwice",
+            "sweep",
+            "--app",
+            "adk_agent:app",
+            "--service",
+            "AdkAgent",
+            "--handler",
+            "quote",
+            "--script",
+            str(SCRIPT),
+            "--app-dir",
+            str(CLIENTS),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "needs google-adk, which is not installed" in lines[0], done.stderr
+    assert "Traceback" not in done.stderr

@@ -58,6 +58,20 @@ def _load(target: str) -> tuple[Any, Any]:
     return module, getattr(module, attr or "app")
 
 
+_PACKAGES = {
+    "agents": "openai-agents (pip install -e '.[frameworks]' installs the pinned one)",
+    "pydantic_ai": "pydantic-ai-slim[openai,mcp] (pip install -e '.[frameworks]' installs the pinned one)",
+    "langchain": "langchain (pip install -e '.[frameworks]' installs the pinned one)",
+    "langchain_openai": "langchain-openai (pip install -e '.[frameworks]' installs the pinned one)",
+    "langgraph": "langgraph (pip install -e '.[frameworks]' installs the pinned one)",
+    "google": "google-adk",
+    "litellm": "litellm",
+    "openai": "openai",
+    "anthropic": "anthropic",
+}
+"""Agent frameworks and model clients an app may import, by top-level module: the package that provides it."""
+
+
 def check(target: str, service: str, handler: str) -> str | None:
     """Why `target` cannot serve `service`/`handler`, in one line; None when it can."""
     module_name, _, attr = target.partition(":")
@@ -65,6 +79,11 @@ def check(target: str, service: str, handler: str) -> str | None:
         return f"{target!r} is not MODULE:APP"
     try:
         module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        package = _PACKAGES.get((err.name or "").split(".")[0])
+        if package is not None and err.name != module_name:
+            return f"cannot import {module_name}: it needs {package}, which is not installed ({err})"
+        return f"cannot import {module_name}: {type(err).__name__}: {err}"
     except Exception as err:  # noqa: BLE001 - the user's import fails in any way it likes
         return f"cannot import {module_name}: {type(err).__name__}: {err}"
     if not hasattr(module, attr or "app"):
