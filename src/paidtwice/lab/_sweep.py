@@ -150,7 +150,7 @@ class PointResult:
     answer: str | None
     """The answer, when completed."""
     model_calls: int
-    """Model calls the stub ledger counted for the invocation."""
+    """Model calls the stub ledger counted on the point's lane (its own, serving this one invocation)."""
     extra_model_calls: int
     """Model calls beyond the clean run's."""
     model_calls_in_flight: int

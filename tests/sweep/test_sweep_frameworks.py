@@ -1,0 +1,80 @@
+"""The framework examples swept in both forms: the framework's plain run in a handler, and Restate's
+integration (OpenAI Agents SDK: Runner.run vs DurableRunner.run; pydantic-ai: Agent.run vs RestateAgent;
+LangChain: create_agent without and with RestateMiddleware)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from paidtwice.lab import Lab
+from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
+from paidtwice.lint import lint_paths
+from paidtwice.stub._turns import load_script_file
+from paidtwice.testing import assert_pays_once
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "frameworks"
+QUESTION = "How much is 120 EUR in USD?"
+FORMS = {
+    # service: (app, journals its model calls)
+    "AgentsPlain": ("openai_agents_app:app", False),
+    "AgentsDurable": ("openai_agents_app:app", True),
+    "PydanticPlain": ("pydantic_ai_app:app", False),
+    "PydanticDurable": ("pydantic_ai_app:app", True),
+    "LangchainPlain": ("langchain_app:app", False),
+    "LangchainDurable": ("langchain_app:app", True),
+}
+
+
+@pytest.fixture(scope="module")
+def matrices(lab: Lab) -> dict[str, SweepMatrix]:
+    """Every form swept at once under the steady script, on the session's server and stub."""
+    targets = [
+        SweepTarget(app, service, "quote", QUESTION, mode=service, cwd=str(EXAMPLES))
+        for service, (app, _) in FORMS.items()
+    ]
+    script = load_script_file(EXAMPLES / "script.toml", "steady")
+    return {m.mode: m for m in sweep_targets(lab, targets=targets, scripts=[("steady", script)])}
+
+
+@pytest.mark.parametrize("service", list(FORMS))
+def test_framework_form_swept(matrices: dict[str, SweepMatrix], service: str) -> None:
+    matrix = matrices[service]
+    journaled = FORMS[service][1]
+    assert matrix.clean.model_calls == 2
+    assert matrix.clean.answer == json.dumps("120 EUR is 129.60 USD.")
+    assert dict(matrix.clean.step_runs)["convert"] == 1
+    kinds = [p.kind for p in matrix.points]
+    assert kinds.count("in-flight-model") == 2
+    for point in matrix.points:
+        assert point.confirmed, point.crash_point
+        assert point.status == "completed" and point.answer_matches, point.crash_point
+    if journaled:
+        # The integration journals each model call: a point pays again only for a call cut off in flight.
+        assert "model-returned" not in kinds
+        for point in matrix.points:
+            assert point.extra_model_calls == point.model_calls_in_flight, point.crash_point
+            assert point.extra_step_runs == point.steps_in_flight, point.crash_point
+        assert_pays_once([matrix])
+    else:
+        returned = 0
+        for point in matrix.points:
+            returned += point.kind == "model-returned"
+            in_flight = 1 if point.kind == "in-flight-model" else 0
+            assert point.extra_model_calls == returned + in_flight, point.crash_point
+        with pytest.raises(AssertionError, match="paid twice"):
+            assert_pays_once([matrix])
+
+
+def test_lint_finds_exactly_the_plain_forms() -> None:
+    result = lint_paths([EXAMPLES])
+    assert result.handlers == len(FORMS)
+    found = sorted((Path(f.path).name, f.code) for f in result.findings)
+    assert found == [
+        ("langchain_app.py", "PT001"),
+        ("openai_agents_app.py", "PT001"),
+        ("pydantic_ai_app.py", "PT001"),
+    ]
+    assert all("handler quote()" in f.message for f in result.findings)
