@@ -39,6 +39,7 @@ __all__ = ["Finding", "LintResult", "lint_paths", "lint_source"]
 _SERVICE_CLASSES = {"Service", "VirtualObject", "Workflow"}
 _HANDLER_DECORATORS = {"handler", "main"}
 _RUN_METHODS = {"run", "run_typed"}
+_TO_THREAD = {"asyncio.to_thread", "anyio.to_thread.run_sync"}
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".tox", ".nox", ".mypy_cache"}
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
@@ -487,6 +488,11 @@ class _Walker(ast.NodeVisitor):
 
     def _call(self, node: ast.Call) -> None:
         func = node.func
+        offloaded = self._offloaded(node)
+        if offloaded is not None:
+            # The function runs now, on a worker thread: what it does is done again on replay all the same.
+            self._call(ast.copy_location(ast.Call(func=offloaded, args=[], keywords=[]), node))
+            return
         qualified = self.scope.qualify(func)
         if qualified is not None:
             code = match_call(qualified)
@@ -516,6 +522,15 @@ class _Walker(ast.NodeVisitor):
                 self._through(
                     node, f"{klass.name}.{chain[0]}", owner, klass.methods[chain[0]], klass.qualified
                 )
+
+    def _offloaded(self, node: ast.Call) -> ast.expr | None:
+        """The function `asyncio.to_thread(f, ...)` or `loop.run_in_executor(executor, f, ...)` runs."""
+        if self.scope.qualify(node.func) in _TO_THREAD and node.args:
+            return node.args[0]
+        _, attrs = _chain(node.func)
+        if attrs and attrs[-1] == "run_in_executor" and len(node.args) >= 2:
+            return node.args[1]
+        return None
 
     def _self_name(self) -> str | None:
         return self.self_class.qualified if self.self_class is not None else None
