@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
 from paidtwice.lab._sweep import NO_MODEL_CALL, SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.stub._turns import load_script_file
@@ -74,6 +75,15 @@ def test_a_sweep_that_checked_nothing_never_passes(matrices: dict[str, SweepMatr
     empty = [dataclasses.replace(m, points=()) for m in matrices.values()]
     with pytest.raises(AssertionError, match="nothing was checked"):
         assert_pays_once(empty)
+
+
+def test_a_client_the_host_does_not_follow_stops_the_sweep(lab: Lab) -> None:
+    # Its calls reach the stub, but no crash point could be derived for them: the sweep says so.
+    target = SweepTarget(
+        "raw_socket_agent:app", "RawSocketAgent", "quote", QUESTION, mode="raw", cwd=str(CLIENTS)
+    )
+    with pytest.raises(UsageError, match="counted 1 model calls .* seen making 0: .* does not follow"):
+        sweep_targets(lab, targets=[target], scripts=[("steady", load_script_file(SCRIPT, "steady"))])
 
 
 def test_check_on_an_agent_whose_calls_never_reach_the_stub_exits_2() -> None:

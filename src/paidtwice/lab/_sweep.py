@@ -470,6 +470,15 @@ def _clean(
             if not _settled(watch.last):
                 lab.admin.kill(run.invocation_id)
             raise UsageError(NO_MODEL_CALL)
+        counted = len(run.lane.model_calls())
+        seen = sum(1 for e in _events(run.step_log, run.invocation_id) if e.event == "model_start")
+        if seen != counted:
+            # Crash points come from what the host saw: a call it missed would be a moment never swept.
+            raise UsageError(
+                f"the stub counted {counted} model calls of {target.service}/{target.handler} but its "
+                f"handler was seen making {seen}: it calls the model through an HTTP client paidtwice does "
+                "not follow (httpx, aiohttp, http.client and the clients on them), or outside the handler"
+            )
         row = lab.sql.invocation(run.invocation_id)
         status = row.status if row else "unknown"
         if status != "completed":
