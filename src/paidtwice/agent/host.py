@@ -58,12 +58,13 @@ def _load(target: str) -> tuple[Any, Any]:
     return module, getattr(module, attr or "app")
 
 
+_PINNED = "pip install -e '.[frameworks]' installs the pinned one"
 _PACKAGES = {
-    "agents": "openai-agents (pip install -e '.[frameworks]' installs the pinned one)",
-    "pydantic_ai": "pydantic-ai-slim[openai,mcp] (pip install -e '.[frameworks]' installs the pinned one)",
-    "langchain": "langchain (pip install -e '.[frameworks]' installs the pinned one)",
-    "langchain_openai": "langchain-openai (pip install -e '.[frameworks]' installs the pinned one)",
-    "langgraph": "langgraph (pip install -e '.[frameworks]' installs the pinned one)",
+    "agents": f"openai-agents ({_PINNED})",
+    "pydantic_ai": f"pydantic-ai-slim[openai,mcp] ({_PINNED})",
+    "langchain": f"langchain ({_PINNED})",
+    "langchain_openai": f"langchain-openai ({_PINNED})",
+    "langgraph": f"langgraph ({_PINNED})",
     "google": "google-adk",
     "litellm": "litellm",
     "openai": "openai",
