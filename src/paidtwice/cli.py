@@ -785,6 +785,8 @@ def sweep(
                 price_model=price_model,
             )
     ordered = [p for m in matrices for p in m.points]
+    if check and not ordered:
+        raise BadInput("--check found no crash point to check")
     write_sweep(json_path, ordered)
     for matrix in matrices:
         click.echo(format_sweep(matrix) + "\n")

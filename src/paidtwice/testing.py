@@ -66,8 +66,14 @@ def assert_pays_once(matrices: Sequence[SweepMatrix], *, allow_in_flight: bool =
     """Fail when a crash point paid again for a model call or a step that had completed.
 
     A call cut off in flight is paid again by any design (its answer never arrived); `allow_in_flight=False`
-    fails on those too.
+    fails on those too. A sweep that checked nothing (no crash point, or a clean run that made no model call
+    at the stub) fails as well: it proves nothing.
     """
+    if not any(matrix.points for matrix in matrices):
+        raise AssertionError("nothing was checked: the sweep has no crash point")
+    blind = [m.script for m in matrices if m.clean.model_calls == 0]
+    if blind:
+        raise AssertionError(f"nothing was checked under {', '.join(blind)}: no model call reached the stub")
     bad = []
     for matrix in matrices:
         for point in matrix.points:

@@ -11,6 +11,7 @@ import pytest
 
 from paidtwice.lab import Lab
 from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
+from paidtwice.lint import lint_paths
 from paidtwice.stub._turns import load_script_file
 from paidtwice.testing import assert_pays_once
 
@@ -65,3 +66,15 @@ def test_framework_form_swept(matrices: dict[str, SweepMatrix], service: str) ->
             assert point.extra_model_calls == returned + in_flight, point.crash_point
         with pytest.raises(AssertionError, match="paid twice"):
             assert_pays_once([matrix])
+
+
+def test_lint_finds_exactly_the_plain_forms() -> None:
+    result = lint_paths([EXAMPLES])
+    assert result.handlers == len(FORMS)
+    found = sorted((Path(f.path).name, f.code) for f in result.findings)
+    assert found == [
+        ("langchain_app.py", "PT001"),
+        ("openai_agents_app.py", "PT001"),
+        ("pydantic_ai_app.py", "PT001"),
+    ]
+    assert all("handler quote()" in f.message for f in result.findings)

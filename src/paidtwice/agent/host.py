@@ -10,12 +10,13 @@ including those made while the agent was down, and mismatches, without sampling 
 It serves one process (no hypercorn workers), with HTTP/2 cleartext so the server streams.
 
 With a step log (`--step-log`, or env PAIDTWICE_STEP_LOG) the host also records, one JSON line each, what the
-handler does: every model request (`model_start`/`model_end`, requests to a chat-completions or responses
-path through httpx, which the openai client uses; `step` names the executed step it was made in, 0 if none,
-so calls in flight at once are told apart), every context operation (`op`: run, run_typed, sleep)
-and every real execution of a `ctx.run`/`ctx.run_typed` action (`step_start`/`step_end`; a step replayed
-from the journal does not execute, so it logs nothing). Each httpx request made while serving an invocation
-gets the `x-paidtwice-invocation` header, so the stub's ledger counts per invocation without user changes.
+handler does: every model request (`model_start`/`model_end`: a request to a chat-completions, responses or
+Anthropic Messages path, through httpx/httpx2 (openai, anthropic, litellm), aiohttp, or http.client (urllib,
+requests); `step` names the executed step it was made in, 0 if none, so calls in flight at once are told
+apart), every context operation (`op`: run, run_typed, sleep) and every real execution of a
+`ctx.run`/`ctx.run_typed` action (`step_start`/`step_end`; a step replayed from the journal does not
+execute, so it logs nothing). Nothing is added to the requests: the stub counts each agent's calls on its
+own lane.
 
 A gate (`--gate`, or env PAIDTWICE_GATE) stops the handler for good at one moment, after logging a `gate`
 line, so a sweep can kill the process exactly there: `model:N:before`, `model:N:after` (the N-th model
@@ -31,8 +32,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import dataclasses
 import functools
+import http.client
 import importlib
 import inspect
 import json
@@ -41,7 +44,8 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+import urllib.parse
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
 
@@ -59,6 +63,21 @@ def _load(target: str) -> tuple[Any, Any]:
     return module, getattr(module, attr or "app")
 
 
+_PINNED = "pip install -e '.[frameworks]' installs the pinned one"
+_PACKAGES = {
+    "agents": f"openai-agents ({_PINNED})",
+    "pydantic_ai": f"pydantic-ai-slim[openai,mcp] ({_PINNED})",
+    "langchain": f"langchain ({_PINNED})",
+    "langchain_openai": f"langchain-openai ({_PINNED})",
+    "langgraph": f"langgraph ({_PINNED})",
+    "google": "google-adk",
+    "litellm": "litellm",
+    "openai": "openai",
+    "anthropic": "anthropic",
+}
+"""Agent frameworks and model clients an app may import, by top-level module: the package that provides it."""
+
+
 def check(target: str, service: str, handler: str) -> str | None:
     """Why `target` cannot serve `service`/`handler`, in one line; None when it can."""
     module_name, _, attr = target.partition(":")
@@ -66,6 +85,11 @@ def check(target: str, service: str, handler: str) -> str | None:
         return f"{target!r} is not MODULE:APP"
     try:
         module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        package = _PACKAGES.get((err.name or "").split(".")[0])
+        if package is not None and err.name != module_name:
+            return f"cannot import {module_name}: it needs {package}, which is not installed ({err})"
+        return f"cannot import {module_name}: {type(err).__name__}: {err}"
     except Exception as err:  # noqa: BLE001 - the user's import fails in any way it likes
         return f"cannot import {module_name}: {type(err).__name__}: {err}"
     if not hasattr(module, attr or "app"):
@@ -128,9 +152,15 @@ def _invocation() -> str:
     return ctx.request().id if ctx is not None else ""
 
 
+_MODEL_PATHS = ("/chat/completions", "/responses", "/completions", "/v1/messages")
+"""OpenAI's chat-completions, responses and completions paths, and Anthropic's Messages path."""
+
+
 def _is_model_request(url: Any) -> bool:
-    path = str(getattr(url, "path", url))
-    return path.endswith(("/chat/completions", "/responses", "/completions"))
+    path = getattr(url, "path", None)
+    if not isinstance(path, str):
+        path = urllib.parse.urlsplit(str(url)).path
+    return path.rstrip("/").endswith(_MODEL_PATHS)
 
 
 _FOREVER = threading.Event()
@@ -145,62 +175,138 @@ async def _hold_forever() -> None:
     await asyncio.Event().wait()
 
 
-_HTTP_CLIENT_MODULES = ("httpx", "httpx2")
-"""HTTP clients whose requests are counted and tagged: httpx, and httpx2 (the openai client's, from 3.0)."""
+_IN_MODEL_REQUEST: contextvars.ContextVar[bool] = contextvars.ContextVar("paidtwice_in_model", default=False)
+"""Set while a model request is logged, so a client on top of another (litellm's or openai's aiohttp
+transport under httpx) logs it once."""
+
+
+class _ModelRequests:
+    """Logs and gates model requests, whichever HTTP client makes them: no header, the invocation is the
+    handler's own (Restate's context variable), and the stub counts calls per lane."""
+
+    def __init__(self, log: _StepLog) -> None:
+        self.log = log
+
+    def begin(self, url: Any) -> tuple[str, int] | None:
+        """(invocation, n) when this is the n-th model request of a handler; None for anything else."""
+        if _IN_MODEL_REQUEST.get():
+            return None
+        invocation = _invocation()
+        if not invocation or not _is_model_request(url):
+            return None
+        return invocation, self.log.next(invocation, "model")
+
+    def start(self, invocation: str, n: int) -> bool:
+        """Log the request's start; True when the gate before it holds the handler."""
+        if self.log.gated(invocation, f"model:{n}:before"):
+            return True
+        self.log.write(invocation, "model_start", n=n, step=_STEP.get())
+        return False
+
+    def end(self, invocation: str, n: int, response: Any) -> bool:
+        """Log the answer's arrival; True when the gate after it holds the handler."""
+        status = getattr(response, "status_code", None) or getattr(response, "status", None)
+        self.log.write(invocation, "model_end", n=n, status=status)
+        return self.log.gated(invocation, f"model:{n}:after")
+
+    async def send_async(self, url: Any, send: Callable[[], Awaitable[Any]]) -> Any:
+        begun = self.begin(url)
+        if begun is None:
+            return await send()
+        if self.start(*begun):
+            await _hold_forever()
+        token = _IN_MODEL_REQUEST.set(True)
+        try:
+            response = await send()
+        finally:
+            _IN_MODEL_REQUEST.reset(token)
+        if self.end(begun[0], begun[1], response):
+            await _hold_forever()
+        return response
+
+    def send_sync(self, url: Any, send: Callable[[], Any]) -> Any:
+        begun = self.begin(url)
+        if begun is None:
+            return send()
+        if self.start(*begun):
+            _hold_forever_sync()
+        token = _IN_MODEL_REQUEST.set(True)
+        try:
+            response = send()
+        finally:
+            _IN_MODEL_REQUEST.reset(token)
+        if self.end(begun[0], begun[1], response):
+            _hold_forever_sync()
+        return response
+
+
+_HTTPX_MODULES = ("httpx", "httpx2")
+"""httpx, and httpx2 (the openai and anthropic clients', from 3.0 and 2.0)."""
 
 
 def _instrument_http(log: _StepLog) -> None:
-    for name in _HTTP_CLIENT_MODULES:
+    """Model requests made through httpx, httpx2, aiohttp and http.client (urllib, requests, urllib3)."""
+    requests = _ModelRequests(log)
+    for name in _HTTPX_MODULES:
         try:
             module = importlib.import_module(name)
         except ImportError:
             continue
-        _patch_http_client(module, log)
+        _patch_httpx(module, requests)
+    _patch_http_client(requests)
+    try:
+        aiohttp = importlib.import_module("aiohttp")
+    except ImportError:
+        return
+    _patch_aiohttp(aiohttp, requests)
 
 
-def _patch_http_client(module: Any, log: _StepLog) -> None:
-    from paidtwice.stub._ledger import INVOCATION_HEADER
-
+def _patch_httpx(module: Any, requests: _ModelRequests) -> None:
     async_send = module.AsyncClient.send
     sync_send = module.Client.send
 
-    def tag(request: Any) -> tuple[str, int | None]:
-        invocation = _invocation()
-        if invocation and INVOCATION_HEADER not in request.headers:
-            request.headers[INVOCATION_HEADER] = invocation
-        if not invocation or not _is_model_request(request.url):
-            return invocation, None
-        n = log.next(invocation, "model")
-        return invocation, n
-
     async def send_async(self: Any, request: Any, **kwargs: Any) -> Any:
-        invocation, n = tag(request)
-        if n is None:
-            return await async_send(self, request, **kwargs)
-        if log.gated(invocation, f"model:{n}:before"):
-            await _hold_forever()
-        log.write(invocation, "model_start", n=n, step=_STEP.get())
-        response = await async_send(self, request, **kwargs)
-        log.write(invocation, "model_end", n=n, status=response.status_code)
-        if log.gated(invocation, f"model:{n}:after"):
-            await _hold_forever()
-        return response
+        return await requests.send_async(request.url, lambda: async_send(self, request, **kwargs))
 
     def send_sync(self: Any, request: Any, **kwargs: Any) -> Any:
-        invocation, n = tag(request)
-        if n is None:
-            return sync_send(self, request, **kwargs)
-        if log.gated(invocation, f"model:{n}:before"):
-            _hold_forever_sync()
-        log.write(invocation, "model_start", n=n, step=_STEP.get())
-        response = sync_send(self, request, **kwargs)
-        log.write(invocation, "model_end", n=n, status=response.status_code)
-        if log.gated(invocation, f"model:{n}:after"):
-            _hold_forever_sync()
-        return response
+        return requests.send_sync(request.url, lambda: sync_send(self, request, **kwargs))
 
     module.AsyncClient.send = send_async
     module.Client.send = send_sync
+
+
+def _patch_aiohttp(module: Any, requests: _ModelRequests) -> None:
+    original = module.ClientSession._request
+
+    async def request(self: Any, method: str, url: Any, *args: Any, **kwargs: Any) -> Any:
+        return await requests.send_async(url, lambda: original(self, method, url, *args, **kwargs))
+
+    module.ClientSession._request = request
+
+
+def _patch_http_client(requests: _ModelRequests) -> None:
+    """urllib, and requests through urllib3: the request starts at `putrequest` (before its headers and
+    body go out) and its answer arrives at `getresponse`."""
+    connection = http.client.HTTPConnection
+    putrequest, getresponse = connection.putrequest, connection.getresponse
+
+    def put(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        begun = requests.begin(url)
+        self._paidtwice_model = begun
+        if begun is not None and requests.start(*begun):
+            _hold_forever_sync()
+        return putrequest(self, method, url, *args, **kwargs)
+
+    def get(self: Any) -> Any:
+        begun = getattr(self, "_paidtwice_model", None)
+        self._paidtwice_model = None
+        response = getresponse(self)
+        if begun is not None and requests.end(begun[0], begun[1], response):
+            _hold_forever_sync()
+        return response
+
+    connection.putrequest = put  # type: ignore[method-assign]
+    connection.getresponse = get  # type: ignore[method-assign]
 
 
 def _wrap_action(log: _StepLog, invocation: str, name: str, action: Callable[..., Any]) -> Callable[..., Any]:

@@ -166,7 +166,7 @@ class PointResult:
     answer: str | None
     """The answer, when completed."""
     model_calls: int
-    """Model calls the stub ledger counted for the invocation."""
+    """Model calls the stub ledger counted on the point's lane (its own, serving this one invocation)."""
     extra_model_calls: int
     """Model calls beyond the clean run's."""
     model_calls_in_flight: int
@@ -641,6 +641,8 @@ class _Run:
             {
                 "OPENAI_BASE_URL": self.lane.base_url,
                 "OPENAI_API_KEY": "paidtwice-stub",
+                "ANTHROPIC_BASE_URL": self.lane.anthropic_base_url,
+                "ANTHROPIC_API_KEY": "paidtwice-stub",
                 "PAIDTWICE_TOOLS_URL": self.lane.tools_url,
                 "PAIDTWICE_STEP_LOG": str(self.step_log),
                 "PAIDTWICE_GATE": gate or "",
@@ -700,6 +702,10 @@ def _wait(
         time.sleep(_POLL)
 
 
+NO_MODEL_CALL = "no model call reached the stub: does the app read OPENAI_BASE_URL or ANTHROPIC_BASE_URL?"
+"""Why a sweep stops when its clean run made no model call: it would have nothing to check."""
+
+
 def _clean(
     lab: Lab,
     stop: threading.Event,
@@ -713,19 +719,39 @@ def _clean(
     with run.agent:
         run.start()
         watch = watcher.watch(run.invocation_id)
+
+        def failed_before_any_model_call() -> bool:
+            """A model client that does not reach the stub fails the handler; it would retry for good."""
+            if run.lane.model_calls():
+                return False
+            return any(a.last_event == "error" for a in run.agent.attempts(run.invocation_id))
+
         try:
             _wait(
                 lab,
                 stop,
                 f"clean run {run.invocation_id} to settle",
-                lambda: _settled(watch.last) or bool(_unanswered(run.lane, run.invocation_id)),
+                lambda: _settled(watch.last) or bool(_unanswered(run.lane)) or failed_before_any_model_call(),
                 timeout=60.0,
             )
         finally:
             watcher.forget(run.invocation_id)
+        if not run.lane.model_calls():
+            if not _settled(watch.last):
+                lab.admin.kill(run.invocation_id)
+            raise UsageError(NO_MODEL_CALL)
+        counted = len(run.lane.model_calls())
+        seen = sum(1 for e in _events(run.step_log, run.invocation_id) if e.event == "model_start")
+        if seen != counted:
+            # Crash points come from what the host saw: a call it missed would be a moment never swept.
+            raise UsageError(
+                f"the stub counted {counted} model calls of {target.service}/{target.handler} but its "
+                f"handler was seen making {seen}: it calls the model through an HTTP client paidtwice does "
+                "not follow (httpx, aiohttp, http.client and the clients on them), or outside the handler"
+            )
         row = lab.sql.invocation(run.invocation_id)
         status = row.status if row else "unknown"
-        unanswered = [c for c in run.lane.model_calls(run.invocation_id) if c.unanswered]
+        unanswered = [c for c in run.lane.model_calls() if c.unanswered]
         if unanswered:
             # Nothing to compare the points with: the script does not say what the model answers.
             if status not in ("completed", "paused"):
@@ -734,7 +760,7 @@ def _clean(
             raise ScriptFileError(f"{unanswered[0].answer.text} ({where})")
         if status != "completed":
             raise ExperimentError(f"the clean run of {target.service}/{target.handler} ended {status}")
-        calls = run.lane.model_calls(run.invocation_id)
+        calls = run.lane.model_calls()
         paid = bill(calls, lab.price_model)
         clean = CleanRun(
             status=status,
@@ -764,11 +790,10 @@ def _model_calls_in_steps(events: Sequence[_Event]) -> int:
     return inside
 
 
-def _unanswered(lane: Lane, invocation_id: str) -> tuple[str, ...]:
-    """Why each model call of the invocation that no turn of the script answers was not answered."""
-    return tuple(
-        f"{c.answer.text} (model call {c.call})" for c in lane.model_calls(invocation_id) if c.unanswered
-    )
+def _unanswered(lane: Lane) -> tuple[str, ...]:
+    """Why each model call on the lane (one invocation's) that no turn of the script answers was not
+    answered."""
+    return tuple(f"{c.answer.text} (model call {c.call})" for c in lane.model_calls() if c.unanswered)
 
 
 def _stuck(attempts: Sequence[AgentAttempt], after: int | None) -> bool:
@@ -819,11 +844,11 @@ def _point(
                         if not any(e.event == "op" and e.n == point.pause_op for e in events):
                             return False
                 if point.model_holds:
-                    calls = lane.model_calls(invocation_id)
+                    calls = lane.model_calls()
                     if not all(len(calls) >= n and calls[n - 1].finished is None for n in point.model_holds):
                         return False
                 if point.tool_hold is not None:
-                    tools = lane.tool_runs(invocation_id)
+                    tools = lane.tool_runs()
                     n = point.tool_hold
                     return len(tools) >= n and tools[n - 1].finished is None
                 return True
@@ -842,7 +867,7 @@ def _point(
             up_at = run.agent.wait_up()
 
             def settled() -> bool:
-                if _settled(watch.last) or _unanswered(lane, invocation_id):
+                if _settled(watch.last) or _unanswered(lane):
                     return True
                 # Only a target that settles on repeated mismatches needs the agent's log at every poll.
                 stuck_after = target.stuck_after
@@ -858,7 +883,7 @@ def _point(
         journal_at_kill = sum(1 for e in journal if (_epoch(e.appended_at) or 0.0) <= kill_at)
         status = row.status if row else "unknown"
         agent_attempts = run.agent.attempts(invocation_id)
-        unanswered = _unanswered(lane, invocation_id)
+        unanswered = _unanswered(lane)
         if status not in ("completed", "paused") and unanswered:
             # Each retry would ask the same call again, and no turn of the script answers it.
             status = "unanswered"
@@ -868,8 +893,8 @@ def _point(
             status = "stuck"
             lab.admin.kill(invocation_id)
         answer = run.answer(status)
-        calls = lane.model_calls(invocation_id)
-        tools = lane.tool_runs(invocation_id)
+        calls = lane.model_calls()
+        tools = lane.tool_runs()
         events = _events(run.step_log, invocation_id)
         first_life = [e for e in events if e.at < kill_at]
         started_steps = {e.n for e in first_life if e.event == "step_start"}
@@ -958,10 +983,10 @@ def sweep_targets(
                     watcher,
                     target,
                     script,
-                    f"s{sweep_id}_{target.mode}_{name}_clean",
+                    f"{_tag(sweep_id, i, target, name)}_clean",
                     model_latency,
                 )
-                for target, name, script in combos
+                for i, (target, name, script) in enumerate(combos)
             ]
             try:
                 cleans = [f.result() for f in clean_futures]
@@ -970,7 +995,7 @@ def sweep_targets(
                 raise
         plans = []
         for clean, run in cleans:
-            tools = [t.started for t in run.lane.tool_runs(clean.invocation_id)]
+            tools = [t.started for t in run.lane.tool_runs()]
             output = [e.appended_at for e in run.journal() if e.type == "Command: Output"]
             ended = _epoch(output[0]) if output else None
             events = _events(run.step_log, clean.invocation_id)
@@ -989,7 +1014,7 @@ def sweep_targets(
                 name,
                 cleans[i][0],
                 point,
-                tag=f"s{sweep_id}_{target.mode}_{name}_{point.order}",
+                tag=f"{_tag(sweep_id, i, target, name)}_{point.order}",
                 restart_delay=restart_delay,
                 model_latency=model_latency,
             )
@@ -1013,6 +1038,12 @@ def sweep_targets(
         points = tuple(r for (j, _), r in zip(jobs, results, strict=True) if j == i)
         matrices.append(SweepMatrix(target.mode, name, cleans[i][0], points, wall))
     return matrices
+
+
+def _tag(sweep_id: int, i: int, target: SweepTarget, script: str) -> str:
+    """Names the i-th (target, script) of a sweep: its services, lanes and directories are its own, also
+    when one sweep has several targets of one mode."""
+    return f"s{sweep_id}_{i}_{target.mode}_{script}"
 
 
 def sweep(
@@ -1094,7 +1125,13 @@ def check_app(app: str, service: str, handler: str, *, cwd: str) -> str | None:
         text=True,
         cwd=cwd,
         # As in the sweep: the model's client is pointed at the stub (not started yet, nothing is sent).
-        env={**os.environ, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "paidtwice-stub"},
+        env={
+            **os.environ,
+            "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+            "OPENAI_API_KEY": "paidtwice-stub",
+            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+            "ANTHROPIC_API_KEY": "paidtwice-stub",
+        },
         timeout=120,
     )
     if done.returncode == 0:

@@ -27,9 +27,13 @@ from paidtwice.lint._rules import (
     CODES,
     DEFAULT_CODES,
     IDEMPOTENCY_HEADER,
+    LANGCHAIN_AGENT,
     PARSE_ERROR,
+    RESTATE_MIDDLEWARE,
+    derived_model,
     match_call,
     match_method,
+    model_class,
     mutating_call,
     mutating_method,
 )
@@ -39,6 +43,7 @@ __all__ = ["Finding", "LintResult", "lint_paths", "lint_source"]
 _SERVICE_CLASSES = {"Service", "VirtualObject", "Workflow"}
 _HANDLER_DECORATORS = {"handler", "main"}
 _RUN_METHODS = {"run", "run_typed"}
+_TO_THREAD = {"asyncio.to_thread", "anyio.to_thread.run_sync"}
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".tox", ".nox", ".mypy_cache"}
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
@@ -316,15 +321,40 @@ class _Scope:
             return None
         qualified = self.qualify(value.func)
         if qualified is None:
-            return None
+            # model.bind_tools(...), ChatOpenAI(...).bind_tools(...): another chat model.
+            base, attrs = _chain(value.func)
+            made = self.constructed(base) if isinstance(base, ast.Call) else self.instance(base)
+            return made if made is not None and derived_model(made, attrs) else None
+        if qualified == LANGCHAIN_AGENT:
+            return None if self._restate_middleware(value) else LANGCHAIN_AGENT
         if qualified in CLIENT_CLASSES:
             return qualified
+        made = model_class(qualified)
+        if made is not None:
+            return made
         if qualified.startswith("restate.") and qualified.rsplit(".", 1)[-1] in _SERVICE_CLASSES:
             return "restate." + qualified.rsplit(".", 1)[-1]
         if qualified in {"random.Random", "random.SystemRandom"}:
             return "random.Random"
         # Something that looks like a class: an in-tree one is resolved where its methods are called.
         return qualified if qualified.rsplit(".", 1)[-1][:1].isupper() else None
+
+    def instance(self, node: ast.expr) -> str | None:
+        """The class of the instance a bare name holds (a local one first), if known."""
+        if not isinstance(node, ast.Name):
+            return None
+        return self.local_instances.get(node.id) or self.module.instances.get(node.id)
+
+    def _restate_middleware(self, call: ast.Call) -> bool:
+        """create_agent(..., middleware=[RestateMiddleware()]): Restate journals the agent's model calls."""
+        for keyword in call.keywords:
+            if keyword.arg != "middleware" or not isinstance(keyword.value, ast.List | ast.Tuple):
+                continue
+            for item in keyword.value.elts:
+                made = self.constructed(item) if isinstance(item, ast.Call) else self.instance(item)
+                if made == RESTATE_MIDDLEWARE:
+                    return True
+        return False
 
 
 class _Walker(ast.NodeVisitor):
@@ -488,6 +518,11 @@ class _Walker(ast.NodeVisitor):
 
     def _call(self, node: ast.Call) -> None:
         func = node.func
+        offloaded = self._offloaded(node)
+        if offloaded is not None:
+            # The function runs now, on a worker thread: what it does is done again on replay all the same.
+            self._call(ast.copy_location(ast.Call(func=offloaded, args=[], keywords=[]), node))
+            return
         qualified = self.scope.qualify(func)
         if qualified is not None:
             code = match_call(qualified)
@@ -517,6 +552,15 @@ class _Walker(ast.NodeVisitor):
                 self._through(
                     node, f"{klass.name}.{chain[0]}", owner, klass.methods[chain[0]], klass.qualified
                 )
+
+    def _offloaded(self, node: ast.Call) -> ast.expr | None:
+        """The function `asyncio.to_thread(f, ...)` or `loop.run_in_executor(executor, f, ...)` runs."""
+        if self.scope.qualify(node.func) in _TO_THREAD and node.args:
+            return node.args[0]
+        _, attrs = _chain(node.func)
+        if attrs and attrs[-1] == "run_in_executor" and len(node.args) >= 2:
+            return node.args[1]
+        return None
 
     def _self_name(self) -> str | None:
         return self.self_class.qualified if self.self_class is not None else None

@@ -9,14 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "CHAT_MODEL",
     "CODES",
     "DEFAULT_CODES",
     "IDEMPOTENCY_HEADER",
+    "LANGCHAIN_AGENT",
     "OFF_BY_DEFAULT",
     "PARSE_ERROR",
+    "RESTATE_MIDDLEWARE",
     "Rule",
+    "derived_model",
     "match_call",
     "match_method",
+    "model_class",
     "mutating_call",
     "mutating_method",
 ]
@@ -100,6 +105,13 @@ _FUNCTIONS: dict[str, str] = {
     "urllib3.request": "PT001",
     "http.client.HTTPConnection.request": "PT001",
     "socket.create_connection": "PT001",
+    # Agent frameworks: each run calls the model (and the tools) as often as the agent loops.
+    **{f"agents.Runner.{run}": "PT001" for run in ("run", "run_sync", "run_streamed")},
+    **{f"agents.run.Runner.{run}": "PT001" for run in ("run", "run_sync", "run_streamed")},
+    **{
+        f"litellm.{call}": "PT001"
+        for call in ("completion", "acompletion", "responses", "aresponses", "text_completion")
+    },
     "time.time": "PT002",
     "time.time_ns": "PT002",
     "time.monotonic": "PT002",
@@ -147,13 +159,65 @@ _MODEL_CLIENTS = {
     "anthropic.AnthropicBedrock",
     "anthropic.AsyncAnthropicBedrock",
 }
+# Agents and chat models of the frameworks: their run / invoke methods call the model.
+_PYDANTIC_AGENTS = {"pydantic_ai.Agent", "pydantic_ai.agent.Agent"}
+_PYDANTIC_RUNS = {"run", "run_sync", "run_stream", "run_stream_events", "iter"}
+CHAT_MODEL = "langchain.chat_model"
+"""What lint calls any LangChain chat model: ChatOpenAI(...), init_chat_model(...), model.bind_tools(...)."""
+LANGCHAIN_AGENT = "langchain.agents.create_agent"
+"""An agent from LangChain's create_agent without Restate's middleware: its model calls are not journaled."""
+_LANGCHAIN_MODEL_MODULES = (
+    "langchain_openai.",
+    "langchain_anthropic.",
+    "langchain_google_genai.",
+    "langchain_google_vertexai.",
+    "langchain_mistralai.",
+    "langchain_groq.",
+    "langchain_ollama.",
+    "langchain_aws.",
+    "langchain_community.chat_models.",
+    "langchain_fireworks.",
+    "langchain_together.",
+    "langchain_xai.",
+    "langchain_deepseek.",
+)
+_LANGCHAIN_MODEL_FACTORIES = {
+    "langchain.chat_models.init_chat_model",
+    "langchain.chat_models.base.init_chat_model",
+}
+_LANGCHAIN_CALLS = {"invoke", "ainvoke", "stream", "astream", "batch", "abatch", "generate", "agenerate"}
+_LANGCHAIN_DERIVED = {"bind_tools", "bind", "with_structured_output", "with_retry", "with_config"}
+"""Methods of a chat model that return another chat model."""
+RESTATE_MIDDLEWARE = "restate.ext.langchain.RestateMiddleware"
+
 _MODEL_MODULES = ("openai.", "anthropic.")
 _MODEL_ENDINGS = {"create", "parse", "stream", "generate", "complete", "count_tokens"}
 _FILE_METHODS = {"read_text", "read_bytes", "open"}
 _PATH_CLASSES = {"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"}
 
-CLIENT_CLASSES = _HTTP_CLIENTS | _MODEL_CLIENTS | _PATH_CLASSES | {"random.Random"}
+CLIENT_CLASSES = (
+    _HTTP_CLIENTS
+    | _MODEL_CLIENTS
+    | _PATH_CLASSES
+    | _PYDANTIC_AGENTS
+    | {"random.Random", CHAT_MODEL, LANGCHAIN_AGENT}
+)
 """Classes whose instances lint tracks through variables."""
+
+
+def model_class(qualified: str) -> str | None:
+    """What a call of `qualified` makes, when it is a framework's chat model (ChatOpenAI, init_chat_model)."""
+    if qualified in _LANGCHAIN_MODEL_FACTORIES:
+        return CHAT_MODEL
+    name = qualified.rsplit(".", 1)[-1]
+    if qualified.startswith(_LANGCHAIN_MODEL_MODULES) and name.startswith(("Chat", "AzureChat")):
+        return CHAT_MODEL
+    return None
+
+
+def derived_model(instance_of: str, chain: list[str]) -> bool:
+    """`model.bind_tools(...)` and its kind return a chat model too."""
+    return instance_of == CHAT_MODEL and len(chain) == 1 and chain[0] in _LANGCHAIN_DERIVED
 
 
 def match_call(qualified: str) -> str | None:
@@ -198,4 +262,8 @@ def match_method(instance_of: str, chain: list[str]) -> str | None:
         return "PT005"
     if instance_of == "random.Random":
         return "PT003"
+    if instance_of in _PYDANTIC_AGENTS and chain[-1] in _PYDANTIC_RUNS:
+        return "PT001"
+    if instance_of in (CHAT_MODEL, LANGCHAIN_AGENT) and chain[-1] in _LANGCHAIN_CALLS:
+        return "PT001"
     return None

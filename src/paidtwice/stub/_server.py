@@ -1,9 +1,11 @@
-"""The stub model: a real HTTP server speaking OpenAI's chat-completions format, plus tool endpoints.
+"""The stub model: a real HTTP server speaking OpenAI's chat-completions format and Anthropic's Messages
+format, plus tool endpoints.
 
 It runs in a thread of the lab's own process (hypercorn on an asyncio loop), so the runner reads its ledgers
-directly. Each agent gets a lane, a URL prefix of its own (`/lanes/NAME/v1` is the agent's OPENAI_BASE_URL),
-with the script that lane answers by. A held answer waits while watching the connection: if the caller goes
-away first (the agent was killed), the ledger records the answer as never delivered.
+directly. Each agent gets a lane, a URL prefix of its own (`/lanes/NAME/v1` is the agent's OPENAI_BASE_URL,
+`/lanes/NAME` its ANTHROPIC_BASE_URL), with the script that lane answers by. A held answer waits while
+watching the connection: if the caller goes away first (the agent was killed), the ledger records the answer
+as never delivered.
 """
 
 from __future__ import annotations
@@ -63,6 +65,11 @@ class Lane:
     def base_url(self) -> str:
         """OpenAI-compatible base URL (what OPENAI_BASE_URL should be)."""
         return f"{self.stub.url}/lanes/{self.name}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """Anthropic base URL (what ANTHROPIC_BASE_URL should be; the client adds `/v1/messages`)."""
+        return f"{self.stub.url}/lanes/{self.name}"
 
     @property
     def tools_url(self) -> str:
@@ -230,21 +237,44 @@ class StubModel:
             key = headers.get(IDEMPOTENCY_HEADER, "")
             await self._book(lane, invocation_id, key, receive, send)
             return
+        if scope["method"] == "POST" and parts == ["v1", "messages"]:
+            body = await _read_body(receive)
+            await self._chat(lane, invocation_id, body, receive, send, api="messages")
+            return
+        if scope["method"] == "POST" and parts == ["v1", "responses"]:
+            body = await _read_body(receive)
+            await self._chat(lane, invocation_id, body, receive, send, api="responses")
+            return
         if scope["method"] == "GET" and parts == ["tools", "weather"]:
             query = scope.get("query_string", b"").decode()
             await self._weather(lane, invocation_id, query, receive, send)
             return
         await _respond(send, 404, {"error": {"message": f"no route {scope['method']} {path}"}})
 
-    async def _chat(self, lane: Lane, invocation_id: str, body: bytes, receive: Receive, send: Send) -> None:
+    async def _chat(
+        self,
+        lane: Lane,
+        invocation_id: str,
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        *,
+        api: str = "chat",
+    ) -> None:
+        """Answer a request of OpenAI's chat completions (`chat`), OpenAI's Responses (`responses`) or
+        Anthropic's Messages (`messages`) API."""
         try:
             request = json.loads(body or b"{}")
-            messages = list(request.get("messages", []))
+            if api == "responses":
+                given = request.get("input", [])
+                messages = [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+            else:
+                messages = list(request.get("messages", []))
         except (ValueError, AttributeError):
-            await _respond(send, 400, {"error": {"message": "body is not a chat-completions request"}})
+            await _respond(send, 400, {"error": {"message": f"body is not a {api} request"}})
             return
         try:
-            turn = lane.script.turn_of(messages)
+            turn = lane.script.turn_of(_as_chat(api, request, messages))
             unanswered = ""
         except UnansweredCall as err:
             # Never a silent default: the call is in the ledger (turn 0) with the reason as its error answer.
@@ -274,9 +304,16 @@ class StubModel:
                 self.ledger.close_model_call(slot, delivered=False, generated=generated)
                 return
         answer = record.answer
-        if answer.status != 200:
+        if answer.status != 200 and api == "messages":
+            error = {"type": "api_error", "message": answer.text}
+            payload: dict[str, Any] = {"type": "error", "error": error}
+        elif answer.status != 200:
             kind = "paidtwice_unanswered" if answer.status == UNANSWERED_STATUS else "server_error"
-            payload: dict[str, Any] = {"error": {"message": answer.text, "type": kind}}
+            payload = {"error": {"message": answer.text, "type": kind}}
+        elif api == "messages":
+            payload = _message(request, messages, answer, turn)
+        elif api == "responses":
+            payload = _response(request, messages, answer, turn)
         else:
             payload = _completion(request, messages, answer, turn, record.usage)
         await _respond(send, answer.status, payload)
@@ -357,6 +394,128 @@ def _completion(
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.total_tokens,
+        },
+    }
+
+
+def _as_chat(api: str, request: dict[str, Any], messages: list[Any]) -> list[Any]:
+    """A request of any API as chat-completions messages, so that a script finds the call's turn (its
+    position, last user message and system prompt) the same way whatever client asked."""
+    if api == "messages":
+        system = request.get("system")
+        chat: list[Any] = [{"role": "system", "content": system}] if system else []
+        for m in messages:
+            content = m.get("content") if isinstance(m, dict) else None
+            results = isinstance(content, list) and all(
+                isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+            )
+            # A tool's result comes back as a user message of tool_result blocks: not what the user asked.
+            chat.append({"role": "tool", "content": ""} if results and content else m)
+        return chat
+    if api == "responses":
+        instructions = request.get("instructions")
+        chat = [{"role": "system", "content": instructions}] if instructions else []
+        inside = False
+        for item in messages:
+            output = isinstance(item, dict) and (
+                item.get("role") == "assistant" or item.get("type") in _RESPONSE_OUTPUTS
+            )
+            if output and not inside:
+                chat.append({"role": "assistant", "content": ""})
+            elif isinstance(item, dict) and item.get("type") == "function_call_output":
+                chat.append({"role": "tool", "content": ""})
+            elif isinstance(item, dict) and not output and "role" in item:
+                chat.append(item)
+            inside = bool(output)
+        return chat
+    return messages
+
+
+_RESPONSE_OUTPUTS = {"function_call", "reasoning", "web_search_call", "file_search_call", "computer_call"}
+
+
+def _response(request: dict[str, Any], items: list[Any], answer: Answer, turn: int) -> dict[str, Any]:
+    """The answer as an OpenAI Responses object: a message, then a `function_call` item for a tool."""
+    digest = hashlib.sha1(f"{turn}:{answer.summary()}".encode()).hexdigest()[:12]
+    output: list[dict[str, Any]] = []
+    if answer.text:
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_{digest}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": answer.text, "annotations": []}],
+            }
+        )
+    if answer.tool_call is not None:
+        output.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{digest}",
+                "call_id": f"call_{digest}",
+                "name": answer.tool_call.name,
+                "arguments": answer.tool_call.arguments,
+                "status": "completed",
+            }
+        )
+    words = sum(len(json.dumps(i).split()) for i in items)
+    produced = len(answer.text.split()) + (8 if answer.tool_call else 0)
+    return {
+        "id": f"resp_{hashlib.sha1(f'{time.time_ns()}'.encode()).hexdigest()[:16]}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed",
+        "model": str(request.get("model", "paidtwice-stub")),
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": request.get("tools", []),
+        "error": None,
+        "incomplete_details": None,
+        "instructions": request.get("instructions"),
+        "metadata": {},
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "usage": {
+            "input_tokens": words,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": produced,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": words + produced,
+        },
+    }
+
+
+def _message(request: dict[str, Any], messages: list[Any], answer: Answer, turn: int) -> dict[str, Any]:
+    """The answer as an Anthropic Messages response: text, then a `tool_use` block when it calls a tool."""
+    content: list[dict[str, Any]] = []
+    if answer.text:
+        content.append({"type": "text", "text": answer.text})
+    stop = "end_turn"
+    if answer.tool_call is not None:
+        digest = hashlib.sha1(f"{turn}:{answer.tool_call.arguments}".encode()).hexdigest()[:12]
+        try:
+            arguments = json.loads(answer.tool_call.arguments or "{}")
+        except ValueError:
+            arguments = {}
+        content.append(
+            {"type": "tool_use", "id": f"toolu_{digest}", "name": answer.tool_call.name, "input": arguments}
+        )
+        stop = "tool_use"
+    # Anthropic's content is a string or a list of blocks; count the words of either.
+    words = sum(len(json.dumps(m.get("content") or "").split()) + 4 for m in messages if isinstance(m, dict))
+    return {
+        "id": f"msg_{hashlib.sha1(f'{time.time_ns()}'.encode()).hexdigest()[:16]}",
+        "type": "message",
+        "role": "assistant",
+        "model": str(request.get("model", "paidtwice-stub")),
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": words,
+            "output_tokens": len(answer.text.split()) + (8 if answer.tool_call else 0),
         },
     }
 

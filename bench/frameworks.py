@@ -1,0 +1,89 @@
+"""The framework examples swept: each framework's plain run against Restate's integration, one row each.
+
+    .venv/bin/python bench/frameworks.py [--framework openai-agents|pydantic-ai|langchain ...]
+                                         [--script steady --script changed] [--matrices]
+
+Sweeps `examples/frameworks/` on one server and one stub (every point of every row at once) and prints, per
+framework and form: crash points, model calls paid again outside the journal (and at how many points),
+model calls cut off in flight, step runs beyond the clean run's, and under `changed` the points that end
+stuck or paused. `--matrices` also prints every point. A framework that is not installed is skipped, said.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from pathlib import Path
+
+from paidtwice.lab import Lab
+from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
+from paidtwice.report._text import format_sweep
+from paidtwice.stub._turns import load_script_file
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "frameworks"
+QUESTION = "How much is 120 EUR in USD?"
+FRAMEWORKS = {
+    # name: (module to find, app, plain service, service through Restate's integration)
+    "openai-agents": ("agents", "openai_agents_app:app", "AgentsPlain", "AgentsDurable"),
+    "pydantic-ai": ("pydantic_ai", "pydantic_ai_app:app", "PydanticPlain", "PydanticDurable"),
+    "langchain": ("langchain", "langchain_app:app", "LangchainPlain", "LangchainDurable"),
+}
+
+
+def targets(names: list[str]) -> list[SweepTarget]:
+    chosen = []
+    for name in names:
+        module, app, plain, durable = FRAMEWORKS[name]
+        if importlib.util.find_spec(module) is None:
+            print(f"{name}: not installed (pip install -e '.[frameworks]'), skipped")
+            continue
+        for service in (plain, durable):
+            chosen.append(SweepTarget(app, service, "quote", QUESTION, mode=service, cwd=str(EXAMPLES)))
+    return chosen
+
+
+def row(steady: SweepMatrix, changed: SweepMatrix | None) -> str:
+    points = steady.points
+    outside = sum(max(0, p.extra_model_calls - p.model_calls_in_flight) for p in points)
+    outside_at = sum(1 for p in points if p.extra_model_calls > p.model_calls_in_flight)
+    flight = sum(p.model_calls_in_flight for p in points)
+    steps = sum(max(0, p.extra_step_runs) for p in points)
+    steps_outside = sum(max(0, p.extra_step_runs - p.steps_in_flight) for p in points)
+    stuck = "-"
+    if changed is not None:
+        ended = [p for p in changed.points if p.status in ("paused", "stuck")]
+        stuck = f"{len(ended)}/{len(changed.points)}"
+    return (
+        f"| {steady.mode} | {steady.clean.model_calls} | {len(points)} | {outside} (at {outside_at}) | "
+        f"{flight} | {steps} ({steps_outside} outside flight) | {stuck} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--framework", action="append", choices=sorted(FRAMEWORKS), default=[])
+    parser.add_argument("--script", action="append", choices=["steady", "drifting", "changed"], default=[])
+    parser.add_argument("--matrices", action="store_true")
+    args = parser.parse_args()
+    chosen = targets(args.framework or list(FRAMEWORKS))
+    names = args.script or ["steady", "changed"]
+    scripts = [(name, load_script_file(EXAMPLES / "script.toml", name)) for name in names]
+    with Lab(echo=lambda message: None) as lab:
+        matrices = sweep_targets(lab, targets=chosen, scripts=scripts)
+    if args.matrices:
+        for matrix in matrices:
+            print(format_sweep(matrix) + "\n")
+    by = {(m.mode, m.script): m for m in matrices}
+    print(
+        "| form | clean model calls | crash points | model calls paid again outside the journal | "
+        "cut off in flight | step runs again | stuck or paused under changed |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for target in chosen:
+        steady = by.get((target.mode, "steady"))
+        if steady is not None:
+            print(row(steady, by.get((target.mode, "changed"))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""Every HTTP client is counted: agents on requests, urllib, aiohttp and the anthropic client, swept.
+
+No header is added to their requests: the stub counts each point's calls on the point's own lane, and the
+host logs model requests (for the crash points) whichever client makes them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paidtwice._exceptions import UsageError
+from paidtwice.lab import Lab
+from paidtwice.lab._sweep import NO_MODEL_CALL, SweepMatrix, SweepTarget, sweep_targets
+from paidtwice.stub._turns import load_script_file
+from paidtwice.testing import assert_pays_once
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENTS = Path(__file__).resolve().parent / "clients"
+SCRIPT = CLIENTS / "script.toml"
+QUESTION = "How much is 120 EUR in USD?"
+AGENTS = {
+    "requests": ("requests_agent:app", "RequestsAgent"),
+    "urllib": ("urllib_agent:app", "UrllibAgent"),
+    "aiohttp": ("aiohttp_agent:app", "AiohttpAgent"),
+    "anthropic": ("anthropic_agent:app", "AnthropicAgent"),
+}
+
+
+@pytest.fixture(scope="module")
+def matrices(lab: Lab) -> dict[str, SweepMatrix]:
+    """All four agents swept at once under the steady script, on the session's server and stub."""
+    targets = [
+        SweepTarget(app, service, "quote", QUESTION, mode=client, cwd=str(CLIENTS))
+        for client, (app, service) in AGENTS.items()
+    ]
+    swept = sweep_targets(lab, targets=targets, scripts=[("steady", load_script_file(SCRIPT, "steady"))])
+    return {matrix.mode: matrix for matrix in swept}
+
+
+@pytest.mark.parametrize("client", list(AGENTS))
+def test_each_client_model_calls_and_crash_points_are_found(
+    matrices: dict[str, SweepMatrix], client: str
+) -> None:
+    matrix = matrices[client]
+    assert matrix.clean.model_calls == 2, client
+    assert matrix.clean.answer == json.dumps("120 EUR is 129.60 USD.")
+    kinds = [p.kind for p in matrix.points]
+    names = [p.crash_point for p in matrix.points]
+    assert kinds.count("in-flight-model") == 2, names
+    assert "after model call 1 returned (not journaled)" in names
+    assert "in flight: step convert" in names
+    returned = 0
+    for point in matrix.points:
+        assert point.confirmed, (client, point.crash_point)
+        assert point.status == "completed" and point.answer_matches, (client, point.crash_point)
+        returned += point.kind == "model-returned"
+        in_flight = 1 if point.kind == "in-flight-model" else 0
+        # The model call is made outside the journal: every answer that had come back is paid again.
+        assert point.extra_model_calls == returned + in_flight, (client, point.crash_point)
+        assert point.model_calls_in_flight == in_flight, (client, point.crash_point)
+    with pytest.raises(AssertionError, match="paid twice"):
+        assert_pays_once([matrix])
+
+
+def test_a_sweep_that_checked_nothing_never_passes(matrices: dict[str, SweepMatrix]) -> None:
+    with pytest.raises(AssertionError, match="nothing was checked"):
+        assert_pays_once([])
+    empty = [dataclasses.replace(m, points=()) for m in matrices.values()]
+    with pytest.raises(AssertionError, match="nothing was checked"):
+        assert_pays_once(empty)
+
+
+def test_a_client_the_host_does_not_follow_stops_the_sweep(lab: Lab) -> None:
+    # Its calls reach the stub, but no crash point could be derived for them: the sweep says so.
+    target = SweepTarget(
+        "raw_socket_agent:app", "RawSocketAgent", "quote", QUESTION, mode="raw", cwd=str(CLIENTS)
+    )
+    with pytest.raises(UsageError, match="counted 1 model calls .* seen making 0: .* does not follow"):
+        sweep_targets(lab, targets=[target], scripts=[("steady", load_script_file(SCRIPT, "steady"))])
+
+
+def test_check_on_an_agent_whose_calls_never_reach_the_stub_exits_2() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "paidtwice",
+            "sweep",
+            "--app",
+            "unreachable_agent:app",
+            "--service",
+            "UnreachableAgent",
+            "--handler",
+            "quote",
+            "--input",
+            json.dumps(QUESTION),
+            "--script",
+            str(SCRIPT),
+            "--variation",
+            "steady",
+            "--app-dir",
+            str(CLIENTS),
+            "--check",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        timeout=600,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].endswith(NO_MODEL_CALL), done.stderr
+
+
+def test_an_app_whose_framework_is_not_installed_is_one_line_and_exit_2() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "paidtwice",
+            "sweep",
+            "--app",
+            "adk_agent:app",
+            "--service",
+            "AdkAgent",
+            "--handler",
+            "quote",
+            "--script",
+            str(SCRIPT),
+            "--app-dir",
+            str(CLIENTS),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "needs google-adk, which is not installed" in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
