@@ -31,6 +31,8 @@ AGENT_PRELOAD = (
     "restate.server",
     "httpx",
     "httpcore",
+    "httpx2",
+    "httpcore2",
     "anyio",
     "anyio.lowlevel",
     "anyio._core._sockets",
