@@ -154,6 +154,11 @@ class RestateServer:
         self.kill()
         self.start()
 
+    @property
+    def pid(self) -> int | None:
+        """The server's pid; None while it is not running."""
+        return self._process.pid if self._process is not None else None
+
     def alive(self) -> bool:
         return self._process is not None and self._process.alive()
 

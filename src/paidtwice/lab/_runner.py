@@ -362,7 +362,14 @@ class Lab:
             return next(self._ids)
 
     def new_agent(
-        self, *, mode: str, lane: Lane, service: str, target: str = DECK_AGENT, name: str = "agent"
+        self,
+        *,
+        mode: str,
+        lane: Lane,
+        service: str,
+        target: str = DECK_AGENT,
+        name: str = "agent",
+        cwd: Path | None = None,
     ) -> AgentHost:
         env = dict(os.environ)
         env.update(
@@ -375,7 +382,12 @@ class Lab:
             }
         )
         return AgentHost(
-            target=target, env=env, workdir=self.workdir / service, name=name, forkserver=self.forkserver
+            target=target,
+            env=env,
+            workdir=self.workdir / service,
+            name=name,
+            cwd=cwd,
+            forkserver=self.forkserver,
         )
 
     def run(self, experiment: Experiment, *, restart_delay: float | None = None) -> RunRecord:

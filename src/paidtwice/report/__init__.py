@@ -1,6 +1,7 @@
 """Reports: the deck table, journals by index, model-call logs, mismatches, curves and their plot."""
 
 from paidtwice.report._plot import curve_svg
+from paidtwice.report._soak import format_soak, format_soak_progress
 from paidtwice.report._text import (
     format_attempt_log,
     format_checks,
@@ -27,5 +28,7 @@ __all__ = [
     "format_attempt_log",
     "format_model_log",
     "format_run",
+    "format_soak",
+    "format_soak_progress",
     "table",
 ]
