@@ -16,7 +16,7 @@ import sys
 import time
 
 from paidtwice._exceptions import PaidtwiceError
-from paidtwice.lab import Lab, SoakProgress, SoakRecord, soak
+from paidtwice.lab import Lab, SoakProgress, SoakRecord, soak, soak_timeout
 from paidtwice.report import format_soak_progress, table
 
 _TARGET_RATIO = 0.8
@@ -56,7 +56,16 @@ def main() -> None:
             for size, kills in sizes:
                 before = _load()
                 print(f"soak {size} with {kills} kills (load average {before})", flush=True)
-                record = soak(lab, invocations=size, kills=kills, progress=show, progress_every=1.0)
+                # Three times the default deadline: a loaded, shared machine still yields its figures;
+                # a soak that stalls for two minutes gives up all the same.
+                record = soak(
+                    lab,
+                    invocations=size,
+                    kills=kills,
+                    timeout=3 * soak_timeout(size),
+                    progress=show,
+                    progress_every=1.0,
+                )
                 results.append((record, before, _load()))
                 verdict = "ok" if record.ok else "NOT OK: " + "; ".join(record.problems())
                 print(
