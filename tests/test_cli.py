@@ -108,3 +108,8 @@ def test_explain_an_invocation_with_no_failure(lab: Lab, deck_records: dict[str,
     clean = deck_records["clean"].invocation_id
     line = one_line_error(["explain", clean, "--admin-url", lab.server.admin_url])
     assert f"invocation {clean} (completed) has no recorded failure" in line
+
+
+def test_soak_bad_input() -> None:
+    assert "'--invocations': 0 is not in the range x>=1" in one_line_error(["soak", "--invocations", "0"])
+    assert "'--timeout': 0.0 is not in the range x>=1.0" in one_line_error(["soak", "--timeout", "0"])

@@ -1,18 +1,41 @@
-"""Load with faults, small: nothing lost, and the kills cost at most the calls they cut off."""
+"""Load with faults: nothing lost or left unfinished at two thousand invocations, and the kills cost at most
+what they cut off, a bound taken at each kill that an agent paying for journaled answers again exceeds."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from paidtwice.lab import Lab
 from paidtwice.lab._soak import soak
 
+AGENTS = Path(__file__).parent / "agents"
 
-def test_small_soak_loses_nothing(lab: Lab) -> None:
-    record = soak(lab, invocations=24, kills=2)
-    assert record.sent == 24
+
+def test_two_thousand_with_kills_lose_nothing_and_stay_within_the_bound(lab: Lab) -> None:
+    # Catches the quadratic cost coming back: with httpx's pool in the agent this took minutes, not seconds.
+    record = soak(lab, invocations=2000, kills=3)
+    assert record.sent == 2000
     assert record.lost == 0
-    assert record.completed + record.paused == 24
-    assert 0 <= record.extra_model_calls <= record.in_flight_at_kills
-    assert record.throughput > 0
+    assert record.unfinished == 0 and record.gave_up is None
+    assert record.completed == 2000
+    assert record.clean_model_calls == 2 and record.clean_tool_runs == 1
+    assert len(record.kill_snapshots) == 3
+    assert 0 <= record.extra_model_calls <= record.bound
+    assert record.extra_tool_runs >= 0  # a weather step cut off by a kill runs again
+    assert record.ok
+    assert record.p50_completion is not None and record.p99_completion is not None
+    assert 0 < record.p50_completion <= record.p99_completion
     # The bill: every call priced, the kills' share of it no more than the whole.
     assert record.price_model == "gpt-4o-mini" and record.usage.prompt_tokens > 0
     assert 0 < record.cost_usd and 0 <= record.extra_cost_usd <= record.cost_usd
+    assert record.peak_memory.server > 0 and record.peak_memory.agent > 0 and record.peak_memory.paidtwice > 0
+
+
+def test_an_agent_asking_again_for_journaled_answers_exceeds_the_bound(lab: Lab) -> None:
+    record = soak(lab, invocations=30, kills=2, target="reasking:app", app_dir=AGENTS)
+    assert record.completed == 30 and record.lost == 0 and record.unfinished == 0
+    # Measured, not assumed: the bug asks every turn twice in a clean run too.
+    assert record.clean_model_calls == 4
+    assert record.extra_model_calls > record.bound
+    assert not record.ok
+    assert any("exceed the bound" in problem for problem in record.problems())

@@ -44,6 +44,7 @@ from paidtwice.lab._records import (
 )
 from paidtwice.lab._recover import apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
+from paidtwice.lab._soak import SoakProgress
 from paidtwice.lint import lint_command
 from paidtwice.replay._cli import capture_command, replay_check_command
 from paidtwice.report._html import (
@@ -497,37 +498,71 @@ def explain(invocation_id: str, admin_url: str) -> None:
 @cli.command()
 @click.option("--invocations", default=200, show_default=True, type=click.IntRange(min=1))
 @click.option("--kills", default=5, show_default=True, type=click.IntRange(min=0))
+@click.option(
+    "--kill-every",
+    default=0.7,
+    show_default=True,
+    type=click.FloatRange(min=0.0),
+    help="Seconds the agent runs between kills.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1.0),
+    help="Give up waiting after this many seconds [default: 60 + 0.1 per invocation].",
+)
 @_html_option
 @_server_version
 @_price_model
-def soak(invocations: int, kills: int, html_path: Path | None, server_version: str, price_model: str) -> None:
+def soak(
+    invocations: int,
+    kills: int,
+    kill_every: float,
+    timeout: float | None,
+    html_path: Path | None,
+    server_version: str,
+    price_model: str,
+) -> None:
     """Send many journaled invocations at once and kill the agent while they run.
 
-    Prints sent, completed, paused, lost (must be 0), model calls beyond the clean count (at most the
-    calls in flight at the kills), tool runs beyond one per invocation, and throughput. Exit 1 if any
-    invocation was lost or the extra calls exceed that bound.
+    Prints sent, completed, paused, lost (failed or vanished) and unfinished (still running when the soak
+    gave up, and why), model calls beyond the clean count (measured on a clean invocation first) against
+    the bound taken at each kill, tool runs beyond the clean count, throughput, completion times and peak
+    memory. Progress goes to stderr while it runs. Exit 1 unless every invocation completed and the extra
+    calls stay within the bound.
 
     \b
     Example:
-        paidtwice soak --invocations 200 --kills 5 --html soak.html
+        paidtwice soak --invocations 10000 --kills 10
+        paidtwice soak --invocations 200 --kills 5 --html soak.html --price-model gpt-4o
     """
     from paidtwice.lab._soak import soak as run_soak
-    from paidtwice.report._text import tokens, usd
+    from paidtwice.report._soak import format_soak, format_soak_progress
+
+    on_terminal = sys.stderr.isatty()
+
+    def show(progress: SoakProgress) -> None:
+        line = format_soak_progress(progress)
+        if on_terminal:
+            click.echo("\r" + line + "\033[K", err=True, nl=False)
+        else:
+            click.echo(line, err=True)
 
     with _errors():
         with Lab(
             server_version=server_version, echo=lambda m: click.echo(m, err=True), price_model=price_model
         ) as lab:
-            record = run_soak(lab, invocations=invocations, kills=kills)
-    click.echo(
-        f"sent {record.sent}, completed {record.completed}, paused {record.paused}, lost {record.lost}\n"
-        f"model calls {record.model_calls}: {record.extra_model_calls} beyond the clean count "
-        f"(bound: {record.in_flight_at_kills} in flight at {record.kills} kills)\n"
-        f"paid {tokens(record.usage.total_tokens)} tokens, {usd(record.cost_usd)} at {record.price_model} "
-        f"(prices as of {record.prices_as_of}); the kills added {usd(record.extra_cost_usd)}\n"
-        f"tool runs beyond one per invocation: {record.extra_tool_runs}\n"
-        f"throughput {record.throughput} completed/s over {record.wall_time:.1f}s"
-    )
+            record = run_soak(
+                lab,
+                invocations=invocations,
+                kills=kills,
+                kill_every=kill_every,
+                timeout=timeout,
+                progress=show,
+                progress_every=0.5 if on_terminal else 5.0,
+            )
+    if on_terminal:
+        click.echo("", err=True)
+    click.echo(format_soak(record))
     _write_report(html_path, "paidtwice soak", [soak_section(record)], [])
     sys.exit(0 if record.ok else 1)
 

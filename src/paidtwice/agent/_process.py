@@ -31,6 +31,8 @@ AGENT_PRELOAD = (
     "restate.server",
     "httpx",
     "httpcore",
+    "httpx2",
+    "httpcore2",
     "anyio",
     "anyio.lowlevel",
     "anyio._core._sockets",
@@ -238,6 +240,11 @@ class AgentHost:
 
     def alive(self) -> bool:
         return self._process is not None and self._process.alive()
+
+    @property
+    def pid(self) -> int | None:
+        """The serving process's pid; None while the agent is down."""
+        return self._process.pid if self._process is not None else None
 
     def attempts(self, invocation_id: str | None = None) -> list[AgentAttempt]:
         """Attempts that reached the agent, from the host's attempt log, in the order they started."""

@@ -61,14 +61,22 @@ class ForkedChild:
         """Never known here: the kernel reaps the child for the fork server (which ignores SIGCHLD)."""
 
     def running(self) -> bool:
-        return self._pidfd is not None and not select.select([self._pidfd], [], [], 0)[0]
+        return self._pidfd is not None and not _readable(self._pidfd, timeout_ms=0)
 
     def wait(self) -> None:
         """Block until the child has exited."""
         if self._pidfd is not None:
-            select.select([self._pidfd], [], [])
+            _readable(self._pidfd, timeout_ms=None)
             os.close(self._pidfd)
             self._pidfd = None
+
+
+def _readable(fd: int, *, timeout_ms: int | None) -> bool:
+    """Whether `fd` is readable, waiting up to `timeout_ms` (None: until it is). poll, not select: select
+    cannot watch a descriptor numbered 1024 or more, and a lab under load holds that many sockets."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(timeout_ms))
 
 
 class ForkServer:

@@ -89,6 +89,11 @@ class RestateServer:
                 # starts a server of its own), and every SQL query reads each partition. No count the lab
                 # measures depends on how invocations are partitioned.
                 "RESTATE_DEFAULT_NUM_PARTITIONS": "4",
+                # Invocations a partition runs at once; the rest wait, ready, on the server. The default
+                # (1,000) hands one agent process 4,000 at once: each then waits its turn for the model
+                # longer than the server's inactivity timeout (1 min) on a loaded machine, and a soak of
+                # 10,000 stalled. The deck and the sweep run a few dozen at a time.
+                "RESTATE_WORKER__INVOKER__CONCURRENT_INVOCATIONS_LIMIT": "100",
                 "RESTATE_LOG_FORMAT": "compact",
                 "DO_NOT_TRACK": "true",
                 # The invoker makes a temporary directory per invocation and leaves it behind when the
@@ -160,6 +165,11 @@ class RestateServer:
         """Kill the server and start it again on the same data directory and ports."""
         self.kill()
         self.start()
+
+    @property
+    def pid(self) -> int | None:
+        """The server's pid; None while it is not running."""
+        return self._process.pid if self._process is not None else None
 
     def alive(self) -> bool:
         return self._process is not None and self._process.alive()

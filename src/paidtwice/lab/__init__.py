@@ -39,7 +39,7 @@ from paidtwice.lab._records import (
 )
 from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
-from paidtwice.lab._soak import SoakRecord, soak
+from paidtwice.lab._soak import KillSnapshot, PeakMemory, SoakProgress, SoakRecord, soak, soak_timeout
 from paidtwice.lab._walks import run_walk
 
 __all__ = [
@@ -76,6 +76,9 @@ __all__ = [
     "RecoveryStep",
     "Row",
     "RunRecord",
+    "KillSnapshot",
+    "PeakMemory",
+    "SoakProgress",
     "SoakRecord",
     "ToolLogLine",
     "AttemptLine",
@@ -93,6 +96,7 @@ __all__ = [
     "run_rows",
     "run_walk",
     "soak",
+    "soak_timeout",
     "to_jsonable",
     "write_records",
 ]

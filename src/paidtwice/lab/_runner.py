@@ -388,6 +388,7 @@ class Lab:
         target: str = DECK_AGENT,
         name: str = "agent",
         extra_env: dict[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> AgentHost:
         env = dict(os.environ)
         env.update(
@@ -401,7 +402,12 @@ class Lab:
             }
         )
         return AgentHost(
-            target=target, env=env, workdir=self.workdir / service, name=name, forkserver=self.forkserver
+            target=target,
+            env=env,
+            workdir=self.workdir / service,
+            name=name,
+            cwd=cwd,
+            forkserver=self.forkserver,
         )
 
     def run(self, experiment: Experiment, *, restart_delay: float | None = None) -> RunRecord:

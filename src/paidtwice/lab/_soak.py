@@ -1,28 +1,106 @@
 """Load with faults: many journaled invocations at once, the agent killed and restarted while they run.
 
-Nothing may be lost, and journaling bounds what the kills cost: a model call is paid again only if it was in
-flight at a kill (its answer never reached the journal), so the extra calls are at most the calls in flight
-at the kills, counted from the stub's ledger at each kill.
+Nothing may be lost, and journaling bounds what the kills cost. The bound is taken at each kill, from a
+snapshot, apart from the count it bounds: a model call the dead agent made is paid again by the replay only
+if its answer is not in the journal when the replacement starts, whether the call was still open at the
+kill or its answer had come back but not reached the journal. The count it bounds is the stub's ledger at
+the end, less the clean count per invocation, which is measured on a clean invocation before the soak.
+
+Every figure scales with the work: the ledger is indexed by lane and invocation, the server is asked for
+counts per status (one query) and, at each kill, for the Run entries of the invocations not completed before
+it (one query), never for each invocation by id.
 """
 
 from __future__ import annotations
 
+import resource
+import statistics
+import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 
-from paidtwice._exceptions import ExperimentError
+from paidtwice._exceptions import ExperimentError, PaidtwiceError
+from paidtwice.agent._process import AgentHost
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
-from paidtwice.lab._runner import QUESTION, Lab, LabCancelled, _epoch
+from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, LabCancelled, _epoch
+from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import SCRIPTS
 from paidtwice.stub._server import Lane
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
-__all__ = ["SoakRecord", "soak"]
+__all__ = ["KillSnapshot", "PeakMemory", "SoakProgress", "SoakRecord", "soak", "soak_timeout"]
 
-_CLEAN_MODEL_CALLS = 2
-"""Model calls of one clean run of the deck's agent."""
+_SETTLED = ("completed", "paused")
+_POLL = 0.5
+_CLEAN_TIMEOUT = 120.0
+_SENDERS = 32
+
+
+def soak_timeout(invocations: int) -> float:
+    """The default deadline: a minute, plus a tenth of a second per invocation (10 completed/s at least)."""
+    return 60.0 + 0.1 * invocations
+
+
+@dataclass(frozen=True)
+class KillSnapshot:
+    """What one kill cut off, read from the stub's ledger and the journal as they stood at the kill."""
+
+    at: float
+    """Wall-clock time the SIGKILL was sent."""
+    down: float
+    """Seconds from the kill until the replacement listened."""
+    open_calls: int
+    """Model calls the dead agent made that had not been answered at the kill (sent just before it and read
+    by the stub after it included), whose answer the journal lacks."""
+    unjournaled_answers: int
+    """Model calls answered before the kill whose answer the journal lacks when the replacement starts."""
+    invocations_lacking: int
+    """Invocations whose journal lacked at least one of those answers: each replays and asks again."""
+
+    @property
+    def bound(self) -> int:
+        """The most this kill can cost in model calls."""
+        return self.open_calls + self.unjournaled_answers
+
+
+@dataclass(frozen=True)
+class PeakMemory:
+    """Peak resident memory (MiB) of each process, as the kernel kept it (VmHWM, ru_maxrss)."""
+
+    server: float
+    """restate-server, over its life so far."""
+    agent: float
+    """The largest of the agent's processes (one per life), each read before its kill and at the end."""
+    paidtwice: float
+    """paidtwice itself (the lab, the stub and this soak), over its life so far."""
+
+
+@dataclass(frozen=True)
+class SoakProgress:
+    """Where a soak stands, for a progress line."""
+
+    sent: int
+    """Invocations sent so far."""
+    invocations: int
+    """Invocations to send."""
+    completed: int
+    """Invocations completed so far."""
+    kills: int
+    """Kills done so far."""
+    kills_planned: int
+    """Kills to do."""
+    elapsed: float
+    """Seconds since the first send."""
+
+    @property
+    def rate(self) -> float:
+        """Completed invocations per second so far."""
+        return self.completed / self.elapsed if self.elapsed > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -34,24 +112,37 @@ class SoakRecord:
     kills: int
     """Times the agent was killed and restarted."""
     completed: int
-    """Invocations that completed."""
+    """Invocations that completed successfully."""
     paused: int
-    """Invocations that ended paused."""
+    """Invocations that ended paused (their retries ran out)."""
     lost: int
-    """Invocations neither completed nor paused when the wait ended (must be 0)."""
+    """Invocations the server holds no completed or paused result for: failed, or vanished (must be 0)."""
+    unfinished: int
+    """Invocations still running, backing off or waiting when the soak gave up (must be 0)."""
+    gave_up: str | None
+    """Why the soak stopped waiting before every invocation settled; None when every one did."""
+    clean_model_calls: int
+    """Model calls of one clean invocation, measured on the soak's agent before the soak."""
+    clean_tool_runs: int
+    """Tool runs of that clean invocation."""
     model_calls: int
-    """Model calls in all."""
+    """Model calls of the soak's invocations, from the stub's ledger."""
     extra_model_calls: int
-    """Model calls beyond the clean count (2 per invocation)."""
-    in_flight_at_kills: int
-    """Model calls cut off by the kills, summed (made, but their answer not journaled): the most the kills
-    can cost."""
+    """Model calls beyond the clean count times the invocations sent."""
+    kill_snapshots: tuple[KillSnapshot, ...]
+    """What each kill cut off, in order."""
     extra_tool_runs: int
-    """Tool executions beyond one per invocation."""
+    """Tool runs beyond the clean count, summed over the invocations that ran the tool more often."""
     wall_time: float
-    """Seconds from the first send until every invocation settled."""
+    """Seconds from the first send until every invocation settled (or the soak gave up)."""
     throughput: float
-    """Completed invocations per second."""
+    """Completed invocations per second of wall time."""
+    p50_completion: float | None
+    """Median seconds from an invocation's creation to its completion (the server's times)."""
+    p99_completion: float | None
+    """99th percentile of the same."""
+    peak_memory: PeakMemory
+    """Peak resident memory per process."""
     usage: TokenUsage = NO_TOKENS
     """Tokens billed for every model call of the soak."""
     cost_usd: float = 0.0
@@ -65,41 +156,27 @@ class SoakRecord:
     """The price data's date."""
 
     @property
+    def bound(self) -> int:
+        """The most the kills can cost in model calls: the sum of each kill's snapshot."""
+        return sum(snapshot.bound for snapshot in self.kill_snapshots)
+
+    @property
     def ok(self) -> bool:
-        return self.lost == 0 and self.extra_model_calls <= self.in_flight_at_kills
+        """Every invocation completed, and the kills cost no more than they cut off."""
+        return self.completed == self.sent and self.extra_model_calls <= self.bound
 
-
-def _model_calls_cut_off(sql: SqlClient, ids: list[str], lane: Lane, *, since: float) -> int:
-    """Model calls the agent made in its last life (from `since`) whose answer never reached the journal.
-
-    Read at the end of the down time, when nothing new can be journaled for the dead agent and no new agent
-    listens yet: every call the stub has recorded since `since` was made by the dead agent, also one the stub
-    read only after the kill (the agent sent it just before). Each such call was paid for and will be paid
-    again on replay; a step whose command is journaled but whose HTTP call had not gone out yet costs
-    nothing, so the journal alone would overcount.
-    """
-    results: dict[str, int] = {}
-    for chunk in range(0, len(ids), 100):
-        quoted = ", ".join(f"'{i}'" for i in ids[chunk : chunk + 100])
-        rows = sql.query(
-            "SELECT id, index, entry_type, name, appended_at FROM sys_journal "
-            f"WHERE id IN ({quoted}) ORDER BY id, index"
-        )
-        open_steps: dict[str, list[str]] = {}
-        for row in rows:
-            invocation = str(row["id"])
-            steps = open_steps.setdefault(invocation, [])
-            if row["entry_type"] == "Command: Run":
-                steps.append(str(row.get("name") or ""))
-            elif row["entry_type"] == "Notification: Run" and steps:
-                step = steps.pop(0)
-                if step == "model" and (_epoch(row.get("appended_at")) or 0.0) >= since:
-                    results[invocation] = results.get(invocation, 0) + 1
-    calls: dict[str, int] = {}
-    for call in lane.model_calls():
-        if since <= call.started:
-            calls[call.invocation_id] = calls.get(call.invocation_id, 0) + 1
-    return sum(max(0, count - results.get(invocation, 0)) for invocation, count in calls.items())
+    def problems(self) -> list[str]:
+        """What is wrong, one phrase each; empty when `ok`."""
+        found = []
+        if self.lost:
+            found.append(f"{self.lost} lost (failed or vanished)")
+        if self.unfinished:
+            found.append(f"{self.unfinished} unfinished ({self.gave_up})")
+        if self.paused:
+            found.append(f"{self.paused} paused (retries ran out)")
+        if self.extra_model_calls > self.bound:
+            found.append(f"{self.extra_model_calls} extra model calls exceed the bound of {self.bound}")
+        return found
 
 
 def soak(
@@ -109,69 +186,371 @@ def soak(
     kills: int = 5,
     kill_every: float = 0.7,
     restart_delay: float = 0.3,
-    timeout: float = 300.0,
+    timeout: float | None = None,
+    stall: float = 120.0,
+    target: str = DECK_AGENT,
+    app_dir: Path | None = None,
+    progress: Callable[[SoakProgress], None] | None = None,
+    progress_every: float = 1.0,
 ) -> SoakRecord:
-    """Send `invocations` at once to one journaled agent and kill it `kills` times while they run."""
+    """Send `invocations` at once to one journaled agent and kill it `kills` times while they run.
+
+    The soak waits until every invocation completed or paused, for at most `timeout` seconds (default
+    `soak_timeout(invocations)`) and gives up early when none settled for `stall` seconds. `progress`, if
+    given, is called about every `progress_every` seconds.
+    """
     if invocations < 1 or kills < 0:
         raise ExperimentError("a soak needs at least one invocation and a non-negative number of kills")
+    deadline_s = soak_timeout(invocations) if timeout is None else timeout
     service = f"Agent_soak_{lab._next_id()}"
     lane = lab.stub.open_lane(SCRIPTS["steady"], name=service.lower())
-    admin, ingress, sql = lab.admin, lab.ingress, lab.sql
-    with lab.new_agent(mode="journaled", lane=lane, service=service) as agent:
+    with lab.new_agent(mode="journaled", lane=lane, service=service, target=target, cwd=app_dir) as agent:
         agent.start()
-        admin.register_deployment(agent.uri)
-        started = time.time()
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            ids = list(pool.map(lambda _: ingress.send(service, "run", QUESTION), range(invocations)))
-        in_flight = 0
-        alive_since = started
-        for _ in range(kills):
-            agent.prepare()
-            agent.wait_ready()
-            if lab.cancelled.wait(kill_every):
-                raise LabCancelled("interrupted")
-            agent.kill()
-            if lab.cancelled.wait(restart_delay):
-                raise LabCancelled("interrupted")
-            # Read at the end of the down time: what the agent sent just before dying is in by now.
-            in_flight += _model_calls_cut_off(sql, ids, lane, since=alive_since)
-            alive_since = agent.go()
-        deadline = time.monotonic() + timeout
-        statuses: dict[str, str] = {}
-        while True:
-            pending = [i for i in ids if statuses.get(i) not in ("completed", "paused")]
-            for chunk in range(0, len(pending), 100):
-                rows = sql.invocations(pending[chunk : chunk + 100])
-                statuses.update({i: row.status for i, row in rows.items()})
-            if all(statuses.get(i) in ("completed", "paused") for i in ids):
-                break
-            if time.monotonic() > deadline or lab.cancelled.is_set():
-                break
-            time.sleep(0.2)
-        wall = time.time() - started
-    completed = sum(1 for i in ids if statuses.get(i) == "completed")
-    paused = sum(1 for i in ids if statuses.get(i) == "paused")
-    calls = lane.model_calls()
-    runs = lane.tool_runs()
-    paid = bill(calls, lab.price_model)
-    per_invocation: dict[str, int] = {}
-    for run in runs:
-        per_invocation[run.invocation_id] = per_invocation.get(run.invocation_id, 0) + 1
+        lab.admin.register_deployment(agent.uri)
+        clean_id = _run_clean(lab, service)
+        clean_calls, clean_tools = len(lane.model_calls(clean_id)), len(lane.tool_runs(clean_id))
+        monitor = _Monitor(lab, service, agent, invocations, kills, progress, progress_every)
+        started = monitor.started = time.time()
+        monitor.start()
+        try:
+            ids = _send_all(lab, service, invocations, monitor)
+            snapshots = _kill_repeatedly(lab, agent, lane, service, kills, kill_every, restart_delay, monitor)
+            gave_up = monitor.wait_settled(invocations + 1, deadline_s, stall)
+            wall = time.time() - started
+            monitor.sample_memory()
+        finally:
+            monitor.stop()
+    rows = _final_rows(lab.sql, service)
+    mine = [rows[i] for i in ids if i in rows]
+    completed = sum(1 for row in mine if row.status == "completed" and row.result == "success")
+    paused = sum(1 for row in mine if row.status == "paused")
+    unfinished = sum(1 for row in mine if row.status not in _SETTLED)
+    durations = sorted(row.completed - row.created for row in mine if row.completed and row.created)
+    if not gave_up and len(durations) == len(ids):
+        # To the last completion as the server timed it, not to the poll that saw it.
+        wall = max(row.completed or 0.0 for row in mine) - started
+    calls = sum(len(lane.model_calls(i)) for i in ids)
+    tool_runs = [len(lane.tool_runs(i)) for i in ids]
+    all_calls = [c for i in ids for c in lane.model_calls(i)]
+    paid = bill(all_calls, lab.price_model)
     return SoakRecord(
         sent=len(ids),
-        kills=kills,
+        kills=len(snapshots),
         completed=completed,
         paused=paused,
-        lost=len(ids) - completed - paused,
-        model_calls=len(calls),
-        extra_model_calls=len(calls) - _CLEAN_MODEL_CALLS * len(ids),
-        in_flight_at_kills=in_flight,
-        extra_tool_runs=sum(count - 1 for count in per_invocation.values() if count > 1),
+        lost=len(ids) - completed - paused - unfinished,
+        unfinished=unfinished,
+        gave_up=gave_up if unfinished else None,
+        clean_model_calls=clean_calls,
+        clean_tool_runs=clean_tools,
+        model_calls=calls,
+        extra_model_calls=calls - clean_calls * len(ids),
+        kill_snapshots=tuple(snapshots),
+        extra_tool_runs=sum(count - clean_tools for count in tool_runs if count > clean_tools),
         wall_time=round(wall, 3),
         throughput=round(completed / wall, 2) if wall > 0 else 0.0,
+        p50_completion=_percentile(durations, 0.50),
+        p99_completion=_percentile(durations, 0.99),
+        peak_memory=monitor.peak_memory(),
         usage=paid.usage,
         cost_usd=paid.cost_usd,
-        extra_cost_usd=bill(extra_calls(calls), lab.price_model).cost_usd,
+        extra_cost_usd=bill(extra_calls(all_calls), lab.price_model).cost_usd,
         price_model=lab.price_model,
         prices_as_of=PRICES_AS_OF,
     )
+
+
+def _run_clean(lab: Lab, service: str) -> str:
+    """Send one invocation and wait for it to complete with no fault: the clean counts are its counts."""
+    invocation = lab.ingress.send(service, "run", QUESTION)
+    deadline = time.monotonic() + _CLEAN_TIMEOUT
+    while True:
+        row = lab.sql.invocation(invocation)
+        if row is not None and row.status in _SETTLED:
+            if row.status != "completed" or row.completion_result != "success":
+                raise ExperimentError(f"the soak's clean invocation did not complete ({row.status})")
+            return invocation
+        if time.monotonic() > deadline:
+            raise ExperimentError(f"the soak's clean invocation did not settle in {_CLEAN_TIMEOUT:.0f}s")
+        if lab.cancelled.wait(0.05):
+            raise LabCancelled("interrupted")
+
+
+def _send_all(lab: Lab, service: str, invocations: int, monitor: _Monitor) -> list[str]:
+    ingress = lab.ingress
+
+    def send(_: int) -> str:
+        if lab.cancelled.is_set():
+            raise LabCancelled("interrupted")
+        invocation = ingress.send(service, "run", QUESTION)
+        monitor.sent_one()
+        return invocation
+
+    # The server answers a send once it is in its log, which it writes in batches: more sends in flight fill
+    # each batch (8 at a time sent 17 a second at a load average of 27 here).
+    pool = ThreadPoolExecutor(max_workers=_SENDERS, thread_name_prefix="paidtwice-soak-send")
+    try:
+        return list(pool.map(send, range(invocations)))
+    finally:
+        # On Ctrl-C the sends not yet started are dropped, not made while the lab waits.
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _kill_repeatedly(
+    lab: Lab,
+    agent: AgentHost,
+    lane: Lane,
+    service: str,
+    kills: int,
+    kill_every: float,
+    restart_delay: float,
+    monitor: _Monitor,
+) -> list[KillSnapshot]:
+    snapshots = []
+    alive_since = monitor.started
+    for _ in range(kills):
+        agent.prepare()
+        agent.wait_ready()
+        if lab.cancelled.wait(kill_every):
+            raise LabCancelled("interrupted")
+        monitor.sample_memory()
+        killed_at = agent.kill()
+        if lab.cancelled.wait(restart_delay):
+            raise LabCancelled("interrupted")
+        back_at = agent.go()
+        monitor.killed_one()
+        # Read after the replacement is up, so the down time stays the restart delay; the snapshot is of the
+        # ledger and the journal as they stood before it listened (by their own timestamps).
+        answers = _journaled_model_answers(lab.sql, service, completed_after=killed_at, before=back_at)
+        dead_life = [call for call in lane.model_calls() if alive_since <= call.started < back_at]
+        snapshots.append(_snapshot(dead_life, answers, killed_at, back_at))
+        alive_since = back_at
+    return snapshots
+
+
+def _snapshot(
+    calls: list[ModelCall], answers: dict[str, int | None], killed_at: float, back_at: float
+) -> KillSnapshot:
+    """Of the calls one agent life made, those whose turn the journal had not answered."""
+    lacking = [call for call in calls if _lacks(answers, call)]
+    answered = [c for c in lacking if c.finished is not None and c.finished <= killed_at and c.delivered]
+    return KillSnapshot(
+        at=killed_at,
+        down=round(back_at - killed_at, 3),
+        open_calls=len(lacking) - len(answered),
+        unjournaled_answers=len(answered),
+        invocations_lacking=len({call.invocation_id for call in lacking}),
+    )
+
+
+def _lacks(answers: dict[str, int | None], call: ModelCall) -> bool:
+    """The journal lacked this call's answer when the replacement started (turn N: the N-th model answer)."""
+    if call.invocation_id not in answers:
+        return True
+    journaled = answers[call.invocation_id]
+    return journaled is not None and journaled < call.turn
+
+
+def _journaled_model_answers(
+    sql: SqlClient, service: str, *, completed_after: float, before: float
+) -> dict[str, int | None]:
+    """Model answers each invocation's journal held at `before`; None for an invocation that had completed
+    by `completed_after`, whose every answer is in its journal.
+
+    A model answer is a `Notification: Run` completing a `Command: Run` named "model". The soak's agents
+    await each step before the next, so a journal's Run results follow its Run commands in order.
+    """
+    since = datetime.fromtimestamp(completed_after, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    done_before = f"target_service_name = '{service}' AND status = 'completed' AND completed_at < '{since}'"
+    answers: dict[str, int | None] = {
+        str(row["id"]): None for row in sql.query(f"SELECT id FROM sys_invocation WHERE {done_before}")
+    }
+    rows = sql.query(
+        "SELECT id, entry_type, name, appended_at FROM sys_journal WHERE id IN ("
+        f"SELECT id FROM sys_invocation WHERE target_service_name = '{service}' AND NOT ({done_before})) "
+        "AND entry_type IN ('Command: Run', 'Notification: Run') ORDER BY id, index"
+    )
+    steps: dict[str, list[str]] = {}
+    for row in rows:
+        invocation = str(row["id"])
+        if invocation in answers and answers[invocation] is None:
+            continue
+        if (_epoch(row.get("appended_at")) or 0.0) >= before:
+            continue
+        pending = steps.setdefault(invocation, [])
+        if row["entry_type"] == "Command: Run":
+            pending.append(str(row.get("name") or ""))
+        elif pending and pending.pop(0) == "model":
+            answers[invocation] = (answers.get(invocation) or 0) + 1
+    return answers
+
+
+@dataclass(frozen=True)
+class _Final:
+    """One invocation's row in sys_invocation at the end."""
+
+    status: str
+    """Its status."""
+    result: str
+    """"success" or "failure" once completed, else ""."""
+    created: float | None
+    """When the server created it (epoch seconds)."""
+    completed: float | None
+    """When it completed, if it did."""
+
+
+def _final_rows(sql: SqlClient, service: str) -> dict[str, _Final]:
+    """Every invocation of the service, in one query."""
+    rows = sql.query(
+        "SELECT id, status, completion_result, created_at, completed_at FROM sys_invocation "
+        f"WHERE target_service_name = '{service}'"
+    )
+    return {
+        str(row["id"]): _Final(
+            status=str(row.get("status", "")),
+            result=str(row.get("completion_result") or ""),
+            created=_epoch(row.get("created_at")),
+            completed=_epoch(row.get("completed_at")),
+        )
+        for row in rows
+    }
+
+
+def _percentile(sorted_values: list[float], fraction: float) -> float | None:
+    if not sorted_values:
+        return None
+    if len(sorted_values) == 1:
+        return round(sorted_values[0], 3)
+    cuts = statistics.quantiles(sorted_values, n=100, method="inclusive")
+    return round(sorted_values[-1] if fraction >= 1 else cuts[round(fraction * 100) - 1], 3)
+
+
+def _vm_hwm_mib(pid: int | None) -> float:
+    """A live process's peak resident memory in MiB, from /proc; 0 if it is gone."""
+    if pid is None:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+class _Monitor:
+    """Counts the soak's invocations per status on the server (one query per poll), reports progress, and
+    keeps the peak memory of the server and of each of the agent's lives."""
+
+    def __init__(
+        self,
+        lab: Lab,
+        service: str,
+        agent: AgentHost,
+        invocations: int,
+        kills: int,
+        progress: Callable[[SoakProgress], None] | None,
+        progress_every: float,
+    ) -> None:
+        self._lab, self._service, self._agent = lab, service, agent
+        self._invocations, self._kills_planned = invocations, kills
+        self._progress, self._progress_every = progress, progress_every
+        self.started = time.time()
+        self._lock = threading.Lock()
+        self._sent = 0
+        self._kills = 0
+        self._counts: dict[str, int] = {}
+        self._counted_at = 0.0
+        self._agent_peak = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="paidtwice-soak-monitor", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10.0)
+
+    def sent_one(self) -> None:
+        with self._lock:
+            self._sent += 1
+
+    def killed_one(self) -> None:
+        with self._lock:
+            self._kills += 1
+
+    def sample_memory(self) -> None:
+        peak = _vm_hwm_mib(self._agent.pid)
+        with self._lock:
+            self._agent_peak = max(self._agent_peak, peak)
+
+    def peak_memory(self) -> PeakMemory:
+        return PeakMemory(
+            server=round(_vm_hwm_mib(self._lab.server.pid), 1),
+            agent=round(self._agent_peak, 1),
+            paidtwice=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        )
+
+    def _count(self) -> None:
+        rows = self._lab.sql.query(
+            "SELECT status, count(*) AS n FROM sys_invocation "
+            f"WHERE target_service_name = '{self._service}' GROUP BY status"
+        )
+        counts = {str(row["status"]): int(row["n"]) for row in rows}
+        with self._lock:
+            self._counts, self._counted_at = counts, time.time()
+
+    def settled(self) -> tuple[int, int, float]:
+        """Invocations settled and in all (the clean one included), and when they were counted."""
+        with self._lock:
+            counts, at = self._counts, self._counted_at
+        return sum(counts.get(status, 0) for status in _SETTLED), sum(counts.values()), at
+
+    def _report(self) -> None:
+        if self._progress is None:
+            return
+        with self._lock:
+            completed = max(0, self._counts.get("completed", 0) - 1)  # less the clean invocation
+            snapshot = SoakProgress(
+                sent=self._sent,
+                invocations=self._invocations,
+                completed=completed,
+                kills=self._kills,
+                kills_planned=self._kills_planned,
+                elapsed=time.time() - self.started,
+            )
+        self._progress(snapshot)
+
+    def _loop(self) -> None:
+        reported = 0.0
+        while not self._stop.is_set():
+            try:
+                self._count()
+            except PaidtwiceError:
+                pass
+            self.sample_memory()
+            if time.monotonic() - reported >= self._progress_every:
+                reported = time.monotonic()
+                self._report()
+            self._stop.wait(_POLL)
+        self._report()
+
+    def wait_settled(self, expected: int, deadline_s: float, stall: float) -> str | None:
+        """Wait until all `expected` invocations are settled; returns why it gave up, or None."""
+        deadline = self.started + deadline_s
+        last_settled, last_change = -1, time.time()
+        while True:
+            settled, total, counted_at = self.settled()
+            if counted_at > 0 and total >= expected and settled >= total:
+                return None
+            now = time.time()
+            if settled != last_settled:
+                last_settled, last_change = settled, now
+            if now > deadline:
+                return f"the deadline of {deadline_s:.0f}s passed"
+            if now - last_change > stall:
+                return f"no invocation settled in {stall:.0f}s"
+            if self._lab.cancelled.wait(_POLL / 2):
+                raise LabCancelled("interrupted")

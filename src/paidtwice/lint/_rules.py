@@ -98,6 +98,7 @@ _HTTP_VERBS = {"get", "post", "put", "patch", "delete", "head", "options", "requ
 # Module-level functions, by qualified name.
 _FUNCTIONS: dict[str, str] = {
     **{f"httpx.{verb}": "PT001" for verb in _HTTP_VERBS},
+    **{f"httpx2.{verb}": "PT001" for verb in _HTTP_VERBS},
     **{f"requests.{verb}": "PT001" for verb in _HTTP_VERBS},
     "requests.api.request": "PT001",
     "aiohttp.request": "PT001",
@@ -144,6 +145,8 @@ _MODULES: dict[str, str] = {"random.": "PT003", "secrets.": "PT003"}
 _HTTP_CLIENTS = {
     "httpx.Client",
     "httpx.AsyncClient",
+    "httpx2.Client",
+    "httpx2.AsyncClient",
     "requests.Session",
     "requests.session",
     "aiohttp.ClientSession",

@@ -12,6 +12,7 @@ from paidtwice.report._html import (
 )
 from paidtwice.report._load import Results, load_results
 from paidtwice.report._plot import curve_svg, curve_svg_markup
+from paidtwice.report._soak import format_soak, format_soak_progress
 from paidtwice.report._text import (
     format_attempt_log,
     format_bill,
@@ -53,6 +54,8 @@ __all__ = [
     "replay_check_section",
     "soak_section",
     "sweep_sections",
+    "format_soak",
+    "format_soak_progress",
     "table",
     "write_html",
 ]

@@ -812,14 +812,25 @@ def soak_section(record: SoakRecord) -> Section:
         ("completed", str(record.completed)),
         ("paused", str(record.paused)),
         ("lost (must be 0)", f'<span class="{"ok" if record.lost == 0 else "bad"}">{record.lost}</span>'),
+        (
+            "unfinished at the deadline (must be 0)",
+            f'<span class="{"ok" if record.unfinished == 0 else "bad"}">{record.unfinished}</span>',
+        ),
         ("kills", str(record.kills)),
         ("model calls", str(record.model_calls)),
         ("model calls beyond the clean count", str(record.extra_model_calls)),
-        ("bound: calls cut off in flight at the kills", str(record.in_flight_at_kills)),
+        ("clean count per invocation (measured)", f"{record.clean_model_calls} model calls"),
+        ("bound: answers the journal lacked at the kills", str(record.bound)),
         ("tool runs beyond one per invocation", str(record.extra_tool_runs)),
         ("throughput (completed per second)", f"{record.throughput}"),
         ("wall time (s)", f"{record.wall_time:.1f}"),
+        (
+            "completion time p50 / p99 (s)",
+            f"{record.p50_completion or 0:.2f} / {record.p99_completion or 0:.2f}",
+        ),
     ]
+    if record.gave_up:
+        rows.append(("gave up waiting", _e(record.gave_up)))
     verdict = _verdict(record.ok).replace("matches", "nothing lost, extra calls within the bound")
     return Section("soak", "Soak", f"<p>{verdict}</p>" + _table(("figure", "measured"), rows))
 

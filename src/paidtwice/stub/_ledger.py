@@ -110,12 +110,22 @@ class Booking:
 
 @dataclass
 class Ledger:
-    """Thread-safe store of calls; readers get frozen snapshots."""
+    """Thread-safe store of calls; readers get frozen snapshots.
+
+    Calls are indexed by lane and by (lane, invocation), so recording a call and reading one invocation's
+    calls cost the same with ten calls in the ledger as with a hundred thousand.
+    """
 
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _model: list[ModelCall] = field(default_factory=list)
     _tools: list[ToolRun] = field(default_factory=list)
     _bookings: list[Booking] = field(default_factory=list)
+    _model_slots: dict[tuple[str, str | None], list[int]] = field(default_factory=dict)
+    """Slots of the model calls per (lane, invocation), and per (lane, None) for the whole lane."""
+    _tool_slots: dict[tuple[str, str | None], list[int]] = field(default_factory=dict)
+    """The same for the tool runs."""
+    _asks: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    """How often each (lane, invocation, turn) was asked."""
 
     def open_model_call(
         self,
@@ -129,9 +139,9 @@ class Ledger:
     ) -> int:
         """Record a new model call and return its slot; the answer is chosen under the lock."""
         with self._lock:
-            same = [c for c in self._model if c.lane == lane and c.invocation_id == invocation_id]
-            call = len(same) + 1
-            ask = sum(1 for c in same if c.turn == turn) + 1
+            call = len(self._model_slots.get((lane, invocation_id), ())) + 1
+            ask = self._asks.get((lane, invocation_id, turn), 0) + 1
+            self._asks[(lane, invocation_id, turn)] = ask
             answer = answer_for(turn, ask, call)
             usage = usage_for(answer) if usage_for is not None else NO_TOKENS
             self._model.append(
@@ -139,7 +149,7 @@ class Ledger:
                     lane, invocation_id, call, turn, ask, messages, answer, time.time(), None, None, usage
                 )
             )
-            return len(self._model) - 1
+            return _index(self._model_slots, lane, invocation_id, len(self._model) - 1)
 
     def model_call(self, slot: int) -> ModelCall:
         with self._lock:
@@ -154,9 +164,9 @@ class Ledger:
 
     def open_tool_run(self, *, lane: str, invocation_id: str, tool: str, arguments: str) -> int:
         with self._lock:
-            call = 1 + sum(1 for t in self._tools if t.lane == lane and t.invocation_id == invocation_id)
+            call = len(self._tool_slots.get((lane, invocation_id), ())) + 1
             self._tools.append(ToolRun(lane, invocation_id, tool, call, arguments, time.time(), None, None))
-            return len(self._tools) - 1
+            return _index(self._tool_slots, lane, invocation_id, len(self._tools) - 1)
 
     def tool_run(self, slot: int) -> ToolRun:
         with self._lock:
@@ -169,20 +179,12 @@ class Ledger:
     def model_calls(self, lane: str, invocation_id: str | None = None) -> list[ModelCall]:
         """Model calls on `lane`, of one invocation if given, in arrival order."""
         with self._lock:
-            return [
-                c
-                for c in self._model
-                if c.lane == lane and (invocation_id is None or c.invocation_id == invocation_id)
-            ]
+            return [self._model[slot] for slot in self._model_slots.get((lane, invocation_id), ())]
 
     def tool_runs(self, lane: str, invocation_id: str | None = None) -> list[ToolRun]:
         """Tool calls on `lane`, of one invocation if given, in arrival order."""
         with self._lock:
-            return [
-                t
-                for t in self._tools
-                if t.lane == lane and (invocation_id is None or t.invocation_id == invocation_id)
-            ]
+            return [self._tools[slot] for slot in self._tool_slots.get((lane, invocation_id), ())]
 
     def open_booking(self, *, lane: str, invocation_id: str, key: str) -> int:
         """Record a booking request; it has an effect unless its key (per lane) was seen before."""
@@ -213,3 +215,10 @@ class Ledger:
                 for b in self._bookings
                 if b.lane == lane and (invocation_id is None or b.invocation_id == invocation_id)
             ]
+
+
+def _index(slots: dict[tuple[str, str | None], list[int]], lane: str, invocation_id: str, slot: int) -> int:
+    """File `slot` under its lane and under its invocation; returns it."""
+    slots.setdefault((lane, None), []).append(slot)
+    slots.setdefault((lane, invocation_id), []).append(slot)
+    return slot

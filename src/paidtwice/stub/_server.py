@@ -230,6 +230,9 @@ class StubModel:
             return
         if scope["method"] == "POST" and parts == ["v1", "chat", "completions"]:
             body = await _read_body(receive)
+            if body is None:
+                # The caller died while sending (a kill): no model would have read, or billed, half a request.
+                return
             await self._chat(lane, invocation_id, body, receive, send)
             return
         if scope["method"] == "POST" and parts == ["tools", "book"]:
@@ -239,10 +242,14 @@ class StubModel:
             return
         if scope["method"] == "POST" and parts == ["v1", "messages"]:
             body = await _read_body(receive)
+            if body is None:
+                return
             await self._chat(lane, invocation_id, body, receive, send, api="messages")
             return
         if scope["method"] == "POST" and parts == ["v1", "responses"]:
             body = await _read_body(receive)
+            if body is None:
+                return
             await self._chat(lane, invocation_id, body, receive, send, api="responses")
             return
         if scope["method"] == "GET" and parts == ["tools", "weather"]:
@@ -520,16 +527,16 @@ def _message(request: dict[str, Any], messages: list[Any], answer: Answer, turn:
     }
 
 
-async def _read_body(receive: Receive) -> bytes:
+async def _read_body(receive: Receive) -> bytes | None:
+    """The request's body; None if the caller went away before sending all of it."""
     chunks = []
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            break
+            return None
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
+            return b"".join(chunks)
 
 
 async def _caller_left_within(receive: Receive, seconds: float) -> bool:

@@ -1,0 +1,55 @@
+"""Plain-text reports of a soak: its progress line and its result."""
+
+from __future__ import annotations
+
+from paidtwice._words import count
+from paidtwice.lab._soak import SoakProgress, SoakRecord
+from paidtwice.report._text import tokens, usd
+
+__all__ = ["format_soak", "format_soak_progress"]
+
+
+def format_soak_progress(progress: SoakProgress) -> str:
+    """One line: sent, completed, kills done, rate."""
+    return (
+        f"soak: sent {progress.sent}/{progress.invocations}, completed {progress.completed}, "
+        f"kills {progress.kills}/{progress.kills_planned}, {progress.rate:.1f} completed/s, "
+        f"{progress.elapsed:.0f}s"
+    )
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}s"
+
+
+def format_soak(record: SoakRecord) -> str:
+    """What the soak measured, and what is wrong if anything is."""
+    memory = record.peak_memory
+    lines = [
+        f"sent {record.sent}, completed {record.completed}, paused {record.paused}, "
+        f"lost {record.lost}, unfinished {record.unfinished}",
+        f"clean invocation: {count(record.clean_model_calls, 'model call')}, "
+        f"{count(record.clean_tool_runs, 'tool run')} "
+        "(measured before the soak)",
+        f"model calls {record.model_calls}: {record.extra_model_calls} beyond the clean count "
+        f"(bound: {record.bound} cut off by {count(record.kills, 'kill')})",
+    ]
+    for number, kill in enumerate(record.kill_snapshots, start=1):
+        lines.append(
+            f"  kill {number}: {kill.open_calls} open, {kill.unjournaled_answers} answered, not journaled, "
+            f"{count(kill.invocations_lacking, 'invocation')} to replay, down {kill.down:.2f}s"
+        )
+    lines += [
+        f"paid {tokens(record.usage.total_tokens)} tokens, {usd(record.cost_usd)} at {record.price_model} "
+        f"(prices as of {record.prices_as_of}); the kills added {usd(record.extra_cost_usd)}",
+        f"tool runs beyond the clean count: {record.extra_tool_runs}",
+        f"throughput {record.throughput} completed/s over {record.wall_time:.1f}s; completion time "
+        f"p50 {_seconds(record.p50_completion)}, p99 {_seconds(record.p99_completion)}",
+        f"peak memory: server {memory.server:.0f} MiB, agent {memory.agent:.0f} MiB, "
+        f"paidtwice {memory.paidtwice:.0f} MiB",
+    ]
+    if record.gave_up:
+        lines.append(f"gave up waiting: {record.gave_up}")
+    problems = record.problems()
+    lines.append("ok" if not problems else "NOT OK: " + "; ".join(problems))
+    return "\n".join(lines)

@@ -1,0 +1,54 @@
+"""The soak's bound at one kill, without a server: which calls of the dead life a replay pays again."""
+
+from __future__ import annotations
+
+from paidtwice.lab import SoakProgress
+from paidtwice.lab._soak import KillSnapshot, _snapshot
+from paidtwice.report import format_soak_progress
+from paidtwice.stub._ledger import ModelCall
+from paidtwice.stub._scripts import Answer
+
+KILL = 100.0
+BACK = 100.3
+
+
+def _call(
+    invocation: str, turn: int, started: float, finished: float | None, delivered: bool | None
+) -> ModelCall:
+    return ModelCall("lane", invocation, turn, turn, 1, 1, Answer(text="x"), started, finished, delivered)
+
+
+def test_a_kill_costs_the_calls_whose_answer_the_journal_lacks() -> None:
+    calls = [
+        _call("inv_open", 1, 99.0, None, None),  # in flight at the kill
+        _call("inv_late", 2, 100.1, 100.2, False),  # sent just before the kill, read by the stub after it
+        _call("inv_answered", 2, 99.0, 99.5, True),  # answered, but the journal lacks it
+        _call("inv_journaled", 1, 98.0, 98.5, True),  # answered and journaled: the replay reads it
+        _call("inv_reasked", 1, 99.0, 99.2, True),  # asks again for turn 1, which the journal holds
+        _call("inv_done", 2, 99.0, 99.1, True),  # completed before the kill
+    ]
+    answers: dict[str, int | None] = {
+        "inv_open": 0,
+        "inv_late": 1,
+        "inv_answered": 1,
+        "inv_journaled": 1,
+        "inv_reasked": 1,
+        "inv_done": None,
+    }
+    snapshot = _snapshot(calls, answers, KILL, BACK)
+    assert snapshot == KillSnapshot(
+        at=KILL, down=0.3, open_calls=2, unjournaled_answers=1, invocations_lacking=3
+    )
+    assert snapshot.bound == 3
+
+
+def test_an_invocation_without_a_journaled_step_lacks_every_answer() -> None:
+    snapshot = _snapshot([_call("inv_new", 1, 99.9, None, None)], {}, KILL, BACK)
+    assert (snapshot.open_calls, snapshot.unjournaled_answers, snapshot.bound) == (1, 0, 1)
+
+
+def test_progress_reads_as_one_line() -> None:
+    line = format_soak_progress(
+        SoakProgress(sent=10000, invocations=10000, completed=2500, kills=4, kills_planned=10, elapsed=100.0)
+    )
+    assert line == "soak: sent 10000/10000, completed 2500, kills 4/10, 25.0 completed/s, 100s"
