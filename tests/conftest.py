@@ -20,3 +20,10 @@ def deck_records(lab: Lab) -> dict[str, RunRecord]:
     """Every plain row of the deck, run once, concurrently, on the shared server."""
     records = lab.run_many([(row, None) for row in EXPERIMENTS], concurrent=True)
     return {record.name: record for record in records}
+
+
+@pytest.fixture(scope="session")
+def cluster_lab() -> Iterator[Lab]:
+    """One real 3-node Restate cluster and its own stub for the whole session; its tests kill its nodes."""
+    with Lab(echo=lambda message: None, cluster=3) as running:
+        yield running

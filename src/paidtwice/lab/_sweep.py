@@ -601,7 +601,7 @@ def sweep_targets(
     Clean runs go first (concurrently); then every crash point of every matrix, `parallel` at a time, each
     on an agent, lane and invocation of its own. `on_point` sees each result as soon as it is measured.
     """
-    watcher = _Watcher(lab.sql, lab.cancelled)
+    watcher = _Watcher(lambda: lab.sql, lab.cancelled)
     lock = threading.Lock()
     started = time.time()
     stop = threading.Event()
