@@ -5,6 +5,7 @@ from __future__ import annotations
 from paidtwice.engine import RestateCluster
 from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, Lab, experiment_by_name
 from paidtwice.lab._experiments import Experiment
+from paidtwice.lab._soak import soak
 
 
 def test_node_kill_in_pause_completes_with_the_clean_counts(cluster_lab: Lab) -> None:
@@ -26,3 +27,17 @@ def test_node_kill_in_pause_completes_with_the_clean_counts(cluster_lab: Lab) ->
     assert isinstance(cluster, RestateCluster)
     # The killed node was started again on its data.
     assert len(cluster.live_nodes()) == 3
+
+
+def test_soak_with_node_kills_loses_nothing(cluster_lab: Lab) -> None:
+    record = soak(cluster_lab, invocations=60, kills=0, node_kills=2)
+    assert record.sent == 60
+    assert record.lost == 0
+    assert record.completed == 60
+    assert len(record.node_kills) == 2
+    first, second = record.node_kills
+    # Never the same node twice in a row, and each kill landed while invocations on its partitions ran.
+    assert first.node != second.node
+    assert first.running > 0
+    assert 0 <= record.extra_model_calls <= record.in_flight_at_kills + record.cut_off_by_node_kills
+    assert record.ok

@@ -36,7 +36,7 @@ from paidtwice.lab._records import (
 )
 from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
-from paidtwice.lab._soak import SoakRecord, soak
+from paidtwice.lab._soak import NodeKillLine, SoakRecord, soak
 from paidtwice.lab._walks import run_walk
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "LabCancelled",
     "Mismatch",
     "ModelLogLine",
+    "NodeKillLine",
     "NodeKillRecord",
     "PaidCallPrediction",
     "RecoveryPlan",
