@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from paidtwice.engine import RestateCluster
 from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, Lab, experiment_by_name
 from paidtwice.lab._experiments import Experiment
@@ -22,6 +25,7 @@ def test_node_kill_in_pause_completes_with_the_clean_counts(cluster_lab: Lab) ->
     assert kill.killed_node != kill.took_over
     assert kill.stall_to_next_entry is not None and kill.stall_to_next_entry > 0
     assert kill.stall_to_completion is not None and kill.stall_to_completion >= kill.stall_to_next_entry
+    assert kill.resumed_after is not None and kill.resumed_after > 0
     assert kill.node_back_after is not None
     cluster = cluster_lab.server
     assert isinstance(cluster, RestateCluster)
@@ -41,3 +45,15 @@ def test_soak_with_node_kills_loses_nothing(cluster_lab: Lab) -> None:
     assert first.running > 0
     assert 0 <= record.extra_model_calls <= record.in_flight_at_kills + record.cut_off_by_node_kills
     assert record.ok
+
+
+def test_cluster_options_refuse_what_cannot_run() -> None:
+    for args, says in (
+        (["soak", "--node-kills", "2"], "--node-kills needs a cluster"),
+        (["run", "clean", "--cluster", "2"], "--cluster takes 1 (one server) or at least 3 nodes, not 2"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "paidtwice", *args], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 2, done.stderr
+        assert says in done.stderr and "Traceback" not in done.stderr

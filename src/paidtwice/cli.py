@@ -90,6 +90,22 @@ def _server_version(function: F) -> F:
     )(function)
 
 
+def _cluster(function: F) -> F:
+    return click.option(
+        "--cluster",
+        "cluster",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        metavar="N",
+        help="Run on a cluster of N restate-server nodes on loopback (3 or more; 1 is a single server).",
+    )(function)
+
+
+def _lab(server_version: str, cluster: int) -> Lab:
+    return Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True), cluster=cluster)
+
+
 def _admin_url(function: F) -> F:
     return click.option(
         "--admin-url",
@@ -117,17 +133,19 @@ def cli() -> None:
 @cli.command()
 @_server_version
 def provision(server_version: str) -> None:
-    """Install restate-server from npm into paidtwice's cache (done on first use anyway).
+    """Install restate-server and restatectl from npm into paidtwice's cache (done on first use anyway).
 
     \b
     Example:
         paidtwice provision --server-version 1.7.10
     """
-    from paidtwice.engine._provision import ensure_server_binary
+    from paidtwice.engine._provision import ensure_restatectl, ensure_server_binary
 
     with _errors():
         binary = ensure_server_binary(server_version, echo=lambda m: click.echo(m, err=True))
+        restatectl = ensure_restatectl(echo=lambda m: click.echo(m, err=True))
     click.echo(str(binary))
+    click.echo(str(restatectl))
 
 
 @cli.command()
@@ -197,7 +215,10 @@ def _default_json(stem: str) -> Path:
 )
 @click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
 @_server_version
-def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_version: str) -> None:
+@_cluster
+def deck(
+    only: tuple[str, ...], json_path: Path | None, serial: bool, server_version: str, cluster: int
+) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
 
     Exit status 0 when every run matches the deck, 1 when one does not, 2 on bad input.
@@ -206,12 +227,18 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
     Examples:
         paidtwice deck
         paidtwice deck --only clean --only naive-kill-in-pause --json out/deck.json
+        paidtwice deck --cluster 3
     """
     rows = _rows(only)
     json_path = json_path or _default_json("deck")
     with _errors():
-        click.echo(f"paidtwice: {len(rows)} experiment(s) on restate-server {server_version}", err=True)
-        with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
+        where = f"a {cluster}-node cluster of " if cluster > 1 else ""
+        click.echo(
+            f"paidtwice: {len(rows)} experiment(s) on {where}restate-server {server_version}", err=True
+        )
+        with Lab(
+            server_version=server_version, echo=lambda m: click.echo(m, err=True), cluster=cluster
+        ) as lab:
             records = _run_rows(lab, rows, json_path=json_path, serial=serial)
     click.echo(format_deck_table(records))
     for record in records:
@@ -235,18 +262,22 @@ def deck(only: tuple[str, ...], json_path: Path | None, serial: bool, server_ver
     help="Where the record is written (default: paidtwice-results/NAME-TIME-PID.json).",
 )
 @_server_version
-def run(name: str, json_path: Path | None, server_version: str) -> None:
+@_cluster
+def run(name: str, json_path: Path | None, server_version: str, cluster: int) -> None:
     """Run one experiment and print its journal by index and its model-call log.
 
     \b
     Examples:
         paidtwice run naive-kill-in-pause
         paidtwice run naive-changed-for-good --json changed.json
+        paidtwice run node-kill-in-pause --cluster 3
     """
     row = _rows((name,))[0]
     json_path = json_path or _default_json(name)
     with _errors():
-        with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
+        with Lab(
+            server_version=server_version, echo=lambda m: click.echo(m, err=True), cluster=cluster
+        ) as lab:
             records = _run_rows(lab, [row], json_path=json_path, serial=True)
     for record in records:
         if isinstance(record, RunRecord):
@@ -302,8 +333,16 @@ def explain(invocation_id: str, admin_url: str) -> None:
 @cli.command()
 @click.option("--invocations", default=200, show_default=True, type=click.IntRange(min=1))
 @click.option("--kills", default=5, show_default=True, type=click.IntRange(min=0))
+@click.option(
+    "--node-kills",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="With --cluster: kill and restart this many nodes, one at a time, after the agent's kills.",
+)
 @_server_version
-def soak(invocations: int, kills: int, server_version: str) -> None:
+@_cluster
+def soak(invocations: int, kills: int, node_kills: int, server_version: str, cluster: int) -> None:
     """Send many journaled invocations at once and kill the agent while they run.
 
     Prints sent, completed, paused, lost (must be 0), model calls beyond the clean count (at most the
@@ -313,12 +352,17 @@ def soak(invocations: int, kills: int, server_version: str) -> None:
     \b
     Example:
         paidtwice soak --invocations 200 --kills 5
+        paidtwice soak --cluster 3 --node-kills 3
     """
     from paidtwice.lab._soak import soak as run_soak
 
+    if node_kills and cluster == 1:
+        raise BadInput("--node-kills needs a cluster: add --cluster 3")
     with _errors():
-        with Lab(server_version=server_version, echo=lambda m: click.echo(m, err=True)) as lab:
-            record = run_soak(lab, invocations=invocations, kills=kills)
+        with Lab(
+            server_version=server_version, echo=lambda m: click.echo(m, err=True), cluster=cluster
+        ) as lab:
+            record = run_soak(lab, invocations=invocations, kills=kills, node_kills=node_kills)
     click.echo(
         f"sent {record.sent}, completed {record.completed}, paused {record.paused}, lost {record.lost}\n"
         f"model calls {record.model_calls}: {record.extra_model_calls} beyond the clean count "
@@ -326,6 +370,17 @@ def soak(invocations: int, kills: int, server_version: str) -> None:
         f"tool runs beyond one per invocation: {record.extra_tool_runs}\n"
         f"throughput {record.throughput} completed/s over {record.wall_time:.1f}s"
     )
+    for kill in record.node_kills:
+        led = ", ".join(map(str, kill.partitions)) or "none"
+        click.echo(
+            f"node kill: {kill.node} (led partitions {led}; {kill.running} invocations running on them), "
+            f"down {kill.down:.1f}s, {kill.cut_off} model calls cut off"
+        )
+    if record.node_kills:
+        click.echo(
+            f"extra model calls {record.extra_model_calls}, bound {record.in_flight_at_kills} (agent kills) "
+            f"+ {record.cut_off_by_node_kills} (node kills)"
+        )
     sys.exit(0 if record.ok else 1)
 
 
@@ -430,6 +485,7 @@ def recover(
     "(default: paidtwice-results/sweep-TIME-PID.json).",
 )
 @click.option("--check", is_flag=True, help="Exit 1 when any crash point pays twice (for CI).")
+@_cluster
 def sweep(
     modes: tuple[str, ...],
     scripts: tuple[str, ...],
@@ -443,6 +499,7 @@ def sweep(
     parallel: int,
     json_path: Path | None,
     check: bool,
+    cluster: int,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
@@ -492,6 +549,7 @@ def sweep(
                 restart_delay=restart_delay,
                 parallel=parallel,
                 on_point=save,
+                cluster=cluster,
             )
         else:
             matrices = run_sweep(
@@ -505,6 +563,7 @@ def sweep(
                 restart_delay=restart_delay,
                 parallel=parallel,
                 on_point=save,
+                cluster=cluster,
             )
     ordered = [p for m in matrices for p in m.points]
     write_sweep(json_path, ordered)

@@ -127,6 +127,9 @@ class NodeKillRecord:
     pause_left_at_kill: float
     """Seconds of the invocation's durable pause still to run at the kill: the stall below this is the
     pause itself, not the failure."""
+    resumed_after: float | None
+    """Seconds from the kill until the next attempt of the invocation reached the agent: the new leader
+    picking it up, whatever the pause (None: none did)."""
     stall_to_next_entry: float | None
     """Seconds from the kill until the invocation's journal got its next entry (None: it got none)."""
     stall_to_completion: float | None

@@ -485,7 +485,9 @@ class Lab:
                 up_at=up_at,
                 started=started,
                 admin=admin,
-                node_kill=_node_kill_record(node_kill, node_back_at, engine.sql.journal(invocation_id)),
+                node_kill=_node_kill_record(
+                    node_kill, node_back_at, engine.sql.journal(invocation_id), agent_attempts
+                ),
             )
 
     def _kill_leader(self, engine: _Engine, invocation_id: str) -> _NodeKill:
@@ -746,9 +748,12 @@ class Lab:
 
 
 def _node_kill_record(
-    kill: _NodeKill | None, back_at: float | None, journal: Sequence[JournalEntry]
+    kill: _NodeKill | None,
+    back_at: float | None,
+    journal: Sequence[JournalEntry],
+    agent: Sequence[AgentAttempt],
 ) -> NodeKillRecord | None:
-    """The node kill's figures, the stalls read off the journal's append times."""
+    """The node kill's figures: the stalls read off the journal's append times and the agent's wire log."""
     if kill is None:
         return None
     # The agent's own module says how long its pause is; imported only now, as for the curve's policy.
@@ -761,12 +766,14 @@ def _node_kill_record(
     outputs = [appended(e) for e in journal if e.type == "Command: Output"]
     sleeps = [appended(e) for e in journal if e.type == "Command: Sleep"]
     pause_ends = sleeps[0] + deck.RATE_LIMIT_PAUSE.total_seconds() if sleeps else kill.killed_at
+    resumed = [attempt.at for attempt in agent if attempt.at > kill.killed_at]
     return NodeKillRecord(
         partition=kill.partition,
         killed_node=kill.node,
         took_over=kill.took_over,
         takeover_after=round(kill.takeover_at - kill.killed_at, 3),
         pause_left_at_kill=round(max(0.0, pause_ends - kill.killed_at), 3),
+        resumed_after=round(min(resumed) - kill.killed_at, 3) if resumed else None,
         stall_to_next_entry=round(min(after) - kill.killed_at, 3) if after else None,
         stall_to_completion=round(outputs[0] - kill.killed_at, 3) if outputs else None,
         node_back_after=round(back_at - kill.killed_at, 3) if back_at is not None else None,

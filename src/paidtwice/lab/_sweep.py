@@ -678,13 +678,15 @@ def sweep(
     parallel: int = 16,
     lab: Lab | None = None,
     on_point: Callable[[PointResult], None] | None = None,
+    cluster: int = 1,
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
     Without `app`, the deck's agent is swept in each of `modes` under each of the stub's `scripts`. With
     `app` ("MODULE:APP", importable from `app_dir`), the user's own service/handler is swept, called with
     `input`, its model answers read from the `script` file in each variation named by `scripts`. A `lab`
-    can be shared; otherwise one is started (a restate-server and a stub) and stopped before returning.
+    can be shared; otherwise one is started (a restate-server, or a cluster of `cluster` nodes, and a stub)
+    and stopped before returning.
     Bad input raises a `UsageError` before anything starts.
     """
     unknown = [name for name in scripts if name not in VARIATIONS]
@@ -714,7 +716,7 @@ def sweep(
             parallel=parallel,
             on_point=on_point,
         )
-    with Lab() as own:
+    with Lab(cluster=cluster) as own:
         return sweep_targets(
             own,
             targets=targets,
