@@ -60,6 +60,10 @@ DECK_AGENT = "paidtwice.agent.deck:app"
 _RUN_TIMEOUT = 180.0
 _POLL = 0.02
 MISMATCH_CODE = "RT0016"
+_CLUSTER_PAUSE_S = "4"
+"""The deck agent's pause on a cluster. A kill must land inside the pause, and on a cluster every SQL read
+fans out over the nodes: with every deck row starting at once, a kill missed a 2 s pause here. No count the
+deck reports depends on the pause's length."""
 
 
 class LabCancelled(PaidtwiceError):
@@ -239,6 +243,10 @@ class Lab:
         self.server_version = server_version
         self.cluster = len(server.nodes) if isinstance(server, RestateCluster) else cluster
         """Nodes of the lab's Restate: 1 is a single restate-server, 3 or more a cluster."""
+        self.agent_pause: str | None = os.environ.get("PAIDTWICE_PAUSE_S") or (
+            _CLUSTER_PAUSE_S if self.cluster > 1 else None
+        )
+        """The deck agent's durable pause (PAIDTWICE_PAUSE_S), when the lab sets it; else the agent's own."""
         self._own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="paidtwice-lab-"))
         """Agent logs and attempt logs of every run."""
@@ -404,6 +412,8 @@ class Lab:
                 "PAIDTWICE_SERVICE": service,
             }
         )
+        if self.agent_pause is not None:
+            env["PAIDTWICE_PAUSE_S"] = self.agent_pause
         return AgentHost(
             target=target, env=env, workdir=self.workdir / service, name=name, forkserver=self.forkserver
         )
@@ -486,9 +496,21 @@ class Lab:
                 started=started,
                 admin=admin,
                 node_kill=_node_kill_record(
-                    node_kill, node_back_at, engine.sql.journal(invocation_id), agent_attempts
+                    node_kill,
+                    node_back_at,
+                    engine.sql.journal(invocation_id),
+                    agent_attempts,
+                    pause=self._pause_seconds(),
                 ),
             )
+
+    def _pause_seconds(self) -> float:
+        if self.agent_pause is not None:
+            return float(self.agent_pause)
+        # The agent's own default, from its module; imported only now, as for the curve's policy.
+        from paidtwice.agent import deck
+
+        return deck.RATE_LIMIT_PAUSE.total_seconds()
 
     def _kill_leader(self, engine: _Engine, invocation_id: str) -> _NodeKill:
         """In the invocation's durable pause, SIGKILL the node leading its partition; wait for another node
@@ -752,12 +774,12 @@ def _node_kill_record(
     back_at: float | None,
     journal: Sequence[JournalEntry],
     agent: Sequence[AgentAttempt],
+    *,
+    pause: float,
 ) -> NodeKillRecord | None:
     """The node kill's figures: the stalls read off the journal's append times and the agent's wire log."""
     if kill is None:
         return None
-    # The agent's own module says how long its pause is; imported only now, as for the curve's policy.
-    from paidtwice.agent import deck
 
     def appended(entry: JournalEntry) -> float:
         return _epoch(entry.appended_at) or 0.0
@@ -765,7 +787,7 @@ def _node_kill_record(
     after = [appended(e) for e in journal if appended(e) > kill.killed_at]
     outputs = [appended(e) for e in journal if e.type == "Command: Output"]
     sleeps = [appended(e) for e in journal if e.type == "Command: Sleep"]
-    pause_ends = sleeps[0] + deck.RATE_LIMIT_PAUSE.total_seconds() if sleeps else kill.killed_at
+    pause_ends = sleeps[0] + pause if sleeps else kill.killed_at
     resumed = [attempt.at for attempt in agent if attempt.at > kill.killed_at]
     return NodeKillRecord(
         partition=kill.partition,
