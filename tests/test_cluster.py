@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+from support import assert_eventually
+from test_hygiene import LOOPBACK, listening_addresses
+from test_interrupt import alive, descendants
 
 from paidtwice.engine import RestateCluster
+from paidtwice.engine._ports import is_port_free
 from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, Lab, experiment_by_name
 from paidtwice.lab._experiments import Experiment
 from paidtwice.lab._soak import soak
@@ -57,3 +63,66 @@ def test_cluster_options_refuse_what_cannot_run() -> None:
         )
         assert done.returncode == 2, done.stderr
         assert says in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_second_cluster_beside_the_first_is_its_own(cluster_lab: Lab) -> None:
+    first = cluster_lab.server
+    assert isinstance(first, RestateCluster)
+    with RestateCluster(nodes=3, echo=lambda message: None) as second:
+        assert second.cluster_name != first.cluster_name
+        assert second.base_dir != first.base_dir
+        assert not ports(first) & ports(second)
+        pids = [node.process.pid for node in second.nodes if node.process is not None]
+        assert len(pids) == 3
+        for pid in pids:
+            addresses = listening_addresses(pid)
+            assert addresses and all(a.startswith(LOOPBACK + ":") for a in addresses), addresses
+        assert {p.leader for p in second.leaders()} <= {node.name for node in second.nodes}
+    # Stopped: no node left, every port free, its directories gone; the first cluster untouched.
+    assert_eventually(lambda: not any(alive(pid) for pid in pids), timeout=10, what="the nodes to be gone")
+    assert all(is_port_free(port) for port in ports(second))
+    assert not second.base_dir.exists()
+    assert all(node.healthy() for node in first.nodes)
+
+
+def test_sigkill_of_paidtwice_takes_its_cluster_with_it(tmp_path: Path) -> None:
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "paidtwice",
+            "run",
+            "clean",
+            "--cluster",
+            "3",
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
+    try:
+
+        def nodes() -> set[int]:
+            return {pid for pid in descendants(run.pid) if "restate-server" in command_line(pid)}
+
+        assert_eventually(lambda: len(nodes()) >= 3, timeout=120, what="three nodes")
+        started = descendants(run.pid)
+        run.kill()
+        run.wait()
+        assert_eventually(lambda: not any(alive(p) for p in started), timeout=10, what="orphans to die")
+    finally:
+        run.kill()
+        run.wait()
+
+
+def ports(cluster: RestateCluster) -> set[int]:
+    return {port for n in cluster.nodes for port in (n.fabric_port, n.admin_port, n.ingress_port)}
+
+
+def command_line(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+    except OSError:
+        return ""

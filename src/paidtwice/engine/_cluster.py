@@ -18,9 +18,9 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -144,8 +144,11 @@ class RestateCluster:
         self._echo = echo
         self.nodes: list[ClusterNode] = []
         """The nodes, node-1 first."""
-        self._lock = threading.Lock()
         self._restatectl: Path | None = None
+        # Every node is started from this one thread, which lives as long as the cluster: a child's
+        # parent-death signal follows the thread that started it, and a node restarted from a run's
+        # short-lived worker thread would otherwise be killed when that thread ends.
+        self._starter: ThreadPoolExecutor | None = None
 
     # -- addresses -----------------------------------------------------------------------------------
 
@@ -250,13 +253,19 @@ class RestateCluster:
                     ports=[node.fabric_port, node.admin_port, node.ingress_port],
                 )
             for node in self.nodes:
-                assert node.process is not None
-                node.process.start()
+                self._start_process(node)
             self.wait_healthy()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _start_process(self, node: ClusterNode) -> None:
+        if self._starter is None:
+            self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paidtwice-cluster")
+        process = node.process
+        assert process is not None
+        self._starter.submit(process.start).result()
 
     def wait_healthy(self, *, timeout: float = _START_TIMEOUT) -> None:
         """Wait until every running node answers its health checks and every partition has a leader."""
@@ -294,7 +303,7 @@ class RestateCluster:
         node = self.node(name)
         if node.process is None:
             raise UsageError(f"{name} was never started")
-        node.process.start()
+        self._start_process(node)
         if not wait_until(node.healthy, timeout=_START_TIMEOUT, interval=0.1):
             raise ServerStartError(
                 f"{name} did not answer within {_START_TIMEOUT:.0f}s of its restart (log: {node.log_path})"
@@ -316,8 +325,7 @@ class RestateCluster:
         """Kill every node and start them all again on their data: the whole cluster's crash."""
         self.kill()
         for node in self.nodes:
-            assert node.process is not None
-            node.process.start()
+            self._start_process(node)
         self.wait_healthy()
 
     def alive(self) -> bool:
@@ -329,6 +337,8 @@ class RestateCluster:
         finally:
             for node in self.nodes:
                 node.release()
+            if self._starter is not None:
+                self._starter.shutdown(wait=False)
             shutil.rmtree(self.base_dir, ignore_errors=True)
 
     def __enter__(self) -> RestateCluster:
