@@ -39,6 +39,9 @@ from paidtwice.engine._sql import QueryFailed, SqlClient
 __all__ = ["ClusterNode", "ClusterSqlClient", "PartitionLeader", "RestateCluster"]
 
 _START_TIMEOUT = 120.0
+_SETTLE_S = 5.0
+"""Seconds without a change of leader after which the cluster's partitions count as settled: the moves
+after a node's restart were seen here up to 2 s apart."""
 _FAILOVER_S = 60.0
 """How long a query may keep failing while the cluster recovers from a node's death before it is an error."""
 _REPLICATION = 2
@@ -53,6 +56,8 @@ class PartitionLeader:
     """Partition id."""
     leader: str | None
     """Name of the leading node ("node-2"), None while no processor leads."""
+    epoch: int | None
+    """The leader's epoch: it grows with every change of leader."""
     first_key: int
     """First partition key the partition owns."""
     last_key: int
@@ -268,7 +273,22 @@ class RestateCluster:
         self._starter.submit(process.start).result()
 
     def wait_healthy(self, *, timeout: float = _START_TIMEOUT) -> None:
-        """Wait until every running node answers its health checks and every partition has a leader."""
+        """Wait until every running node answers its health checks, every partition has a leader, and no
+        leader has changed for `_SETTLE_S` seconds.
+
+        A node started again takes some partitions back some seconds after it answers, one at a time, and
+        each move cuts off the invocations running there: a run that starts before the moves are over
+        would pay for a failure that is not its own."""
+        seen: list[tuple[tuple[tuple[int, str | None, int | None], ...], float]] = []
+
+        def settled() -> bool:
+            if not healthy():
+                seen.clear()
+                return False
+            now = tuple((p.partition, p.leader, p.epoch) for p in self.leaders(quiet=True))
+            if not seen or seen[0][0] != now:
+                seen[:] = [(now, time.monotonic())]
+            return time.monotonic() - seen[0][1] >= _SETTLE_S
 
         def healthy() -> bool:
             for node in self.nodes:
@@ -283,7 +303,7 @@ class RestateCluster:
             leaders = self.leaders(quiet=True)
             return bool(leaders) and all(p.leader is not None for p in leaders)
 
-        if not wait_until(healthy, timeout=timeout, interval=0.2):
+        if not wait_until(settled, timeout=timeout, interval=0.5):
             raise ServerStartError(
                 f"the {self.size}-node cluster did not become healthy within {timeout:.0f}s "
                 f"(logs: {self.base_dir}/node-*/restate-server.log)"
@@ -461,6 +481,7 @@ def parse_leaders(text: str) -> list[PartitionLeader]:
         leader = PartitionLeader(
             partition=partition,
             leader=row.get("name") if row.get("leader_epoch") is not None else None,
+            epoch=int(row["leader_epoch"]) if row.get("leader_epoch") is not None else None,
             first_key=int(row["start_key"]),
             last_key=int(row["end_key"]),
         )
