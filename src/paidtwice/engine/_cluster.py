@@ -42,6 +42,9 @@ _START_TIMEOUT = 120.0
 _SETTLE_S = 5.0
 """Seconds without a change of leader after which the cluster's partitions count as settled: the moves
 after a node's restart were seen here up to 2 s apart."""
+_SUSPECT_S = 5.0
+"""The server's `gossip-suspect-interval` (default 5 s): a node that has just (re)started is suspect that
+long, and only then may partitions move to it, so the settled wait starts no earlier."""
 _FAILOVER_S = 60.0
 """How long a query may keep failing while the cluster recovers from a node's death before it is an error."""
 _REPLICATION = 2
@@ -154,6 +157,7 @@ class RestateCluster:
         # parent-death signal follows the thread that started it, and a node restarted from a run's
         # short-lived worker thread would otherwise be killed when that thread ends.
         self._starter: ThreadPoolExecutor | None = None
+        self._last_start = 0.0
 
     # -- addresses -----------------------------------------------------------------------------------
 
@@ -271,18 +275,19 @@ class RestateCluster:
         process = node.process
         assert process is not None
         self._starter.submit(process.start).result()
+        self._last_start = time.monotonic()
 
     def wait_healthy(self, *, timeout: float = _START_TIMEOUT) -> None:
         """Wait until every running node answers its health checks, every partition has a leader, and no
         leader has changed for `_SETTLE_S` seconds.
 
-        A node started again takes some partitions back some seconds after it answers, one at a time, and
-        each move cuts off the invocations running there: a run that starts before the moves are over
-        would pay for a failure that is not its own."""
+        A node started again takes some partitions back once it is no longer suspect (`_SUSPECT_S`), one
+        at a time, and each move cuts off the invocations running there: a run that starts before the
+        moves are over would pay for a failure that is not its own."""
         seen: list[tuple[tuple[tuple[int, str | None, int | None], ...], float]] = []
 
         def settled() -> bool:
-            if not healthy():
+            if time.monotonic() - self._last_start < _SUSPECT_S or not healthy():
                 seen.clear()
                 return False
             now = tuple((p.partition, p.leader, p.epoch) for p in self.leaders(quiet=True))
