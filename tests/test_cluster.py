@@ -10,7 +10,8 @@ from support import assert_eventually
 from test_hygiene import LOOPBACK, listening_addresses
 from test_interrupt import alive, descendants
 
-from paidtwice.engine import RestateCluster
+from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATECTL_VERSION
+from paidtwice.engine import RestateCluster, ensure_restatectl
 from paidtwice.engine._ports import is_port_free
 from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, Lab, experiment_by_name
 from paidtwice.lab._experiments import Experiment
@@ -126,3 +127,10 @@ def command_line(pid: int) -> str:
         return open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_restatectl_is_the_pinned_one_beside_the_server() -> None:
+    assert RESTATECTL_VERSION == RESTATE_SERVER_VERSION
+    binary = ensure_restatectl(echo=lambda message: None)
+    done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split()[:2] == ["restatectl", RESTATECTL_VERSION]
