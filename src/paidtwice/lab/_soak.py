@@ -163,10 +163,7 @@ def soak(
             if lab.cancelled.wait(kill_every):
                 raise LabCancelled("interrupted")
             last = node_events[-1].node if node_events else None
-            node_events.append(
-                _kill_node(lab, cluster, since=alive_since, restart_delay=restart_delay, avoid=last)
-            )
-            alive_since = node_events[-1].whole_at
+            node_events.append(_kill_node(lab, cluster, restart_delay=restart_delay, avoid=last))
         deadline = time.monotonic() + timeout
         statuses: dict[str, str] = {}
         while True:
@@ -209,19 +206,13 @@ def soak(
 class _NodeEvent:
     node: str
     led: tuple[PartitionLeader, ...]
-    since: float
-    """End of the disruption before this kill: calls made earlier were cut off by that one, if at all."""
     killed_at: float
     back_at: float
-    whole_at: float
-    """When every partition had a leader again after the restart."""
 
 
-def _kill_node(
-    lab: Lab, cluster: RestateCluster, *, since: float, restart_delay: float, avoid: str | None
-) -> _NodeEvent:
+def _kill_node(lab: Lab, cluster: RestateCluster, *, restart_delay: float, avoid: str | None) -> _NodeEvent:
     """SIGKILL the node leading the most partitions (never the one killed last), keep it down for
-    `restart_delay`, start it again on its data, and wait until every partition has a leader."""
+    `restart_delay`, start it again on its data, and wait until the cluster has settled."""
     leaders = cluster.leaders()
     counts = {node.name: sum(1 for p in leaders if p.leader == node.name) for node in cluster.nodes}
     victim = max((name for name in counts if name != avoid), key=lambda name: counts[name])
@@ -232,7 +223,7 @@ def _kill_node(
     back_at = time.time()
     cluster.wait_healthy()
     led = tuple(p for p in leaders if p.leader == victim)
-    return _NodeEvent(victim, led, since, killed_at, back_at, time.time())
+    return _NodeEvent(victim, led, killed_at, back_at)
 
 
 def _node_kill_lines(
