@@ -9,6 +9,10 @@ RESTATE_SERVER_VERSION = "1.7.12"
 RESTATE_SERVER_VERSIONS = ("1.7.12", "1.7.10")
 """Server versions paidtwice knows: the default, and the one the deck was recorded on."""
 
+RESTATECTL_VERSION = "1.7.12"
+"""restatectl from npm (@restatedev/restatectl), the cluster's own tool: the lab asks it whether a cluster is
+healthy and which node leads each partition. Released with the server, and pinned with it."""
+
 RESTATE_SDK_VERSION = "1.3.0"
 """restate-sdk from PyPI that the agent and the user's app run on."""
 

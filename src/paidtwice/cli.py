@@ -190,6 +190,18 @@ def _results_dir(function: F) -> F:
     )(function)
 
 
+def _cluster(function: F) -> F:
+    return click.option(
+        "--cluster",
+        "cluster",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        metavar="N",
+        help="Run on a cluster of N restate-server nodes on loopback (3 or more; 1 is a single server).",
+    )(function)
+
+
 def _admin_url(function: F) -> F:
     return click.option(
         "--admin-url",
@@ -249,17 +261,19 @@ def cli() -> None:
 @cli.command()
 @_server_version
 def provision(server_version: str) -> None:
-    """Install restate-server from npm into paidtwice's cache (done on first use anyway).
+    """Install restate-server and restatectl from npm into paidtwice's cache (done on first use anyway).
 
     \b
     Example:
         paidtwice provision --server-version 1.7.10
     """
-    from paidtwice.engine._provision import ensure_server_binary
+    from paidtwice.engine._provision import ensure_restatectl, ensure_server_binary
 
     with _errors():
         binary = ensure_server_binary(server_version, echo=lambda m: click.echo(m, err=True))
+        restatectl = ensure_restatectl(echo=lambda m: click.echo(m, err=True))
     click.echo(str(binary))
+    click.echo(str(restatectl))
 
 
 @cli.command()
@@ -339,6 +353,7 @@ def _default_json(results_dir: Path, stem: str) -> Path:
 @_html_option
 @_save_journals
 @_server_version
+@_cluster
 @_price_model
 def deck(
     only: tuple[str, ...],
@@ -349,6 +364,7 @@ def deck(
     save_journals: Path | None,
     server_version: str,
     price_model: str,
+    cluster: int,
 ) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
 
@@ -359,14 +375,20 @@ def deck(
         paidtwice deck
         paidtwice deck --only clean --only naive-kill-in-pause --json out/deck.json
         paidtwice deck --html deck.html
+        paidtwice deck --cluster 3
     """
     rows = _rows(only)
     json_path = json_path or _default_json(results_dir, "deck")
     with _errors():
-        started = f"paidtwice: {count(len(rows), 'experiment')} on restate-server {server_version}"
-        click.echo(started, err=True)
+        where = f"a {cluster}-node cluster of " if cluster > 1 else ""
+        click.echo(
+            f"paidtwice: {count(len(rows), 'experiment')} on {where}restate-server {server_version}", err=True
+        )
         with Lab(
-            server_version=server_version, echo=lambda m: click.echo(m, err=True), price_model=price_model
+            server_version=server_version,
+            echo=lambda m: click.echo(m, err=True),
+            price_model=price_model,
+            cluster=cluster,
         ) as lab:
             records = _run_rows(lab, rows, json_path=json_path, serial=serial, journals=save_journals)
     click.echo(format_deck_table(records))
@@ -398,6 +420,7 @@ def deck(
 @_html_option
 @_save_journals
 @_server_version
+@_cluster
 @_price_model
 @_model_latency
 def run(
@@ -409,6 +432,7 @@ def run(
     server_version: str,
     price_model: str,
     model_latency: float | None,
+    cluster: int,
 ) -> None:
     """Run one experiment and print its journal by index and its model-call log.
 
@@ -416,6 +440,7 @@ def run(
     Examples:
         paidtwice run naive-kill-in-pause
         paidtwice run naive-changed-for-good --json changed.json --html changed.html
+        paidtwice run node-kill-in-pause --cluster 3
     """
     row = _rows((name,))[0]
     if model_latency is not None:
@@ -423,7 +448,10 @@ def run(
     json_path = json_path or _default_json(results_dir, name)
     with _errors():
         with Lab(
-            server_version=server_version, echo=lambda m: click.echo(m, err=True), price_model=price_model
+            server_version=server_version,
+            echo=lambda m: click.echo(m, err=True),
+            price_model=price_model,
+            cluster=cluster,
         ) as lab:
             records = _run_rows(lab, [row], json_path=json_path, serial=True, journals=save_journals)
     for record in records:
@@ -510,17 +538,27 @@ def explain(invocation_id: str, admin_url: str) -> None:
     type=click.FloatRange(min=1.0),
     help="Give up waiting after this many seconds [default: 60 + 0.1 per invocation].",
 )
+@click.option(
+    "--node-kills",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="With --cluster: kill and restart this many nodes, one at a time, after the agent's kills.",
+)
 @_html_option
 @_server_version
 @_price_model
+@_cluster
 def soak(
     invocations: int,
     kills: int,
     kill_every: float,
     timeout: float | None,
+    node_kills: int,
     html_path: Path | None,
     server_version: str,
     price_model: str,
+    cluster: int,
 ) -> None:
     """Send many journaled invocations at once and kill the agent while they run.
 
@@ -534,6 +572,7 @@ def soak(
     Example:
         paidtwice soak --invocations 10000 --kills 10
         paidtwice soak --invocations 200 --kills 5 --html soak.html --price-model gpt-4o
+        paidtwice soak --cluster 3 --node-kills 3
     """
     from paidtwice.lab._soak import soak as run_soak
     from paidtwice.report._soak import format_soak, format_soak_progress
@@ -547,9 +586,14 @@ def soak(
         else:
             click.echo(line, err=True)
 
+    if node_kills and cluster == 1:
+        raise BadInput("--node-kills needs a cluster: add --cluster 3")
     with _errors():
         with Lab(
-            server_version=server_version, echo=lambda m: click.echo(m, err=True), price_model=price_model
+            server_version=server_version,
+            echo=lambda m: click.echo(m, err=True),
+            price_model=price_model,
+            cluster=cluster,
         ) as lab:
             record = run_soak(
                 lab,
@@ -559,6 +603,7 @@ def soak(
                 timeout=timeout,
                 progress=show,
                 progress_every=0.5 if on_terminal else 5.0,
+                node_kills=node_kills,
             )
     if on_terminal:
         click.echo("", err=True)
@@ -717,6 +762,7 @@ def recover(
     metavar="R",
     help="Crashes per 1,000 invocations: also print the expected extra cost per 1,000 invocations.",
 )
+@_cluster
 def sweep(
     modes: tuple[str, ...],
     scripts: tuple[str, ...],
@@ -736,6 +782,7 @@ def sweep(
     price_model: str,
     model_latency: float | None,
     crash_rate: float | None,
+    cluster: int,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
@@ -791,7 +838,9 @@ def sweep(
     with _errors(), ExitStack() as stack:
         if save_journals is not None:
             # The sweep's lab is ours, so its server still runs when each point's journal is captured.
-            lab = stack.enter_context(Lab(echo=lambda m: click.echo(m, err=True)))
+            lab = stack.enter_context(
+                Lab(echo=lambda m: click.echo(m, err=True), price_model=price_model, cluster=cluster)
+            )
         if app is None:
             matrices = run_sweep(
                 modes=modes or ("naive", "journaled"),
@@ -802,6 +851,7 @@ def sweep(
                 on_point=save,
                 model_latency=model_latency or 0.0,
                 price_model=price_model,
+                cluster=cluster,
             )
         else:
             matrices = run_sweep(
@@ -818,6 +868,7 @@ def sweep(
                 on_point=save,
                 model_latency=model_latency or 0.0,
                 price_model=price_model,
+                cluster=cluster,
             )
     ordered = [p for m in matrices for p in m.points]
     if check and not ordered:

@@ -1,8 +1,9 @@
-"""Install restate-server from its npm package, once per version, into paidtwice's cache.
+"""Install restate-server and restatectl from their npm packages, once per version, into paidtwice's cache.
 
-The binary ships inside the npm package `@restatedev/restate-server` (a platform sub-package holds it), so
-`npm install` from the registry is all it takes. Installs go to a temporary directory that is renamed into
-place when complete, under a lock, so two labs provisioning at once neither collide nor see half an install.
+Each binary ships inside an npm package (`@restatedev/restate-server`, `@restatedev/restatectl`; a platform
+sub-package holds it), so `npm install` from the registry is all it takes. Installs go to a temporary
+directory that is renamed into place when complete, under a lock, so two labs provisioning at once neither
+collide nor see half an install.
 """
 
 from __future__ import annotations
@@ -18,11 +19,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from paidtwice._exceptions import ProvisionError
-from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
+from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS, RESTATECTL_VERSION
 
-__all__ = ["cache_root", "ensure_server_binary", "npm_error", "run_npm", "server_binary_path"]
-
-_NPM_PACKAGE = "@restatedev/restate-server"
+__all__ = [
+    "cache_root",
+    "ensure_restatectl",
+    "ensure_server_binary",
+    "npm_error",
+    "run_npm",
+    "server_binary_path",
+]
 
 
 def cache_root() -> Path:
@@ -34,13 +40,18 @@ def cache_root() -> Path:
     return Path(base) / "paidtwice"
 
 
-def _platform_package() -> str:
+def _platform_package(tool: str) -> str:
     machine = platform.machine().lower()
     arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(machine)
     system = platform.system().lower()
     if arch is None or system not in ("linux", "darwin"):
-        raise ProvisionError(f"restate-server has no npm build for {system}/{machine}")
-    return f"restate-server-{system}-{arch}"
+        raise ProvisionError(f"{tool} has no npm build for {system}/{machine}")
+    return f"{tool}-{system}-{arch}"
+
+
+def _binary_path(tool: str, version: str, root: Path | None) -> Path:
+    root = root or cache_root()
+    return root / tool / version / "node_modules" / "@restatedev" / _platform_package(tool) / "bin" / tool
 
 
 def run_npm(args: Sequence[str], *, prefix: Path, npm: str = "npm") -> subprocess.CompletedProcess[str]:
@@ -86,17 +97,7 @@ def npm_error(output: str) -> str:
 
 
 def server_binary_path(version: str, *, root: Path | None = None) -> Path:
-    root = root or cache_root()
-    return (
-        root
-        / "restate-server"
-        / version
-        / "node_modules"
-        / "@restatedev"
-        / _platform_package()
-        / "bin"
-        / "restate-server"
-    )
+    return _binary_path("restate-server", version, root)
 
 
 def ensure_server_binary(
@@ -109,11 +110,23 @@ def ensure_server_binary(
     if version not in RESTATE_SERVER_VERSIONS:
         known = ", ".join(RESTATE_SERVER_VERSIONS)
         raise ProvisionError(f"restate-server {version} is not one paidtwice knows (known: {known})")
-    binary = server_binary_path(version, root=root)
+    return _ensure_npm_binary("restate-server", version, root=root, echo=echo)
+
+
+def ensure_restatectl(
+    version: str = RESTATECTL_VERSION, *, root: Path | None = None, echo: Callable[[str], None] = print
+) -> Path:
+    """Return the path of restatectl `version`, installing it from npm on first use."""
+    return _ensure_npm_binary("restatectl", version, root=root, echo=echo)
+
+
+def _ensure_npm_binary(tool: str, version: str, *, root: Path | None, echo: Callable[[str], None]) -> Path:
+    package = f"@restatedev/{tool}"
+    binary = _binary_path(tool, version, root)
     if binary.is_file():
         return binary
     root = root or cache_root()
-    versions_dir = root / "restate-server"
+    versions_dir = root / tool
     versions_dir.mkdir(parents=True, exist_ok=True)
     with (versions_dir / ".install.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -121,24 +134,22 @@ def ensure_server_binary(
             return binary
         npm = shutil.which("npm")
         if npm is None:
-            raise ProvisionError("npm is not on PATH; install Node.js with npm to provision restate-server")
-        echo(f"paidtwice: installing restate-server {version} from npm into {versions_dir / version} ...")
+            raise ProvisionError(f"npm is not on PATH; install Node.js with npm to provision {tool}")
+        echo(f"paidtwice: installing {tool} {version} from npm into {versions_dir / version} ...")
         staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=versions_dir))
         try:
             done = run_npm(
-                ["install", "--no-audit", "--no-fund", "--loglevel=error", f"{_NPM_PACKAGE}@{version}"],
+                ["install", "--no-audit", "--no-fund", "--loglevel=error", f"{package}@{version}"],
                 prefix=staging,
                 npm=npm,
             )
             if done.returncode != 0:
                 raise ProvisionError(
-                    f"npm install {_NPM_PACKAGE}@{version} failed: {npm_error(done.stderr or done.stdout)}"
+                    f"npm install {package}@{version} failed: {npm_error(done.stderr or done.stdout)}"
                 )
-            staged_binary = server_binary_path(version, root=root).relative_to(versions_dir / version)
+            staged_binary = binary.relative_to(versions_dir / version)
             if not (staging / staged_binary).is_file():
-                raise ProvisionError(
-                    f"npm installed {_NPM_PACKAGE}@{version} but no binary at {staged_binary}"
-                )
+                raise ProvisionError(f"npm installed {package}@{version} but no binary at {staged_binary}")
             final = versions_dir / version
             if final.exists():
                 shutil.rmtree(final)
@@ -146,5 +157,5 @@ def ensure_server_binary(
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
-        echo(f"paidtwice: restate-server {version} ready")
+        echo(f"paidtwice: {tool} {version} ready")
     return binary

@@ -17,7 +17,7 @@ import httpx
 from paidtwice._exceptions import NotFound, PaidtwiceError, ServerUnreachable
 from paidtwice.engine._http import http
 
-__all__ = ["FailureEvent", "InvocationRow", "JournalEntry", "SqlClient", "journal_from_rows"]
+__all__ = ["FailureEvent", "InvocationRow", "JournalEntry", "QueryFailed", "SqlClient", "journal_from_rows"]
 
 _INVOCATION_COLUMNS = (
     "id, target, status, pinned_deployment_id, retry_count, last_start_at, next_retry_at, "
@@ -104,6 +104,15 @@ class FailureEvent:
     """Command name the error names."""
 
 
+class QueryFailed(PaidtwiceError):
+    """The server answered a query with an error; `status` is its HTTP status (5xx: the server's trouble,
+    which a cluster in the middle of a failover has for a while)."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 @dataclass
 class SqlClient:
     """Runs SQL against the admin API at `url`."""
@@ -126,7 +135,9 @@ class SqlClient:
         if response.status_code != 200 and "non valid invocation id" in response.text:
             raise NotFound("that is not a valid Restate invocation id (they look like inv_1a2b...)")
         if response.status_code != 200:
-            raise PaidtwiceError(f"query failed ({response.status_code}): {response.text[:300]}")
+            raise QueryFailed(
+                f"query failed ({response.status_code}): {response.text[:300]}", status=response.status_code
+            )
         rows: list[dict[str, Any]] = response.json().get("rows", [])
         return rows
 

@@ -30,6 +30,7 @@ from paidtwice.lab._records import (
     CurveRecord,
     Mismatch,
     ModelLogLine,
+    NodeKillRecord,
     RecoveryRecord,
     RecoveryStep,
     RunRecord,
@@ -39,7 +40,15 @@ from paidtwice.lab._records import (
 )
 from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
 from paidtwice.lab._runner import Lab, LabCancelled
-from paidtwice.lab._soak import KillSnapshot, PeakMemory, SoakProgress, SoakRecord, soak, soak_timeout
+from paidtwice.lab._soak import (
+    KillSnapshot,
+    NodeKillLine,
+    PeakMemory,
+    SoakProgress,
+    SoakRecord,
+    soak,
+    soak_timeout,
+)
 from paidtwice.lab._walks import run_walk
 
 __all__ = [
@@ -70,6 +79,8 @@ __all__ = [
     "LabCancelled",
     "Mismatch",
     "ModelLogLine",
+    "NodeKillLine",
+    "NodeKillRecord",
     "PaidCallPrediction",
     "RecoveryPlan",
     "RecoveryRecord",

@@ -1,7 +1,7 @@
 """Run any mix of deck rows (experiments, curves, walks) on one lab, all at once or one at a time.
 
-Each finished record is handed to `on_record` as soon as it exists, so a caller can put it on disk before
-anything else finishes.
+A row that kills a node of the lab's cluster runs after the others, alone. Each finished record is handed to
+`on_record` as soon as it exists, so a caller can put it on disk before anything else finishes.
 """
 
 from __future__ import annotations
@@ -49,11 +49,22 @@ def run_rows(
 
     if not concurrent:
         return [run(row) for row in rows]
-    with ThreadPoolExecutor(max_workers=max(1, len(rows)), thread_name_prefix="paidtwice-row") as pool:
-        futures = [pool.submit(run, row) for row in rows]
+    # A node killed under one row stalls every invocation its partitions hold, whichever row made them:
+    # on the lab's own cluster, such a row runs alone, after the others.
+    alone = [row for row in rows if lab.cluster > 1 and _kills_a_node(row)]
+    together = [row for row in rows if row not in alone]
+    records: dict[int, Record] = {}
+    with ThreadPoolExecutor(max_workers=max(1, len(together)), thread_name_prefix="paidtwice-row") as pool:
+        futures = {id(row): pool.submit(run, row) for row in together}
         try:
-            return [future.result() for future in futures]
+            records.update({key: future.result() for key, future in futures.items()})
         except BaseException:
             # Ctrl-C or a failed row: every other row's waits give up and its processes are killed.
             lab.cancelled.set()
             raise
+    records.update({id(row): run(row) for row in alone})
+    return [records[id(row)] for row in rows]
+
+
+def _kills_a_node(row: Row) -> bool:
+    return isinstance(row, Experiment) and row.fault.kind == "node-kill-in-pause"

@@ -45,8 +45,10 @@ class Fault:
     kind: str
     """"none", "kill-in-pause" (agent killed once the pause's Sleep is journaled), "kill-mid-call" (agent
     killed `after` seconds into model call `call`, while the stub still holds the answer),
-    "kill-mid-booking" (the same, in booking request `call`), or "server-kill-in-pause" (restate-server
-    itself killed in the pause and started again)."""
+    "kill-mid-booking" (the same, in booking request `call`), "server-kill-in-pause" (restate-server itself
+    killed in the pause and started again; on a cluster, every node), or "node-kill-in-pause" (the cluster
+    node leading the invocation's partition killed in the pause, started again once the invocation has
+    settled)."""
     call: int = 1
     """For kill-mid-call and kill-mid-booking: which call of the invocation."""
     after: float = 1.0
@@ -61,6 +63,7 @@ class Fault:
             "none": "none",
             "kill-in-pause": "kill in the durable pause, after the tool ran",
             "server-kill-in-pause": "kill restate-server in the pause, restart it on its data",
+            "node-kill-in-pause": "kill the cluster node leading the invocation's partition in the pause",
         }.get(self.kind, self.kind)
 
 
@@ -223,6 +226,17 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         section="engine",
         deck_says="not in the deck: restate-server itself is killed in the pause and started again on "
         "its data; the journaled run completes with the clean counts and an intact journal",
+        expected=Expected("completed", 2, 1, journal=CLEAN_JOURNALED_JOURNAL, model_entries=(1, 7)),
+    ),
+    Experiment(
+        name="node-kill-in-pause",
+        mode="journaled",
+        script="steady",
+        fault=Fault("node-kill-in-pause"),
+        section="cluster",
+        deck_says="not in the deck: on a 3-node cluster, the node leading the invocation's partition is "
+        "SIGKILLed in the pause; another node takes over and the journaled run completes with the clean "
+        "counts and an intact journal",
         expected=Expected("completed", 2, 1, journal=CLEAN_JOURNALED_JOURNAL, model_entries=(1, 7)),
     ),
     Experiment(

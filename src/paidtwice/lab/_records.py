@@ -24,6 +24,7 @@ __all__ = [
     "CurveRecord",
     "Mismatch",
     "ModelLogLine",
+    "NodeKillRecord",
     "RunRecord",
     "ToolLogLine",
     "RESULTS_FORMAT",
@@ -126,6 +127,33 @@ class Check:
 
 
 @dataclass(frozen=True)
+class NodeKillRecord:
+    """What a cluster node's death cost one invocation: who led its partition, who took over, the stall."""
+
+    partition: int
+    """The partition the invocation lives on (from the partition key in its id)."""
+    killed_node: str
+    """The node that led that partition at the kill, and was SIGKILLed ("node-2")."""
+    took_over: str
+    """The node that led the partition next, as restatectl first reported it."""
+    takeover_after: float
+    """Seconds from the kill until restatectl reported the new leader."""
+    pause_left_at_kill: float
+    """Seconds of the invocation's durable pause still to run at the kill: the stall below this is the
+    pause itself, not the failure."""
+    resumed_after: float | None
+    """Seconds from the kill until the next attempt of the invocation reached the agent: the new leader
+    picking it up, whatever the pause (None: none did)."""
+    stall_to_next_entry: float | None
+    """Seconds from the kill until the invocation's journal got its next entry (None: it got none)."""
+    stall_to_completion: float | None
+    """Seconds from the kill until the invocation's output was journaled (None: it never was)."""
+    node_back_after: float | None
+    """Seconds from the kill until the killed node, started again on its data once the invocation had
+    settled, answered its health checks (None: it was not restarted, the lab being interrupted)."""
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """Everything one run of an experiment measured."""
 
@@ -220,6 +248,8 @@ class RunRecord:
     idempotency_key: str = ""
     """How the run's agent keyed its booking ("none", "request-id", "uuid"); "" for an agent that books
     nothing."""
+    node_kill: NodeKillRecord | None = None
+    """For a run that killed a cluster node: which node, who took over, and the stall."""
 
 
 @dataclass(frozen=True)

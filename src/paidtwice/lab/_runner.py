@@ -26,11 +26,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from paidtwice._exceptions import ExperimentError, PaidtwiceError
+from paidtwice._exceptions import ExperimentError, PaidtwiceError, UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION
 from paidtwice.agent._process import AGENT_PRELOAD, AgentAttempt, AgentHost, number_attempts
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._admin import AdminClient
+from paidtwice.engine._cluster import RestateCluster
 from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._janitor import forget, remove_at_exit
@@ -55,6 +56,7 @@ from paidtwice.lab._records import (
     CurveRecord,
     Mismatch,
     ModelLogLine,
+    NodeKillRecord,
     RunRecord,
     ToolLogLine,
 )
@@ -70,6 +72,10 @@ DECK_AGENT = "paidtwice.agent.deck:app"
 _RUN_TIMEOUT = 180.0
 _POLL = 0.02
 MISMATCH_CODE = "RT0016"
+_CLUSTER_PAUSE_S = "4"
+"""The deck agent's pause on a cluster. A kill must land inside the pause, and on a cluster every SQL read
+fans out over the nodes: with every deck row starting at once, a kill missed a 2 s pause here. No count the
+deck reports depends on the pause's length."""
 
 
 class LabCancelled(PaidtwiceError):
@@ -146,9 +152,11 @@ def mismatches_of(agent: Sequence[AgentAttempt]) -> int:
 
 
 class _Watcher:
-    """One thread that polls sys_invocation for every live run of the lab, in a single query."""
+    """One thread that polls sys_invocation for every live run of the lab, in a single query.
 
-    def __init__(self, sql: SqlClient, cancelled: threading.Event) -> None:
+    `sql` gives the client to ask each time: on a cluster, it asks a node that is alive now."""
+
+    def __init__(self, sql: Callable[[], SqlClient], cancelled: threading.Event) -> None:
         self._sql = sql
         self._cancelled = cancelled
         self._live: dict[str, _AttemptWatch] = {}
@@ -172,7 +180,7 @@ class _Watcher:
             live = dict(self._live)
         if not live:
             return
-        rows = self._sql.invocations(list(live))
+        rows = self._sql().invocations(list(live))
         with self._lock:
             for invocation_id, watch in live.items():
                 watch.observe(rows.get(invocation_id))
@@ -192,9 +200,9 @@ class _Watcher:
 
 @dataclass(frozen=True)
 class _Engine:
-    """The server a run talks to, and the watcher polling it."""
+    """The server (or cluster) a run talks to, and the watcher polling it."""
 
-    server: RestateServer
+    server: RestateServer | RestateCluster
     watcher: _Watcher
 
     @property
@@ -203,15 +211,31 @@ class _Engine:
 
     @property
     def sql(self) -> SqlClient:
-        return SqlClient(self.server.admin_url)
+        return _sql_of(self.server)
 
     @property
     def ingress(self) -> IngressClient:
         return IngressClient(self.server.ingress_url)
 
 
+def _sql_of(server: RestateServer | RestateCluster) -> SqlClient:
+    """A SQL client for the server; on a cluster, one that asks a live node and rides out a failover."""
+    return server.sql() if isinstance(server, RestateCluster) else SqlClient(server.admin_url)
+
+
+@dataclass(frozen=True)
+class _NodeKill:
+    """A cluster node killed under a run's invocation, as the kill saw it."""
+
+    partition: int
+    node: str
+    killed_at: float
+    took_over: str
+    takeover_at: float
+
+
 class Lab:
-    """One restate-server and one stub, shared by every run made through it.
+    """One restate-server (or a cluster of `cluster` nodes) and one stub, shared by every run made through it.
 
     Use as a context manager; every process it starts is killed on exit, also on Ctrl-C or failure.
     """
@@ -222,13 +246,22 @@ class Lab:
         server_version: str = RESTATE_SERVER_VERSION,
         workdir: Path | None = None,
         echo: Callable[[str], None] = print,
-        server: RestateServer | None = None,
+        server: RestateServer | RestateCluster | None = None,
         stub: StubModel | None = None,
         price_model: str = DEFAULT_PRICE_MODEL,
+        cluster: int = 1,
     ) -> None:
         self.price_model = check_price_model(price_model)
         """The model whose prices every record's dollars are at (checked before anything starts)."""
+        if cluster != 1 and cluster < 3:
+            raise UsageError(f"--cluster takes 1 (one server) or at least 3 nodes, not {cluster}")
         self.server_version = server_version
+        self.cluster = len(server.nodes) if isinstance(server, RestateCluster) else cluster
+        """Nodes of the lab's Restate: 1 is a single restate-server, 3 or more a cluster."""
+        self.agent_pause: str | None = os.environ.get("PAIDTWICE_PAUSE_S") or (
+            _CLUSTER_PAUSE_S if self.cluster > 1 else None
+        )
+        """The deck agent's durable pause (PAIDTWICE_PAUSE_S), when the lab sets it; else the agent's own."""
         self._own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="paidtwice-lab-"))
         """Agent logs and attempt logs of every run."""
@@ -251,7 +284,7 @@ class Lab:
     # -- lifecycle -----------------------------------------------------------------------------------
 
     @property
-    def server(self) -> RestateServer:
+    def server(self) -> RestateServer | RestateCluster:
         if self._server is None:
             raise RuntimeError("the lab is not started")
         return self._server
@@ -275,7 +308,7 @@ class Lab:
 
     @property
     def sql(self) -> SqlClient:
-        return SqlClient(self.server.admin_url)
+        return _sql_of(self.server)
 
     @property
     def ingress(self) -> IngressClient:
@@ -289,15 +322,20 @@ class Lab:
                 preload=AGENT_PRELOAD, log_path=self.workdir / "forkserver.log"
             ).start()
             if self._server is None:
-                self._server = RestateServer(version=self.server_version, echo=self.echo).start()
+                self._server = self._new_server(self.cluster).start()
             if self._stub is None:
                 self._stub = StubModel().start()
             self._forkserver.wait_ready()
-            self._watcher = _Watcher(self.sql, self.cancelled)
+            self._watcher = _Watcher(lambda: self.sql, self.cancelled)
         except BaseException:
             self.close()
             raise
         return self
+
+    def _new_server(self, nodes: int) -> RestateServer | RestateCluster:
+        if nodes == 1:
+            return RestateServer(version=self.server_version, echo=self.echo)
+        return RestateCluster(nodes=nodes, version=self.server_version, echo=self.echo)
 
     def close(self) -> None:
         self.cancelled.set()
@@ -401,6 +439,8 @@ class Lab:
                 **(extra_env or {}),
             }
         )
+        if self.agent_pause is not None:
+            env["PAIDTWICE_PAUSE_S"] = self.agent_pause
         return AgentHost(
             target=target,
             env=env,
@@ -413,14 +453,21 @@ class Lab:
     def run(self, experiment: Experiment, *, restart_delay: float | None = None) -> RunRecord:
         """Carry out one experiment row and measure it.
 
-        A row whose fault kills restate-server itself gets a server of its own, so the runs sharing the
-        lab's server are not killed with it.
+        A row whose fault kills restate-server itself gets a server (or cluster) of its own, so the runs
+        sharing the lab's are not killed with it. A row that kills a cluster node runs on the lab's cluster
+        if it has one (the deck runs it alone, after the others: `run_rows`), else on a 3-node cluster of
+        its own.
         """
-        if experiment.fault.kind != "server-kill-in-pause":
+        kind = experiment.fault.kind
+        if kind == "server-kill-in-pause":
+            nodes = self.cluster
+        elif kind == "node-kill-in-pause" and self.cluster == 1:
+            nodes = 3
+        else:
             assert self._watcher is not None
             return self._run_on(_Engine(self.server, self._watcher), experiment, restart_delay)
-        with RestateServer(version=self.server_version, echo=self.echo) as server:
-            watcher = _Watcher(SqlClient(server.admin_url), self.cancelled)
+        with self._new_server(nodes) as server:
+            watcher = _Watcher(lambda: _sql_of(server), self.cancelled)
             try:
                 return self._run_on(_Engine(server, watcher), experiment, restart_delay)
             finally:
@@ -454,8 +501,16 @@ class Lab:
             self._wait_started()
             invocation_id = engine.ingress.send(service, "run", QUESTION)
             watch = engine.watcher.watch(invocation_id)
+            node_kill: _NodeKill | None = None
+            node_back_at: float | None = None
+            kill_at: float | None
+            up_at: float | None
             try:
-                kill_at, up_at = self._inject(engine, experiment, agent, lane, invocation_id, delay)
+                if experiment.fault.kind == "node-kill-in-pause":
+                    node_kill = self._kill_leader(engine, invocation_id)
+                    kill_at, up_at = node_kill.killed_at, None
+                else:
+                    kill_at, up_at = self._inject(engine, experiment, agent, lane, invocation_id, delay)
                 self._wait(
                     f"{experiment.name} ({invocation_id}) to complete or pause",
                     lambda: _settled(watch.last),
@@ -463,6 +518,8 @@ class Lab:
                 )
             finally:
                 engine.watcher.forget(invocation_id)
+                if node_kill is not None and not self.cancelled.is_set():
+                    node_back_at = self._restart_node(engine, node_kill.node)
             final = watch.observe(engine.sql.invocation(invocation_id))
             agent_attempts = agent.attempts(invocation_id)
             return self._measure(
@@ -479,7 +536,59 @@ class Lab:
                 up_at=up_at,
                 started=started,
                 admin=admin,
+                node_kill=_node_kill_record(
+                    node_kill,
+                    node_back_at,
+                    engine.sql.journal(invocation_id),
+                    agent_attempts,
+                    pause=self._pause_seconds(),
+                ),
             )
+
+    def _pause_seconds(self) -> float:
+        if self.agent_pause is not None:
+            return float(self.agent_pause)
+        # The agent's own default, from its module; imported only now, as for the curve's policy.
+        from paidtwice.agent import deck
+
+        return deck.RATE_LIMIT_PAUSE.total_seconds()
+
+    def _kill_leader(self, engine: _Engine, invocation_id: str) -> _NodeKill:
+        """In the invocation's durable pause, SIGKILL the node leading its partition; wait for another node
+        to take the partition over."""
+        cluster = engine.server
+        if not isinstance(cluster, RestateCluster):
+            raise ExperimentError("node-kill-in-pause needs a cluster")
+        self._wait(
+            "the durable pause to be journaled",
+            lambda: any(e.type == "Command: Sleep" for e in engine.sql.journal(invocation_id)),
+            timeout=60.0,
+        )
+        led = cluster.leader_of(invocation_id)
+        if led.leader is None:
+            raise ExperimentError(f"partition {led.partition} of {invocation_id} has no leader to kill")
+        killed_at = cluster.kill_node(led.leader)
+        took_over: list[str] = []
+
+        def moved() -> bool:
+            for partition in cluster.leaders(quiet=True):
+                if partition.partition == led.partition and partition.leader not in (None, led.leader):
+                    took_over.append(partition.leader)
+                    return True
+            return False
+
+        self._wait(f"another node to lead partition {led.partition}", moved, timeout=120.0)
+        return _NodeKill(led.partition, led.leader, killed_at, took_over[0], time.time())
+
+    def _restart_node(self, engine: _Engine, node: str) -> float:
+        """Start a killed node again on its data; returns when it answered. Then wait until every partition
+        has a leader again, so the next run finds the cluster whole."""
+        cluster = engine.server
+        assert isinstance(cluster, RestateCluster)
+        cluster.start_node(node)
+        back_at = time.time()
+        cluster.wait_healthy()
+        return back_at
 
     def _inject(
         self,
@@ -566,6 +675,7 @@ class Lab:
         up_at: float | None,
         started: float,
         admin: AdminClient,
+        node_kill: NodeKillRecord | None = None,
     ) -> RunRecord:
         sql = engine.sql
         journal = tuple(sql.journal(invocation_id))
@@ -668,6 +778,7 @@ class Lab:
             bookings=len(bookings),
             booking_effects=sum(1 for b in bookings if b.effect),
             idempotency_key=experiment.booking_key,
+            node_kill=node_kill,
         )
         checks = compare(experiment.expected, record)
         return replace(record, checks=checks, matches=all(c.ok for c in checks))
@@ -825,6 +936,39 @@ def model_log_of(calls: Sequence[ModelCall], started: float, *, price_model: str
 def tool_log_of(runs: Sequence[ToolRun], started: float) -> tuple[ToolLogLine, ...]:
     """The stub's tool runs of one invocation, timed from `started`."""
     return tuple(ToolLogLine(t.call, t.tool, t.delivered, round(t.started - started, 3)) for t in runs)
+
+
+def _node_kill_record(
+    kill: _NodeKill | None,
+    back_at: float | None,
+    journal: Sequence[JournalEntry],
+    agent: Sequence[AgentAttempt],
+    *,
+    pause: float,
+) -> NodeKillRecord | None:
+    """The node kill's figures: the stalls read off the journal's append times and the agent's wire log."""
+    if kill is None:
+        return None
+
+    def appended(entry: JournalEntry) -> float:
+        return _epoch(entry.appended_at) or 0.0
+
+    after = [appended(e) for e in journal if appended(e) > kill.killed_at]
+    outputs = [appended(e) for e in journal if e.type == "Command: Output"]
+    sleeps = [appended(e) for e in journal if e.type == "Command: Sleep"]
+    pause_ends = sleeps[0] + pause if sleeps else kill.killed_at
+    resumed = [attempt.at for attempt in agent if attempt.at > kill.killed_at]
+    return NodeKillRecord(
+        partition=kill.partition,
+        killed_node=kill.node,
+        took_over=kill.took_over,
+        takeover_after=round(kill.takeover_at - kill.killed_at, 3),
+        pause_left_at_kill=round(max(0.0, pause_ends - kill.killed_at), 3),
+        resumed_after=round(min(resumed) - kill.killed_at, 3) if resumed else None,
+        stall_to_next_entry=round(min(after) - kill.killed_at, 3) if after else None,
+        stall_to_completion=round(outputs[0] - kill.killed_at, 3) if outputs else None,
+        node_back_after=round(back_at - kill.killed_at, 3) if back_at is not None else None,
+    )
 
 
 def attempt_log_of(

@@ -1,4 +1,5 @@
-"""Load with faults: many journaled invocations at once, the agent killed and restarted while they run.
+"""Load with faults: many journaled invocations at once, the agent killed and restarted while they run, and
+on a cluster, its nodes killed and restarted one at a time.
 
 Nothing may be lost, and journaling bounds what the kills cost. The bound is taken at each kill, from a
 snapshot, apart from the count it bounds: a model call the dead agent made is paid again by the replay only
@@ -19,12 +20,13 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from paidtwice._exceptions import ExperimentError, PaidtwiceError
-from paidtwice.agent._process import AgentHost
+from paidtwice.agent._process import AgentAttempt, AgentHost
+from paidtwice.engine._cluster import PartitionLeader, RestateCluster
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, LabCancelled, _epoch
@@ -33,7 +35,15 @@ from paidtwice.stub._scripts import SCRIPTS
 from paidtwice.stub._server import Lane
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
-__all__ = ["KillSnapshot", "PeakMemory", "SoakProgress", "SoakRecord", "soak", "soak_timeout"]
+__all__ = [
+    "KillSnapshot",
+    "NodeKillLine",
+    "PeakMemory",
+    "SoakProgress",
+    "SoakRecord",
+    "soak",
+    "soak_timeout",
+]
 
 _SETTLED = ("completed", "paused")
 _POLL = 0.5
@@ -104,6 +114,24 @@ class SoakProgress:
 
 
 @dataclass(frozen=True)
+class NodeKillLine:
+    """One node of the cluster killed during a soak."""
+
+    node: str
+    """The node killed ("node-2"): the one leading the most partitions, never the one killed last."""
+    partitions: tuple[int, ...]
+    """The partitions it led at the kill."""
+    running: int
+    """Invocations on those partitions not yet completed at the kill (their output journaled later)."""
+    cut_off: int
+    """Model calls made in the attempts this kill cut off, whose answer never reached the journal: the most
+    it can cost. An attempt is cut off by the leader's death, and again when leadership moves back to the
+    node after its restart; the first attempt after it that reached the agent says when."""
+    down: float
+    """Seconds from the kill until the node answered again."""
+
+
+@dataclass(frozen=True)
 class SoakRecord:
     """What a soak measured."""
 
@@ -154,11 +182,19 @@ class SoakRecord:
     """The model whose prices the dollars are at."""
     prices_as_of: str = ""
     """The price data's date."""
+    node_kills: tuple[NodeKillLine, ...] = field(default=())
+    """On a cluster: each node killed and restarted while the invocations ran, in order."""
+
+    @property
+    def cut_off_by_node_kills(self) -> int:
+        """Model calls the node kills cut off, summed: the most they can cost."""
+        return sum(kill.cut_off for kill in self.node_kills)
 
     @property
     def bound(self) -> int:
-        """The most the kills can cost in model calls: the sum of each kill's snapshot."""
-        return sum(snapshot.bound for snapshot in self.kill_snapshots)
+        """The most the kills can cost in model calls: the sum of each agent kill's snapshot, and of what
+        each node kill cut off."""
+        return sum(snapshot.bound for snapshot in self.kill_snapshots) + self.cut_off_by_node_kills
 
     @property
     def ok(self) -> bool:
@@ -192,15 +228,20 @@ def soak(
     app_dir: Path | None = None,
     progress: Callable[[SoakProgress], None] | None = None,
     progress_every: float = 1.0,
+    node_kills: int = 0,
 ) -> SoakRecord:
-    """Send `invocations` at once to one journaled agent and kill it `kills` times while they run.
+    """Send `invocations` at once to one journaled agent and kill it `kills` times while they run; then, on a
+    cluster, kill `node_kills` nodes one after the other, each started again before the next.
 
     The soak waits until every invocation completed or paused, for at most `timeout` seconds (default
     `soak_timeout(invocations)`) and gives up early when none settled for `stall` seconds. `progress`, if
     given, is called about every `progress_every` seconds.
     """
-    if invocations < 1 or kills < 0:
+    if invocations < 1 or kills < 0 or node_kills < 0:
         raise ExperimentError("a soak needs at least one invocation and a non-negative number of kills")
+    cluster = lab.server
+    if node_kills and not isinstance(cluster, RestateCluster):
+        raise ExperimentError("node kills need a cluster: run the soak with --cluster 3")
     deadline_s = soak_timeout(invocations) if timeout is None else timeout
     service = f"Agent_soak_{lab._next_id()}"
     lane = lab.stub.open_lane(SCRIPTS["steady"], name=service.lower())
@@ -215,9 +256,17 @@ def soak(
         try:
             ids = _send_all(lab, service, invocations, monitor)
             snapshots = _kill_repeatedly(lab, agent, lane, service, kills, kill_every, restart_delay, monitor)
+            node_events: list[_NodeEvent] = []
+            for _ in range(node_kills):
+                assert isinstance(cluster, RestateCluster)
+                if lab.cancelled.wait(kill_every):
+                    raise LabCancelled("interrupted")
+                last = node_events[-1].node if node_events else None
+                node_events.append(_kill_node(lab, cluster, restart_delay=restart_delay, avoid=last))
             gave_up = monitor.wait_settled(invocations + 1, deadline_s, stall)
             wall = time.time() - started
             monitor.sample_memory()
+            attempts = agent.attempts() if node_events else []
         finally:
             monitor.stop()
     rows = _final_rows(lab.sql, service)
@@ -233,7 +282,9 @@ def soak(
     tool_runs = [len(lane.tool_runs(i)) for i in ids]
     all_calls = [c for i in ids for c in lane.model_calls(i)]
     paid = bill(all_calls, lab.price_model)
+    node_lines = _node_kill_lines(lab.sql, ids, lane, attempts, node_events) if node_events else ()
     return SoakRecord(
+        node_kills=node_lines,
         sent=len(ids),
         kills=len(snapshots),
         completed=completed,
@@ -554,3 +605,104 @@ class _Monitor:
                 return f"no invocation settled in {stall:.0f}s"
             if self._lab.cancelled.wait(_POLL / 2):
                 raise LabCancelled("interrupted")
+
+
+@dataclass(frozen=True)
+class _NodeEvent:
+    node: str
+    led: tuple[PartitionLeader, ...]
+    killed_at: float
+    back_at: float
+
+
+def _kill_node(lab: Lab, cluster: RestateCluster, *, restart_delay: float, avoid: str | None) -> _NodeEvent:
+    """SIGKILL the node leading the most partitions (never the one killed last), keep it down for
+    `restart_delay`, start it again on its data, and wait until the cluster has settled."""
+    leaders = cluster.leaders()
+    counts = {node.name: sum(1 for p in leaders if p.leader == node.name) for node in cluster.nodes}
+    victim = max((name for name in counts if name != avoid), key=lambda name: counts[name])
+    killed_at = cluster.kill_node(victim)
+    if lab.cancelled.wait(restart_delay):
+        raise LabCancelled("interrupted")
+    cluster.start_node(victim)
+    back_at = time.time()
+    cluster.wait_healthy()
+    led = tuple(p for p in leaders if p.leader == victim)
+    return _NodeEvent(victim, led, killed_at, back_at)
+
+
+def _node_kill_lines(
+    sql: SqlClient,
+    ids: list[str],
+    lane: Lane,
+    attempts: list[AgentAttempt],
+    events: list[_NodeEvent],
+) -> tuple[NodeKillLine, ...]:
+    """Each node kill's figures, read once everything has settled, from the final journals' append times,
+    the stub's ledger and the agent host's wire log.
+
+    The node kills come after the agent's own kills, so only attempts served by the agent's last process
+    count here. Such an attempt that ended without its last frame was cut off by the cluster; it is put
+    to the kill whose window holds the start of the invocation's next attempt. Each model call belongs to
+    the attempt that had started last when it was made, and was paid for in vain if no model answer was
+    journaled between its start and the next call's (a journaled agent asks one question at a time)."""
+    keys: dict[str, int] = {}
+    answers: dict[str, list[float]] = {}
+    outputs: dict[str, float] = {}
+    for chunk in range(0, len(ids), 100):
+        quoted = ", ".join(f"'{i}'" for i in ids[chunk : chunk + 100])
+        for row in sql.query(f"SELECT id, partition_key FROM sys_invocation_status WHERE id IN ({quoted})"):
+            keys[str(row["id"])] = int(row["partition_key"])
+        open_steps: dict[str, list[str]] = {}
+        for row in sql.query(
+            "SELECT id, index, entry_type, name, appended_at FROM sys_journal "
+            f"WHERE id IN ({quoted}) ORDER BY id, index"
+        ):
+            invocation = str(row["id"])
+            at = _epoch(row.get("appended_at")) or 0.0
+            steps = open_steps.setdefault(invocation, [])
+            if row["entry_type"] == "Command: Run":
+                steps.append(str(row.get("name") or ""))
+            elif row["entry_type"] == "Notification: Run" and steps and steps.pop(0) == "model":
+                answers.setdefault(invocation, []).append(at)
+            elif row["entry_type"] == "Command: Output":
+                outputs[invocation] = at
+    calls: dict[str, list[float]] = {}
+    for call in lane.model_calls():
+        calls.setdefault(call.invocation_id, []).append(call.started)
+    last_pid = attempts[-1].pid if attempts else -1
+    served: dict[str, list[AgentAttempt]] = {}
+    for attempt in attempts:
+        if attempt.pid == last_pid:
+            served.setdefault(attempt.invocation_id, []).append(attempt)
+    ends = [event.killed_at for event in events[1:]] + [float("inf")]
+    cut_off = [0] * len(events)
+    for invocation, its in served.items():
+        starts = sorted(calls.get(invocation, []))
+        for attempt, following in zip(its, its[1:], strict=False):
+            if attempt.last_event is not None:
+                continue
+            window = next(
+                (n for n, event in enumerate(events) if event.killed_at <= following.at < ends[n]), None
+            )
+            if window is None:
+                continue
+            for n, start in enumerate(starts):
+                if not attempt.at <= start < following.at:
+                    continue
+                until = starts[n + 1] if n + 1 < len(starts) else float("inf")
+                if not any(start <= at < until for at in answers.get(invocation, [])):
+                    cut_off[window] += 1
+    lines = []
+    for event, count in zip(events, cut_off, strict=True):
+        hit = [i for i in ids if any(p.first_key <= keys.get(i, -1) <= p.last_key for p in event.led)]
+        lines.append(
+            NodeKillLine(
+                node=event.node,
+                partitions=tuple(p.partition for p in event.led),
+                running=sum(1 for i in hit if outputs.get(i, float("inf")) > event.killed_at),
+                cut_off=count,
+                down=round(event.back_at - event.killed_at, 3),
+            )
+        )
+    return tuple(lines)

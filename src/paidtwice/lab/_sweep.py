@@ -966,7 +966,7 @@ def sweep_targets(
     Clean runs go first (concurrently); then every crash point of every matrix, `parallel` at a time, each
     on an agent, lane and invocation of its own. `on_point` sees each result as soon as it is measured.
     """
-    watcher = _Watcher(lab.sql, lab.cancelled)
+    watcher = _Watcher(lambda: lab.sql, lab.cancelled)
     lock = threading.Lock()
     started = time.time()
     stop = threading.Event()
@@ -1062,16 +1062,17 @@ def sweep(
     on_point: Callable[[PointResult], None] | None = None,
     model_latency: float = 0.0,
     price_model: str | None = None,
+    cluster: int = 1,
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
     Without `app`, the deck's agent is swept in each of `modes` under each of the stub's `scripts`. With
     `app` ("MODULE:APP", importable from `app_dir`), the user's own service/handler is swept, called with
     `input`, its model answers read from the `script` file in each variation named by `scripts`. A `lab`
-    can be shared; otherwise one is started (a restate-server and a stub) and stopped before returning.
-    `model_latency` makes the stub's model take that many seconds per answer; `price_model` prices the
-    calls (a shared lab's own price model otherwise). Bad input raises a `UsageError` before anything
-    starts.
+    can be shared; otherwise one is started (a restate-server, or a cluster of `cluster` nodes, and a stub)
+    and stopped before returning. `model_latency` makes the stub's model take that many seconds per answer;
+    `price_model` prices the calls (a shared lab's own price model otherwise). Bad input raises a
+    `UsageError` before anything starts.
     """
     unknown = [name for name in scripts if name not in VARIATIONS]
     if unknown or not scripts:
@@ -1105,7 +1106,7 @@ def sweep(
             on_point=on_point,
             model_latency=model_latency,
         )
-    with Lab(price_model=price_model or DEFAULT_PRICE_MODEL) as own:
+    with Lab(price_model=price_model or DEFAULT_PRICE_MODEL, cluster=cluster) as own:
         return sweep_targets(
             own,
             targets=targets,

@@ -10,6 +10,7 @@ from paidtwice.lab._records import (
     ComparisonRecord,
     CurveRecord,
     Mismatch,
+    NodeKillRecord,
     Record,
     RecoveryRecord,
     RunRecord,
@@ -30,6 +31,7 @@ __all__ = [
     "format_walk",
     "format_attempt_log",
     "format_model_log",
+    "format_node_kill",
     "format_run",
     "table",
     "tokens",
@@ -235,9 +237,27 @@ def format_run(record: RunRecord) -> str:
         ]
     if record.mismatch is not None:
         parts += ["", "Mismatch:", format_mismatch(record.mismatch)]
+    if record.node_kill is not None:
+        parts += ["", format_node_kill(record.node_kill)]
     if record.answer is not None:
         parts += ["", f"Answer: {record.answer}"]
     return "\n".join(parts)
+
+
+def format_node_kill(kill: NodeKillRecord) -> str:
+    """Who led the invocation's partition, who took over, and how long the invocation stalled."""
+
+    def seconds(value: float | None) -> str:
+        return "never" if value is None else f"{value:.2f}s"
+
+    return (
+        f"Node kill: {kill.killed_node} led partition {kill.partition} and was SIGKILLed; {kill.took_over} "
+        f"took over (reported after {kill.takeover_after:.2f}s).\n"
+        f"Stall from the kill: {seconds(kill.resumed_after)} to the next attempt reaching the agent, "
+        f"{seconds(kill.stall_to_next_entry)} to the next journal entry, "
+        f"{seconds(kill.stall_to_completion)} to completion ({kill.pause_left_at_kill:.2f}s of the pause "
+        f"were still to run); {kill.killed_node} answered again after {seconds(kill.node_back_after)}."
+    )
 
 
 def format_curve(curve: CurveRecord) -> str:

@@ -1,0 +1,136 @@
+"""The lab on a real 3-node Restate cluster: a node killed under a run, and under load."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from support import assert_eventually
+from test_hygiene import LOOPBACK, listening_addresses
+from test_interrupt import alive, descendants
+
+from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATECTL_VERSION
+from paidtwice.engine import RestateCluster, ensure_restatectl
+from paidtwice.engine._ports import is_port_free
+from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, Lab, experiment_by_name
+from paidtwice.lab._experiments import Experiment
+from paidtwice.lab._soak import soak
+
+
+def test_node_kill_in_pause_completes_with_the_clean_counts(cluster_lab: Lab) -> None:
+    row = experiment_by_name("node-kill-in-pause")
+    assert isinstance(row, Experiment)
+    record = cluster_lab.run(row)
+    assert record.status == "completed"
+    assert (record.model_calls, record.tool_calls) == (2, 1)
+    assert tuple(entry.label() for entry in record.journal) == CLEAN_JOURNALED_JOURNAL
+    assert [e.index for e in record.journal] == list(range(len(CLEAN_JOURNALED_JOURNAL)))
+    assert record.matches, record.checks
+    kill = record.node_kill
+    assert kill is not None
+    assert kill.killed_node != kill.took_over
+    assert kill.stall_to_next_entry is not None and kill.stall_to_next_entry > 0
+    assert kill.stall_to_completion is not None and kill.stall_to_completion >= kill.stall_to_next_entry
+    assert kill.resumed_after is not None and kill.resumed_after > 0
+    assert kill.node_back_after is not None
+    cluster = cluster_lab.server
+    assert isinstance(cluster, RestateCluster)
+    # The killed node was started again on its data.
+    assert len(cluster.live_nodes()) == 3
+
+
+def test_soak_with_node_kills_loses_nothing(cluster_lab: Lab) -> None:
+    record = soak(cluster_lab, invocations=60, kills=0, node_kills=2)
+    assert record.sent == 60
+    assert record.lost == 0
+    assert record.completed == 60
+    assert len(record.node_kills) == 2
+    first, second = record.node_kills
+    # Never the same node twice in a row, and each kill landed while invocations on its partitions ran.
+    assert first.node != second.node
+    assert first.running > 0
+    assert 0 <= record.extra_model_calls <= record.in_flight_at_kills + record.cut_off_by_node_kills
+    assert record.ok
+
+
+def test_cluster_options_refuse_what_cannot_run() -> None:
+    for args, says in (
+        (["soak", "--node-kills", "2"], "--node-kills needs a cluster"),
+        (["run", "clean", "--cluster", "2"], "--cluster takes 1 (one server) or at least 3 nodes, not 2"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "paidtwice", *args], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 2, done.stderr
+        assert says in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_second_cluster_beside_the_first_is_its_own(cluster_lab: Lab) -> None:
+    first = cluster_lab.server
+    assert isinstance(first, RestateCluster)
+    with RestateCluster(nodes=3, echo=lambda message: None) as second:
+        assert second.cluster_name != first.cluster_name
+        assert second.base_dir != first.base_dir
+        assert not ports(first) & ports(second)
+        pids = [node.process.pid for node in second.nodes if node.process is not None]
+        assert len(pids) == 3
+        for pid in pids:
+            addresses = listening_addresses(pid)
+            assert addresses and all(a.startswith(LOOPBACK + ":") for a in addresses), addresses
+        assert {p.leader for p in second.leaders()} <= {node.name for node in second.nodes}
+    # Stopped: no node left, every port free, its directories gone; the first cluster untouched.
+    assert_eventually(lambda: not any(alive(pid) for pid in pids), timeout=10, what="the nodes to be gone")
+    assert all(is_port_free(port) for port in ports(second))
+    assert not second.base_dir.exists()
+    assert all(node.healthy() for node in first.nodes)
+
+
+def test_sigkill_of_paidtwice_takes_its_cluster_with_it(tmp_path: Path) -> None:
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "paidtwice",
+            "run",
+            "clean",
+            "--cluster",
+            "3",
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
+    try:
+
+        def nodes() -> set[int]:
+            return {pid for pid in descendants(run.pid) if "restate-server" in command_line(pid)}
+
+        assert_eventually(lambda: len(nodes()) >= 3, timeout=120, what="three nodes")
+        started = descendants(run.pid)
+        run.kill()
+        run.wait()
+        assert_eventually(lambda: not any(alive(p) for p in started), timeout=10, what="orphans to die")
+    finally:
+        run.kill()
+        run.wait()
+
+
+def ports(cluster: RestateCluster) -> set[int]:
+    return {port for n in cluster.nodes for port in (n.fabric_port, n.admin_port, n.ingress_port)}
+
+
+def command_line(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_restatectl_is_the_pinned_one_beside_the_server() -> None:
+    assert RESTATECTL_VERSION == RESTATE_SERVER_VERSION
+    binary = ensure_restatectl(echo=lambda message: None)
+    done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split()[:2] == ["restatectl", RESTATECTL_VERSION]
