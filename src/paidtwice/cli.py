@@ -207,17 +207,20 @@ def cli() -> None:
 @cli.command()
 @_server_version
 def provision(server_version: str) -> None:
-    """Install restate-server from npm into paidtwice's cache (done on first use anyway).
+    """Install restate-server and Node.js 22 from npm into paidtwice's cache (done on first use anyway).
 
     \b
     Example:
         paidtwice provision --server-version 1.7.10
     """
-    from paidtwice.engine._provision import ensure_server_binary
+    from paidtwice.engine._provision import ensure_node_binary, ensure_server_binary
 
     with _errors():
         binary = ensure_server_binary(server_version, echo=lambda m: click.echo(m, err=True))
+        # Node 22 for TypeScript agents (sweep --cmd puts it first on the command's PATH).
+        node = ensure_node_binary(echo=lambda m: click.echo(m, err=True))
     click.echo(str(binary))
+    click.echo(str(node), err=True)
 
 
 @cli.command()
