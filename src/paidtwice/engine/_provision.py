@@ -193,7 +193,9 @@ def ensure_node_binary(
             return binary
         npm = shutil.which("npm")
         if npm is None:
-            raise ProvisionError("npm is not on PATH; install Node.js with npm to provision Node.js " + version)
+            raise ProvisionError(
+                f"npm is not on PATH; install Node.js with npm to provision Node.js {version}"
+            )
         echo(f"paidtwice: installing Node.js {version} from npm into {versions_dir / version} ...")
         staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=versions_dir))
         try:

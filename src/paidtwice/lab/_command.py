@@ -75,6 +75,9 @@ class _Loop:
         with cls._lock:
             if cls._loop is None:
                 loop = asyncio.new_event_loop()
+                # hypercorn reports, from its own tasks, streams the server reset after a kill cut them:
+                # expected here, and not the user's business.
+                loop.set_exception_handler(lambda _loop, _context: None)
                 threading.Thread(target=loop.run_forever, name="paidtwice-proxy", daemon=True).start()
                 cls._loop = loop
             return cls._loop
@@ -128,13 +131,11 @@ class _Proxy:
             finally:
                 await self._client.aclose()
 
-        self._served = asyncio.run_coroutine_threadsafe(run(), loop)
-        if not wait_until(
-            lambda: port_is_listening(self.port) or self._served.done(), timeout=_START_TIMEOUT
-        ):
+        served = self._served = asyncio.run_coroutine_threadsafe(run(), loop)
+        if not wait_until(lambda: port_is_listening(self.port) or served.done(), timeout=_START_TIMEOUT):
             raise ServerStartError(f"protocol proxy did not listen on :{self.port}")
-        if self._served.done():
-            self._served.result()
+        if served.done():
+            served.result()
 
     def release(self) -> None:
         """Stop holding: a held attempt fails (the agent behind it was killed) and none is held again."""
@@ -217,6 +218,8 @@ class _Proxy:
         state: dict[str, Any] = {"invocation": "", "entries": 0, "replayed": 0, "held": False}
         inbound = _RawFrames()
         pending: list[bytes] = []
+        names: dict[int, str] = {}
+        """Step names by completion id: from the journal the attempt replays and the RunCommands it sends."""
         more = True
 
         def log(event: str, **fields: Any) -> None:
@@ -239,6 +242,10 @@ class _Proxy:
                     state["retry"] = int(fields.get(7, 0))
                 elif state["replayed"] > 0:
                     state["replayed"] -= 1  # an entry of the journal the attempt starts with
+                    if kind == RUN_COMMAND:
+                        fields = read_fields(raw[8:])
+                        name = fields.get(12, b"")
+                        names[int(fields.get(11, 0))] = name.decode() if isinstance(name, bytes) else ""
                 elif kind >= FIRST_NOTIFICATION:
                     state["entries"] += 1
                     log("notification", frame=kind, entries=state["entries"])
@@ -274,6 +281,8 @@ class _Proxy:
             return
         log("start", retry=state.get("retry", 0), known=state["entries"])
 
+        released = self._released
+
         async def pump_in() -> None:
             nonlocal more
             try:
@@ -292,7 +301,7 @@ class _Proxy:
                     pending.clear()
                 if state["held"]:
                     log("held", entries=state["entries"])
-                    await self._released.wait()
+                    await released.wait()
                     stream.reset()
                     return
                 await stream.end()
@@ -300,7 +309,6 @@ class _Proxy:
                 return
 
         pumping = asyncio.ensure_future(pump_in())
-        names: dict[int, str] = {}
         progressed = False
         outbound = _RawFrames()
         try:
@@ -564,7 +572,7 @@ class CommandAgent:
         self.starts += 1
         env = {**self.env, self.port_env: str(self.port)}
         self._process = Process(
-            ["/bin/sh", "-c", f"exec {self.command}"],
+            ["/bin/sh", "-c", self.command],
             name=f"{shlex.split(self.command)[0] if self.command.strip() else 'command'} on :{self.port}",
             env=env,
             log_path=self.log_path,
@@ -601,7 +609,7 @@ class CommandAgent:
         def up() -> bool:
             if not process.alive():
                 raise ServerStartError(
-                    f"the command exited ({process.returncode()}) before listening on ${self.port_env}="
+                    f"the command exited ({process.returncode}) before listening on ${self.port_env}="
                     f"{self.port}; its log: {self.log_path}"
                 )
             return port_is_listening(self.port)
@@ -719,7 +727,7 @@ def check_command(
         def up() -> bool:
             if not process.alive():
                 raise UsageError(
-                    f"the command exited ({process.returncode()}) before listening on ${port_env}; "
+                    f"the command exited ({process.returncode}) before listening on ${port_env}; "
                     f"its log: {agent.log_path}"
                 )
             return port_is_listening(agent.port)

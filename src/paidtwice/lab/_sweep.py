@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -30,7 +31,9 @@ from paidtwice._exceptions import ExperimentError, UsageError
 from paidtwice._words import count
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
+from paidtwice.engine._provision import ensure_node_binary
 from paidtwice.engine._sql import JournalEntry
+from paidtwice.lab._command import CommandAgent, check_command, read_wire
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._records import AttemptLine, ModelLogLine, ToolLogLine, tagged, to_jsonable
 from paidtwice.lab._runner import (
@@ -90,6 +93,11 @@ class SweepTarget:
     """The deck's agent names its service from PAIDTWICE_SERVICE; any other app is renamed by the host."""
     cwd: str | None = None
     """Directory the agent runs in (the user's project, so MODULE imports)."""
+    command: str | None = None
+    """A shell command that serves the deployment, in any language (then `app` is unused): started once per
+    crash point in its own process group, seen through a protocol proxy (`paidtwice.lab._command`)."""
+    port_env: str = "PORT"
+    """The environment variable that tells the command its port."""
     stuck_after: int | None = 3
     """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
     mismatch is deterministic: the next attempts replay the same code against the same journal. (A service
@@ -134,6 +142,9 @@ class CrashPoint:
     """The stub tool call held open."""
     pause_op: int | None = None
     """The context operation (its number in the handler's step log) that is the durable pause."""
+    hold_entries: int | None = None
+    """A command's deployment: the protocol proxy holds the server's frame that brings the journal to this
+    many entries (or the attempt that starts with them), so the agent waits there."""
 
 
 @dataclass(frozen=True)
@@ -550,7 +561,16 @@ def derive_points(
 class _Run:
     """One invocation of the target on an agent of its own, on the lab's server and a lane of its own."""
 
-    def __init__(self, lab: Lab, target: SweepTarget, script: Script, *, tag: str, gate: str | None) -> None:
+    def __init__(
+        self,
+        lab: Lab,
+        target: SweepTarget,
+        script: Script,
+        *,
+        tag: str,
+        gate: str | None,
+        hold: int | None = None,
+    ) -> None:
         self.lab = lab
         self.target = target
         safe = re.sub(r"[^A-Za-z0-9]", "_", tag)
@@ -575,9 +595,24 @@ class _Run:
         else:
             env["PAIDTWICE_SERVICE_AS"] = f"{target.service}={self.service}"
         cwd = Path(target.cwd) if target.cwd else None
-        self.agent = AgentHost(
-            target=target.app, env=env, workdir=workdir, name="agent", cwd=cwd, forkserver=lab.forkserver
-        )
+        self.agent: AgentHost | CommandAgent
+        if target.command is not None:
+            self.lane.single = True
+            env.update(_command_env(self.lane))
+            self.agent = CommandAgent(
+                command=target.command,
+                env=env,
+                workdir=workdir,
+                service=target.service,
+                renamed=self.service,
+                port_env=target.port_env,
+                cwd=cwd,
+            )
+            self.agent.proxy.hold_entries = hold
+        else:
+            self.agent = AgentHost(
+                target=target.app, env=env, workdir=workdir, name="agent", cwd=cwd, forkserver=lab.forkserver
+            )
         self.invocation_id = ""
 
     def start(self, *, replacement: bool = False) -> str:
@@ -598,6 +633,12 @@ class _Run:
 
     def steps(self) -> tuple[tuple[str, int], ...]:
         counts: dict[str, int] = {}
+        if isinstance(self.agent, CommandAgent):
+            # A command's steps as the wire shows them: each ProposeRunCompletion is one execution.
+            for step in self.agent.steps(self.invocation_id):
+                if step.proposed is not None:
+                    counts[step.name] = counts.get(step.name, 0) + 1
+            return tuple(sorted(counts.items()))
         for event in _events(self.step_log, self.invocation_id):
             if event.event == "step_start":
                 counts[event.name] = counts.get(event.name, 0) + 1
@@ -608,6 +649,100 @@ class _Run:
             return None
         response = self.lab.ingress.attach(self.invocation_id, timeout=30.0)
         return json.dumps(response.json()) if response.status_code == 200 else None
+
+
+def _command_env(lane: Lane) -> dict[str, str]:
+    """What a command's process is told: the stub lane as both model providers' base URL, dummy keys, the tool
+    endpoints, and Node 22 first on PATH (TypeScript Restate SDK 1.17 needs it)."""
+    node = ensure_node_binary()
+    root = lane.base_url.removesuffix("/v1")
+    return {
+        "OPENAI_BASE_URL": lane.base_url,
+        "OPENAI_API_KEY": "paidtwice-stub",
+        "ANTHROPIC_BASE_URL": root,
+        "ANTHROPIC_API_KEY": "paidtwice-stub",
+        "PAIDTWICE_TOOLS_URL": lane.tools_url,
+        "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+
+
+def _command_env_for_check() -> dict[str, str]:
+    """A command's environment while it is only asked what it serves: no stub runs yet, nothing is sent."""
+    node = ensure_node_binary()
+    return {
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        "OPENAI_API_KEY": "paidtwice-stub",
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+        "ANTHROPIC_API_KEY": "paidtwice-stub",
+        "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+
+
+def _wire_model_calls_in_steps(run: _Run) -> int:
+    """Model calls that started while a step was in flight on the wire (after its RunCommand, before its
+    result): their answers are the step's result, so they are journaled."""
+    assert isinstance(run.agent, CommandAgent)
+    steps = run.agent.steps(run.invocation_id)
+    return sum(
+        1
+        for call in run.lane.model_calls(run.invocation_id)
+        if any(s.commanded <= call.started <= (s.proposed or float("inf")) for s in steps)
+    )
+
+
+def _wire_points(run: _Run) -> list[CrashPoint]:
+    """The crash points of a command's clean run, from what any language shows: the frames the proxy saw
+    (each attempt's start and each completion the server sent: a moment the agent waits and the proxy can
+    hold), the stub's ledgers (model and tool calls, held in flight) and the journal (durable pauses).
+
+    A model answer that came back but is not journaled yet cannot be held from outside the process (the agent
+    goes on at once): that moment is not a point here."""
+    assert isinstance(run.agent, CommandAgent)
+    journal = run.journal()
+    labels = [e.label() for e in journal]
+    appended = [_epoch(e.appended_at) or 0.0 for e in journal]
+
+    def entries_at(t: float) -> int:
+        return max(1, sum(1 for at in appended if at <= t))
+
+    def after(n: int) -> str:
+        return f"after entry {n - 1} ({labels[n - 1]})" if n - 1 < len(labels) else f"after entry {n - 1}"
+
+    moments: list[tuple[float, str, str, int, dict[str, Any]]] = []
+    held: set[int] = set()
+    for record in read_wire(run.agent.wire_log, run.invocation_id):
+        if record["event"] == "start":
+            n = int(record["known"])
+        elif record["event"] == "notification":
+            n = int(record["entries"])
+        else:
+            continue
+        if n not in held:
+            held.add(n)
+            moments.append((float(record["at"]), "after-entry", after(n), n, {"hold_entries": n}))
+    for call in run.lane.model_calls(run.invocation_id):
+        where = {"model_holds": (call.call,)}
+        name = f"in flight: model call {call.call}"
+        moments.append((call.started, "in-flight-model", name, entries_at(call.started), where))
+    steps = run.agent.steps(run.invocation_id)
+    for tool in run.lane.tool_runs(run.invocation_id):
+        step = next((s for s in steps if s.commanded <= tool.started <= (s.proposed or float("inf"))), None)
+        if step is None:
+            continue  # a tool called outside a step: not a step in flight
+        name = f"in flight: step {step.name}"
+        moments.append(
+            (tool.started, "in-flight-step", name, entries_at(tool.started), {"tool_hold": tool.call})
+        )
+    for i, entry in enumerate(journal):
+        if entry.label().startswith("Command: Sleep"):
+            before = [s.name for s in steps if s.proposed is not None and s.proposed <= appended[i]]
+            name = "in pause" + (f" after {before[-1]}" if before else "")
+            moments.append((appended[i], "pause", name, i + 1, {}))
+    moments.sort(key=lambda m: m[0])
+    return [
+        CrashPoint(name, order, kind, entries, **where)
+        for order, (_, kind, name, entries, where) in enumerate(moments, start=1)
+    ]
 
 
 def _wait(
@@ -659,7 +794,11 @@ def _clean(
             step_runs=run.steps(),
             journal=tuple(e.label() for e in run.journal()),
             invocation_id=run.invocation_id,
-            journaled_model_calls=_model_calls_in_steps(_events(run.step_log, run.invocation_id)),
+            journaled_model_calls=(
+                _wire_model_calls_in_steps(run)
+                if isinstance(run.agent, CommandAgent)
+                else _model_calls_in_steps(_events(run.step_log, run.invocation_id))
+            ),
         )
     return clean, run
 
@@ -712,7 +851,7 @@ def _point(
         script = dataclasses.replace(script, hold=first, more_holds=tuple(more))
     if point.tool_hold is not None:
         script = dataclasses.replace(script, tool_hold=Hold(point.tool_hold, _HOLD_SECONDS))
-    run = _Run(lab, target, script, tag=tag, gate=point.gate)
+    run = _Run(lab, target, script, tag=tag, gate=point.gate, hold=point.hold_entries)
     with run.agent:
         invocation_id = run.start(replacement=True)
         watch = watcher.watch(invocation_id)
@@ -722,6 +861,8 @@ def _point(
             def there() -> bool:
                 """Is the agent at the moment? Cheap checks only: the step log and the stub's ledgers. Every
                 branch stopped: each gate logged, each held call in flight."""
+                if isinstance(run.agent, CommandAgent) and point.hold_entries is not None:
+                    return run.agent.held(invocation_id)
                 if point.gate is not None or point.pause_op is not None:
                     events = _events(run.step_log, invocation_id)
                     if point.gate is not None:
@@ -787,6 +928,11 @@ def _point(
         first_life = [e for e in events if e.at < kill_at]
         started_steps = {e.n for e in first_life if e.event == "step_start"}
         ended_steps = {e.n for e in first_life if e.event == "step_end"}
+        if isinstance(run.agent, CommandAgent):
+            # A step is in flight from its RunCommand until its result; the SDK sends the command first.
+            wire = run.agent.steps(invocation_id)
+            started_steps = {i for i, w in enumerate(wire) if w.commanded < kill_at}
+            ended_steps = {i for i, w in enumerate(wire) if w.proposed is not None and w.proposed < kill_at}
         steps = run.steps()
         attempt_count = watch.count(agent_attempts)
         mismatches = mismatches_of(agent_attempts)
@@ -868,6 +1014,9 @@ def sweep_targets(
                 raise
         plans = []
         for clean, run in cleans:
+            if isinstance(run.agent, CommandAgent):
+                plans.append(_wire_points(run))
+                continue
             tools = [t.started for t in run.lane.tool_runs(clean.invocation_id)]
             plans.append(derive_points(_events(run.step_log, clean.invocation_id), clean.journal, tools))
         jobs = [(i, point) for i, points in enumerate(plans) for point in points]
@@ -923,6 +1072,8 @@ def sweep(
     parallel: int = 16,
     lab: Lab | None = None,
     on_point: Callable[[PointResult], None] | None = None,
+    command: str | None = None,
+    port_env: str = "PORT",
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
@@ -930,12 +1081,31 @@ def sweep(
     `app` ("MODULE:APP", importable from `app_dir`), the user's own service/handler is swept, called with
     `input`, its model answers read from the `script` file in each variation named by `scripts`. A `lab`
     can be shared; otherwise one is started (a restate-server and a stub) and stopped before returning.
+    With `command` (a shell command serving a Restate deployment in any language, run in `app_dir`, told its
+    port in `port_env`) instead of `app`, that deployment is swept through a protocol proxy.
     Bad input raises a `UsageError` before anything starts.
     """
     unknown = [name for name in scripts if name not in VARIATIONS]
     if unknown or not scripts:
         raise UsageError(f"unknown script {', '.join(unknown) or '(none)'} (known: {', '.join(VARIATIONS)})")
-    if app is None:
+    if command is not None:
+        if not service or not handler or script is None:
+            raise UsageError("sweeping a command needs its service, its handler and a script file")
+        where = Path(app_dir or ".").resolve()
+        if not where.is_dir():
+            raise UsageError(f"no directory {where}")
+        named: list[tuple[str, Script]] = [(name, load_script_file(Path(script), name)) for name in scripts]
+        check_dir = Path(tempfile.mkdtemp(prefix="paidtwice-check-"))
+        check_env = {**os.environ, **_command_env_for_check()}
+        check_command(
+            command, service, handler, env=check_env, workdir=check_dir, port_env=port_env, cwd=where
+        )
+        targets = [
+            SweepTarget(
+                "", service, handler, input, mode="cmd", cwd=str(where), command=command, port_env=port_env
+            )
+        ]
+    elif app is None:
         bad = [m for m in modes if m not in ("naive", "journaled")]
         if bad or not modes:
             raise UsageError(f"unknown mode {', '.join(bad) or '(none)'} (known: naive, journaled)")

@@ -52,6 +52,9 @@ class Lane:
     stub: StubModel
     model_up: bool = True
     """False while the lab keeps the model endpoint down (script `fail`)."""
+    single: bool = False
+    """Every call on the lane serves its one invocation, whether or not the agent says so in a header (a
+    deployment started by a command does not): asking for one invocation's calls gives them all."""
 
     @property
     def base_url(self) -> str:
@@ -63,10 +66,10 @@ class Lane:
         return f"{self.stub.url}/lanes/{self.name}/tools"
 
     def model_calls(self, invocation_id: str | None = None) -> list[ModelCall]:
-        return self.stub.ledger.model_calls(self.name, invocation_id)
+        return self.stub.ledger.model_calls(self.name, None if self.single else invocation_id)
 
     def tool_runs(self, invocation_id: str | None = None) -> list[ToolRun]:
-        return self.stub.ledger.tool_runs(self.name, invocation_id)
+        return self.stub.ledger.tool_runs(self.name, None if self.single else invocation_id)
 
 
 class StubModel:
