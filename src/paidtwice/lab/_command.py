@@ -48,6 +48,7 @@ PROPOSE_RUN_COMPLETION = 0x0005
 RUN_COMMAND = 0x0411
 _START_TIMEOUT = 60.0
 _CHECK_TIMEOUT = 30.0
+_MANIFESTS = tuple(f"application/vnd.restate.endpointmanifest.v{n}+json" for n in (1, 2, 3, 4))
 
 
 @dataclass(frozen=True)
@@ -741,13 +742,20 @@ def check_command(
             with httpx.Client(http1=False, http2=True, timeout=30.0) as client:
                 response = client.get(
                     f"http://{HOST}:{agent.port}/discover",
-                    headers={"accept": "application/vnd.restate.endpointmanifest.v3+json"},
+                    # The manifest versions restate-server 1.7 asks for.
+                    headers={"accept": ", ".join(_MANIFESTS)},
                 )
             manifest = response.json()
         except (httpx.HTTPError, ValueError) as err:
             raise UsageError(
                 f"the command does not serve a Restate endpoint ({err}); its log: {agent.log_path}"
             ) from None
+        if response.status_code != 200:
+            said = manifest.get("message", response.text) if isinstance(manifest, dict) else response.text
+            raise UsageError(
+                f"the command's endpoint refused discovery ({response.status_code}: {said}); "
+                f"its log: {agent.log_path}"
+            )
         services = {s.get("name"): s for s in manifest.get("services", [])}
         if service not in services:
             known = ", ".join(sorted(str(n) for n in services)) or "none"
