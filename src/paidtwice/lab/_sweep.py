@@ -887,7 +887,15 @@ def _point(
                 # the server at once would slow it down past a durable pause.
                 return there() and len(run.journal()) >= point.journal_entries
 
-            _wait(lab, stop, f"{point.name} ({invocation_id})", at_moment, timeout=_MOMENT_TIMEOUT)
+            try:
+                _wait(lab, stop, f"{point.name} ({invocation_id})", at_moment, timeout=_MOMENT_TIMEOUT)
+            except ExperimentError as err:
+                # Say what was missing: the stop (gate, hold, held call) or the journal's entries.
+                made = [(c.call, c.finished is None) for c in lane.model_calls(invocation_id)]
+                raise ExperimentError(
+                    f"{err}: stopped there {there()}, journal {len(run.journal())} of "
+                    f"{point.journal_entries} entries, model calls (number, open) {made}"
+                ) from None
             run.agent.wait_ready()
             kill_at = run.agent.kill()
             run.agent.release(at=kill_at + restart_delay)
