@@ -333,6 +333,7 @@ class _Proxy:
                         if not progressed:
                             progressed = True
                             log("progress", frame=kind)
+                        log("command", frame=kind, entries=state["entries"])
                     if kind == RUN_COMMAND:
                         fields = read_fields(body)
                         name = fields.get(12, b"")

@@ -702,15 +702,30 @@ def _wire_points(run: _Run) -> list[CrashPoint]:
     labels = [e.label() for e in journal]
     appended = [_epoch(e.appended_at) or 0.0 for e in journal]
 
+    wire = read_wire(run.agent.wire_log, run.invocation_id)
+    marks = [
+        (float(r["at"]), int(r.get("entries", r.get("known", 0))))
+        for r in wire
+        if r["event"] in ("start", "notification", "command")
+    ]
+    steps = run.agent.steps(run.invocation_id)
+
     def entries_at(t: float) -> int:
-        return max(1, sum(1 for at in appended if at <= t))
+        """Entries the journal holds while a call that started at `t` is in flight, counted on the wire (the
+        server's append times race with a fast call): every entry that passed the proxy before it, and a
+        step's own RunCommand, which the SDK sends before it runs the step's action."""
+        n = max([1, *(entries for at, entries in marks if at <= t)])
+        for step in steps:
+            if step.commanded <= t <= (step.proposed or float("inf")):
+                n = max(n, *(entries for at, entries in marks if at <= step.commanded + 1e-6))
+        return n
 
     def after(n: int) -> str:
         return f"after entry {n - 1} ({labels[n - 1]})" if n - 1 < len(labels) else f"after entry {n - 1}"
 
     moments: list[tuple[float, str, str, int, dict[str, Any]]] = []
     held: set[int] = set()
-    for record in read_wire(run.agent.wire_log, run.invocation_id):
+    for record in wire:
         if record["event"] == "start":
             n = int(record["known"])
         elif record["event"] == "notification":
@@ -724,7 +739,6 @@ def _wire_points(run: _Run) -> list[CrashPoint]:
         where = {"model_holds": (call.call,)}
         name = f"in flight: model call {call.call}"
         moments.append((call.started, "in-flight-model", name, entries_at(call.started), where))
-    steps = run.agent.steps(run.invocation_id)
     for tool in run.lane.tool_runs(run.invocation_id):
         step = next((s for s in steps if s.commanded <= tool.started <= (s.proposed or float("inf"))), None)
         if step is None:
