@@ -265,8 +265,7 @@ class _Proxy:
             more = bool(message.get("more_body"))
             take(bytes(message.get("body", b"")))
         if not state["held"] and hold_here():
-            state["held"] = True
-        if state["held"] and not pending:
+            # The attempt starts at the held entry: the agent gets none of it.
             log("held", entries=state["entries"])
             await self._released.wait()
             await self._respond(send, 503, b"held by paidtwice; the deployment was killed")
