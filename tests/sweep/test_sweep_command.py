@@ -13,7 +13,14 @@ import pytest
 
 from paidtwice.lab import Lab
 from paidtwice.lab._runner import QUESTION
-from paidtwice.lab._sweep import PointResult, SweepMatrix, SweepTarget, sweep_targets
+from paidtwice.lab._sweep import (
+    PointResult,
+    SweepMatrix,
+    SweepTarget,
+    deck_scripts,
+    deck_target,
+    sweep_targets,
+)
 from paidtwice.stub._turns import load_script_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,3 +156,28 @@ def test_a_bad_command_is_a_one_line_error_naming_its_log(
     assert len(lines) == 1 and says in lines[0] and "command.log" in lines[0], done.stderr
     log = Path(lines[0].rsplit("its log: ", 1)[1])
     assert log.is_file()
+
+
+def test_the_deck_agent_through_cmd_measures_what_its_own_path_does(lab: Lab) -> None:
+    """One sweep engine for both languages: the deck's Python agent started by a command and seen through the
+    proxy gets, at every point both paths have, the figures its in-process path gets."""
+    command = (
+        f"PAIDTWICE_AGENT_MODE=naive PAIDTWICE_PAUSE_S=5 {sys.executable} -m paidtwice.agent.host "
+        "paidtwice.agent.deck:app --port $PORT"
+    )
+    by_cmd = SweepTarget("", "Agent", "run", QUESTION, mode="cmd", command=command, stuck_after=None)
+    done = sweep_targets(
+        lab, targets=[by_cmd, deck_target("naive")], scripts=deck_scripts(["steady"]), parallel=8
+    )
+    wire, own = ({p.crash_point: p for p in m.points} for m in done)
+    common = set(wire) & set(own)
+    # The moments the wire cannot hold (an answer back but not journaled) are the in-process path's own.
+    assert {n for n in own if n not in wire} <= {n for n in own if "returned (not journaled)" in n} | {
+        n for n in own if n.startswith("after entry 1 ")
+    }
+    assert len(common) >= 6, sorted(common)
+    for name in common:
+        a, b = wire[name], own[name]
+        figures = ("status", "answer_matches", "extra_model_calls", "model_calls_in_flight", "tool_runs")
+        assert [getattr(a, f) for f in figures] == [getattr(b, f) for f in figures], name
+        assert a.answers_asked_again == b.answers_asked_again and a.confirmed and b.confirmed, name

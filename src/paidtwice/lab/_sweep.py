@@ -33,7 +33,7 @@ from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._provision import ensure_node_binary
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._command import CommandAgent, check_command, read_wire
+from paidtwice.lab._command import CommandAgent, WireStep, check_command, read_wire
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._records import AttemptLine, ModelLogLine, ToolLogLine, tagged, to_jsonable
 from paidtwice.lab._runner import (
@@ -49,6 +49,7 @@ from paidtwice.lab._runner import (
     model_log_of,
     tool_log_of,
 )
+from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Hold, Script, script_by_name
 from paidtwice.stub._server import Lane
 from paidtwice.stub._turns import VARIATIONS, ScriptFileError, load_script_file
@@ -592,7 +593,7 @@ class _Run:
         )
         if target.deck:
             env["PAIDTWICE_SERVICE"] = self.service
-        else:
+        elif target.command is None:  # a command's service is renamed by its proxy
             env["PAIDTWICE_SERVICE_AS"] = f"{target.service}={self.service}"
         cwd = Path(target.cwd) if target.cwd else None
         self.agent: AgentHost | CommandAgent
@@ -678,16 +679,28 @@ def _command_env_for_check() -> dict[str, str]:
     }
 
 
+def _step_of(call: ModelCall, steps: Sequence[WireStep], starts: Sequence[float]) -> WireStep | None:
+    """The step a model call was made in, from the wire and the ledgers: the first step whose result passed
+    the proxy after the call ended, unless the agent called the stub again before that result (then the
+    call came before the step). The RunCommand's own time cannot tell: the proxy may read it after the
+    stub has answered a fast call."""
+    end = call.finished if call.finished is not None else float("inf")
+    step = next((s for s in steps if s.proposed is not None and s.proposed >= end), None)
+    if step is None or step.proposed is None:
+        return None
+    if any(end < at < step.proposed for at in starts):
+        return None
+    return step
+
+
 def _wire_model_calls_in_steps(run: _Run) -> int:
     """Model calls that started while a step was in flight on the wire (after its RunCommand, before its
     result): their answers are the step's result, so they are journaled."""
     assert isinstance(run.agent, CommandAgent)
     steps = run.agent.steps(run.invocation_id)
-    return sum(
-        1
-        for call in run.lane.model_calls(run.invocation_id)
-        if any(s.commanded <= call.started <= (s.proposed or float("inf")) for s in steps)
-    )
+    calls = run.lane.model_calls(run.invocation_id)
+    starts = sorted([c.started for c in calls] + [t.started for t in run.lane.tool_runs(run.invocation_id)])
+    return sum(1 for call in calls if _step_of(call, steps, starts) is not None)
 
 
 def _wire_points(run: _Run) -> list[CrashPoint]:
@@ -710,14 +723,14 @@ def _wire_points(run: _Run) -> list[CrashPoint]:
     ]
     steps = run.agent.steps(run.invocation_id)
 
-    def entries_at(t: float) -> int:
+    def entries_at(t: float, step: WireStep | None = None) -> int:
         """Entries the journal holds while a call that started at `t` is in flight, counted on the wire (the
-        server's append times race with a fast call): every entry that passed the proxy before it, and a
-        step's own RunCommand, which the SDK sends before it runs the step's action."""
+        server's append times race with a fast call): every entry that passed the proxy before it, and the
+        RunCommand of the step it is made in (by default the step whose RunCommand came before it)."""
         n = max([1, *(entries for at, entries in marks if at <= t)])
-        for step in steps:
-            if step.commanded <= t <= (step.proposed or float("inf")):
-                n = max(n, *(entries for at, entries in marks if at <= step.commanded + 1e-6))
+        for other in steps:
+            if other is step or (step is None and other.commanded <= t <= (other.proposed or float("inf"))):
+                n = max(n, *(entries for at, entries in marks if at <= other.commanded + 1e-6))
         return n
 
     def after(n: int) -> str:
@@ -735,17 +748,29 @@ def _wire_points(run: _Run) -> list[CrashPoint]:
         if n not in held:
             held.add(n)
             moments.append((float(record["at"]), "after-entry", after(n), n, {"hold_entries": n}))
-    for call in run.lane.model_calls(run.invocation_id):
+    calls = run.lane.model_calls(run.invocation_id)
+    starts = sorted([c.started for c in calls] + [t.started for t in run.lane.tool_runs(run.invocation_id)])
+    for call in calls:
         where = {"model_holds": (call.call,)}
         name = f"in flight: model call {call.call}"
-        moments.append((call.started, "in-flight-model", name, entries_at(call.started), where))
+        moments.append(
+            (
+                call.started,
+                "in-flight-model",
+                name,
+                entries_at(call.started, _step_of(call, steps, starts)),
+                where,
+            )
+        )
     for tool in run.lane.tool_runs(run.invocation_id):
-        step = next((s for s in steps if s.commanded <= tool.started <= (s.proposed or float("inf"))), None)
+        # The step whose result had not passed the proxy when the tool was called: an SDK may send a step's
+        # RunCommand only with its result (the Python SDK here), so the command's time says little.
+        step = next((s for s in steps if (s.proposed or float("inf")) >= tool.started), None)
         if step is None:
             continue  # a tool called outside a step: not a step in flight
         name = f"in flight: step {step.name}"
         moments.append(
-            (tool.started, "in-flight-step", name, entries_at(tool.started), {"tool_hold": tool.call})
+            (tool.started, "in-flight-step", name, entries_at(tool.started, step), {"tool_hold": tool.call})
         )
     for i, entry in enumerate(journal):
         if entry.label().startswith("Command: Sleep"):
