@@ -48,9 +48,8 @@ def ts_path(lab: Lab, scripts: list[str], parallel: int) -> None:
     longest = max(points, key=lambda p: p.wall_time)
     print(f"ts --cmd sweep: {len(matrices)} matrices, {len(points)} crash points ({', '.join(scripts)})")
     print(f"concurrent wall time     {wall:7.1f} s  (parallel {parallel})")
-    print(
-        f"longest point inside it  {longest.wall_time:7.1f} s  ({longest.mode}/{longest.script}: {longest.crash_point})"
-    )
+    where = f"{longest.mode}/{longest.script}: {longest.crash_point}"
+    print(f"longest point inside it  {longest.wall_time:7.1f} s  ({where})")
     print(f"ts: sweep / longest      {wall / longest.wall_time:7.2f}")
 
 
