@@ -16,6 +16,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -1147,6 +1148,7 @@ def sweep(
         check_command(
             command, service, handler, env=check_env, workdir=check_dir, port_env=port_env, cwd=where
         )
+        shutil.rmtree(check_dir, ignore_errors=True)  # kept only when the error names the log in it
         targets = [
             SweepTarget(
                 "", service, handler, input, mode="cmd", cwd=str(where), command=command, port_env=port_env
