@@ -27,11 +27,6 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "ts_agent"
 SCRIPT = EXAMPLE / "script.toml"
 
-pytestmark = pytest.mark.skipif(
-    not (EXAMPLE / "node_modules").is_dir(),
-    reason="examples/ts_agent is not installed (bash scripts/setup.sh)",
-)
-
 
 @pytest.fixture(scope="module")
 def matrices(lab: Lab) -> dict[tuple[str, str], SweepMatrix]:
