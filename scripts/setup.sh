@@ -8,3 +8,6 @@ python3 -m venv .venv
 .venv/bin/python -m pip install --quiet -e '.[dev,frameworks]'
 binary=$(.venv/bin/paidtwice provision)
 echo "setup: .venv ready; restate-server installed at $binary"
+# The TypeScript example's packages, pinned by its lockfile, for `paidtwice sweep --cmd` and its tests.
+(cd examples/ts_agent && npm ci --no-audit --no-fund --loglevel=error)
+echo "setup: examples/ts_agent installed"

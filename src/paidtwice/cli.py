@@ -261,19 +261,23 @@ def cli() -> None:
 @cli.command()
 @_server_version
 def provision(server_version: str) -> None:
-    """Install restate-server and restatectl from npm into paidtwice's cache (done on first use anyway).
+    """Install restate-server, restatectl and Node.js 22 from npm into paidtwice's cache (done on first use
+    anyway).
 
     \b
     Example:
         paidtwice provision --server-version 1.7.10
     """
-    from paidtwice.engine._provision import ensure_restatectl, ensure_server_binary
+    from paidtwice.engine._provision import ensure_node_binary, ensure_restatectl, ensure_server_binary
 
     with _errors():
         binary = ensure_server_binary(server_version, echo=lambda m: click.echo(m, err=True))
         restatectl = ensure_restatectl(echo=lambda m: click.echo(m, err=True))
+        # Node 22 for TypeScript agents (sweep --cmd puts it first on the command's PATH).
+        node = ensure_node_binary(echo=lambda m: click.echo(m, err=True))
     click.echo(str(binary))
-    click.echo(str(restatectl))
+    click.echo(str(restatectl), err=True)
+    click.echo(str(node), err=True)
 
 
 @cli.command()
@@ -712,6 +716,23 @@ def recover(
     help="With --app: the script file's variations to sweep (default: all three).",
 )
 @click.option("--app", metavar="MODULE:APP", help="Sweep your own Restate app instead of the deck's agent.")
+@click.option(
+    "--cmd",
+    "command",
+    metavar="CMD",
+    help="Sweep a deployment in any language started by this shell command (e.g. 'node agent.ts'), told its "
+    "port in $PORT (see --port-env), the stub in OPENAI_BASE_URL/ANTHROPIC_BASE_URL, Node 22 first on PATH.",
+)
+@click.option(
+    "--port-env", default="PORT", show_default=True, metavar="VAR", help="With --cmd: the port's variable."
+)
+@click.option(
+    "--cwd",
+    "cmd_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="With --cmd: the directory the command runs in (default: the current one).",
+)
 @click.option("--service", metavar="NAME", help="With --app: the service to call.")
 @click.option("--handler", metavar="NAME", help="With --app: the handler to call.")
 @click.option(
@@ -768,6 +789,9 @@ def sweep(
     scripts: tuple[str, ...],
     variations: tuple[str, ...],
     app: str | None,
+    command: str | None,
+    port_env: str,
+    cmd_dir: Path | None,
     service: str | None,
     handler: str | None,
     input_json: str,
@@ -804,17 +828,24 @@ def sweep(
         paidtwice sweep --app agent:app --service Travel --handler quote \\
             --input '"How much is 120 EUR in USD?"' --script examples/travel_agent/script.toml \\
             --app-dir examples/travel_agent --check
+        paidtwice sweep --cmd 'node agent.ts' --cwd examples/ts_agent --service Agent --handler run \\
+            --input '"What should I wear in Paris today?"' --script examples/ts_agent/script.toml
     """
     from paidtwice.lab._sweep import sweep as run_sweep
     from paidtwice.lab._sweep import write_sweep
 
-    if app is None and (service or handler or variations):
-        raise BadInput("--service, --handler and --variation go with --app")
-    if app is not None:
+    if app is not None and command is not None:
+        raise BadInput("give --app or --cmd, not both")
+    if command is None and cmd_dir is not None:
+        raise BadInput("--cwd goes with --cmd")
+    own = "--app" if command is None else "--cmd"
+    if app is None and command is None and (service or handler or variations):
+        raise BadInput("--service, --handler and --variation go with --app or --cmd")
+    if app is not None or command is not None:
         if len(scripts) != 1:
-            raise BadInput("with --app, give one script file: --script FILE")
+            raise BadInput(f"with {own}, give one script file: --script FILE")
         if not service or not handler:
-            raise BadInput("with --app, name the service and the handler: --service NAME --handler NAME")
+            raise BadInput(f"with {own}, name the service and the handler: --service NAME --handler NAME")
         try:
             payload = json.loads(input_json)
         except ValueError as err:
@@ -841,7 +872,25 @@ def sweep(
             lab = stack.enter_context(
                 Lab(echo=lambda m: click.echo(m, err=True), price_model=price_model, cluster=cluster)
             )
-        if app is None:
+        if command is not None:
+            matrices = run_sweep(
+                command=command,
+                port_env=port_env,
+                service=service,
+                handler=handler,
+                input=payload,
+                script=Path(scripts[0]),
+                scripts=variations or VARIATIONS,
+                app_dir=cmd_dir or Path("."),
+                restart_delay=restart_delay,
+                parallel=parallel,
+                lab=lab,
+                on_point=save,
+                model_latency=model_latency or 0.0,
+                price_model=price_model,
+                cluster=cluster,
+            )
+        elif app is None:
             matrices = run_sweep(
                 modes=modes or ("naive", "journaled"),
                 scripts=scripts or VARIATIONS,

@@ -19,12 +19,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from paidtwice._exceptions import ProvisionError
-from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS, RESTATECTL_VERSION
+from paidtwice._pins import NODE_VERSION, RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS, RESTATECTL_VERSION
 
 __all__ = [
     "cache_root",
+    "ensure_node_binary",
     "ensure_restatectl",
     "ensure_server_binary",
+    "node_binary_path",
     "npm_error",
     "run_npm",
     "server_binary_path",
@@ -158,4 +160,68 @@ def _ensure_npm_binary(tool: str, version: str, *, root: Path | None, echo: Call
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
         echo(f"paidtwice: {tool} {version} ready")
+    return binary
+
+
+def _node_package() -> str:
+    machine = platform.machine().lower()
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(machine)
+    system = platform.system().lower()
+    if arch is None or system not in ("linux", "darwin"):
+        raise ProvisionError(f"Node.js has no npm build for {system}/{machine}")
+    return f"node-{system}-{arch}"
+
+
+def node_binary_path(version: str = NODE_VERSION, *, root: Path | None = None) -> Path:
+    root = root or cache_root()
+    return root / "node" / version / "node_modules" / _node_package() / "bin" / "node"
+
+
+def ensure_node_binary(
+    version: str = NODE_VERSION,
+    *,
+    root: Path | None = None,
+    echo: Callable[[str], None] = print,
+) -> Path:
+    """Return the path of Node.js `version` (the binary inside npm's node-PLATFORM-ARCH package), installing
+    it from npm on first use, the way restate-server is installed."""
+    binary = node_binary_path(version, root=root)
+    if binary.is_file():
+        return binary
+    root = root or cache_root()
+    versions_dir = root / "node"
+    versions_dir.mkdir(parents=True, exist_ok=True)
+    package = _node_package()
+    with (versions_dir / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if binary.is_file():
+            return binary
+        npm = shutil.which("npm")
+        if npm is None:
+            raise ProvisionError(
+                f"npm is not on PATH; install Node.js with npm to provision Node.js {version}"
+            )
+        echo(f"paidtwice: installing Node.js {version} from npm into {versions_dir / version} ...")
+        staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=versions_dir))
+        try:
+            done = run_npm(
+                ["install", "--no-audit", "--no-fund", "--loglevel=error", f"{package}@{version}"],
+                prefix=staging,
+                npm=npm,
+            )
+            if done.returncode != 0:
+                raise ProvisionError(
+                    f"npm install {package}@{version} failed: {npm_error(done.stderr or done.stdout)}"
+                )
+            staged = binary.relative_to(versions_dir / version)
+            if not (staging / staged).is_file():
+                raise ProvisionError(f"npm installed {package}@{version} but no binary at {staged}")
+            final = versions_dir / version
+            if final.exists():
+                shutil.rmtree(final)
+            staging.rename(final)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        echo(f"paidtwice: Node.js {version} ready")
     return binary

@@ -16,8 +16,10 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -30,8 +32,10 @@ from paidtwice._exceptions import ExperimentError, UsageError
 from paidtwice._words import count
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
+from paidtwice.engine._provision import ensure_node_binary
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, bill, check_price_model, extra_calls
+from paidtwice.lab._command import CommandAgent, WireStep, check_command, read_wire
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._records import AttemptLine, ModelLogLine, ToolLogLine, tagged, to_jsonable
 from paidtwice.lab._runner import (
@@ -47,6 +51,7 @@ from paidtwice.lab._runner import (
     model_log_of,
     tool_log_of,
 )
+from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Hold, Script, script_by_name
 from paidtwice.stub._server import Lane
 from paidtwice.stub._turns import VARIATIONS, ScriptFileError, load_script_file
@@ -92,6 +97,11 @@ class SweepTarget:
     """The deck's agent names its service from PAIDTWICE_SERVICE; any other app is renamed by the host."""
     cwd: str | None = None
     """Directory the agent runs in (the user's project, so MODULE imports)."""
+    command: str | None = None
+    """A shell command that serves the deployment, in any language (then `app` is unused): started once per
+    crash point in its own process group, seen through a protocol proxy (`paidtwice.lab._command`)."""
+    port_env: str = "PORT"
+    """The environment variable that tells the command its port."""
     stuck_after: int | None = 3
     """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
     mismatch is deterministic: the next attempts replay the same code against the same journal. (A service
@@ -142,6 +152,9 @@ class CrashPoint:
     covers: float = 0.0
     """The share (0..1) of the clean run's time, from its first event to its output, that is this moment:
     the chance that a crash at a uniformly random moment of the run lands here."""
+    hold_entries: int | None = None
+    """A command's deployment: the protocol proxy holds the server's frame that brings the journal to this
+    many entries (or the attempt that starts with them), so the agent waits there."""
 
 
 @dataclass(frozen=True)
@@ -625,6 +638,7 @@ class _Run:
         tag: str,
         gate: str | None,
         model_latency: float = 0.0,
+        hold: int | None = None,
     ) -> None:
         self.lab = lab
         self.target = target
@@ -650,12 +664,27 @@ class _Run:
         )
         if target.deck:
             env["PAIDTWICE_SERVICE"] = self.service
-        else:
+        elif target.command is None:  # a command's service is renamed by its proxy
             env["PAIDTWICE_SERVICE_AS"] = f"{target.service}={self.service}"
         cwd = Path(target.cwd) if target.cwd else None
-        self.agent = AgentHost(
-            target=target.app, env=env, workdir=workdir, name="agent", cwd=cwd, forkserver=lab.forkserver
-        )
+        self.agent: AgentHost | CommandAgent
+        if target.command is not None:
+            self.lane.single = True
+            env.update(_command_env(self.lane))
+            self.agent = CommandAgent(
+                command=target.command,
+                env=env,
+                workdir=workdir,
+                service=target.service,
+                renamed=self.service,
+                port_env=target.port_env,
+                cwd=cwd,
+            )
+            self.agent.proxy.hold_entries = hold
+        else:
+            self.agent = AgentHost(
+                target=target.app, env=env, workdir=workdir, name="agent", cwd=cwd, forkserver=lab.forkserver
+            )
         self.invocation_id = ""
 
     def start(self, *, replacement: bool = False) -> str:
@@ -676,6 +705,12 @@ class _Run:
 
     def steps(self) -> tuple[tuple[str, int], ...]:
         counts: dict[str, int] = {}
+        if isinstance(self.agent, CommandAgent):
+            # A command's steps as the wire shows them: each ProposeRunCompletion is one execution.
+            for step in self.agent.steps(self.invocation_id):
+                if step.proposed is not None:
+                    counts[step.name] = counts.get(step.name, 0) + 1
+            return tuple(sorted(counts.items()))
         for event in _events(self.step_log, self.invocation_id):
             if event.event == "step_start":
                 counts[event.name] = counts.get(event.name, 0) + 1
@@ -686,6 +721,138 @@ class _Run:
             return None
         response = self.lab.ingress.attach(self.invocation_id, timeout=30.0)
         return json.dumps(response.json()) if response.status_code == 200 else None
+
+
+def _command_env(lane: Lane) -> dict[str, str]:
+    """What a command's process is told: the stub lane as both model providers' base URL, dummy keys, the tool
+    endpoints, and Node 22 first on PATH (TypeScript Restate SDK 1.17 needs it)."""
+    node = ensure_node_binary()
+    root = lane.base_url.removesuffix("/v1")
+    return {
+        "OPENAI_BASE_URL": lane.base_url,
+        "OPENAI_API_KEY": "paidtwice-stub",
+        "ANTHROPIC_BASE_URL": root,
+        "ANTHROPIC_API_KEY": "paidtwice-stub",
+        "PAIDTWICE_TOOLS_URL": lane.tools_url,
+        "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+
+
+def _command_env_for_check() -> dict[str, str]:
+    """A command's environment while it is only asked what it serves: no stub runs yet, nothing is sent."""
+    node = ensure_node_binary()
+    return {
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        "OPENAI_API_KEY": "paidtwice-stub",
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+        "ANTHROPIC_API_KEY": "paidtwice-stub",
+        "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+
+
+def _step_of(call: ModelCall, steps: Sequence[WireStep], starts: Sequence[float]) -> WireStep | None:
+    """The step a model call was made in, from the wire and the ledgers: the first step whose result passed
+    the proxy after the call ended, unless the agent called the stub again before that result (then the
+    call came before the step). The RunCommand's own time cannot tell: the proxy may read it after the
+    stub has answered a fast call."""
+    end = call.finished if call.finished is not None else float("inf")
+    step = next((s for s in steps if s.proposed is not None and s.proposed >= end), None)
+    if step is None or step.proposed is None:
+        return None
+    if any(end < at < step.proposed for at in starts):
+        return None
+    return step
+
+
+def _wire_model_calls_in_steps(run: _Run) -> int:
+    """Model calls that started while a step was in flight on the wire (after its RunCommand, before its
+    result): their answers are the step's result, so they are journaled."""
+    assert isinstance(run.agent, CommandAgent)
+    steps = run.agent.steps(run.invocation_id)
+    calls = run.lane.model_calls(run.invocation_id)
+    starts = sorted([c.started for c in calls] + [t.started for t in run.lane.tool_runs(run.invocation_id)])
+    return sum(1 for call in calls if _step_of(call, steps, starts) is not None)
+
+
+def _wire_points(run: _Run) -> list[CrashPoint]:
+    """The crash points of a command's clean run, from what any language shows: the frames the proxy saw
+    (each attempt's start and each completion the server sent: a moment the agent waits and the proxy can
+    hold), the stub's ledgers (model and tool calls, held in flight) and the journal (durable pauses).
+
+    A model answer that came back but is not journaled yet cannot be held from outside the process (the agent
+    goes on at once): that moment is not a point here."""
+    assert isinstance(run.agent, CommandAgent)
+    journal = run.journal()
+    labels = [e.label() for e in journal]
+    appended = [_epoch(e.appended_at) or 0.0 for e in journal]
+
+    wire = read_wire(run.agent.wire_log, run.invocation_id)
+    marks = [
+        (float(r["at"]), int(r.get("entries", r.get("known", 0))))
+        for r in wire
+        if r["event"] in ("start", "notification", "command")
+    ]
+    steps = run.agent.steps(run.invocation_id)
+
+    def entries_at(t: float, step: WireStep | None = None) -> int:
+        """Entries the journal holds while a call that started at `t` is in flight, counted on the wire (the
+        server's append times race with a fast call): every entry that passed the proxy before it, and the
+        RunCommand of the step it is made in (by default the step whose RunCommand came before it)."""
+        n = max([1, *(entries for at, entries in marks if at <= t)])
+        for other in steps:
+            if other is step or (step is None and other.commanded <= t <= (other.proposed or float("inf"))):
+                n = max(n, *(entries for at, entries in marks if at <= other.commanded + 1e-6))
+        return n
+
+    def after(n: int) -> str:
+        return f"after entry {n - 1} ({labels[n - 1]})" if n - 1 < len(labels) else f"after entry {n - 1}"
+
+    moments: list[tuple[float, str, str, int, dict[str, Any]]] = []
+    held: set[int] = set()
+    for record in wire:
+        if record["event"] == "start":
+            n = int(record["known"])
+        elif record["event"] == "notification":
+            n = int(record["entries"])
+        else:
+            continue
+        if n not in held:
+            held.add(n)
+            moments.append((float(record["at"]), "after-entry", after(n), n, {"hold_entries": n}))
+    calls = run.lane.model_calls(run.invocation_id)
+    starts = sorted([c.started for c in calls] + [t.started for t in run.lane.tool_runs(run.invocation_id)])
+    for call in calls:
+        where = {"model_holds": (call.call,)}
+        name = f"in flight: model call {call.call}"
+        moments.append(
+            (
+                call.started,
+                "in-flight-model",
+                name,
+                entries_at(call.started, _step_of(call, steps, starts)),
+                where,
+            )
+        )
+    for tool in run.lane.tool_runs(run.invocation_id):
+        # The step whose result had not passed the proxy when the tool was called: an SDK may send a step's
+        # RunCommand only with its result (the Python SDK here), so the command's time says little.
+        step = next((s for s in steps if (s.proposed or float("inf")) >= tool.started), None)
+        if step is None:
+            continue  # a tool called outside a step: not a step in flight
+        name = f"in flight: step {step.name}"
+        moments.append(
+            (tool.started, "in-flight-step", name, entries_at(tool.started, step), {"tool_hold": tool.call})
+        )
+    for i, entry in enumerate(journal):
+        if entry.label().startswith("Command: Sleep"):
+            before = [s.name for s in steps if s.proposed is not None and s.proposed <= appended[i]]
+            name = "in pause" + (f" after {before[-1]}" if before else "")
+            moments.append((appended[i], "pause", name, i + 1, {}))
+    moments.sort(key=lambda m: m[0])
+    return [
+        CrashPoint(name, order, kind, entries, **where)
+        for order, (_, kind, name, entries, where) in enumerate(moments, start=1)
+    ]
 
 
 def _wait(
@@ -771,7 +938,11 @@ def _clean(
             step_runs=run.steps(),
             journal=tuple(e.label() for e in run.journal()),
             invocation_id=run.invocation_id,
-            journaled_model_calls=_model_calls_in_steps(_events(run.step_log, run.invocation_id)),
+            journaled_model_calls=(
+                _wire_model_calls_in_steps(run)
+                if isinstance(run.agent, CommandAgent)
+                else _model_calls_in_steps(_events(run.step_log, run.invocation_id))
+            ),
         )
     return clean, run
 
@@ -824,7 +995,9 @@ def _point(
         script = dataclasses.replace(script, hold=first, more_holds=tuple(more))
     if point.tool_hold is not None:
         script = dataclasses.replace(script, tool_hold=Hold(point.tool_hold, _HOLD_SECONDS))
-    run = _Run(lab, target, script, tag=tag, gate=point.gate, model_latency=model_latency)
+    run = _Run(
+        lab, target, script, tag=tag, gate=point.gate, model_latency=model_latency, hold=point.hold_entries
+    )
     with run.agent:
         invocation_id = run.start(replacement=True)
         watch = watcher.watch(invocation_id)
@@ -834,6 +1007,8 @@ def _point(
             def there() -> bool:
                 """Is the agent at the moment? Cheap checks only: the step log and the stub's ledgers. Every
                 branch stopped: each gate logged, each held call in flight."""
+                if isinstance(run.agent, CommandAgent) and point.hold_entries is not None:
+                    return run.agent.held(invocation_id)
                 if point.gate is not None or point.pause_op is not None:
                     events = _events(run.step_log, invocation_id)
                     if point.gate is not None:
@@ -858,7 +1033,15 @@ def _point(
                 # the server at once would slow it down past a durable pause.
                 return there() and len(run.journal()) >= point.journal_entries
 
-            _wait(lab, stop, f"{point.name} ({invocation_id})", at_moment, timeout=_MOMENT_TIMEOUT)
+            try:
+                _wait(lab, stop, f"{point.name} ({invocation_id})", at_moment, timeout=_MOMENT_TIMEOUT)
+            except ExperimentError as err:
+                # Say what was missing: the stop (gate, hold, held call) or the journal's entries.
+                made = [(c.call, c.finished is None) for c in lane.model_calls(invocation_id)]
+                raise ExperimentError(
+                    f"{err}: stopped there {there()}, journal {len(run.journal())} of "
+                    f"{point.journal_entries} entries, model calls (number, open) {made}"
+                ) from None
             run.agent.wait_ready()
             kill_at = run.agent.kill()
             run.agent.release(at=kill_at + restart_delay)
@@ -899,6 +1082,11 @@ def _point(
         first_life = [e for e in events if e.at < kill_at]
         started_steps = {e.n for e in first_life if e.event == "step_start"}
         ended_steps = {e.n for e in first_life if e.event == "step_end"}
+        if isinstance(run.agent, CommandAgent):
+            # A step is in flight from its RunCommand until its result; the SDK sends the command first.
+            wire = run.agent.steps(invocation_id)
+            started_steps = {i for i, w in enumerate(wire) if w.commanded < kill_at}
+            ended_steps = {i for i, w in enumerate(wire) if w.proposed is not None and w.proposed < kill_at}
         steps = run.steps()
         attempt_count = watch.count(agent_attempts)
         mismatches = mismatches_of(agent_attempts)
@@ -995,6 +1183,9 @@ def sweep_targets(
                 raise
         plans = []
         for clean, run in cleans:
+            if isinstance(run.agent, CommandAgent):
+                plans.append(_wire_points(run))
+                continue
             tools = [t.started for t in run.lane.tool_runs()]
             output = [e.appended_at for e in run.journal() if e.type == "Command: Output"]
             ended = _epoch(output[0]) if output else None
@@ -1063,6 +1254,8 @@ def sweep(
     model_latency: float = 0.0,
     price_model: str | None = None,
     cluster: int = 1,
+    command: str | None = None,
+    port_env: str = "PORT",
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
@@ -1070,14 +1263,34 @@ def sweep(
     `app` ("MODULE:APP", importable from `app_dir`), the user's own service/handler is swept, called with
     `input`, its model answers read from the `script` file in each variation named by `scripts`. A `lab`
     can be shared; otherwise one is started (a restate-server, or a cluster of `cluster` nodes, and a stub)
-    and stopped before returning. `model_latency` makes the stub's model take that many seconds per answer;
+    and stopped before returning. With `command` (a shell command serving a Restate deployment in any
+    language, run in `app_dir`, told its port in `port_env`) instead of `app`, that deployment is swept
+    through a protocol proxy. `model_latency` makes the stub's model take that many seconds per answer;
     `price_model` prices the calls (a shared lab's own price model otherwise). Bad input raises a
     `UsageError` before anything starts.
     """
     unknown = [name for name in scripts if name not in VARIATIONS]
     if unknown or not scripts:
         raise UsageError(f"unknown script {', '.join(unknown) or '(none)'} (known: {', '.join(VARIATIONS)})")
-    if app is None:
+    if command is not None:
+        if not service or not handler or script is None:
+            raise UsageError("sweeping a command needs its service, its handler and a script file")
+        where = Path(app_dir or ".").resolve()
+        if not where.is_dir():
+            raise UsageError(f"no directory {where}")
+        named: list[tuple[str, Script]] = [(name, load_script_file(Path(script), name)) for name in scripts]
+        check_dir = Path(tempfile.mkdtemp(prefix="paidtwice-check-"))
+        check_env = {**os.environ, **_command_env_for_check()}
+        check_command(
+            command, service, handler, env=check_env, workdir=check_dir, port_env=port_env, cwd=where
+        )
+        shutil.rmtree(check_dir, ignore_errors=True)  # kept only when the error names the log in it
+        targets = [
+            SweepTarget(
+                "", service, handler, input, mode="cmd", cwd=str(where), command=command, port_env=port_env
+            )
+        ]
+    elif app is None:
         bad = [m for m in modes if m not in ("naive", "journaled")]
         if bad or not modes:
             raise UsageError(f"unknown mode {', '.join(bad) or '(none)'} (known: naive, journaled)")

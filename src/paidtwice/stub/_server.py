@@ -60,6 +60,9 @@ class Lane:
     """Seconds the model takes to answer each call (a held call waits its hold instead)."""
     booking_seconds: float = 0.0
     """Seconds a booking takes to confirm; the request is in flight meanwhile (a kill can land in it)."""
+    single: bool = False
+    """Every call on the lane serves its one invocation, whether or not the agent says so in a header (a
+    deployment started by a command does not): asking for one invocation's calls gives them all."""
 
     @property
     def base_url(self) -> str:
@@ -76,10 +79,10 @@ class Lane:
         return f"{self.stub.url}/lanes/{self.name}/tools"
 
     def model_calls(self, invocation_id: str | None = None) -> list[ModelCall]:
-        return self.stub.ledger.model_calls(self.name, invocation_id)
+        return self.stub.ledger.model_calls(self.name, None if self.single else invocation_id)
 
     def tool_runs(self, invocation_id: str | None = None) -> list[ToolRun]:
-        return self.stub.ledger.tool_runs(self.name, invocation_id)
+        return self.stub.ledger.tool_runs(self.name, None if self.single else invocation_id)
 
     def bookings(self, invocation_id: str | None = None) -> list[Booking]:
         return self.stub.ledger.bookings(self.name, invocation_id)

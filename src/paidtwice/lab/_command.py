@@ -1,0 +1,772 @@
+"""A deployment in any language, started by a command, seen through a protocol proxy the lab registers.
+
+Nothing runs inside the agent's process: what the sweep counts comes from the stub's ledgers, the journal and
+the service protocol on the wire. The proxy sits between restate-server and the command's port. It tells the
+server the deployment works request/response (each attempt sends the journal so far and closes its side, and
+the SDK suspends when it needs an answer it does not have), so every attempt after a step or a pause starts
+with the journal as it stands: holding that request stops a replay at a chosen journal entry, before the
+agent does anything. It renames the service, so many runs of one command share a server. It reads the frames
+both ways and logs, one line per event, each attempt's start (invocation, known entries, retry count), its
+first new command, every step execution (a ProposeRunCompletion, named by its RunCommand), its failure code
+(570: journal mismatch) and how it ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import threading
+import time
+from collections.abc import AsyncIterator, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from paidtwice._exceptions import ServerStartError, UsageError
+from paidtwice.agent._process import AgentAttempt
+from paidtwice.agent._wire import (
+    END,
+    ERROR,
+    FIRST_COMMAND,
+    FIRST_NOTIFICATION,
+    START,
+    SUSPENSION,
+    read_fields,
+)
+from paidtwice.engine._ports import HOST, PortLease, lease_port
+from paidtwice.engine._process import Process, port_is_listening, wait_until
+
+__all__ = ["CommandAgent", "WireStep", "check_command"]
+
+PROPOSE_RUN_COMPLETION = 0x0005
+RUN_COMMAND = 0x0411
+_START_TIMEOUT = 60.0
+_CHECK_TIMEOUT = 30.0
+_MANIFESTS = tuple(f"application/vnd.restate.endpointmanifest.v{n}+json" for n in (1, 2, 3, 4))
+
+
+@dataclass(frozen=True)
+class WireStep:
+    """A ctx.run step as the proxy saw it: its RunCommand, and its ProposeRunCompletion once it executed."""
+
+    name: str
+    """The step's name (RunCommand field 12)."""
+    attempt: int
+    """The proxy's number of the attempt that sent it."""
+    commanded: float
+    """Wall-clock time its RunCommand passed the proxy."""
+    proposed: float | None
+    """Wall-clock time its result (ProposeRunCompletion) passed the proxy; None if never (cut off)."""
+
+
+class _Loop:
+    """One event loop thread for every proxy of the process."""
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def get(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            if cls._loop is None:
+                loop = asyncio.new_event_loop()
+                # hypercorn reports, from its own tasks, streams the server reset after a kill cut them:
+                # expected here, and not the user's business.
+                loop.set_exception_handler(lambda _loop, _context: None)
+                threading.Thread(target=loop.run_forever, name="paidtwice-proxy", daemon=True).start()
+                cls._loop = loop
+            return cls._loop
+
+
+class _Proxy:
+    """The protocol proxy in front of one command's port (an ASGI app served by hypercorn)."""
+
+    def __init__(self, *, target_port: int, service: str, renamed: str, log: Path) -> None:
+        self.target = f"http://{HOST}:{target_port}"
+        self.target_port = target_port
+        self.service = service
+        self.renamed = renamed
+        self.log = log
+        self._lease: PortLease = lease_port()
+        self._fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._attempts = 0
+        self.hold_entries: int | None = None
+        """Hold (never pass on) the first frame from the server that brings the journal to this many entries,
+        or the whole attempt if it starts with them; until the agent is killed, then never again."""
+        self._released: asyncio.Event | None = None
+        self._shutdown: asyncio.Event | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._served: Future[None] | None = None
+
+    @property
+    def port(self) -> int:
+        return self._lease.port
+
+    def _write(self, **fields: Any) -> None:
+        os.write(self._fd, (json.dumps({**fields, "at": time.time()}) + "\n").encode())
+
+    def start(self) -> None:
+        from hypercorn.asyncio import serve
+        from hypercorn.config import Config
+
+        loop = _Loop.get()
+        config = Config()
+        config.bind = [f"{HOST}:{self.port}"]
+        config.accesslog = None
+        config.errorlog = None
+
+        async def run() -> None:
+            self._released = asyncio.Event()
+            self._shutdown = asyncio.Event()
+            # h2c with prior knowledge, as restate-server speaks to a deployment; no pool limits or timeouts:
+            # a held call or a durable pause outlasts any default.
+            self._client = httpx.AsyncClient(http1=False, http2=True, timeout=None)
+            try:
+                await serve(self, config, shutdown_trigger=self._shutdown.wait)  # type: ignore[arg-type]
+            finally:
+                await self._client.aclose()
+
+        served = self._served = asyncio.run_coroutine_threadsafe(run(), loop)
+        if not wait_until(lambda: port_is_listening(self.port) or served.done(), timeout=_START_TIMEOUT):
+            raise ServerStartError(f"protocol proxy did not listen on :{self.port}")
+        if served.done():
+            served.result()
+
+    def release(self) -> None:
+        """Stop holding: a held attempt fails (the agent behind it was killed) and none is held again."""
+        loop = _Loop.get()
+        if self._released is not None:
+            loop.call_soon_threadsafe(self._released.set)
+
+    def close(self) -> None:
+        try:
+            if self._shutdown is not None and self._served is not None:
+                _Loop.get().call_soon_threadsafe(self._shutdown.set)
+                try:
+                    self._served.result(timeout=10)
+                except Exception:  # noqa: BLE001 - shutting down; the port lease is what matters
+                    pass
+        finally:
+            os.close(self._fd)
+            self._lease.release()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        path = str(scope["path"])
+        headers = [
+            (k.decode(), v.decode())
+            for k, v in scope["headers"]
+            if k.lower() not in (b"host", b"content-length", b"connection", b"transfer-encoding", b"te")
+        ]
+        if path.startswith("/invoke/"):
+            await self._invoke(path, headers, receive, send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        await self._other(str(scope["method"]), path, bytes(body), headers, send)
+
+    async def _respond(self, send: Any, status: int, body: bytes, content_type: str = "text/plain") -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-type", content_type.encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async def _other(
+        self, method: str, path: str, body: bytes, headers: list[tuple[str, str]], send: Any
+    ) -> None:
+        assert self._client is not None
+        try:
+            response = await self._client.request(method, self.target + path, content=body, headers=headers)
+        except httpx.TransportError as err:
+            await self._respond(send, 502, f"deployment unreachable: {err}".encode())
+            return
+        content = response.content
+        content_type = response.headers.get("content-type", "application/json")
+        if path.startswith("/discover") and response.status_code == 200:
+            manifest = json.loads(content)
+            for service in manifest.get("services", []):
+                if service.get("name") == self.service:
+                    service["name"] = self.renamed
+            content = json.dumps(manifest).encode()
+        await self._respond(send, response.status_code, content, content_type)
+
+    async def _invoke(self, path: str, headers: list[tuple[str, str]], receive: Any, send: Any) -> None:
+        """One attempt, both ways at once (the protocol is a bidirectional stream)."""
+        assert self._released is not None
+        self._attempts += 1
+        attempt = self._attempts
+        state: dict[str, Any] = {"invocation": "", "entries": 0, "replayed": 0, "held": False}
+        inbound = _RawFrames()
+        pending: list[bytes] = []
+        names: dict[int, str] = {}
+        """Step names by completion id: from the journal the attempt replays and the RunCommands it sends."""
+        more = True
+
+        def log(event: str, **fields: Any) -> None:
+            self._write(invocation=state["invocation"], attempt=attempt, event=event, **fields)
+
+        def hold_here() -> bool:
+            hold = self.hold_entries
+            return hold is not None and state["entries"] == hold and not self._released_flag
+
+        def take(chunk: bytes) -> bool:
+            """Read inbound frames into `pending`; False once a frame is held (nothing after it goes on)."""
+            for kind, raw in inbound.feed(chunk):
+                if state["held"]:
+                    return False
+                if kind == START:
+                    fields = read_fields(raw[8:])
+                    debug_id = fields.get(2, b"")
+                    state["invocation"] = debug_id.decode() if isinstance(debug_id, bytes) else ""
+                    state["entries"] = state["replayed"] = int(fields.get(3, 0))
+                    state["retry"] = int(fields.get(7, 0))
+                elif state["replayed"] > 0:
+                    state["replayed"] -= 1  # an entry of the journal the attempt starts with
+                    if kind == RUN_COMMAND:
+                        fields = read_fields(raw[8:])
+                        name = fields.get(12, b"")
+                        names[int(fields.get(11, 0))] = name.decode() if isinstance(name, bytes) else ""
+                elif kind >= FIRST_NOTIFICATION:
+                    state["entries"] += 1
+                    log("notification", frame=kind, entries=state["entries"])
+                    if hold_here():
+                        state["held"] = True
+                        return False
+                pending.append(raw)
+            return True
+
+        # The StartMessage and the journal it announces come first; an attempt that starts at the held entry
+        # never reaches the agent.
+        while more and (not state["invocation"] or state["replayed"] > 0):
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            more = bool(message.get("more_body"))
+            take(bytes(message.get("body", b"")))
+        if not state["held"] and hold_here():
+            # The attempt starts at the held entry: the agent gets none of it.
+            log("held", entries=state["entries"])
+            await self._released.wait()
+            await self._respond(send, 503, b"held by paidtwice; the deployment was killed")
+            return
+        _, _, rest = path.partition("/invoke/")
+        service, _, handler = rest.partition("/")
+        if service == self.renamed:
+            service = self.service
+        try:
+            stream = await _H2Stream.open(self.target_port, f"/invoke/{service}/{handler}", headers)
+        except OSError as err:
+            await self._respond(send, 502, f"deployment unreachable: {err}".encode())
+            return
+        log("start", retry=state.get("retry", 0), known=state["entries"])
+
+        released = self._released
+
+        async def pump_in() -> None:
+            nonlocal more
+            try:
+                for raw in pending:
+                    await stream.send(raw)
+                pending.clear()
+                while more and not state["held"]:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        stream.reset()
+                        return
+                    more = bool(message.get("more_body"))
+                    take(bytes(message.get("body", b"")))
+                    for raw in pending:
+                        await stream.send(raw)
+                    pending.clear()
+                if state["held"]:
+                    log("held", entries=state["entries"])
+                    await released.wait()
+                    stream.reset()
+                    return
+                await stream.end()
+            except (OSError, _StreamClosed):
+                return
+
+        pumping = asyncio.ensure_future(pump_in())
+        progressed = False
+        outbound = _RawFrames()
+        try:
+            status, response_headers = await stream.response()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": status,
+                    "headers": [
+                        (k, v)
+                        for k, v in response_headers
+                        if not k.startswith(b":") and k.lower() not in (b"content-length", b"connection")
+                    ],
+                }
+            )
+            async for chunk in stream.chunks():
+                for kind, raw in outbound.feed(chunk):
+                    body = raw[8:]
+                    if FIRST_COMMAND <= kind < FIRST_NOTIFICATION:
+                        state["entries"] += 1
+                        if not progressed:
+                            progressed = True
+                            log("progress", frame=kind)
+                        log("command", frame=kind, entries=state["entries"])
+                    if kind == RUN_COMMAND:
+                        fields = read_fields(body)
+                        name = fields.get(12, b"")
+                        names[int(fields.get(11, 0))] = name.decode() if isinstance(name, bytes) else ""
+                        log("run", id=int(fields.get(11, 0)), name=names[int(fields.get(11, 0))])
+                    elif kind == PROPOSE_RUN_COMPLETION:
+                        done = int(read_fields(body).get(1, 0))
+                        log("step", id=done, name=names.get(done, ""))
+                    elif kind == ERROR:
+                        log("error", code=int(read_fields(body).get(1, 0)))
+                    elif kind in (END, SUSPENSION):
+                        log("end" if kind == END else "suspend")
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        finally:
+            pumping.cancel()
+            stream.close()
+        await send({"type": "http.response.body", "body": b""})
+
+    @property
+    def _released_flag(self) -> bool:
+        return self._released is not None and self._released.is_set()
+
+
+class _StreamClosed(Exception):
+    """The agent's side of the stream is gone (killed, or reset)."""
+
+
+class _RawFrames:
+    """Splits a byte stream into protocol frames, each kept whole (header included) to be passed on."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, chunk: bytes) -> list[tuple[int, bytes]]:
+        self._buffer += chunk
+        frames = []
+        while len(self._buffer) >= 8:
+            kind = int.from_bytes(self._buffer[0:2], "big")
+            end = 8 + int.from_bytes(self._buffer[4:8], "big")
+            if len(self._buffer) < end:
+                break
+            frames.append((kind, bytes(self._buffer[:end])))
+            del self._buffer[:end]
+        return frames
+
+
+class _H2Stream:
+    """One HTTP/2 request to the agent (h2c, prior knowledge) whose body and answer flow at the same time.
+
+    httpx sends a request's whole body before it reads the answer; the service protocol needs both at once.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        import h2.config
+        import h2.connection
+
+        self._reader = reader
+        self._writer = writer
+        self._conn = h2.connection.H2Connection(
+            config=h2.config.H2Configuration(client_side=True, header_encoding=None)
+        )
+        self._headers: asyncio.Future[tuple[int, list[tuple[bytes, bytes]]]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self._data: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()
+        self._window = asyncio.Event()
+        self._closed = False
+        self._reading: asyncio.Future[None] | None = None
+
+    @classmethod
+    async def open(cls, port: int, path: str, headers: list[tuple[str, str]]) -> _H2Stream:
+        reader, writer = await asyncio.open_connection(HOST, port)
+        stream = cls(reader, writer)
+        stream._conn.initiate_connection()
+        request = [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":authority", f"{HOST}:{port}"),
+            (":path", path),
+        ]
+        stream._conn.send_headers(1, [*request, *((k.lower(), v) for k, v in headers)])
+        stream._flush()
+        stream._reading = asyncio.ensure_future(stream._read())
+        return stream
+
+    def _flush(self) -> None:
+        data = self._conn.data_to_send()
+        if data and not self._writer.is_closing():
+            self._writer.write(data)
+
+    async def _read(self) -> None:
+        import h2.events
+
+        ended = False
+        try:
+            while not ended:
+                data = await self._reader.read(65536)
+                if not data:
+                    break
+                for event in self._conn.receive_data(data):
+                    if isinstance(event, h2.events.ResponseReceived) and not self._headers.done():
+                        headers = [(bytes(k), bytes(v)) for k, v in event.headers]
+                        status = int(dict(headers).get(b":status", b"502"))
+                        self._headers.set_result((status, headers))
+                    elif isinstance(event, h2.events.DataReceived):
+                        self._conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                        self._data.put_nowait(bytes(event.data))
+                    elif isinstance(event, h2.events.WindowUpdated):
+                        self._window.set()
+                    elif isinstance(event, h2.events.StreamEnded):
+                        ended = True
+                    elif isinstance(event, h2.events.StreamReset | h2.events.ConnectionTerminated):
+                        break
+                self._flush()
+        except Exception:  # noqa: BLE001 - any failure of the agent's side ends the stream, as a break
+            pass
+        finally:
+            self._closed = True
+            if not self._headers.done():
+                self._headers.set_exception(_StreamClosed("the agent closed the stream before answering"))
+            self._data.put_nowait(None if ended else _StreamClosed("the agent's stream broke"))
+            self._window.set()
+
+    async def response(self) -> tuple[int, list[tuple[bytes, bytes]]]:
+        return await self._headers
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        while True:
+            chunk = await self._data.get()
+            if chunk is None:
+                return
+            if isinstance(chunk, BaseException):
+                raise chunk
+            yield chunk
+
+    async def send(self, data: bytes) -> None:
+        while data:
+            if self._closed:
+                raise _StreamClosed("the agent's stream is closed")
+            window = min(self._conn.local_flow_control_window(1), self._conn.max_outbound_frame_size)
+            if window <= 0:
+                self._window.clear()
+                await self._window.wait()
+                continue
+            self._conn.send_data(1, data[:window])
+            data = data[window:]
+            self._flush()
+            await self._writer.drain()
+
+    async def end(self) -> None:
+        if not self._closed:
+            self._conn.end_stream(1)
+            self._flush()
+            await self._writer.drain()
+
+    def reset(self) -> None:
+        if not self._closed:
+            try:
+                self._conn.reset_stream(1)
+                self._flush()
+            except Exception:  # noqa: BLE001 - already closed by the peer
+                pass
+
+    def close(self) -> None:
+        if self._reading is not None:
+            self._reading.cancel()
+        self._writer.close()
+
+
+def read_wire(log: Path, invocation_id: str | None = None) -> list[dict[str, Any]]:
+    """The proxy's log lines, for one invocation if given."""
+    try:
+        lines = log.read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    records = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if invocation_id is None or record["invocation"] == invocation_id:
+            records.append(record)
+    return records
+
+
+class CommandAgent:
+    """The user's command on a port of its own behind a protocol proxy; restartable, killed as a group.
+
+    Same surface as `AgentHost` where the sweep uses it: `uri` (the proxy's, which is what is registered),
+    `start`, `prepare`/`wait_ready` (nothing to load ahead: a command cannot be started with its port shut),
+    `kill`, `release(at)` then `wait_up()` (the next process starts at `at`), `attempts`.
+    """
+
+    def __init__(
+        self,
+        *,
+        command: str,
+        env: Mapping[str, str],
+        workdir: Path,
+        service: str,
+        renamed: str,
+        port_env: str = "PORT",
+        cwd: Path | None = None,
+    ) -> None:
+        self.command = command
+        self.env = dict(env)
+        self.workdir = workdir
+        self.cwd = cwd
+        self.port_env = port_env
+        workdir.mkdir(parents=True, exist_ok=True)
+        self._lease: PortLease = lease_port()
+        self.proxy = _Proxy(target_port=self._lease.port, service=service, renamed=renamed, log=self.wire_log)
+        self._process: Process | None = None
+        self._start_at: float | None = None
+        self.starts = 0
+        self._proxy_up = False
+
+    @property
+    def port(self) -> int:
+        return self._lease.port
+
+    @property
+    def uri(self) -> str:
+        return f"http://{HOST}:{self.proxy.port}"
+
+    @property
+    def wire_log(self) -> Path:
+        return self.workdir / "wire.jsonl"
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / "command.log"
+
+    def _spawn(self) -> None:
+        self.starts += 1
+        env = {**self.env, self.port_env: str(self.port)}
+        self._process = Process(
+            ["/bin/sh", "-c", self.command],
+            name=f"{shlex.split(self.command)[0] if self.command.strip() else 'command'} on :{self.port}",
+            env=env,
+            log_path=self.log_path,
+            ports=[self.port],
+            cwd=self.cwd,
+        ).start()
+
+    def start(self) -> CommandAgent:
+        if not self._proxy_up:
+            self.proxy.start()
+            self._proxy_up = True
+        self._spawn()
+        self.wait_up()
+        return self
+
+    def prepare(self) -> None:
+        """Nothing to prepare: a command is started when it is to listen."""
+
+    def wait_ready(self) -> None:
+        """Nothing is loaded ahead (see `prepare`)."""
+
+    def release(self, at: float | None = None) -> None:
+        self._start_at = at
+
+    def wait_up(self) -> float:
+        """Start the next process (at the time `release` gave) unless one runs; block until it listens."""
+        if self._process is None or not self._process.alive():
+            if self._start_at is not None:
+                time.sleep(max(0.0, self._start_at - time.time()))
+            self._spawn()
+        process = self._process
+        assert process is not None
+
+        def up() -> bool:
+            if not process.alive():
+                raise ServerStartError(
+                    f"the command exited ({process.returncode}) before listening on ${self.port_env}="
+                    f"{self.port}; its log: {self.log_path}"
+                )
+            return port_is_listening(self.port)
+
+        if not wait_until(up, timeout=_START_TIMEOUT, interval=0.01):
+            raise ServerStartError(
+                f"the command did not listen on ${self.port_env}={self.port} in {_START_TIMEOUT:.0f}s; "
+                f"its log: {self.log_path}"
+            )
+        return time.time()
+
+    def kill(self) -> float:
+        at = time.time()
+        if self._process is not None:
+            self._process.kill()
+            self._process = None
+        self.proxy.release()
+        return at
+
+    def attempts(self, invocation_id: str | None = None) -> list[AgentAttempt]:
+        """Attempts that reached the command's process, from the proxy's log, in the order they started."""
+        by_attempt: dict[int, list[dict[str, Any]]] = {}
+        for record in read_wire(self.wire_log, invocation_id):
+            by_attempt.setdefault(int(record["attempt"]), []).append(record)
+        attempts = []
+        for number, records in sorted(by_attempt.items()):
+            start = next((r for r in records if r["event"] == "start"), None)
+            if start is None:
+                continue
+            errors = [r["code"] for r in records if r["event"] == "error"]
+            endings = [r for r in records if r["event"] in ("error", "end", "suspend")]
+            attempts.append(
+                AgentAttempt(
+                    invocation_id=start["invocation"],
+                    at=start["at"],
+                    pid=number,
+                    retry=start["retry"],
+                    progressed=any(r["event"] == "progress" for r in records),
+                    error_code=errors[-1] if errors else None,
+                    ended=endings[-1]["at"] if endings else None,
+                    last_event=endings[-1]["event"] if endings else None,
+                )
+            )
+        return sorted(attempts, key=lambda a: a.at)
+
+    def steps(self, invocation_id: str) -> list[WireStep]:
+        """Every RunCommand the command sent for the invocation, with its proposal if it executed."""
+        steps: list[WireStep] = []
+        opened: dict[tuple[int, int], int] = {}
+        for record in read_wire(self.wire_log, invocation_id):
+            key = (int(record["attempt"]), int(record.get("id", -1)))
+            if record["event"] == "run":
+                opened[key] = len(steps)
+                steps.append(WireStep(record["name"], key[0], float(record["at"]), None))
+            elif record["event"] == "step":
+                if key in opened:
+                    i = opened.pop(key)
+                    steps[i] = WireStep(steps[i].name, key[0], steps[i].commanded, float(record["at"]))
+                else:
+                    steps.append(WireStep(record["name"], key[0], float(record["at"]), float(record["at"])))
+        return steps
+
+    def held(self, invocation_id: str) -> bool:
+        return any(r["event"] == "held" for r in read_wire(self.wire_log, invocation_id))
+
+    def close(self) -> None:
+        try:
+            if self._process is not None:
+                self._process.kill()
+        finally:
+            self._process = None
+            try:
+                self.proxy.close()
+            finally:
+                self._lease.release()
+
+    def __enter__(self) -> CommandAgent:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def check_command(
+    command: str,
+    service: str,
+    handler: str,
+    *,
+    env: Mapping[str, str],
+    workdir: Path,
+    port_env: str,
+    cwd: Path | None,
+) -> None:
+    """Start the command once and ask it what it serves; a UsageError naming its log if it cannot be swept
+    (exits at once, listens on no port, serves no such service or handler)."""
+    agent = CommandAgent(
+        command=command,
+        env=env,
+        workdir=workdir,
+        service=service,
+        renamed=service,
+        port_env=port_env,
+        cwd=cwd,
+    )
+    try:
+        agent._spawn()
+        process = agent._process
+        assert process is not None
+
+        def up() -> bool:
+            if not process.alive():
+                raise UsageError(
+                    f"the command exited ({process.returncode}) before listening on ${port_env}; "
+                    f"its log: {agent.log_path}"
+                )
+            return port_is_listening(agent.port)
+
+        if not wait_until(up, timeout=_CHECK_TIMEOUT, interval=0.02):
+            raise UsageError(
+                f"the command did not listen on ${port_env}={agent.port} in {_CHECK_TIMEOUT:.0f}s; "
+                f"its log: {agent.log_path}"
+            )
+        try:
+            with httpx.Client(http1=False, http2=True, timeout=30.0) as client:
+                response = client.get(
+                    f"http://{HOST}:{agent.port}/discover",
+                    # The manifest versions restate-server 1.7 asks for.
+                    headers={"accept": ", ".join(_MANIFESTS)},
+                )
+            manifest = response.json()
+        except (httpx.HTTPError, ValueError) as err:
+            raise UsageError(
+                f"the command does not serve a Restate endpoint ({err}); its log: {agent.log_path}"
+            ) from None
+        if response.status_code != 200:
+            said = manifest.get("message", response.text) if isinstance(manifest, dict) else response.text
+            raise UsageError(
+                f"the command's endpoint refused discovery ({response.status_code}: {said}); "
+                f"its log: {agent.log_path}"
+            )
+        services = {s.get("name"): s for s in manifest.get("services", [])}
+        if service not in services:
+            known = ", ".join(sorted(str(n) for n in services)) or "none"
+            raise UsageError(
+                f"the command serves no service {service} (it serves: {known}); its log: {agent.log_path}"
+            )
+        handlers = [h.get("name") for h in services[service].get("handlers", [])]
+        if handler not in handlers:
+            raise UsageError(
+                f"service {service} has no handler {handler} (it has: {', '.join(map(str, handlers))}); "
+                f"its log: {agent.log_path}"
+            )
+    finally:
+        agent.close()

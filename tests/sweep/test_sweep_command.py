@@ -1,0 +1,178 @@
+"""`paidtwice sweep --cmd`: a TypeScript agent (examples/ts_agent) swept through the protocol proxy, naive and
+journaled, under steady and changed, on the session's real server; and bad commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paidtwice.lab import Lab
+from paidtwice.lab._runner import QUESTION
+from paidtwice.lab._sweep import (
+    PointResult,
+    SweepMatrix,
+    SweepTarget,
+    deck_scripts,
+    deck_target,
+    sweep_targets,
+)
+from paidtwice.stub._turns import load_script_file
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "ts_agent"
+SCRIPT = EXAMPLE / "script.toml"
+
+
+@pytest.fixture(scope="module")
+def matrices(lab: Lab) -> dict[tuple[str, str], SweepMatrix]:
+    targets = [
+        SweepTarget(
+            "",
+            "Agent",
+            "run",
+            QUESTION,
+            mode=mode,
+            cwd=str(EXAMPLE),
+            command=f"AGENT_MODE={mode} node agent.ts",
+        )
+        for mode in ("naive", "journaled")
+    ]
+    scripts = [(name, load_script_file(SCRIPT, name)) for name in ("steady", "changed")]
+    # 8 at a time: each point is a Node process of its own, on a machine the suite shares.
+    done = sweep_targets(lab, targets=targets, scripts=scripts, parallel=8)
+    return {(m.mode, m.script): m for m in done}
+
+
+def test_every_kill_lands_where_its_point_says(matrices: dict[tuple[str, str], SweepMatrix]) -> None:
+    for matrix in matrices.values():
+        kinds = {p.kind for p in matrix.points}
+        assert {"after-entry", "in-flight-model", "in-flight-step", "pause"} <= kinds, matrix.mode
+        missed = [
+            (p.crash_point, p.journal_at_kill, p.model_calls_in_flight)
+            for p in matrix.points
+            if not p.confirmed
+        ]
+        assert not missed, (matrix.mode, matrix.script, missed)
+    clean = matrices[("naive", "steady")].clean
+    # The deck's journal shape, read from the TypeScript SDK's journal.
+    assert clean.journal == (
+        "Command: Input",
+        "Command: Run weather",
+        "Notification: Run",
+        "Command: Sleep",
+        "Notification: Sleep",
+        "Command: Output",
+    )
+    assert clean.model_calls == 2 and clean.step_runs == (("weather", 1),)
+
+
+def _after_first_answer(points: tuple[PointResult, ...]) -> list[PointResult]:
+    return [p for p in points if p.model_answers_at_kill > 0]
+
+
+def test_naive_pays_again_at_every_point_after_the_first_answer(
+    matrices: dict[tuple[str, str], SweepMatrix],
+) -> None:
+    points = matrices[("naive", "steady")].points
+    after = _after_first_answer(points)
+    assert after and all(p.answers_asked_again >= 1 and p.pays_twice for p in after)
+    before = [p for p in points if p not in after]
+    assert before and all(p.answers_asked_again == 0 and not p.pays_twice for p in before)
+    assert all(p.status == "completed" and p.answer_matches for p in points)
+
+
+def test_the_tool_runs_once_except_in_flight(matrices: dict[tuple[str, str], SweepMatrix]) -> None:
+    for mode in ("naive", "journaled"):
+        for point in matrices[(mode, "steady")].points:
+            expected = 2 if point.kind == "in-flight-step" else 1
+            assert point.tool_runs == expected, (mode, point.crash_point)
+            assert point.extra_step_runs <= point.steps_in_flight, (mode, point.crash_point)
+
+
+def test_changed_ends_stuck_with_rt0016_after_the_tool_step(
+    matrices: dict[tuple[str, str], SweepMatrix],
+) -> None:
+    matrix = matrices[("naive", "changed")]
+    tool_step = matrix.clean.journal.index("Command: Run weather") + 1  # entries once the step is journaled
+    after = [p for p in matrix.points if p.journal_at_kill >= tool_step]
+    assert after and all(p.status in ("paused", "stuck") and p.mismatches >= 1 for p in after)
+    before = [p for p in matrix.points if p.journal_at_kill < tool_step]
+    assert before and all(p.status == "completed" and p.mismatches == 0 for p in before)
+
+
+def test_journaled_pays_only_in_flight_in_a_model_call(matrices: dict[tuple[str, str], SweepMatrix]) -> None:
+    for script in ("steady", "changed"):
+        for point in matrices[("journaled", script)].points:
+            assert not point.pays_twice and point.mismatches == 0, (script, point.crash_point)
+            assert point.status == "completed"
+            in_flight = 1 if point.kind == "in-flight-model" else 0
+            assert point.model_calls_in_flight == in_flight, (script, point.crash_point)
+            # Under changed, a call asked again is told the answer outright and skips the tool's turn.
+            extra = point.extra_model_calls
+            assert extra == in_flight if script == "steady" else extra <= in_flight, (
+                script,
+                point.crash_point,
+            )
+
+
+def _sweep_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "paidtwice", "sweep", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "service", "handler", "says"),
+    [
+        ("exit 3", "Agent", "run", "the command exited (3) before listening"),
+        ("node agent.ts", "Nope", "run", "the command serves no service Nope (it serves: Agent)"),
+        ("node agent.ts", "Agent", "nope", "service Agent has no handler nope (it has: run)"),
+    ],
+)
+def test_a_bad_command_is_a_one_line_error_naming_its_log(
+    command: str, service: str, handler: str, says: str
+) -> None:
+    done = _sweep_cli(
+        "--cmd", command, "--cwd", str(EXAMPLE), "--service", service, "--handler", handler,
+        "--input", json.dumps(QUESTION), "--script", str(SCRIPT),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0] and "command.log" in lines[0], done.stderr
+    log = Path(lines[0].rsplit("its log: ", 1)[1])
+    assert log.is_file()
+
+
+def test_the_deck_agent_through_cmd_measures_what_its_own_path_does(lab: Lab) -> None:
+    """One sweep engine for both languages: the deck's Python agent started by a command and seen through the
+    proxy gets, at every point both paths have, the figures its in-process path gets."""
+    command = (
+        f"PAIDTWICE_AGENT_MODE=naive PAIDTWICE_PAUSE_S=5 {sys.executable} -m paidtwice.agent.host "
+        "paidtwice.agent.deck:app --port $PORT"
+    )
+    by_cmd = SweepTarget("", "Agent", "run", QUESTION, mode="cmd", command=command, stuck_after=None)
+    done = sweep_targets(
+        lab, targets=[by_cmd, deck_target("naive")], scripts=deck_scripts(["steady"]), parallel=8
+    )
+    wire, own = ({p.crash_point: p for p in m.points} for m in done)
+    common = set(wire) & set(own)
+    # The moments the wire cannot hold (an answer back but not journaled) are the in-process path's own.
+    assert {n for n in own if n not in wire} <= {n for n in own if "returned (not journaled)" in n} | {
+        n for n in own if n.startswith("after entry 1 ")
+    }
+    assert len(common) >= 6, sorted(common)
+    for name in common:
+        a, b = wire[name], own[name]
+        figures = ("status", "answer_matches", "extra_model_calls", "model_calls_in_flight", "tool_runs")
+        assert [getattr(a, f) for f in figures] == [getattr(b, f) for f in figures], name
+        assert a.answers_asked_again == b.answers_asked_again and a.confirmed and b.confirmed, name
