@@ -7,6 +7,7 @@
      ├── AdminError          the admin API refused a request (carries the HTTP status)
      ├── NotFound            no invocation, deployment or experiment by that name
      ├── ExperimentError     an experiment could not be carried out as its row says
+ ├── LabCancelled        the lab was interrupted (Ctrl-C, SIGTERM) while a run was in progress
      └── UsageError          the caller asked for something that cannot be done in this state
 
 Every message says what went wrong and, where there is one, what to do about it. The CLI prints it as one
@@ -18,6 +19,7 @@ from __future__ import annotations
 __all__ = [
     "AdminError",
     "ExperimentError",
+    "LabCancelled",
     "NotFound",
     "PaidtwiceError",
     "ProvisionError",
@@ -60,6 +62,10 @@ class NotFound(PaidtwiceError):
 
 class ExperimentError(PaidtwiceError):
     """An experiment could not be carried out as its row describes."""
+
+
+class LabCancelled(PaidtwiceError):
+    """The lab was interrupted (Ctrl-C) while a run was in progress."""
 
 
 class UsageError(PaidtwiceError):

@@ -39,14 +39,14 @@ from paidtwice.lab._runner import (
     QUESTION,
     Lab,
     LabCancelled,
-    _epoch,
-    _settled,
-    _Watcher,
     attempt_log_of,
-    mismatches_of,
     model_log_of,
     tool_log_of,
 )
+from paidtwice.lab._watch import Watcher as _Watcher
+from paidtwice.lab._watch import epoch as _epoch
+from paidtwice.lab._watch import mismatches_of, wait_for
+from paidtwice.lab._watch import settled as _settled
 from paidtwice.stub._scripts import Hold, Script, script_by_name
 from paidtwice.stub._server import Lane
 from paidtwice.stub._turns import VARIATIONS, ScriptFileError, load_script_file
@@ -693,13 +693,7 @@ def _wait(
 ) -> None:
     """Poll `condition`; `stop` is the sweep's own: set when one point failed, so the others stop waiting
     (the lab, which may be shared, lives on)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if lab.cancelled.is_set() or stop.is_set():
-            raise LabCancelled(f"interrupted while waiting for {what}")
-        if time.monotonic() > deadline:
-            raise ExperimentError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(_POLL)
+    wait_for(what, condition, timeout=timeout, stop=lambda: lab.cancelled.is_set() or stop.is_set())
 
 
 NO_MODEL_CALL = "no model call reached the stub: does the app read OPENAI_BASE_URL or ANTHROPIC_BASE_URL?"

@@ -6,7 +6,7 @@ new deployment on its own process and port, the production way; nothing is force
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 
 from paidtwice._exceptions import AdminError, ExperimentError
 from paidtwice._words import count
@@ -16,6 +16,7 @@ from paidtwice.lab._mismatch import explain
 from paidtwice.lab._records import Check, Mismatch, RecoveryRecord, RecoveryStep
 from paidtwice.lab._recover import plan_recovery
 from paidtwice.lab._runner import Lab
+from paidtwice.lab._watch import wait_for
 
 __all__ = ["run_walk"]
 
@@ -48,14 +49,8 @@ def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
     def counts(invocation_id: str) -> tuple[int, int]:
         return len(lane.model_calls(invocation_id)), len(lane.tool_runs(invocation_id))
 
-    def wait(what: str, condition: object) -> None:
-        deadline = time.monotonic() + _TIMEOUT
-        while not condition():  # type: ignore[operator]
-            if lab.cancelled.is_set():
-                raise ExperimentError("interrupted")
-            if time.monotonic() > deadline:
-                raise ExperimentError(f"timed out waiting for {what}")
-            time.sleep(0.02)
+    def wait(what: str, condition: Callable[[], bool]) -> None:
+        wait_for(what, condition, timeout=_TIMEOUT, stop=lab.cancelled.is_set)
 
     def status(invocation_id: str) -> str:
         row = sql.invocation(invocation_id)
