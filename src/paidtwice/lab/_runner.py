@@ -27,6 +27,7 @@ from typing import Any
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION
+from paidtwice.agent._env import PAUSE_S, agent_env
 from paidtwice.agent._process import AGENT_PRELOAD, AgentAttempt, AgentHost, number_attempts
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._admin import AdminClient
@@ -138,7 +139,7 @@ class Lab:
         self.server_version = server_version
         self.cluster = len(server.nodes) if isinstance(server, RestateCluster) else cluster
         """Nodes of the lab's Restate: 1 is a single restate-server, 3 or more a cluster."""
-        self.agent_pause: str | None = os.environ.get("PAIDTWICE_PAUSE_S") or (
+        self.agent_pause: str | None = os.environ.get(PAUSE_S) or (
             _CLUSTER_PAUSE_S if self.cluster > 1 else None
         )
         """The deck agent's durable pause (PAIDTWICE_PAUSE_S), when the lab sets it; else the agent's own."""
@@ -305,19 +306,14 @@ class Lab:
         extra_env: dict[str, str] | None = None,
         cwd: Path | None = None,
     ) -> AgentHost:
-        env = dict(os.environ)
-        env.update(
-            {
-                "OPENAI_BASE_URL": lane.base_url,
-                "OPENAI_API_KEY": "paidtwice-stub",
-                "PAIDTWICE_TOOLS_URL": lane.tools_url,
-                "PAIDTWICE_AGENT_MODE": mode,
-                "PAIDTWICE_SERVICE": service,
-                **(extra_env or {}),
-            }
+        env = agent_env(
+            openai_url=lane.base_url,
+            tools_url=lane.tools_url,
+            mode=mode,
+            service=service,
+            pause_s=self.agent_pause,
         )
-        if self.agent_pause is not None:
-            env["PAIDTWICE_PAUSE_S"] = self.agent_pause
+        env.update(extra_env or {})
         return AgentHost(
             target=target,
             env=env,

@@ -28,6 +28,7 @@ from typing import Any
 
 from paidtwice._exceptions import ExperimentError, UsageError
 from paidtwice._words import count
+from paidtwice.agent._env import GATE, agent_env
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._sql import JournalEntry
@@ -635,23 +636,16 @@ class _Run:
         workdir = lab.workdir / "sweep" / safe
         workdir.mkdir(parents=True, exist_ok=True)
         self.step_log = workdir / "steps.jsonl"
-        env = dict(os.environ)
-        env.update(dict(target.env))
-        env.update(
-            {
-                "OPENAI_BASE_URL": self.lane.base_url,
-                "OPENAI_API_KEY": "paidtwice-stub",
-                "ANTHROPIC_BASE_URL": self.lane.anthropic_base_url,
-                "ANTHROPIC_API_KEY": "paidtwice-stub",
-                "PAIDTWICE_TOOLS_URL": self.lane.tools_url,
-                "PAIDTWICE_STEP_LOG": str(self.step_log),
-                "PAIDTWICE_GATE": gate or "",
-            }
+        env = agent_env(
+            given=dict(target.env),
+            openai_url=self.lane.base_url,
+            anthropic_url=self.lane.anthropic_base_url,
+            tools_url=self.lane.tools_url,
+            step_log=str(self.step_log),
+            gate=gate or "",
+            service=self.service if target.deck else None,
+            service_as=None if target.deck else f"{target.service}={self.service}",
         )
-        if target.deck:
-            env["PAIDTWICE_SERVICE"] = self.service
-        else:
-            env["PAIDTWICE_SERVICE_AS"] = f"{target.service}={self.service}"
         cwd = Path(target.cwd) if target.cwd else None
         self.agent = AgentHost(
             target=target.app, env=env, workdir=workdir, name="agent", cwd=cwd, forkserver=lab.forkserver
@@ -664,7 +658,7 @@ class _Run:
             # The replacement loads (without the gate) before the invocation is sent, so the kill follows
             # the moment at once: a point's moment is a gate, a held call or a pause, and even a forked
             # agent's tenth of a second of loading would move the kill away from it.
-            self.agent.env["PAIDTWICE_GATE"] = ""
+            self.agent.env[GATE] = ""
             self.agent.prepare()
             self.agent.wait_ready()
         self.lab.admin.register_deployment(self.agent.uri)
@@ -1120,13 +1114,7 @@ def check_app(app: str, service: str, handler: str, *, cwd: str) -> str | None:
         text=True,
         cwd=cwd,
         # As in the sweep: the model's client is pointed at the stub (not started yet, nothing is sent).
-        env={
-            **os.environ,
-            "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
-            "OPENAI_API_KEY": "paidtwice-stub",
-            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
-            "ANTHROPIC_API_KEY": "paidtwice-stub",
-        },
+        env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
         timeout=120,
     )
     if done.returncode == 0:
