@@ -300,6 +300,20 @@ class Walk:
     """Agent mode of the fix, deployed as a new deployment (never a force-overwrite)."""
     deck_says: str
     """What the deck reports."""
+    mismatch_at: int
+    """Journal index at which the resumed replay mismatches, and recover predicts it will."""
+    recorded: str
+    """The journal's entry at that index ("run weather")."""
+    attempted: str
+    """What the fix's code attempts there instead ("run model")."""
+    resume_status: int
+    """HTTP status the admin API answers the resume onto the fix with."""
+    restart_paused_status: int
+    """HTTP status it answers restart-as-new with while the invocation is paused."""
+    restart_model_calls: int
+    """Model calls the restart-as-new after the kill pays, from a fresh journal."""
+    restart_tool_calls: int
+    """Tool runs it pays."""
 
 
 WALKS: tuple[Walk, ...] = (
@@ -309,6 +323,13 @@ WALKS: tuple[Walk, ...] = (
         fix_mode="journaled",
         deck_says="resume on the fix is accepted, then fails with RT0016 at index 1; restart-as-new is "
         "refused while paused; kill, then restart-as-new completes with 2 model calls",
+        mismatch_at=1,
+        recorded="run weather",
+        attempted="run model",
+        resume_status=200,
+        restart_paused_status=409,
+        restart_model_calls=2,
+        restart_tool_calls=1,
     ),
 )
 
