@@ -18,11 +18,11 @@ import time
 from collections.abc import Callable
 
 from paidtwice.engine import wait_until
-from paidtwice.lab import Lab
+from paidtwice.lab import AgentMode, Lab
 from paidtwice.replay import JournalFile, Replayer, capture_journal
 
 
-def record(lab: Lab, mode: str) -> tuple[JournalFile, str, float]:
+def record(lab: Lab, mode: AgentMode) -> tuple[JournalFile, str, float]:
     """One clean run of the deck's agent in `mode`: its journal, its deployment, and a live check's time."""
     service = f"Bench_{mode}"
     lane = lab.stub.open_lane(lab.stub.lane("default").script)  # type: ignore[union-attr]

@@ -11,11 +11,14 @@ from paidtwice.lab._experiments import (
     EXPERIMENTS,
     SCENARIOS,
     WALKS,
+    AgentMode,
     Comparison,
     Curve,
     Expected,
     Experiment,
     Fault,
+    FaultKind,
+    InvocationStatus,
     Row,
     Walk,
     experiment_by_name,
@@ -52,6 +55,9 @@ from paidtwice.lab._soak import (
 from paidtwice.lab._walks import run_walk
 
 __all__ = [
+    "AgentMode",
+    "FaultKind",
+    "InvocationStatus",
     "CLEAN_JOURNALED_JOURNAL",
     "CLEAN_NAIVE_JOURNAL",
     "COMPARISONS",

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from paidtwice.lab._experiments import Expected
-from paidtwice.lab._records import Check, RunRecord, to_jsonable
+from paidtwice.lab._records import Check, RunRecord
 
-__all__ = ["compare", "expected_json", "short_journal"]
-
-
-def expected_json(expected: Expected) -> dict[str, Any]:
-    """The figures a row expects, as a record stores them: those the row leaves open are left out."""
-    data: dict[str, Any] = to_jsonable(expected)
-    return {k: v for k, v in data.items() if v is not None}
+__all__ = ["compare", "short_journal"]
 
 
 def short_journal(labels: Sequence[str]) -> str:

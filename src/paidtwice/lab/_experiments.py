@@ -7,11 +7,15 @@ the deck reports. The runner executes any row; adding an experiment is adding a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from paidtwice._words import count
 from paidtwice.stub._scripts import Hold
 
 __all__ = [
+    "InvocationStatus",
+    "AgentMode",
+    "FaultKind",
     "CLEAN_JOURNALED_JOURNAL",
     "CLEAN_NAIVE_JOURNAL",
     "COMPARISONS",
@@ -31,6 +35,17 @@ __all__ = [
     "with_model_latency",
 ]
 
+FaultKind = Literal[
+    "none", "kill-in-pause", "kill-mid-call", "kill-mid-booking", "server-kill-in-pause", "node-kill-in-pause"
+]
+"""Where the lab kills a process (see `Fault.kind`)."""
+AgentMode = Literal["naive", "journaled"]
+"""How the deck's agents call the model: outside the journal, or journaled with ctx.run."""
+InvocationStatus = Literal[
+    "pending", "scheduled", "ready", "running", "backing-off", "suspended", "paused", "completed"
+]
+"""An invocation's status in sys_invocation."""
+
 DEFAULT_RESTART_DELAY = 1.25
 """Seconds the agent stays down after a kill. With the agent's backoff (200 ms doubling to 2 s, plus up to 30%
 jitter) two retries fall in that window whatever the jitter: the second lands by 0.8 s, the third not before
@@ -42,7 +57,7 @@ sits late in that gap: a loaded server fires its retries late, never early."""
 class Fault:
     """Where the lab kills a process, confirmed from the journal or the stub's ledger."""
 
-    kind: str
+    kind: FaultKind
     """"none", "kill-in-pause" (agent killed once the pause's Sleep is journaled), "kill-mid-call" (agent
     killed `after` seconds into model call `call`, while the stub still holds the answer),
     "kill-mid-booking" (the same, in booking request `call`), "server-kill-in-pause" (restate-server itself
@@ -100,7 +115,7 @@ CLEAN_JOURNALED_JOURNAL = (
 class Expected:
     """What the deck reports for a run. None means the deck says nothing about that figure."""
 
-    status: str
+    status: InvocationStatus
     """Restate's final status of the invocation."""
     model_calls: int
     """Model calls paid for, in all attempts."""
@@ -130,7 +145,7 @@ class Experiment:
 
     name: str
     """Name used on the command line."""
-    mode: str
+    mode: AgentMode
     """Agent mode: "naive" (model call outside the journal) or "journaled" (through ctx.run_typed)."""
     script: str
     """Stub script name."""
@@ -296,7 +311,7 @@ class Walk:
     """Name used on the command line."""
     base: Experiment
     """The run that leaves an invocation stuck."""
-    fix_mode: str
+    fix_mode: AgentMode
     """Agent mode of the fix, deployed as a new deployment (never a force-overwrite)."""
     deck_says: str
     """What the deck reports."""
@@ -361,7 +376,7 @@ over when the agent listens again and neither recovery waits for it (the naive o
 its extra model call with the journaled one's wait). It sits in a gap between retry windows (see CURVES)."""
 
 
-def _slow(mode: str) -> Experiment:
+def _slow(mode: AgentMode) -> Experiment:
     return Experiment(
         name=f"slow-model-recovery-{mode}",
         mode=mode,

@@ -45,8 +45,8 @@ from paidtwice.lab._bill import (
     extra_calls,
     price_call,
 )
-from paidtwice.lab._checks import compare, expected_json
-from paidtwice.lab._experiments import Comparison, Curve, Experiment
+from paidtwice.lab._checks import compare
+from paidtwice.lab._experiments import AgentMode, Comparison, Curve, Experiment
 from paidtwice.lab._mismatch import read_mismatch
 from paidtwice.lab._policy import Backoff, predict_paid_calls
 from paidtwice.lab._records import (
@@ -73,6 +73,20 @@ QUESTION = "What should I wear in Paris today?"
 DECK_AGENT = "paidtwice.agent.deck:app"
 _RUN_TIMEOUT = 180.0
 MISMATCH_CODE = "RT0016"
+SOURCES = {
+    "model_calls": "stub ledger, the run's lane and invocation",
+    "tool_calls": "stub tool ledger, same lane and invocation",
+    "status": "sys_invocation.status",
+    "journal": "sys_journal",
+    "attempts": "the agent host's wire log: each attempt that reached the agent, numbered by the retry count "
+    "in its StartMessage (attempts failed since the last progress, refused connections included); "
+    "sys_invocation polled every 20 ms as a floor",
+    "attempts_reached_agent": "agent host's wire log, attempts started after the kill",
+    "attempt_log": "agent host's wire log; the numbers it skips are attempts that found the agent down",
+    "attempts_while_down": "attempts minus those in the agent host's wire log",
+    "mismatches": "agent host's wire log: attempts whose ErrorMessage carried code 570 (RT0016)",
+}
+"""Where each figure of a run record is read from (the record's `sources`)."""
 _CLUSTER_PAUSE_S = "4"
 """The deck agent's pause on a cluster. A kill must land inside the pause, and on a cluster every SQL read
 fans out over the nodes: with every deck row starting at once, a kill missed a 2 s pause here. No count the
@@ -298,7 +312,7 @@ class Lab:
     def new_agent(
         self,
         *,
-        mode: str,
+        mode: AgentMode,
         lane: Lane,
         service: str,
         target: str = DECK_AGENT,
@@ -600,23 +614,10 @@ class Lab:
             attempts_reached_agent=len(after_kill),
             attempts_while_down=total - len(agent_attempts),
             mismatches=mismatches,
-            sources={
-                "model_calls": f"stub ledger, lane {lane.name}, invocation {invocation_id}",
-                "tool_calls": "stub tool ledger, same lane and invocation",
-                "status": "sys_invocation.status",
-                "journal": "sys_journal",
-                "attempts": "the agent host's wire log: each attempt that reached the agent, numbered by "
-                "the retry count in its StartMessage (attempts failed since the last progress, refused "
-                "connections included); sys_invocation polled every 20 ms as a floor",
-                "attempts_reached_agent": "agent host's wire log, attempts started after the kill",
-                "attempt_log": "agent host's wire log; the numbers it skips are attempts that found the "
-                "agent down",
-                "attempts_while_down": "attempts minus those in the agent host's wire log",
-                "mismatches": "agent host's wire log: attempts whose ErrorMessage carried code 570 (RT0016)",
-            },
+            sources=SOURCES,
             down_time=(up_at - kill_at) if kill_at is not None and up_at is not None else None,
             mismatch=mismatch,
-            expected=expected_json(experiment.expected),
+            expected=experiment.expected,
             checks=(),
             matches=False,
             wall_time=round(time.time() - started, 3),
