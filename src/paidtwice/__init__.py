@@ -54,11 +54,11 @@ pay for the lab, the stub and the report it never runs."""
 
 __all__ = [
     "CURVES",
-    "CrashPoint",
     "EXPERIMENTS",
     "RESTATE_SDK_VERSION",
     "RESTATE_SERVER_VERSION",
     "AdminError",
+    "CrashPoint",
     "CurveRecord",
     "Experiment",
     "ExperimentError",

@@ -13,9 +13,6 @@ from paidtwice._words import count
 from paidtwice.stub._scripts import Hold
 
 __all__ = [
-    "InvocationStatus",
-    "AgentMode",
-    "FaultKind",
     "CLEAN_JOURNALED_JOURNAL",
     "CLEAN_NAIVE_JOURNAL",
     "COMPARISONS",
@@ -24,13 +21,16 @@ __all__ = [
     "EXPERIMENTS",
     "SCENARIOS",
     "WALKS",
+    "AgentMode",
     "Comparison",
-    "Row",
-    "Walk",
     "Curve",
     "Expected",
     "Experiment",
     "Fault",
+    "FaultKind",
+    "InvocationStatus",
+    "Row",
+    "Walk",
     "experiment_by_name",
     "with_model_latency",
 ]
