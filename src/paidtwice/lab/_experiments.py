@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from paidtwice._exceptions import NotFound
 from paidtwice._words import count
 from paidtwice.stub._scripts import Hold
 
@@ -450,4 +451,4 @@ def experiment_by_name(name: str) -> Row:
         if row.name == name:
             return row
     known = ", ".join(row.name for row in rows)
-    raise KeyError(f"no experiment named {name!r} (known: {known})")
+    raise NotFound(f"no experiment named {name!r} (known: {known})")

@@ -67,7 +67,7 @@ from paidtwice.stub._scripts import script_by_name
 from paidtwice.stub._server import Lane, StubModel
 from paidtwice.stub._usage import NO_TOKENS
 
-__all__ = ["Lab", "LabCancelled"]
+__all__ = ["Lab"]
 
 QUESTION = "What should I wear in Paris today?"
 DECK_AGENT = "paidtwice.agent.deck:app"
@@ -365,10 +365,7 @@ class Lab:
         started = time.time()
         run_id = self.next_id()
         service = "Agent_" + re.sub(r"[^A-Za-z0-9]", "_", experiment.name) + f"_{run_id}"
-        try:
-            script = script_by_name(experiment.script, hold=experiment.hold)
-        except KeyError as err:
-            raise ExperimentError(str(err.args[0])) from None
+        script = script_by_name(experiment.script, hold=experiment.hold)
         lane = self.stub.open_lane(script, name=f"{service.lower()}")
         lane.model_up = not experiment.model_down
         lane.latency = experiment.model_latency

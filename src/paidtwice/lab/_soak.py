@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from paidtwice._exceptions import ExperimentError, PaidtwiceError
+from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.engine._cluster import PartitionLeader, RestateCluster
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
-from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, LabCancelled
+from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import SCRIPTS

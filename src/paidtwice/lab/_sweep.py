@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paidtwice._exceptions import ExperimentError, UsageError
+from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
 from paidtwice._words import count
 from paidtwice.agent._env import GATE, agent_env
 from paidtwice.agent._process import AgentAttempt, AgentHost
@@ -39,7 +39,6 @@ from paidtwice.lab._runner import (
     DECK_AGENT,
     QUESTION,
     Lab,
-    LabCancelled,
     attempt_log_of,
     model_log_of,
     tool_log_of,
@@ -1125,10 +1124,7 @@ def check_app(app: str, service: str, handler: str, *, cwd: str) -> str | None:
 
 def deck_scripts(names: Sequence[str]) -> list[tuple[str, Script]]:
     """The stub's named scripts, for the deck's agent."""
-    try:
-        return [(name, script_by_name(name)) for name in names]
-    except KeyError as err:
-        raise ExperimentError(str(err.args[0])) from None
+    return [(name, script_by_name(name)) for name in names]
 
 
 def write_sweep(path: Path, results: Sequence[PointResult]) -> None:
