@@ -65,10 +65,10 @@ def offline(journal: JournalFile, service: str, mode: str, count: int) -> tuple[
     os.environ["PAIDTWICE_AGENT_MODE"] = mode
     import importlib
 
-    import paidtwice.agent.deck as deck
+    import paidtwice.agent.weather as weather
 
-    importlib.reload(deck)
-    with Replayer(deck.app) as replayer:
+    importlib.reload(weather)
+    with Replayer(weather.app) as replayer:
         replayer.replay_journal(journal)  # warm
         started = time.process_time(), time.monotonic()
         results = replayer.replay_journals([journal] * count)

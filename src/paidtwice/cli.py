@@ -22,7 +22,6 @@ from paidtwice._words import count
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
-from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import (
     COMPARISONS,
     CURVES,
@@ -44,6 +43,7 @@ from paidtwice.lab._records import (
     write_records,
 )
 from paidtwice.lab._recover import apply_way, plan_recovery
+from paidtwice.lab._rows import run_rows
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._soak import SoakProgress
 from paidtwice.lint import lint_command

@@ -1,4 +1,4 @@
-"""The deck's agent (`paidtwice.agent.deck`) and the host that runs any Restate app for the lab."""
+"""The deck's weather agent (`paidtwice.agent.weather`) and the host that runs any Restate app for the lab."""
 
 from __future__ import annotations
 

@@ -2,7 +2,6 @@
 
 from paidtwice._exceptions import LabCancelled
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, Bill, bill, check_price_model, extra_calls
-from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import (
     CLEAN_JOURNALED_JOURNAL,
     CLEAN_NAIVE_JOURNAL,
@@ -43,6 +42,7 @@ from paidtwice.lab._records import (
     write_records,
 )
 from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
+from paidtwice.lab._rows import run_rows
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._soak import (
     KillSnapshot,

@@ -166,7 +166,7 @@ class Experiment:
     """Start with the model endpoint down (the stub's `fail` script answers its turn with HTTP 500)."""
     model_latency: float = 0.0
     """Seconds the stub's model takes to answer each call."""
-    agent: str = "paidtwice.agent.deck:app"
+    agent: str = "paidtwice.agent.weather:app"
     """The agent's app (MODULE:APP)."""
     booking_key: str = ""
     """For the booking agent: how it keys its booking ("none", "request-id" or "uuid")."""

@@ -70,7 +70,7 @@ from paidtwice.stub._usage import NO_TOKENS
 __all__ = ["Lab"]
 
 QUESTION = "What should I wear in Paris today?"
-DECK_AGENT = "paidtwice.agent.deck:app"
+DECK_AGENT = "paidtwice.agent.weather:app"
 _RUN_TIMEOUT = 180.0
 MISMATCH_CODE = "RT0016"
 SOURCES = {
@@ -433,9 +433,9 @@ class Lab:
         if self.agent_pause is not None:
             return float(self.agent_pause)
         # The agent's own default, from its module; imported only now, as for the curve's policy.
-        from paidtwice.agent import deck
+        from paidtwice.agent import weather
 
-        return deck.RATE_LIMIT_PAUSE.total_seconds()
+        return weather.RATE_LIMIT_PAUSE.total_seconds()
 
     def _kill_leader(self, engine: _Engine, invocation_id: str) -> _NodeKill:
         """In the invocation's durable pause, SIGKILL the node leading its partition; wait for another node
@@ -659,9 +659,9 @@ class Lab:
         runs = self.run_many([(curve.base, delay) for delay in curve.delays], concurrent=True)
         # The policy is read from the agent's own module, which the lab imports only now: the import costs
         # CPU that must not hold up the start of the curve's runs, or land before their kills.
-        from paidtwice.agent import deck
+        from paidtwice.agent import weather
 
-        backoff = Backoff.from_policy(deck.RETRY_POLICY)
+        backoff = Backoff.from_policy(weather.RETRY_POLICY)
         points = []
         for delay, run in zip(curve.delays, runs, strict=True):
             prediction = predict_paid_calls(backoff, run.down_time or 0.0)
