@@ -23,18 +23,8 @@ def compare(expected: Expected, record: RunRecord) -> tuple[Check, ...]:
     """Each figure the deck reports, against the record."""
     checks = [
         Check("status", expected.status, record.status, expected.status == record.status),
-        Check(
-            "model calls",
-            str(expected.model_calls),
-            str(record.model_calls),
-            expected.model_calls == record.model_calls,
-        ),
-        Check(
-            "tool calls",
-            str(expected.tool_calls),
-            str(record.tool_calls),
-            expected.tool_calls == record.tool_calls,
-        ),
+        _count("model calls", expected.model_calls, record.model_calls),
+        _count("tool calls", expected.tool_calls, record.tool_calls),
     ]
     if expected.journal is not None:
         measured = tuple(entry.label() for entry in record.journal)
@@ -69,14 +59,7 @@ def compare(expected: Expected, record: RunRecord) -> tuple[Check, ...]:
             )
         )
     if expected.booking_effects is not None:
-        checks.append(
-            Check(
-                "booking effects",
-                str(expected.booking_effects),
-                str(record.booking_effects),
-                expected.booking_effects == record.booking_effects,
-            )
-        )
+        checks.append(_count("booking effects", expected.booking_effects, record.booking_effects))
     if expected.undelivered is not None:
         undelivered = tuple(line.call for line in record.model_log if line.delivered is False)
         checks.append(
@@ -97,5 +80,9 @@ def compare(expected: Expected, record: RunRecord) -> tuple[Check, ...]:
         ),
     ):
         if want is not None:
-            checks.append(Check(figure, str(want), str(got), want == got))
+            checks.append(_count(figure, want, got))
     return tuple(checks)
+
+
+def _count(figure: str, want: int, got: int) -> Check:
+    return Check(figure, str(want), str(got), want == got)

@@ -53,6 +53,15 @@ class _Walking:
         """Model calls and tool runs the invocation has cost so far (stub ledger)."""
         return len(self.lane.model_calls(invocation_id)), len(self.lane.tool_runs(invocation_id))
 
+    def act(
+        self, request: Callable[[str], object], action: str, outcome: str, *, until: str, what: str
+    ) -> RecoveryStep:
+        """Make an admin request on the stuck invocation, then wait until it is `until`."""
+        request(self.inv)
+        step = self.step(action, outcome, self.inv)
+        self.wait(what, lambda: self.status(self.inv) == until)
+        return step
+
     def step(
         self, action: str, outcome: str, invocation_id: str, costs: tuple[int, int] = (0, 0)
     ) -> RecoveryStep:
@@ -161,10 +170,9 @@ def _resume_on_fix(w: _Walking) -> tuple[RecoveryStep, Mismatch | None]:
 
 def _pause_again(w: _Walking) -> RecoveryStep:
     """The resumed invocation retries the same mismatch; pause it again rather than wait out the policy."""
-    w.admin.pause(w.inv)
-    step = w.step("pause it again", "paused", w.inv)
-    w.wait("the invocation to be paused again", lambda: w.status(w.inv) == "paused")
-    return step
+    return w.act(
+        w.admin.pause, "pause it again", "paused", until="paused", what="the invocation to be paused again"
+    )
 
 
 def _restart_while_paused(w: _Walking) -> RecoveryStep:
@@ -177,10 +185,13 @@ def _restart_while_paused(w: _Walking) -> RecoveryStep:
 
 
 def _kill(w: _Walking) -> RecoveryStep:
-    w.admin.kill(w.inv)
-    step = w.step("kill", "completed (killed)", w.inv)
-    w.wait("the kill to complete the invocation", lambda: w.status(w.inv) == "completed")
-    return step
+    return w.act(
+        w.admin.kill,
+        "kill",
+        "completed (killed)",
+        until="completed",
+        what="the kill to complete the invocation",
+    )
 
 
 def _restart_after_kill(w: _Walking) -> RecoveryStep:
