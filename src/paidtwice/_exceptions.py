@@ -67,7 +67,7 @@ class ExperimentError(PaidtwiceError):
 
 
 class LabCancelled(PaidtwiceError):
-    """The lab was interrupted (Ctrl-C) while a run was in progress."""
+    """The lab was interrupted (Ctrl-C or SIGTERM) while a run was in progress."""
 
 
 class UsageError(PaidtwiceError):
