@@ -25,7 +25,7 @@ import httpx
 from journal_overhead import percentile
 
 from paidtwice.lab import CURVES, EXPERIMENTS, WALKS, Experiment, Lab, Row, experiment_by_name
-from paidtwice.lab._deck import run_rows
+from paidtwice.lab._rows import run_rows
 from paidtwice.stub import SCRIPTS
 
 

@@ -14,7 +14,7 @@ import time
 
 import httpx
 
-from paidtwice.lab import Lab
+from paidtwice.lab import AgentMode, Lab
 from paidtwice.stub import SCRIPTS
 
 TYPICAL_MODEL_CALL_MS = 500.0
@@ -25,7 +25,7 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
 
 
-def measure(lab: Lab, mode: str, count: int) -> list[float]:
+def measure(lab: Lab, mode: AgentMode, count: int) -> list[float]:
     service = f"OneStep_{mode}"
     lane = lab.stub.open_lane(SCRIPTS["steady"], name=service.lower())
     with lab.new_agent(mode=mode, lane=lane, service=service, target="paidtwice.agent.onestep:app") as agent:

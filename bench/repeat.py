@@ -22,9 +22,9 @@ from paidtwice.lab import (
     RecoveryRecord,
     RunRecord,
 )
-from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import Row
 from paidtwice.lab._records import Record
+from paidtwice.lab._rows import run_rows
 
 
 def fingerprint(record: Record) -> tuple[object, ...]:

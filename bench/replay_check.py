@@ -18,11 +18,11 @@ import time
 from collections.abc import Callable
 
 from paidtwice.engine import wait_until
-from paidtwice.lab import Lab
+from paidtwice.lab import AgentMode, Lab
 from paidtwice.replay import JournalFile, Replayer, capture_journal
 
 
-def record(lab: Lab, mode: str) -> tuple[JournalFile, str, float]:
+def record(lab: Lab, mode: AgentMode) -> tuple[JournalFile, str, float]:
     """One clean run of the deck's agent in `mode`: its journal, its deployment, and a live check's time."""
     service = f"Bench_{mode}"
     lane = lab.stub.open_lane(lab.stub.lane("default").script)  # type: ignore[union-attr]
@@ -65,10 +65,10 @@ def offline(journal: JournalFile, service: str, mode: str, count: int) -> tuple[
     os.environ["PAIDTWICE_AGENT_MODE"] = mode
     import importlib
 
-    import paidtwice.agent.deck as deck
+    import paidtwice.agent.weather as weather
 
-    importlib.reload(deck)
-    with Replayer(deck.app) as replayer:
+    importlib.reload(weather)
+    with Replayer(weather.app) as replayer:
         replayer.replay_journal(journal)  # warm
         started = time.process_time(), time.monotonic()
         results = replayer.replay_journals([journal] * count)

@@ -49,7 +49,7 @@ def replay_check_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path
     for name, mode, script, journals in runs:
         out = work / f"{name}.json"
         done = subprocess.run(
-            [sys.executable, "-m", "paidtwice", "replay-check", "--app", "paidtwice.agent.deck:app"]
+            [sys.executable, "-m", "paidtwice", "replay-check", "--app", "paidtwice.agent.weather:app"]
             + ["--script", script, "--json", "--html", str(out.with_suffix(".html"))]
             + [str(j) for j in journals],
             capture_output=True,

@@ -25,6 +25,7 @@ def test_exported_names_are_the_public_api() -> None:
         "paidtwice.report",
         "paidtwice.lint",
         "paidtwice.replay",
+        "paidtwice.agent",
     ):
         module = importlib.import_module(name)
         exported = set(module.__all__)
@@ -34,6 +35,18 @@ def test_exported_names_are_the_public_api() -> None:
         submodules = {n for n, v in vars(module).items() if type(v).__name__ == "module"}
         assert exported == public - submodules - {"annotations"}, name
         assert all(getattr(module, n) is not None for n in exported), name
+
+
+def test_the_pytest_plugin_exports_what_it_defines() -> None:
+    # paidtwice.testing imports the lab's names to use them, not to export them: its API is what it defines.
+    module = importlib.import_module("paidtwice.testing")
+    defined = {
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_") and getattr(value, "__module__", None) == module.__name__
+    }
+    assert set(module.__all__) == defined
+    assert all(getattr(module, name) is not None for name in module.__all__)
 
 
 def test_an_agent_process_does_not_import_the_lab() -> None:

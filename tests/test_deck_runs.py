@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paidtwice.agent import deck
+from paidtwice.agent import weather
 from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL, Backoff, RunRecord, predict_paid_calls
 
 
@@ -83,7 +83,7 @@ def test_retries_while_down_are_counted_as_the_policy_schedules_them(
 ) -> None:
     # Attempts made while the agent is down never reach it; they are counted from the retry count the server
     # sends with the next attempt that does. The policy says how many fit in the measured down time.
-    backoff = Backoff.from_policy(deck.RETRY_POLICY)
+    backoff = Backoff.from_policy(weather.RETRY_POLICY)
     for name in ("naive-kill-in-pause", "journaled-kill-in-pause", "journaled-kill-mid-call"):
         record = deck_records[name]
         assert record.down_time is not None

@@ -24,7 +24,7 @@ WARNING = re.compile(r"\w*Warning\b|warning:|not preloaded|Traceback")
 
 PROBE = """
 import json, os, sys
-import paidtwice.agent.deck
+import paidtwice.agent.weather
 print("probe says hello")
 json.dump(
     {
@@ -38,7 +38,7 @@ json.dump(
         "group": os.getpgid(0) == os.getpid(),
         "parent": os.getppid(),
         "paidtwice": sorted(m for m in sys.modules if m.startswith("paidtwice")),
-        "service": paidtwice.agent.deck.SERVICE,
+        "service": paidtwice.agent.weather.SERVICE,
     },
     open(sys.argv[1], "w"),
 )
@@ -119,7 +119,10 @@ def test_agents_die_with_the_fork_server(tmp_path: Path) -> None:
     forkserver = ForkServer(preload=AGENT_PRELOAD, log_path=tmp_path / "forkserver.log").start()
     try:
         with AgentHost(
-            target="paidtwice.agent.deck:app", env=dict(os.environ), workdir=tmp_path, forkserver=forkserver
+            target="paidtwice.agent.weather:app",
+            env=dict(os.environ),
+            workdir=tmp_path,
+            forkserver=forkserver,
         ) as agent:
             agent.start()
             agent.prepare()
@@ -144,7 +147,7 @@ def test_agents_die_with_the_fork_server(tmp_path: Path) -> None:
 
 def test_the_lab_forks_its_agents(lab: Lab) -> None:
     with AgentHost(
-        target="paidtwice.agent.deck:app",
+        target="paidtwice.agent.weather:app",
         env=dict(os.environ),
         workdir=lab.workdir / "forked",
         forkserver=lab.forkserver,

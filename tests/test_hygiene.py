@@ -32,7 +32,7 @@ def test_every_listening_socket_is_on_loopback(lab: Lab) -> None:
     assert all(address.startswith(LOOPBACK + ":") for address in server_addresses), server_addresses
     mine = listening_addresses(os.getpid())  # the stub runs in this process
     assert mine and all(address.startswith(LOOPBACK + ":") for address in mine), mine
-    with AgentHost(target="paidtwice.agent.deck:app", env=dict(os.environ), workdir=lab.workdir) as agent:
+    with AgentHost(target="paidtwice.agent.weather:app", env=dict(os.environ), workdir=lab.workdir) as agent:
         agent.start()
         pid = agent._process.pid  # type: ignore[union-attr]
         assert pid is not None
@@ -41,7 +41,7 @@ def test_every_listening_socket_is_on_loopback(lab: Lab) -> None:
 
 
 def test_agent_group_dies_with_sigkill_of_the_group(lab: Lab) -> None:
-    with AgentHost(target="paidtwice.agent.deck:app", env=dict(os.environ), workdir=lab.workdir) as agent:
+    with AgentHost(target="paidtwice.agent.weather:app", env=dict(os.environ), workdir=lab.workdir) as agent:
         agent.start()
         pid = agent._process.pid  # type: ignore[union-attr]
         assert pid is not None

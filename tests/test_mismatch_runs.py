@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paidtwice.agent import deck
+from paidtwice.agent import weather
 from paidtwice.lab import CURVES, Backoff, Lab, RunRecord, predict_paid_calls
 
 
@@ -22,7 +22,7 @@ def test_changed_for_good_pauses_after_the_policy_runs_out(
     record = deck_records["naive-changed-for-good"]
     assert record.status == "paused"
     assert record.tool_calls == 1
-    assert record.attempts == deck.RETRY_POLICY.max_attempts == 20
+    assert record.attempts == weather.RETRY_POLICY.max_attempts == 20
     assert record.model_calls == 1 + record.attempts_reached_agent
     assert record.attempts == 1 + record.attempts_reached_agent + record.attempts_while_down
     assert record.mismatches == record.attempts_reached_agent
@@ -30,7 +30,7 @@ def test_changed_for_good_pauses_after_the_policy_runs_out(
 
 
 def test_prediction_is_exact_only_between_jitter_windows() -> None:
-    backoff = Backoff.from_policy(deck.RETRY_POLICY)
+    backoff = Backoff.from_policy(weather.RETRY_POLICY)
     assert backoff.intervals()[:6] == [0.2, 0.4, 0.8, 1.6, 2.0, 2.0]
     assert predict_paid_calls(backoff, 1.25).paid_calls == 18
     # 0.7 s: the second retry (0.6 to 0.78 s after the kill) may land before or after the agent is back.

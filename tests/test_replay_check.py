@@ -17,7 +17,7 @@ from paidtwice.replay import load_journal
 JOURNALS = Path(__file__).parent / "fixtures" / "journals"
 CHANGED = JOURNALS / "naive-changed-for-good.json"
 CLEAN = JOURNALS / "clean.json"
-DECK_APP = "paidtwice.agent.deck:app"
+DECK_APP = "paidtwice.agent.weather:app"
 
 
 def check(

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import paidtwice.agent.deck
+import paidtwice.agent.weather
 from paidtwice.replay import Replayer, ReplayResult, load_journal
 from paidtwice.stub import StubModel
 
@@ -25,7 +25,7 @@ DECIDED = ("completes", "RT0016 at")
 
 def deck_app(mode: str) -> Any:
     """The deck's agent in `mode`, as a module of its own (the mode is read at import), serving "Agent"."""
-    spec = importlib.util.spec_from_file_location(f"deck_{mode}", paidtwice.agent.deck.__file__)
+    spec = importlib.util.spec_from_file_location(f"deck_{mode}", paidtwice.agent.weather.__file__)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     saved = {k: os.environ.get(k) for k in ("PAIDTWICE_AGENT_MODE", "PAIDTWICE_SERVICE")}

@@ -14,7 +14,7 @@ from paidtwice.lab import Lab, RunRecord
 def plan(lab: Lab, record: RunRecord, *, mode: str, script: str) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "paidtwice", "recover", record.invocation_id]
-        + ["--admin-url", lab.server.admin_url, "--app", "paidtwice.agent.deck:app", "--script", script],
+        + ["--admin-url", lab.server.admin_url, "--app", "paidtwice.agent.weather:app", "--script", script],
         capture_output=True,
         text=True,
         env={**os.environ, "PAIDTWICE_AGENT_MODE": mode, "PAIDTWICE_SERVICE": record.service},

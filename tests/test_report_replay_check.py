@@ -150,7 +150,7 @@ def test_replay_check_html_that_cannot_be_written_is_one_line_and_exit_2(tmp_pat
     (tmp_path / "a-file").write_text("")
     journal = JOURNALS / "naive-changed-for-good.json"
     done = subprocess.run(
-        [sys.executable, "-m", "paidtwice", "replay-check", "--app", "paidtwice.agent.deck:app"]
+        [sys.executable, "-m", "paidtwice", "replay-check", "--app", "paidtwice.agent.weather:app"]
         + ["--html", str(tmp_path / "a-file" / "page.html"), str(journal)],
         capture_output=True,
         text=True,

@@ -5,9 +5,11 @@
      ├── ServerStartError    restate-server (or an agent, or the stub) did not come up
      ├── ServerUnreachable   nothing answers at the admin or ingress URL given
      ├── AdminError          the admin API refused a request (carries the HTTP status)
-     ├── NotFound            no invocation, deployment or experiment by that name
+     ├── NotFound            no invocation, deployment, experiment or stub script by that name
      ├── ExperimentError     an experiment could not be carried out as its row says
+ ├── LabCancelled        the lab was interrupted (Ctrl-C, SIGTERM) while a run was in progress
      └── UsageError          the caller asked for something that cannot be done in this state
+      └── ScriptFileError  a script file that cannot be read or does not say what each turn answers
 
 Every message says what went wrong and, where there is one, what to do about it. The CLI prints it as one
 line and exits 2.
@@ -18,9 +20,11 @@ from __future__ import annotations
 __all__ = [
     "AdminError",
     "ExperimentError",
+    "LabCancelled",
     "NotFound",
     "PaidtwiceError",
     "ProvisionError",
+    "ScriptFileError",
     "ServerStartError",
     "ServerUnreachable",
     "UsageError",
@@ -55,12 +59,20 @@ class AdminError(PaidtwiceError):
 
 
 class NotFound(PaidtwiceError):
-    """No invocation, deployment or experiment by that name."""
+    """No invocation, deployment, experiment or stub script by that name."""
 
 
 class ExperimentError(PaidtwiceError):
     """An experiment could not be carried out as its row describes."""
 
 
+class LabCancelled(PaidtwiceError):
+    """The lab was interrupted (Ctrl-C or SIGTERM) while a run was in progress."""
+
+
 class UsageError(PaidtwiceError):
     """The request does not fit the state it was made in."""
+
+
+class ScriptFileError(UsageError):
+    """A script file that cannot be read or does not say what each turn answers."""

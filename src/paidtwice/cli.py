@@ -15,13 +15,13 @@ from typing import Any, TypeVar
 
 import click
 
-from paidtwice._exceptions import NotFound, PaidtwiceError, UsageError
+from paidtwice._bad_input import BadInput
+from paidtwice._exceptions import LabCancelled, NotFound, PaidtwiceError, UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
 from paidtwice._words import count
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
-from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import (
     COMPARISONS,
     CURVES,
@@ -43,7 +43,8 @@ from paidtwice.lab._records import (
     write_records,
 )
 from paidtwice.lab._recover import apply_way, plan_recovery
-from paidtwice.lab._runner import Lab, LabCancelled
+from paidtwice.lab._rows import run_rows
+from paidtwice.lab._runner import Lab
 from paidtwice.lab._soak import SoakProgress
 from paidtwice.lint import lint_command
 from paidtwice.replay._cli import capture_command, replay_check_command
@@ -92,12 +93,6 @@ def _on_sigterm(signum: int, frame: object) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _sigterm_received.set()
     raise Terminated()
-
-
-class BadInput(click.ClickException):
-    """A user mistake or an unusable environment: one line, exit 2."""
-
-    exit_code = 2
 
 
 @contextmanager
@@ -306,13 +301,8 @@ def experiments() -> None:
 def _rows(names: tuple[str, ...]) -> list[Row]:
     if not names:
         return [*EXPERIMENTS, *CURVES, *WALKS, *COMPARISONS]
-    rows = []
-    for name in names:
-        try:
-            rows.append(experiment_by_name(name))
-        except KeyError as err:
-            raise BadInput(str(err.args[0])) from None
-    return rows
+    with _errors():
+        return [experiment_by_name(name) for name in names]
 
 
 def _run_rows(

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import paidtwice.agent.deck as deck
+import paidtwice.agent.weather as weather
 from paidtwice._words import count
 from paidtwice.lint import CODES, lint_paths, lint_source
 
@@ -67,7 +67,7 @@ def test_cli_select_pt006() -> None:
 
 
 def test_deck_agent_reports_exactly_the_naive_model_call() -> None:
-    path = Path(deck.__file__)
+    path = Path(weather.__file__)
     lines = path.read_text().splitlines()
     naive = [n for n, line in enumerate(lines, start=1) if "# lint: naive-model-call" in line]
     assert len(naive) == 1

@@ -158,7 +158,7 @@ def test_the_deck_agent_through_cmd_measures_what_its_own_path_does(lab: Lab) ->
     proxy gets, at every point both paths have, the figures its in-process path gets."""
     command = (
         f"PAIDTWICE_AGENT_MODE=naive PAIDTWICE_PAUSE_S=5 {sys.executable} -m paidtwice.agent.host "
-        "paidtwice.agent.deck:app --port $PORT"
+        "paidtwice.agent.weather:app --port $PORT"
     )
     by_cmd = SweepTarget("", "Agent", "run", QUESTION, mode="cmd", command=command, stuck_after=None)
     done = sweep_targets(

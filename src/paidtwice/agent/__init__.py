@@ -1,4 +1,4 @@
-"""The deck's agent (`paidtwice.agent.deck`) and the host that runs any Restate app for the lab."""
+"""The deck's weather agent (`paidtwice.agent.weather`) and the host that runs any Restate app for the lab."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ if _typing.TYPE_CHECKING:
 
 __all__ = ["AgentAttempt", "AgentHost"]
 
+_LAZY = ("AgentAttempt", "AgentHost")
+"""Imported when first used: the agent's own process (`paidtwice.agent.host`) never needs the lab's side."""
+
 
 def __getattr__(name: str) -> _typing.Any:
-    # Imported when first used: the agent's own process (`paidtwice.agent.host`) never needs the lab's side.
-    if name in __all__:
+    if name in _LAZY:
         return getattr(_importlib.import_module("paidtwice.agent._process"), name)
     raise AttributeError(f"module 'paidtwice.agent' has no attribute {name!r}")

@@ -22,7 +22,7 @@ from typing import Any
 
 import restate
 
-from paidtwice.agent.deck import RETRY_POLICY, http
+from paidtwice.agent.weather import RETRY_POLICY, http
 
 TOOLS_URL = os.environ.get("PAIDTWICE_TOOLS_URL", "http://127.0.0.1:8000/tools")
 KEY = os.environ.get("PAIDTWICE_BOOKING_KEY", "none")

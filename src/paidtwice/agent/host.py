@@ -52,6 +52,7 @@ from typing import Any
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
+from paidtwice.agent._env import GATE, SERVICE_AS, STEP_LOG
 from paidtwice.agent._wire import AttemptWire
 
 __all__ = ["main"]
@@ -429,18 +430,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ready-file", help="created once the app is loaded (with --wait-for-go)")
     parser.add_argument(
         "--step-log",
-        default=os.environ.get("PAIDTWICE_STEP_LOG") or None,
+        default=os.environ.get(STEP_LOG) or None,
         help="file that gets one JSON line per model request, context operation and step execution",
     )
     parser.add_argument(
         "--gate",
-        default=os.environ.get("PAIDTWICE_GATE") or None,
+        default=os.environ.get(GATE) or None,
         help="stop the handler for good at this moment (needs --step-log), e.g. model:1:after",
     )
     parser.add_argument(
         "--service-as",
         action="append",
-        default=[item for item in os.environ.get("PAIDTWICE_SERVICE_AS", "").split(",") if item],
+        default=[item for item in os.environ.get(SERVICE_AS, "").split(",") if item],
         help="OLD=NEW: serve service OLD under the name NEW (repeatable)",
     )
     parser.add_argument(

@@ -12,7 +12,7 @@ from typing import Any
 
 import restate
 
-from paidtwice.agent.deck import chat
+from paidtwice.agent.weather import chat
 
 JOURNALED = os.environ.get("PAIDTWICE_AGENT_MODE", "naive") == "journaled"
 SERVICE = os.environ.get("PAIDTWICE_SERVICE", "OneStep")

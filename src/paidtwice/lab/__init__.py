@@ -1,7 +1,7 @@
 """The lab: experiment rows as data, faults, the runner and its records."""
 
+from paidtwice._exceptions import LabCancelled
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, Bill, bill, check_price_model, extra_calls
-from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import (
     CLEAN_JOURNALED_JOURNAL,
     CLEAN_NAIVE_JOURNAL,
@@ -11,11 +11,14 @@ from paidtwice.lab._experiments import (
     EXPERIMENTS,
     SCENARIOS,
     WALKS,
+    AgentMode,
     Comparison,
     Curve,
     Expected,
     Experiment,
     Fault,
+    FaultKind,
+    InvocationStatus,
     Row,
     Walk,
     experiment_by_name,
@@ -39,7 +42,8 @@ from paidtwice.lab._records import (
     write_records,
 )
 from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
-from paidtwice.lab._runner import Lab, LabCancelled
+from paidtwice.lab._rows import run_rows
+from paidtwice.lab._runner import Lab
 from paidtwice.lab._soak import (
     KillSnapshot,
     NodeKillLine,
@@ -49,6 +53,18 @@ from paidtwice.lab._soak import (
     soak,
     soak_timeout,
 )
+from paidtwice.lab._sweep import (
+    CrashPoint,
+    PointResult,
+    SweepMatrix,
+    SweepTarget,
+    check_app,
+    deck_target,
+    derive_points,
+    sweep,
+    sweep_targets,
+    write_sweep,
+)
 from paidtwice.lab._walks import run_walk
 
 __all__ = [
@@ -57,17 +73,20 @@ __all__ = [
     "COMPARISONS",
     "CURVES",
     "DEFAULT_PRICE_MODEL",
-    "PRICES_AS_OF",
     "DEFAULT_RESTART_DELAY",
     "EXPERIMENTS",
+    "PRICES_AS_OF",
     "SCENARIOS",
     "WALKS",
+    "AgentMode",
     "ApplyResult",
+    "AttemptLine",
     "Backoff",
     "Bill",
     "Check",
     "Comparison",
     "ComparisonRecord",
+    "CrashPoint",
     "Curve",
     "CurvePoint",
     "CurveRecord",
@@ -75,6 +94,9 @@ __all__ = [
     "Experiment",
     "Explanation",
     "Fault",
+    "FaultKind",
+    "InvocationStatus",
+    "KillSnapshot",
     "Lab",
     "LabCancelled",
     "Mismatch",
@@ -82,25 +104,29 @@ __all__ = [
     "NodeKillLine",
     "NodeKillRecord",
     "PaidCallPrediction",
+    "PeakMemory",
+    "PointResult",
     "RecoveryPlan",
     "RecoveryRecord",
     "RecoveryStep",
     "Row",
     "RunRecord",
-    "KillSnapshot",
-    "PeakMemory",
     "SoakProgress",
     "SoakRecord",
+    "SweepMatrix",
+    "SweepTarget",
     "ToolLogLine",
-    "AttemptLine",
     "Walk",
     "WayOut",
     "apply_way",
     "bill",
+    "check_app",
     "check_price_model",
+    "deck_target",
+    "derive_points",
     "experiment_by_name",
-    "extra_calls",
     "explain",
+    "extra_calls",
     "plan_recovery",
     "predict_paid_calls",
     "read_mismatch",
@@ -108,6 +134,9 @@ __all__ = [
     "run_walk",
     "soak",
     "soak_timeout",
+    "sweep",
+    "sweep_targets",
     "to_jsonable",
     "write_records",
+    "write_sweep",
 ]

@@ -7,7 +7,9 @@ the deck reports. The runner executes any row; adding an experiment is adding a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
+from paidtwice._exceptions import NotFound
 from paidtwice._words import count
 from paidtwice.stub._scripts import Hold
 
@@ -20,16 +22,30 @@ __all__ = [
     "EXPERIMENTS",
     "SCENARIOS",
     "WALKS",
+    "AgentMode",
     "Comparison",
-    "Row",
-    "Walk",
     "Curve",
     "Expected",
     "Experiment",
     "Fault",
+    "FaultKind",
+    "InvocationStatus",
+    "Row",
+    "Walk",
     "experiment_by_name",
     "with_model_latency",
 ]
+
+FaultKind = Literal[
+    "none", "kill-in-pause", "kill-mid-call", "kill-mid-booking", "server-kill-in-pause", "node-kill-in-pause"
+]
+"""Where the lab kills a process (see `Fault.kind`)."""
+AgentMode = Literal["naive", "journaled"]
+"""How the deck's agents call the model: outside the journal, or journaled with ctx.run."""
+InvocationStatus = Literal[
+    "pending", "scheduled", "ready", "running", "backing-off", "suspended", "paused", "completed"
+]
+"""An invocation's status in sys_invocation."""
 
 DEFAULT_RESTART_DELAY = 1.25
 """Seconds the agent stays down after a kill. With the agent's backoff (200 ms doubling to 2 s, plus up to 30%
@@ -42,7 +58,7 @@ sits late in that gap: a loaded server fires its retries late, never early."""
 class Fault:
     """Where the lab kills a process, confirmed from the journal or the stub's ledger."""
 
-    kind: str
+    kind: FaultKind
     """"none", "kill-in-pause" (agent killed once the pause's Sleep is journaled), "kill-mid-call" (agent
     killed `after` seconds into model call `call`, while the stub still holds the answer),
     "kill-mid-booking" (the same, in booking request `call`), "server-kill-in-pause" (restate-server itself
@@ -100,7 +116,7 @@ CLEAN_JOURNALED_JOURNAL = (
 class Expected:
     """What the deck reports for a run. None means the deck says nothing about that figure."""
 
-    status: str
+    status: InvocationStatus
     """Restate's final status of the invocation."""
     model_calls: int
     """Model calls paid for, in all attempts."""
@@ -130,7 +146,7 @@ class Experiment:
 
     name: str
     """Name used on the command line."""
-    mode: str
+    mode: AgentMode
     """Agent mode: "naive" (model call outside the journal) or "journaled" (through ctx.run_typed)."""
     script: str
     """Stub script name."""
@@ -150,7 +166,7 @@ class Experiment:
     """Start with the model endpoint down (the stub's `fail` script answers its turn with HTTP 500)."""
     model_latency: float = 0.0
     """Seconds the stub's model takes to answer each call."""
-    agent: str = "paidtwice.agent.deck:app"
+    agent: str = "paidtwice.agent.weather:app"
     """The agent's app (MODULE:APP)."""
     booking_key: str = ""
     """For the booking agent: how it keys its booking ("none", "request-id" or "uuid")."""
@@ -296,10 +312,24 @@ class Walk:
     """Name used on the command line."""
     base: Experiment
     """The run that leaves an invocation stuck."""
-    fix_mode: str
+    fix_mode: AgentMode
     """Agent mode of the fix, deployed as a new deployment (never a force-overwrite)."""
     deck_says: str
     """What the deck reports."""
+    mismatch_at: int
+    """Journal index at which the resumed replay mismatches, and recover predicts it will."""
+    recorded: str
+    """The journal's entry at that index ("run weather")."""
+    attempted: str
+    """What the fix's code attempts there instead ("run model")."""
+    resume_status: int
+    """HTTP status the admin API answers the resume onto the fix with."""
+    restart_paused_status: int
+    """HTTP status it answers restart-as-new with while the invocation is paused."""
+    restart_model_calls: int
+    """Model calls the restart-as-new after the kill pays, from a fresh journal."""
+    restart_tool_calls: int
+    """Tool runs it pays."""
 
 
 WALKS: tuple[Walk, ...] = (
@@ -309,6 +339,13 @@ WALKS: tuple[Walk, ...] = (
         fix_mode="journaled",
         deck_says="resume on the fix is accepted, then fails with RT0016 at index 1; restart-as-new is "
         "refused while paused; kill, then restart-as-new completes with 2 model calls",
+        mismatch_at=1,
+        recorded="run weather",
+        attempted="run model",
+        resume_status=200,
+        restart_paused_status=409,
+        restart_model_calls=2,
+        restart_tool_calls=1,
     ),
 )
 
@@ -340,7 +377,7 @@ over when the agent listens again and neither recovery waits for it (the naive o
 its extra model call with the journaled one's wait). It sits in a gap between retry windows (see CURVES)."""
 
 
-def _slow(mode: str) -> Experiment:
+def _slow(mode: AgentMode) -> Experiment:
     return Experiment(
         name=f"slow-model-recovery-{mode}",
         mode=mode,
@@ -414,4 +451,4 @@ def experiment_by_name(name: str) -> Row:
         if row.name == name:
             return row
     known = ", ".join(row.name for row in rows)
-    raise KeyError(f"no experiment named {name!r} (known: {known})")
+    raise NotFound(f"no experiment named {name!r} (known: {known})")

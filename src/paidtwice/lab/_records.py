@@ -12,23 +12,24 @@ from typing import Any
 
 from paidtwice.engine._admin import AdminCall
 from paidtwice.engine._sql import JournalEntry
+from paidtwice.lab._experiments import Expected
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
 __all__ = [
+    "RESULTS_FORMAT",
     "AttemptLine",
     "Check",
-    "RecoveryRecord",
-    "RecoveryStep",
     "ComparisonRecord",
     "CurvePoint",
     "CurveRecord",
     "Mismatch",
     "ModelLogLine",
     "NodeKillRecord",
+    "Record",
+    "RecoveryRecord",
+    "RecoveryStep",
     "RunRecord",
     "ToolLogLine",
-    "RESULTS_FORMAT",
-    "Record",
     "append_record",
     "tagged",
     "to_jsonable",
@@ -203,7 +204,7 @@ class RunRecord:
     """Measured seconds from the kill until the agent listened again."""
     mismatch: Mismatch | None
     """The mismatch, read against the journal, when the run had one."""
-    expected: dict[str, Any]
+    expected: Expected
     """The deck's figures for the row."""
     checks: tuple[Check, ...]
     """Each of the deck's figures against the measured one."""
@@ -396,6 +397,9 @@ def tagged(kind: str, data: dict[str, Any]) -> dict[str, Any]:
 
 def _journal_json(record: Any) -> Any:
     data = to_jsonable(record)
+    if isinstance(record, RunRecord):
+        # The figures a row leaves open are left out, not written as null.
+        data["expected"] = {k: v for k, v in data["expected"].items() if v is not None}
     if isinstance(record, CurveRecord):
         data["runs"] = [_journal_json(run) for run in record.runs]
     if isinstance(record, RecoveryRecord):

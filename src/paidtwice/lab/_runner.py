@@ -20,14 +20,14 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from paidtwice._exceptions import ExperimentError, PaidtwiceError, UsageError
+from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION
+from paidtwice.agent._env import PAUSE_S, agent_env
 from paidtwice.agent._process import AGENT_PRELOAD, AgentAttempt, AgentHost, number_attempts
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._admin import AdminClient
@@ -45,7 +45,8 @@ from paidtwice.lab._bill import (
     extra_calls,
     price_call,
 )
-from paidtwice.lab._experiments import Comparison, Curve, Expected, Experiment
+from paidtwice.lab._checks import compare
+from paidtwice.lab._experiments import AgentMode, Comparison, Curve, Experiment
 from paidtwice.lab._mismatch import read_mismatch
 from paidtwice.lab._policy import Backoff, predict_paid_calls
 from paidtwice.lab._records import (
@@ -60,142 +61,36 @@ from paidtwice.lab._records import (
     RunRecord,
     ToolLogLine,
 )
+from paidtwice.lab._watch import Attempt, AttemptWatch, Watcher, epoch, mismatches_of, settled, wait_for
 from paidtwice.stub._ledger import ModelCall, ToolRun
 from paidtwice.stub._scripts import script_by_name
 from paidtwice.stub._server import Lane, StubModel
 from paidtwice.stub._usage import NO_TOKENS
 
-__all__ = ["Lab", "LabCancelled"]
+__all__ = ["Lab"]
 
 QUESTION = "What should I wear in Paris today?"
-DECK_AGENT = "paidtwice.agent.deck:app"
+DECK_AGENT = "paidtwice.agent.weather:app"
 _RUN_TIMEOUT = 180.0
-_POLL = 0.02
 MISMATCH_CODE = "RT0016"
+SOURCES = {
+    "model_calls": "stub ledger, the run's lane and invocation",
+    "tool_calls": "stub tool ledger, same lane and invocation",
+    "status": "sys_invocation.status",
+    "journal": "sys_journal",
+    "attempts": "the agent host's wire log: each attempt that reached the agent, numbered by the retry count "
+    "in its StartMessage (attempts failed since the last progress, refused connections included); "
+    "sys_invocation polled every 20 ms as a floor",
+    "attempts_reached_agent": "agent host's wire log, attempts started after the kill",
+    "attempt_log": "agent host's wire log; the numbers it skips are attempts that found the agent down",
+    "attempts_while_down": "attempts minus those in the agent host's wire log",
+    "mismatches": "agent host's wire log: attempts whose ErrorMessage carried code 570 (RT0016)",
+}
+"""Where each figure of a run record is read from (the record's `sources`)."""
 _CLUSTER_PAUSE_S = "4"
 """The deck agent's pause on a cluster. A kill must land inside the pause, and on a cluster every SQL read
 fans out over the nodes: with every deck row starting at once, a kill missed a 2 s pause here. No count the
 deck reports depends on the pause's length."""
-
-
-class LabCancelled(PaidtwiceError):
-    """The lab was interrupted (Ctrl-C) while a run was in progress."""
-
-
-def _epoch(stamp: str | None) -> float | None:
-    if not stamp:
-        return None
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-
-
-@dataclass
-class _Attempt:
-    start: float
-    backoff_from: float | None = None
-    backoff_until: float | None = None
-
-
-@dataclass
-class _AttemptWatch:
-    """What the lab saw of one invocation's attempts: one entry per distinct last_start_at."""
-
-    invocation_id: str
-    attempts: dict[str, _Attempt] = field(default_factory=dict)
-    last_backoff_retry_count: int = 0
-    """retry_count of the latest backing-off state seen: the attempts made so far at that moment."""
-    running_retry_count: int = 0
-    """Highest retry_count seen in any other state: there it numbers the attempt under way, so it counts the
-    attempts made so far, this one included, and it lasts as long as the attempt runs (seconds, in the
-    deck's runs), not only the backoff between two attempts."""
-    last: InvocationRow | None = None
-
-    def observe(self, row: InvocationRow | None) -> InvocationRow | None:
-        if row is None:
-            return None
-        self.last = row
-        if row.last_start_at:
-            attempt = self.attempts.setdefault(
-                row.last_start_at, _Attempt(start=_epoch(row.last_start_at) or time.time())
-            )
-            if row.status == "backing-off" and attempt.backoff_from is None:
-                attempt.backoff_from = time.time()
-                attempt.backoff_until = _epoch(row.next_retry_at)
-        if row.status == "backing-off" and row.retry_count is not None:
-            self.last_backoff_retry_count = max(self.last_backoff_retry_count, row.retry_count)
-        elif row.retry_count is not None:
-            self.running_retry_count = max(self.running_retry_count, row.retry_count)
-        return row
-
-    def attempts_seen(self) -> int:
-        """Attempts made, from everything seen: each backing-off state is followed by one more attempt."""
-        backoff = self.last_backoff_retry_count + 1 if self.last_backoff_retry_count else 0
-        return max(len(self.attempts), backoff, self.running_retry_count)
-
-    def ordered(self) -> list[_Attempt]:
-        return sorted(self.attempts.values(), key=lambda a: a.start)
-
-    def count(self, agent: Sequence[AgentAttempt] = ()) -> int:
-        """How many attempts were made.
-
-        The count comes from the wire (`agent`: every attempt that reached the agent, numbered by the
-        server's own retry count, so the attempts made while the agent was down are in it too). What
-        polling saw is a floor under it: an attempt made after the last one that reached the agent is seen
-        only there.
-        """
-        numbers = number_attempts(agent)
-        return max(numbers[-1] if numbers else 0, self.attempts_seen(), 1)
-
-
-def mismatches_of(agent: Sequence[AgentAttempt]) -> int:
-    """Attempts that reached the agent and failed with a journal mismatch, from the code it sent."""
-    return sum(1 for attempt in agent if attempt.error_code == MISMATCH_ERROR_CODE)
-
-
-class _Watcher:
-    """One thread that polls sys_invocation for every live run of the lab, in a single query.
-
-    `sql` gives the client to ask each time: on a cluster, it asks a node that is alive now."""
-
-    def __init__(self, sql: Callable[[], SqlClient], cancelled: threading.Event) -> None:
-        self._sql = sql
-        self._cancelled = cancelled
-        self._live: dict[str, _AttemptWatch] = {}
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True, name="paidtwice-watch")
-        self._thread.start()
-
-    def watch(self, invocation_id: str) -> _AttemptWatch:
-        watch = _AttemptWatch(invocation_id)
-        with self._lock:
-            self._live[invocation_id] = watch
-        return watch
-
-    def forget(self, invocation_id: str) -> None:
-        with self._lock:
-            self._live.pop(invocation_id, None)
-
-    def poll(self) -> None:
-        with self._lock:
-            live = dict(self._live)
-        if not live:
-            return
-        rows = self._sql().invocations(list(live))
-        with self._lock:
-            for invocation_id, watch in live.items():
-                watch.observe(rows.get(invocation_id))
-
-    def _loop(self) -> None:
-        while not self._stop.is_set() and not self._cancelled.is_set():
-            try:
-                self.poll()
-            except PaidtwiceError:
-                pass
-            self._stop.wait(_POLL)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5.0)
 
 
 @dataclass(frozen=True)
@@ -203,7 +98,7 @@ class _Engine:
     """The server (or cluster) a run talks to, and the watcher polling it."""
 
     server: RestateServer | RestateCluster
-    watcher: _Watcher
+    watcher: Watcher
 
     @property
     def admin(self) -> AdminClient:
@@ -258,7 +153,7 @@ class Lab:
         self.server_version = server_version
         self.cluster = len(server.nodes) if isinstance(server, RestateCluster) else cluster
         """Nodes of the lab's Restate: 1 is a single restate-server, 3 or more a cluster."""
-        self.agent_pause: str | None = os.environ.get("PAIDTWICE_PAUSE_S") or (
+        self.agent_pause: str | None = os.environ.get(PAUSE_S) or (
             _CLUSTER_PAUSE_S if self.cluster > 1 else None
         )
         """The deck agent's durable pause (PAIDTWICE_PAUSE_S), when the lab sets it; else the agent's own."""
@@ -276,7 +171,7 @@ class Lab:
         self._ids_lock = threading.Lock()
         self.cancelled = threading.Event()
         """Set on Ctrl-C: every wait in a run checks it and gives up."""
-        self._watcher: _Watcher | None = None
+        self._watcher: Watcher | None = None
         self._forkserver: ForkServer | None = None
         self._starting = 0
         self._started = threading.Condition()
@@ -326,7 +221,7 @@ class Lab:
             if self._stub is None:
                 self._stub = StubModel().start()
             self._forkserver.wait_ready()
-            self._watcher = _Watcher(lambda: self.sql, self.cancelled)
+            self._watcher = Watcher(lambda: self.sql, self.cancelled)
         except BaseException:
             self.close()
             raise
@@ -364,13 +259,7 @@ class Lab:
     # -- waiting -------------------------------------------------------------------------------------
 
     def _wait(self, what: str, condition: Callable[[], bool], *, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if self.cancelled.is_set():
-                raise LabCancelled(f"interrupted while waiting for {what}")
-            if time.monotonic() > deadline:
-                raise ExperimentError(f"timed out after {timeout:.0f}s waiting for {what}")
-            time.sleep(_POLL)
+        wait_for(what, condition, timeout=timeout, stop=self.cancelled.is_set)
 
     @contextlib.contextmanager
     def _starting_up(self) -> Iterator[None]:
@@ -413,14 +302,17 @@ class Lab:
 
     # -- runs ----------------------------------------------------------------------------------------
 
-    def _next_id(self) -> int:
+    def next_id(self) -> int:
+        """A number no other run, soak or sweep of this lab has: it names their services and lanes."""
         with self._ids_lock:
             return next(self._ids)
+
+    _next_id = next_id  # the sweep (lab/_sweep.py) still calls it by this name
 
     def new_agent(
         self,
         *,
-        mode: str,
+        mode: AgentMode,
         lane: Lane,
         service: str,
         target: str = DECK_AGENT,
@@ -428,19 +320,14 @@ class Lab:
         extra_env: dict[str, str] | None = None,
         cwd: Path | None = None,
     ) -> AgentHost:
-        env = dict(os.environ)
-        env.update(
-            {
-                "OPENAI_BASE_URL": lane.base_url,
-                "OPENAI_API_KEY": "paidtwice-stub",
-                "PAIDTWICE_TOOLS_URL": lane.tools_url,
-                "PAIDTWICE_AGENT_MODE": mode,
-                "PAIDTWICE_SERVICE": service,
-                **(extra_env or {}),
-            }
+        env = agent_env(
+            openai_url=lane.base_url,
+            tools_url=lane.tools_url,
+            mode=mode,
+            service=service,
+            pause_s=self.agent_pause,
         )
-        if self.agent_pause is not None:
-            env["PAIDTWICE_PAUSE_S"] = self.agent_pause
+        env.update(extra_env or {})
         return AgentHost(
             target=target,
             env=env,
@@ -467,7 +354,7 @@ class Lab:
             assert self._watcher is not None
             return self._run_on(_Engine(self.server, self._watcher), experiment, restart_delay)
         with self._new_server(nodes) as server:
-            watcher = _Watcher(lambda: _sql_of(server), self.cancelled)
+            watcher = Watcher(lambda: _sql_of(server), self.cancelled)
             try:
                 return self._run_on(_Engine(server, watcher), experiment, restart_delay)
             finally:
@@ -476,12 +363,9 @@ class Lab:
     def _run_on(self, engine: _Engine, experiment: Experiment, restart_delay: float | None) -> RunRecord:
         delay = experiment.restart_delay if restart_delay is None else restart_delay
         started = time.time()
-        run_id = self._next_id()
+        run_id = self.next_id()
         service = "Agent_" + re.sub(r"[^A-Za-z0-9]", "_", experiment.name) + f"_{run_id}"
-        try:
-            script = script_by_name(experiment.script, hold=experiment.hold)
-        except KeyError as err:
-            raise ExperimentError(str(err.args[0])) from None
+        script = script_by_name(experiment.script, hold=experiment.hold)
         lane = self.stub.open_lane(script, name=f"{service.lower()}")
         lane.model_up = not experiment.model_down
         lane.latency = experiment.model_latency
@@ -513,7 +397,7 @@ class Lab:
                     kill_at, up_at = self._inject(engine, experiment, agent, lane, invocation_id, delay)
                 self._wait(
                     f"{experiment.name} ({invocation_id}) to complete or pause",
-                    lambda: _settled(watch.last),
+                    lambda: settled(watch.last),
                     timeout=_RUN_TIMEOUT,
                 )
             finally:
@@ -549,9 +433,9 @@ class Lab:
         if self.agent_pause is not None:
             return float(self.agent_pause)
         # The agent's own default, from its module; imported only now, as for the curve's policy.
-        from paidtwice.agent import deck
+        from paidtwice.agent import weather
 
-        return deck.RATE_LIMIT_PAUSE.total_seconds()
+        return weather.RATE_LIMIT_PAUSE.total_seconds()
 
     def _kill_leader(self, engine: _Engine, invocation_id: str) -> _NodeKill:
         """In the invocation's durable pause, SIGKILL the node leading its partition; wait for another node
@@ -668,7 +552,7 @@ class Lab:
         delay: float,
         invocation_id: str,
         lane: Lane,
-        watch: _AttemptWatch,
+        watch: AttemptWatch,
         final: InvocationRow | None,
         agent_attempts: list[AgentAttempt],
         kill_at: float | None,
@@ -700,7 +584,7 @@ class Lab:
         paid, added = bill(calls, self.price_model), bill(extra_calls(calls), self.price_model)
         bookings = lane.bookings(invocation_id)
         recovery_s = retry_wait_s = None
-        output_at = next((_epoch(e.appended_at) for e in journal if e.type == "Command: Output"), None)
+        output_at = next((epoch(e.appended_at) for e in journal if e.type == "Command: Output"), None)
         if up_at is not None and output_at is not None and status == "completed":
             recovery_s = round(output_at - up_at, 3)
             replays = [a.at for a in after_kill if a.at >= up_at]
@@ -727,23 +611,10 @@ class Lab:
             attempts_reached_agent=len(after_kill),
             attempts_while_down=total - len(agent_attempts),
             mismatches=mismatches,
-            sources={
-                "model_calls": f"stub ledger, lane {lane.name}, invocation {invocation_id}",
-                "tool_calls": "stub tool ledger, same lane and invocation",
-                "status": "sys_invocation.status",
-                "journal": "sys_journal",
-                "attempts": "the agent host's wire log: each attempt that reached the agent, numbered by "
-                "the retry count in its StartMessage (attempts failed since the last progress, refused "
-                "connections included); sys_invocation polled every 20 ms as a floor",
-                "attempts_reached_agent": "agent host's wire log, attempts started after the kill",
-                "attempt_log": "agent host's wire log; the numbers it skips are attempts that found the "
-                "agent down",
-                "attempts_while_down": "attempts minus those in the agent host's wire log",
-                "mismatches": "agent host's wire log: attempts whose ErrorMessage carried code 570 (RT0016)",
-            },
+            sources=SOURCES,
             down_time=(up_at - kill_at) if kill_at is not None and up_at is not None else None,
             mismatch=mismatch,
-            expected=_expected_json(experiment.expected),
+            expected=experiment.expected,
             checks=(),
             matches=False,
             wall_time=round(time.time() - started, 3),
@@ -788,9 +659,9 @@ class Lab:
         runs = self.run_many([(curve.base, delay) for delay in curve.delays], concurrent=True)
         # The policy is read from the agent's own module, which the lab imports only now: the import costs
         # CPU that must not hold up the start of the curve's runs, or land before their kills.
-        from paidtwice.agent import deck
+        from paidtwice.agent import weather
 
-        backoff = Backoff.from_policy(deck.RETRY_POLICY)
+        backoff = Backoff.from_policy(weather.RETRY_POLICY)
         points = []
         for delay, run in zip(curve.delays, runs, strict=True):
             prediction = predict_paid_calls(backoff, run.down_time or 0.0)
@@ -825,7 +696,7 @@ class Lab:
         written = next(
             (e for e in run.journal if e.index > model_runs[-1] and e.type == "Notification: Run"), None
         )
-        at = _epoch(written.appended_at) if written is not None else None
+        at = epoch(written.appended_at) if written is not None else None
         return max(0.0, at - calls[-1].finished) if at is not None else 0.0
 
     def run_comparison(self, row: Comparison) -> ComparisonRecord:
@@ -951,7 +822,7 @@ def _node_kill_record(
         return None
 
     def appended(entry: JournalEntry) -> float:
-        return _epoch(entry.appended_at) or 0.0
+        return epoch(entry.appended_at) or 0.0
 
     after = [appended(e) for e in journal if appended(e) > kill.killed_at]
     outputs = [appended(e) for e in journal if e.type == "Command: Output"]
@@ -1000,17 +871,6 @@ def attempt_log_of(
     return tuple(lines)
 
 
-def _settled(row: InvocationRow | None) -> bool:
-    return row is not None and row.status in ("completed", "paused")
-
-
-def _expected_json(expected: Expected) -> dict[str, Any]:
-    from paidtwice.lab._records import to_jsonable
-
-    data: dict[str, Any] = to_jsonable(expected)
-    return {k: v for k, v in data.items() if v is not None}
-
-
 def _union(intervals: Iterable[tuple[float, float]]) -> float:
     total, end = 0.0, float("-inf")
     for lo, hi in sorted(intervals):
@@ -1023,7 +883,7 @@ def _union(intervals: Iterable[tuple[float, float]]) -> float:
 
 def _deliberate(
     journal: Sequence[JournalEntry],
-    attempts: Sequence[_Attempt],
+    attempts: Sequence[Attempt],
     agent: Sequence[AgentAttempt],
     kill_at: float | None,
     up_at: float | None,
@@ -1038,8 +898,8 @@ def _deliberate(
     the wire cannot see.
     """
     spans: list[tuple[float, float]] = list(waits)
-    sleeps = [_epoch(e.appended_at) for e in journal if e.type == "Command: Sleep"]
-    woke = [_epoch(e.appended_at) for e in journal if e.type == "Notification: Sleep"]
+    sleeps = [epoch(e.appended_at) for e in journal if e.type == "Command: Sleep"]
+    woke = [epoch(e.appended_at) for e in journal if e.type == "Notification: Sleep"]
     for lo, hi in zip(sleeps, woke, strict=False):
         if lo is not None and hi is not None:
             spans.append((lo, hi))
@@ -1056,94 +916,3 @@ def _deliberate(
         if call.delivered is False and call.finished is not None:
             spans.append((call.started, call.finished))
     return _union((max(lo, started), hi) for lo, hi in spans if hi > lo)
-
-
-def _short_journal(labels: Sequence[str]) -> str:
-    """ "Input, Run weather, (Run), Sleep, (Sleep), Output": commands, and notifications in parentheses."""
-    parts = []
-    for label in labels:
-        kind, _, rest = label.partition(": ")
-        parts.append(rest if kind == "Command" else f"({rest})")
-    return ", ".join(parts)
-
-
-def compare(expected: Expected, record: RunRecord) -> tuple[Check, ...]:
-    """Each figure the deck reports, against the record."""
-    checks = [
-        Check("status", expected.status, record.status, expected.status == record.status),
-        Check(
-            "model calls",
-            str(expected.model_calls),
-            str(record.model_calls),
-            expected.model_calls == record.model_calls,
-        ),
-        Check(
-            "tool calls",
-            str(expected.tool_calls),
-            str(record.tool_calls),
-            expected.tool_calls == record.tool_calls,
-        ),
-    ]
-    if expected.journal is not None:
-        measured = tuple(entry.label() for entry in record.journal)
-        checks.append(
-            Check(
-                "journal",
-                _short_journal(expected.journal),
-                _short_journal(measured),
-                measured == expected.journal,
-            )
-        )
-    if expected.model_entries is not None:
-        entries = tuple(e.index for e in record.journal if e.type == "Command: Run" and e.name == "model")
-        checks.append(
-            Check(
-                "model at journal entries",
-                ", ".join(map(str, expected.model_entries)),
-                ", ".join(map(str, entries)),
-                entries == expected.model_entries,
-            )
-        )
-    if expected.repeated_answer is not None:
-        a, b = expected.repeated_answer
-        log = record.model_log
-        same = len(log) >= max(a, b) and log[a - 1].answer == log[b - 1].answer
-        checks.append(
-            Check(
-                f"call {b} repeats call {a} word for word",
-                "yes",
-                "yes" if same else "no",
-                same,
-            )
-        )
-    if expected.booking_effects is not None:
-        checks.append(
-            Check(
-                "booking effects",
-                str(expected.booking_effects),
-                str(record.booking_effects),
-                expected.booking_effects == record.booking_effects,
-            )
-        )
-    if expected.undelivered is not None:
-        undelivered = tuple(line.call for line in record.model_log if line.delivered is False)
-        checks.append(
-            Check(
-                "answers never delivered",
-                ", ".join(map(str, expected.undelivered)),
-                ", ".join(map(str, undelivered)) or "none",
-                undelivered == expected.undelivered,
-            )
-        )
-    for figure, want, got in (
-        ("mismatches (RT0016)", expected.mismatches, record.mismatches),
-        ("attempts", expected.attempts, record.attempts),
-        (
-            "retries that reached the agent",
-            expected.attempts_reached_agent,
-            record.attempts_reached_agent,
-        ),
-    ):
-        if want is not None:
-            checks.append(Check(figure, str(want), str(got), want == got))
-    return tuple(checks)

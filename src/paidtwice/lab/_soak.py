@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from paidtwice._exceptions import ExperimentError, PaidtwiceError
+from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.engine._cluster import PartitionLeader, RestateCluster
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
-from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, LabCancelled, _epoch
+from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab
+from paidtwice.lab._watch import epoch
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import SCRIPTS
 from paidtwice.stub._server import Lane
@@ -243,7 +244,7 @@ def soak(
     if node_kills and not isinstance(cluster, RestateCluster):
         raise ExperimentError("node kills need a cluster: run the soak with --cluster 3")
     deadline_s = soak_timeout(invocations) if timeout is None else timeout
-    service = f"Agent_soak_{lab._next_id()}"
+    service = f"Agent_soak_{lab.next_id()}"
     lane = lab.stub.open_lane(SCRIPTS["steady"], name=service.lower())
     with lab.new_agent(mode="journaled", lane=lane, service=service, target=target, cwd=app_dir) as agent:
         agent.start()
@@ -426,7 +427,7 @@ def _journaled_model_answers(
         invocation = str(row["id"])
         if invocation in answers and answers[invocation] is None:
             continue
-        if (_epoch(row.get("appended_at")) or 0.0) >= before:
+        if (epoch(row.get("appended_at")) or 0.0) >= before:
             continue
         pending = steps.setdefault(invocation, [])
         if row["entry_type"] == "Command: Run":
@@ -460,8 +461,8 @@ def _final_rows(sql: SqlClient, service: str) -> dict[str, _Final]:
         str(row["id"]): _Final(
             status=str(row.get("status", "")),
             result=str(row.get("completion_result") or ""),
-            created=_epoch(row.get("created_at")),
-            completed=_epoch(row.get("completed_at")),
+            created=epoch(row.get("created_at")),
+            completed=epoch(row.get("completed_at")),
         )
         for row in rows
     }
@@ -659,7 +660,7 @@ def _node_kill_lines(
             f"WHERE id IN ({quoted}) ORDER BY id, index"
         ):
             invocation = str(row["id"])
-            at = _epoch(row.get("appended_at")) or 0.0
+            at = epoch(row.get("appended_at")) or 0.0
             steps = open_steps.setdefault(invocation, [])
             if row["entry_type"] == "Command: Run":
                 steps.append(str(row.get("name") or ""))

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paidtwice._exceptions import ExperimentError, UsageError
+from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
 from paidtwice._words import count
+from paidtwice.agent._env import GATE, agent_env
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._provision import ensure_node_binary
@@ -42,15 +43,14 @@ from paidtwice.lab._runner import (
     DECK_AGENT,
     QUESTION,
     Lab,
-    LabCancelled,
-    _epoch,
-    _settled,
-    _Watcher,
     attempt_log_of,
-    mismatches_of,
     model_log_of,
     tool_log_of,
 )
+from paidtwice.lab._watch import Watcher as _Watcher
+from paidtwice.lab._watch import epoch as _epoch
+from paidtwice.lab._watch import mismatches_of, wait_for
+from paidtwice.lab._watch import settled as _settled
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Hold, Script, script_by_name
 from paidtwice.stub._server import Lane
@@ -62,9 +62,9 @@ __all__ = [
     "PointResult",
     "SweepMatrix",
     "SweepTarget",
+    "check_app",
     "deck_target",
     "derive_points",
-    "check_app",
     "sweep",
     "sweep_targets",
     "write_sweep",
@@ -649,28 +649,24 @@ class _Run:
         workdir = lab.workdir / "sweep" / safe
         workdir.mkdir(parents=True, exist_ok=True)
         self.step_log = workdir / "steps.jsonl"
-        env = dict(os.environ)
-        env.update(dict(target.env))
-        env.update(
-            {
-                "OPENAI_BASE_URL": self.lane.base_url,
-                "OPENAI_API_KEY": "paidtwice-stub",
-                "ANTHROPIC_BASE_URL": self.lane.anthropic_base_url,
-                "ANTHROPIC_API_KEY": "paidtwice-stub",
-                "PAIDTWICE_TOOLS_URL": self.lane.tools_url,
-                "PAIDTWICE_STEP_LOG": str(self.step_log),
-                "PAIDTWICE_GATE": gate or "",
-            }
+        env = agent_env(
+            given=dict(target.env),
+            openai_url=self.lane.base_url,
+            anthropic_url=self.lane.anthropic_base_url,
+            tools_url=self.lane.tools_url,
+            step_log=str(self.step_log),
+            gate=gate or "",
+            service=self.service if target.deck else None,
+            # A command's service is renamed by its proxy, not by a host.
+            service_as=None
+            if target.deck or target.command is not None
+            else f"{target.service}={self.service}",
         )
-        if target.deck:
-            env["PAIDTWICE_SERVICE"] = self.service
-        elif target.command is None:  # a command's service is renamed by its proxy
-            env["PAIDTWICE_SERVICE_AS"] = f"{target.service}={self.service}"
         cwd = Path(target.cwd) if target.cwd else None
         self.agent: AgentHost | CommandAgent
         if target.command is not None:
             self.lane.single = True
-            env.update(_command_env(self.lane))
+            env.update(_node_path())  # the stub's URLs and keys are in `env` already, as for any agent
             self.agent = CommandAgent(
                 command=target.command,
                 env=env,
@@ -693,7 +689,7 @@ class _Run:
             # The replacement loads (without the gate) before the invocation is sent, so the kill follows
             # the moment at once: a point's moment is a gate, a held call or a pause, and even a forked
             # agent's tenth of a second of loading would move the kill away from it.
-            self.agent.env["PAIDTWICE_GATE"] = ""
+            self.agent.env[GATE] = ""
             self.agent.prepare()
             self.agent.wait_ready()
         self.lab.admin.register_deployment(self.agent.uri)
@@ -723,30 +719,17 @@ class _Run:
         return json.dumps(response.json()) if response.status_code == 200 else None
 
 
-def _command_env(lane: Lane) -> dict[str, str]:
-    """What a command's process is told: the stub lane as both model providers' base URL, dummy keys, the tool
-    endpoints, and Node 22 first on PATH (TypeScript Restate SDK 1.17 needs it)."""
+def _node_path() -> dict[str, str]:
+    """Node 22 first on a command's PATH (TypeScript Restate SDK 1.17 needs it)."""
     node = ensure_node_binary()
-    root = lane.base_url.removesuffix("/v1")
-    return {
-        "OPENAI_BASE_URL": lane.base_url,
-        "OPENAI_API_KEY": "paidtwice-stub",
-        "ANTHROPIC_BASE_URL": root,
-        "ANTHROPIC_API_KEY": "paidtwice-stub",
-        "PAIDTWICE_TOOLS_URL": lane.tools_url,
-        "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-    }
+    return {"PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
 def _command_env_for_check() -> dict[str, str]:
     """A command's environment while it is only asked what it serves: no stub runs yet, nothing is sent."""
-    node = ensure_node_binary()
     return {
-        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
-        "OPENAI_API_KEY": "paidtwice-stub",
-        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
-        "ANTHROPIC_API_KEY": "paidtwice-stub",
-        "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        **agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
+        **_node_path(),
     }
 
 
@@ -860,13 +843,7 @@ def _wait(
 ) -> None:
     """Poll `condition`; `stop` is the sweep's own: set when one point failed, so the others stop waiting
     (the lab, which may be shared, lives on)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if lab.cancelled.is_set() or stop.is_set():
-            raise LabCancelled(f"interrupted while waiting for {what}")
-        if time.monotonic() > deadline:
-            raise ExperimentError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(_POLL)
+    wait_for(what, condition, timeout=timeout, stop=lambda: lab.cancelled.is_set() or stop.is_set())
 
 
 NO_MODEL_CALL = "no model call reached the stub: does the app read OPENAI_BASE_URL or ANTHROPIC_BASE_URL?"
@@ -1340,13 +1317,7 @@ def check_app(app: str, service: str, handler: str, *, cwd: str) -> str | None:
         text=True,
         cwd=cwd,
         # As in the sweep: the model's client is pointed at the stub (not started yet, nothing is sent).
-        env={
-            **os.environ,
-            "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
-            "OPENAI_API_KEY": "paidtwice-stub",
-            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
-            "ANTHROPIC_API_KEY": "paidtwice-stub",
-        },
+        env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
         timeout=120,
     )
     if done.returncode == 0:
@@ -1357,10 +1328,7 @@ def check_app(app: str, service: str, handler: str, *, cwd: str) -> str | None:
 
 def deck_scripts(names: Sequence[str]) -> list[tuple[str, Script]]:
     """The stub's named scripts, for the deck's agent."""
-    try:
-        return [(name, script_by_name(name)) for name in names]
-    except KeyError as err:
-        raise ExperimentError(str(err.args[0])) from None
+    return [(name, script_by_name(name)) for name in names]
 
 
 def write_sweep(path: Path, results: Sequence[PointResult]) -> None:

@@ -1,28 +1,112 @@
 """The deck's recovery walk on a real server: resume on the fix, restart while paused, kill and restart.
 
 The stuck invocation comes from the naive changed-for-good run. The fix (journaled mode) is registered as a
-new deployment on its own process and port, the production way; nothing is force-overwritten.
+new deployment on its own process and port, the production way; nothing is force-overwritten. Each step is
+one function; what the walk expects of them is on its row (`Walk`).
 """
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from paidtwice._exceptions import AdminError, ExperimentError
 from paidtwice._words import count
 from paidtwice.engine._admin import AdminClient
+from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._experiments import Walk
 from paidtwice.lab._mismatch import explain
-from paidtwice.lab._records import Check, Mismatch, RecoveryRecord, RecoveryStep
-from paidtwice.lab._recover import plan_recovery
-from paidtwice.lab._runner import Lab
+from paidtwice.lab._records import Check, Mismatch, RecoveryRecord, RecoveryStep, RunRecord
+from paidtwice.lab._recover import WayOut, plan_recovery
+from paidtwice.lab._runner import MISMATCH_CODE, Lab
+from paidtwice.lab._watch import wait_for
+from paidtwice.stub._server import Lane
 
 __all__ = ["run_walk"]
 
 _TIMEOUT = 60.0
 
 
+@dataclass(frozen=True)
+class _Walking:
+    """What the steps of one walk share: the lab, the stuck invocation's lane, and the fix's deployment."""
+
+    lab: Lab
+    lane: Lane
+    sql: SqlClient
+    admin: AdminClient
+    stuck: RunRecord
+    deployment: str
+
+    @property
+    def inv(self) -> str:
+        return self.stuck.invocation_id
+
+    def wait(self, what: str, condition: Callable[[], bool]) -> None:
+        wait_for(what, condition, timeout=_TIMEOUT, stop=self.lab.cancelled.is_set)
+
+    def status(self, invocation_id: str) -> str:
+        row = self.sql.invocation(invocation_id)
+        return row.status if row is not None else "unknown"
+
+    def counts(self, invocation_id: str) -> tuple[int, int]:
+        """Model calls and tool runs the invocation has cost so far (stub ledger)."""
+        return len(self.lane.model_calls(invocation_id)), len(self.lane.tool_runs(invocation_id))
+
+    def act(
+        self, request: Callable[[str], object], action: str, outcome: str, *, until: str, what: str
+    ) -> RecoveryStep:
+        """Make an admin request on the stuck invocation, then wait until it is `until`."""
+        request(self.inv)
+        step = self.step(action, outcome, self.inv)
+        self.wait(what, lambda: self.status(self.inv) == until)
+        return step
+
+    def step(
+        self, action: str, outcome: str, invocation_id: str, costs: tuple[int, int] = (0, 0)
+    ) -> RecoveryStep:
+        """A step whose admin request is the latest one made."""
+        call = self.admin.log[-1]
+        return RecoveryStep(action, call.status, call.answer, outcome, invocation_id, *costs)
+
+
 def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
+    stuck = _stuck_run(lab, walk)
+    lane = lab.stub.lane(stuck.lane)
+    if lane is None:
+        raise ExperimentError(f"stub lane {stuck.lane} is gone")
+    admin = AdminClient(lab.server.admin_url)
+    with lab.new_agent(mode=walk.fix_mode, lane=lane, service=stuck.service, name="fix") as fix:
+        fix.start()
+        deployment = admin.register_deployment(fix.uri, force=False).id
+        w = _Walking(lab, lane, lab.sql, admin, stuck, deployment)
+        probe, verdict = _probe(w)
+        resume, mismatch = _resume_on_fix(w)
+        steps = (
+            probe,
+            resume,
+            _pause_again(w),
+            _restart_while_paused(w),
+            _kill(w),
+            _restart_after_kill(w),
+        )
+    checks = _checks(w, walk, verdict, steps, mismatch)
+    return RecoveryRecord(
+        name=walk.name,
+        invocation_id=stuck.invocation_id,
+        fix_deployment=deployment,
+        predicted_mismatch_at=verdict.certain_mismatch_at,
+        steps=steps,
+        mismatch=mismatch,
+        admin_log=tuple(admin.log),
+        checks=checks,
+        matches=all(c.ok for c in checks),
+        stuck_run=stuck,
+    )
+
+
+def _stuck_run(lab: Lab, walk: Walk) -> RunRecord:
+    """The walk's base run, which must leave its invocation paused."""
     stuck = lab.run(walk.base)
     if stuck.status != "paused":
         calls = "; ".join(f"call {c.call} turn {c.turn} ask {c.ask}: {c.decision}" for c in stuck.model_log)
@@ -31,178 +115,147 @@ def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
             f"Journal: {[e.label() for e in stuck.journal]}; model calls: {calls}; "
             f"attempts {stuck.attempts}, down {stuck.down_time}"
         )
-    lane = lab.stub.lane(stuck.lane)
-    if lane is None:
-        raise ExperimentError(f"stub lane {stuck.lane} is gone")
-    sql = lab.sql
-    admin = AdminClient(lab.server.admin_url)
-    inv = stuck.invocation_id
-    steps: list[RecoveryStep] = []
+    return stuck
 
-    def costs(invocation_id: str, before: tuple[int, int]) -> tuple[int, int]:
+
+def _probe(w: _Walking) -> tuple[RecoveryStep, WayOut]:
+    """Run the fix once on a fresh invocation: evidence of the first steps it takes, so recover can judge a
+    resume onto it before anyone tries one."""
+    probe = w.lab.ingress.send(w.stuck.service, "run", "probe: what does the fix run first?")
+    w.wait("the probe on the fix to complete", lambda: w.status(probe) == "completed")
+    costs = w.counts(probe)
+    plan = plan_recovery(w.sql, w.inv, deployment=w.deployment)
+    verdict = next(way for way in plan.ways if way.name == "resume")
+    step = RecoveryStep(
+        "probe the fix, then ask recover about a resume onto it", 200, probe, verdict.replay, probe, *costs
+    )
+    return step, verdict
+
+
+def _resume_on_fix(w: _Walking) -> tuple[RecoveryStep, Mismatch | None]:
+    """Resume on the fix: accepted, then the replay meets the recorded journal."""
+    before = w.counts(w.inv)
+    w.admin.resume(w.inv, deployment=w.deployment)
+    resumed = w.admin.log[-1]
+
+    def failed_on_fix() -> bool:
+        row = w.sql.invocation(w.inv)
         return (
-            len(lane.model_calls(invocation_id)) - before[0],
-            len(lane.tool_runs(invocation_id)) - before[1],
-        )
+            row is not None
+            and row.last_failure_error_code == MISMATCH_CODE
+            and "Difference" in (row.last_failure or "")
+        ) or (row is not None and row.status in ("paused", "completed") and row.last_failure is None)
 
-    def counts(invocation_id: str) -> tuple[int, int]:
-        return len(lane.model_calls(invocation_id)), len(lane.tool_runs(invocation_id))
+    w.wait("the resumed invocation to fail on the fix", failed_on_fix)
+    found = explain(w.sql, w.inv)
+    mismatch = found.mismatch
+    after = w.counts(w.inv)
+    outcome = (
+        f"replay on {w.deployment} failed: {found.code} at index {mismatch.index}, journal has "
+        f"{mismatch.recorded}, code attempted {mismatch.attempted}"
+        if mismatch is not None
+        else f"{found.status}: {found.message[:120]}"
+    )
+    step = RecoveryStep(
+        f"resume on the fix ({w.deployment})",
+        resumed.status,
+        resumed.answer,
+        outcome,
+        w.inv,
+        after[0] - before[0],
+        after[1] - before[1],
+    )
+    return step, mismatch
 
-    def wait(what: str, condition: object) -> None:
-        deadline = time.monotonic() + _TIMEOUT
-        while not condition():  # type: ignore[operator]
-            if lab.cancelled.is_set():
-                raise ExperimentError("interrupted")
-            if time.monotonic() > deadline:
-                raise ExperimentError(f"timed out waiting for {what}")
-            time.sleep(0.02)
 
-    def status(invocation_id: str) -> str:
-        row = sql.invocation(invocation_id)
-        return row.status if row is not None else "unknown"
+def _pause_again(w: _Walking) -> RecoveryStep:
+    """The resumed invocation retries the same mismatch; pause it again rather than wait out the policy."""
+    return w.act(
+        w.admin.pause, "pause it again", "paused", until="paused", what="the invocation to be paused again"
+    )
 
-    with lab.new_agent(mode=walk.fix_mode, lane=lane, service=stuck.service, name="fix") as fix:
-        fix.start()
-        deployment = admin.register_deployment(fix.uri, force=False)
 
-        # 0. Run the fix once on a fresh invocation: evidence of the first steps it takes, so recover can
-        # judge a resume onto it before anyone tries one.
-        probe = lab.ingress.send(stuck.service, "run", "probe: what does the fix run first?")
-        wait("the probe on the fix to complete", lambda: status(probe) == "completed")
-        model, tools = counts(probe)
-        plan = plan_recovery(sql, inv, deployment=deployment.id)
-        verdict = next(way for way in plan.ways if way.name == "resume")
-        steps.append(
-            RecoveryStep(
-                "probe the fix, then ask recover about a resume onto it",
-                200,
-                probe,
-                verdict.replay,
-                probe,
-                model,
-                tools,
-            )
-        )
+def _restart_while_paused(w: _Walking) -> RecoveryStep:
+    try:
+        w.admin.restart_as_new(w.inv)
+        outcome = "accepted (the deck saw it refused)"
+    except AdminError:
+        outcome = "refused while paused"
+    return w.step("restart-as-new while paused", outcome, w.inv)
 
-        # 1. Resume on the fix: accepted, then the replay meets the recorded journal.
-        before = counts(inv)
-        admin.resume(inv, deployment=deployment.id)
-        resumed = admin.log[-1]
 
-        def failed_on_fix() -> bool:
-            row = sql.invocation(inv)
-            return (
-                row is not None
-                and row.last_failure_error_code == "RT0016"
-                and "Difference" in (row.last_failure or "")
-            ) or (row is not None and row.status in ("paused", "completed") and row.last_failure is None)
+def _kill(w: _Walking) -> RecoveryStep:
+    return w.act(
+        w.admin.kill,
+        "kill",
+        "completed (killed)",
+        until="completed",
+        what="the kill to complete the invocation",
+    )
 
-        wait("the resumed invocation to fail on the fix", failed_on_fix)
-        found = explain(sql, inv)
-        mismatch: Mismatch | None = found.mismatch
-        model, tools = costs(inv, before)
-        outcome = (
-            f"replay on {deployment.id} failed: {found.code} at index {mismatch.index}, journal has "
-            f"{mismatch.recorded}, code attempted {mismatch.attempted}"
-            if mismatch is not None
-            else f"{found.status}: {found.message[:120]}"
-        )
-        steps.append(
-            RecoveryStep(
-                f"resume on the fix ({deployment.id})",
-                resumed.status,
-                resumed.answer,
-                outcome,
-                inv,
-                model,
-                tools,
-            )
-        )
 
-        # The resumed invocation retries the same mismatch; pause it again rather than wait out the policy.
-        admin.pause(inv)
-        paused = admin.log[-1]
-        wait("the invocation to be paused again", lambda: status(inv) == "paused")
-        steps.append(RecoveryStep("pause it again", paused.status, paused.answer, "paused", inv, 0, 0))
+def _restart_after_kill(w: _Walking) -> RecoveryStep:
+    """Restart-as-new after the kill: a new invocation with a fresh journal."""
+    new = w.admin.restart_as_new(w.inv)
+    restarted = w.admin.log[-1]
+    w.wait("the restarted invocation to finish", lambda: w.status(new) in ("completed", "paused"))
+    costs = w.counts(new)
+    journal = w.sql.journal(new)
+    ran = ", ".join(e.name for e in journal if e.type == "Command: Run")
+    outcome = (
+        f"{w.status(new)} with a fresh journal of {count(len(journal), 'entry', 'entries')}; ran again: {ran}"
+    )
+    return RecoveryStep(
+        "restart-as-new after the kill", restarted.status, restarted.answer, outcome, new, *costs
+    )
 
-        # 2. Restart-as-new while paused: refused.
-        try:
-            admin.restart_as_new(inv)
-            refused = admin.log[-1]
-            outcome = "accepted (the deck saw it refused)"
-        except AdminError:
-            refused = admin.log[-1]
-            outcome = "refused while paused"
-        steps.append(
-            RecoveryStep("restart-as-new while paused", refused.status, refused.answer, outcome, inv, 0, 0)
-        )
 
-        # 3. Kill, then restart-as-new: a new invocation with a fresh journal.
-        admin.kill(inv)
-        killed = admin.log[-1]
-        wait("the kill to complete the invocation", lambda: status(inv) == "completed")
-        steps.append(RecoveryStep("kill", killed.status, killed.answer, "completed (killed)", inv, 0, 0))
-        new = admin.restart_as_new(inv)
-        restarted = admin.log[-1]
-        wait("the restarted invocation to finish", lambda: status(new) in ("completed", "paused"))
-        model, tools = counts(new)
-        journal = sql.journal(new)
-        ran = ", ".join(e.name for e in journal if e.type == "Command: Run")
-        steps.append(
-            RecoveryStep(
-                "restart-as-new after the kill",
-                restarted.status,
-                restarted.answer,
-                f"{status(new)} with a fresh journal of {count(len(journal), 'entry', 'entries')}; "
-                f"ran again: {ran}",
-                new,
-                model,
-                tools,
-            )
-        )
-
-    checks = (
+def _checks(
+    w: _Walking, walk: Walk, verdict: WayOut, steps: tuple[RecoveryStep, ...], mismatch: Mismatch | None
+) -> tuple[Check, ...]:
+    """Each figure the walk's row expects, against the steps."""
+    resume, refused, restarted = steps[1], steps[3], steps[-1]
+    final = w.status(restarted.invocation_id)
+    return (
         Check(
             "recover flags the resume as certain to mismatch",
-            "index 1",
+            f"index {walk.mismatch_at}",
             f"index {verdict.certain_mismatch_at}",
-            verdict.certain_mismatch_at == 1,
+            verdict.certain_mismatch_at == walk.mismatch_at,
         ),
-        Check("resume on the fix accepted", "200", str(steps[1].status), steps[1].status == 200),
         Check(
-            "the resumed replay fails with RT0016 at index 1",
-            "index 1: weather recorded, model attempted",
+            "resume on the fix accepted",
+            str(walk.resume_status),
+            str(resume.status),
+            resume.status == walk.resume_status,
+        ),
+        Check(
+            f"the resumed replay fails with {MISMATCH_CODE} at index {walk.mismatch_at}",
+            f"index {walk.mismatch_at}: {walk.recorded} recorded, {walk.attempted} attempted",
             f"index {mismatch.index}: {mismatch.recorded} recorded, {mismatch.attempted} attempted"
             if mismatch
             else "no mismatch",
             mismatch is not None
-            and mismatch.index == 1
-            and mismatch.recorded == "run weather"
-            and mismatch.attempted == "run model",
+            and mismatch.index == walk.mismatch_at
+            and mismatch.recorded == walk.recorded
+            and mismatch.attempted == walk.attempted,
         ),
-        Check("restart-as-new while paused", "409", str(steps[3].status), steps[3].status == 409),
+        Check(
+            "restart-as-new while paused",
+            str(walk.restart_paused_status),
+            str(refused.status),
+            refused.status == walk.restart_paused_status,
+        ),
         Check(
             "after the kill, restart-as-new completes",
-            "completed, 2 model calls",
-            f"{status(steps[-1].invocation_id)}, {count(steps[-1].model_calls, 'model call')}",
-            status(steps[-1].invocation_id) == "completed" and steps[-1].model_calls == 2,
+            f"completed, {count(walk.restart_model_calls, 'model call')}",
+            f"{final}, {count(restarted.model_calls, 'model call')}",
+            final == "completed" and restarted.model_calls == walk.restart_model_calls,
         ),
         Check(
             "the tool runs again after a restart from the start",
-            "1 tool call",
-            count(steps[-1].tool_calls, "tool call"),
-            steps[-1].tool_calls == 1,
+            count(walk.restart_tool_calls, "tool call"),
+            count(restarted.tool_calls, "tool call"),
+            restarted.tool_calls == walk.restart_tool_calls,
         ),
-    )
-    return RecoveryRecord(
-        name=walk.name,
-        invocation_id=inv,
-        fix_deployment=deployment.id,
-        predicted_mismatch_at=verdict.certain_mismatch_at,
-        steps=tuple(steps),
-        mismatch=mismatch,
-        admin_log=tuple(admin.log),
-        checks=checks,
-        matches=all(c.ok for c in checks),
-        stuck_run=stuck,
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from paidtwice._bad_input import BadInput
 from paidtwice._words import count
 from paidtwice.lint._analyzer import lint_paths
 from paidtwice.lint._rules import CODES, OFF_BY_DEFAULT
@@ -54,15 +55,15 @@ def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select:
     codes = {c.strip().upper() for item in select for c in item.split(",") if c.strip()}
     unknown = sorted(codes - set(CODES))
     if unknown:
-        raise _bad(f"unknown code {unknown[0]} (known: {', '.join(CODES)})")
+        raise BadInput(f"unknown code {unknown[0]} (known: {', '.join(CODES)})")
     if not paths:
-        raise _bad("give at least one file or directory to lint")
+        raise BadInput("give at least one file or directory to lint")
     try:
         result = lint_paths(list(paths), select=codes or None)
     except FileNotFoundError as err:
-        raise _bad(f"no such file or directory: {err.args[0]}") from None
+        raise BadInput(f"no such file or directory: {err.args[0]}") from None
     if result.files == 0:
-        raise _bad("no Python files under " + ", ".join(str(p) for p in paths))
+        raise BadInput("no Python files under " + ", ".join(str(p) for p in paths))
     if output == "json":
         records = [
             {
@@ -86,11 +87,3 @@ def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select:
         )
     if result.findings:
         raise SystemExit(1)
-
-
-class _BadInput(click.ClickException):
-    exit_code = 2
-
-
-def _bad(message: str) -> click.ClickException:
-    return _BadInput(message)

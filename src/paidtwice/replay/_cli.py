@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._records import tagged, to_jsonable
@@ -18,10 +19,6 @@ from paidtwice.stub._scripts import SCRIPTS
 from paidtwice.stub._turns import VARIATIONS
 
 __all__ = ["capture_command", "format_results", "replay_check_command"]
-
-
-class _BadInput(click.ClickException):
-    exit_code = 2
 
 
 @click.command("capture")
@@ -80,9 +77,9 @@ def capture_command(
         )
         paths = save_all(directory, journals)
     except PaidtwiceError as err:
-        raise _BadInput(str(err)) from None
+        raise BadInput(str(err)) from None
     except OSError as err:
-        raise _BadInput(f"cannot write to {directory}: {err.strerror}") from None
+        raise BadInput(f"cannot write to {directory}: {err.strerror}") from None
     noun = "journal" if len(paths) == 1 else "journals"
     click.echo(f"{len(paths)} {noun} of {service} written to {directory}")
 
@@ -148,19 +145,19 @@ def replay_check_command(
         paidtwice replay-check --app agent:app journals/ --json --html replay-check.html > replay-check.json
     """
     if not paths:
-        raise _BadInput("give at least one journal file or directory")
+        raise BadInput("give at least one journal file or directory")
     missing = [p for p in paths if not p.exists()]
     if missing:
-        raise _BadInput(f"no such file or directory: {missing[0]}")
+        raise BadInput(f"no such file or directory: {missing[0]}")
     if html_path is not None:
         # Before the replays, not after them: a page that cannot be written is bad input.
         try:
             html_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
-            raise _BadInput(f"cannot write {html_path}: {err.strerror}") from None
+            raise BadInput(f"cannot write {html_path}: {err.strerror}") from None
     files = journal_paths(paths)
     if not files:
-        raise _BadInput("no journal files (*.json) under " + ", ".join(str(p) for p in paths))
+        raise BadInput("no journal files (*.json) under " + ", ".join(str(p) for p in paths))
     try:
         journals: list[JournalFile] = [load_journal(path) for path in files]
         with Replayer(app, app_dir=app_dir, script=script, variation=variation, timeout=timeout) as replayer:
@@ -168,7 +165,7 @@ def replay_check_command(
                 replayer.check(journal)
             results = replayer.replay_journals(journals)
     except PaidtwiceError as err:
-        raise _BadInput(str(err)) from None
+        raise BadInput(str(err)) from None
     if html_path is not None:
         try:
             write_html(
@@ -178,7 +175,7 @@ def replay_check_command(
                 sources=[str(p) for p in paths],
             )
         except OSError as err:
-            raise _BadInput(f"cannot write {html_path}: {err.strerror}") from None
+            raise BadInput(f"cannot write {html_path}: {err.strerror}") from None
         click.echo(f"HTML report: {html_path}", err=as_json)
     if as_json:
         click.echo(json.dumps([result_json(r) for r in results], indent=2))

@@ -167,6 +167,10 @@ def _convert(hint: Any, value: Any) -> Any:
         raise _Bad(f"{value!r} fits none of {hint}")
     if dataclasses.is_dataclass(hint):
         return _build(hint, value)  # type: ignore[arg-type]
+    if origin is typing.Literal:
+        if value in args:
+            return value
+        raise _Bad(f"expected one of {', '.join(map(repr, args))}, got {value!r:.40}")
     if origin is tuple:
         if not isinstance(value, list):
             raise _Bad(f"expected a list, got {type(value).__name__}")

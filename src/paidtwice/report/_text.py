@@ -19,6 +19,7 @@ from paidtwice.lab._recover import RecoveryPlan
 from paidtwice.lab._sweep import SweepMatrix
 
 __all__ = [
+    "format_attempt_log",
     "format_bill",
     "format_checks",
     "format_comparison",
@@ -27,12 +28,11 @@ __all__ = [
     "format_deck_table",
     "format_journal",
     "format_mismatch",
-    "format_plan",
-    "format_walk",
-    "format_attempt_log",
     "format_model_log",
     "format_node_kill",
+    "format_plan",
     "format_run",
+    "format_walk",
     "table",
     "tokens",
     "usd",

@@ -16,8 +16,8 @@ __all__ = [
     "ModelCall",
     "Script",
     "StubModel",
-    "ToolCall",
     "TokenUsage",
+    "ToolCall",
     "ToolRun",
     "script_by_name",
 ]

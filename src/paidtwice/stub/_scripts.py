@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from paidtwice._exceptions import NotFound
+
 __all__ = [
     "SCRIPTS",
     "Answer",
@@ -170,7 +172,7 @@ def script_by_name(name: str, *, hold: Hold | None = None, tool_hold: Hold | Non
         base = SCRIPTS[name]
     except KeyError:
         known = ", ".join(SCRIPTS)
-        raise KeyError(f"unknown stub script {name!r} (known: {known})") from None
+        raise NotFound(f"unknown stub script {name!r} (known: {known})") from None
     return Script(
         base.name,
         base.description,

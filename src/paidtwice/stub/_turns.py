@@ -52,16 +52,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paidtwice._exceptions import UsageError
+from paidtwice._exceptions import ScriptFileError
 from paidtwice.stub._scripts import Answer, Script, ToolCall, UnansweredCall, conversation_turn
 
 __all__ = ["VARIATIONS", "FileScript", "ScriptFileError", "Turn", "load_script_file"]
 
 VARIATIONS = ("steady", "drifting", "changed")
-
-
-class ScriptFileError(UsageError):
-    """A script file that cannot be read or does not say what each turn answers."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The deck's wall time, serial and concurrent, and each row's deliberate waits against its wall time.
 
-    .venv/bin/python bench/deck.py [--only NAME ...] [--skip-serial]
+    .venv/bin/python bench/deck_time.py [--only NAME ...] [--skip-serial]
 
 Concurrent: every row at once on one server and one stub. Serial: one row after another, each timed, the
 longest of them being the floor a concurrent deck can reach (target: concurrent / longest <= 1.5). For each
@@ -25,9 +25,9 @@ from paidtwice.lab import (
     Row,
     RunRecord,
 )
-from paidtwice.lab._deck import run_rows
 from paidtwice.lab._experiments import experiment_by_name
 from paidtwice.lab._records import Record
+from paidtwice.lab._rows import run_rows
 
 
 def runs_of(record: Record) -> list[RunRecord]:

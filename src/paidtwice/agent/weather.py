@@ -1,4 +1,4 @@
-"""The deck's agent: ask the model, call the weather tool, pause for a rate limit, ask again.
+"""The deck's agent, a weather agent: ask the model, call the weather tool, pause for a rate limit, ask again.
 
 One handler holds the whole loop, so every replay runs it again from the first line. The tool call and the
 pause go through the context and are journaled. The model call is journaled only in journaled mode

@@ -1,0 +1,85 @@
+"""The agent's environment contract: the variables the lab sets for an agent process, in one place.
+
+The model's clients read the vendors' own variables (`OPENAI_*`, `ANTHROPIC_*`), pointed at a lane of the
+stub; the deck's agents and the host read the `PAIDTWICE_*` ones. The lab writes them only through
+`agent_env`; nothing here imports the lab, so an agent process may read the names too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+__all__ = [
+    "AGENT_MODE",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "GATE",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "PAUSE_S",
+    "SERVICE",
+    "SERVICE_AS",
+    "STEP_LOG",
+    "STUB_API_KEY",
+    "TOOLS_URL",
+    "agent_env",
+]
+
+OPENAI_BASE_URL = "OPENAI_BASE_URL"
+OPENAI_API_KEY = "OPENAI_API_KEY"
+ANTHROPIC_BASE_URL = "ANTHROPIC_BASE_URL"
+ANTHROPIC_API_KEY = "ANTHROPIC_API_KEY"
+TOOLS_URL = "PAIDTWICE_TOOLS_URL"
+"""Where the deck's agents book and look up the weather: the stub lane's tools."""
+AGENT_MODE = "PAIDTWICE_AGENT_MODE"
+"""`naive` or `journaled`: whether the deck's agents journal their model calls."""
+SERVICE = "PAIDTWICE_SERVICE"
+"""The name the deck's agents register their service under."""
+SERVICE_AS = "PAIDTWICE_SERVICE_AS"
+"""`Old=New,...`: services the host renames, for an app that does not read SERVICE."""
+PAUSE_S = "PAIDTWICE_PAUSE_S"
+"""Seconds of the deck agent's durable pause."""
+STEP_LOG = "PAIDTWICE_STEP_LOG"
+"""Where the host writes its step log (one JSON line per step)."""
+GATE = "PAIDTWICE_GATE"
+"""The moment at which the host stops the handler for good ("" for none)."""
+STUB_API_KEY = "paidtwice-stub"
+"""The API key the model's clients send: the stub takes any, the clients insist on one."""
+
+
+def agent_env(
+    *,
+    openai_url: str,
+    anthropic_url: str | None = None,
+    tools_url: str | None = None,
+    given: Mapping[str, str] | None = None,
+    mode: str | None = None,
+    service: str | None = None,
+    service_as: str | None = None,
+    pause_s: str | None = None,
+    step_log: str | None = None,
+    gate: str | None = None,
+) -> dict[str, str]:
+    """This process's environment for an agent: `given` over it, then the model's clients pointed at the
+    stub (`openai_url`, and `anthropic_url` when given), then the `PAIDTWICE_*` variables; None leaves one
+    as it was."""
+    env = dict(os.environ)
+    env.update(given or {})
+    env[OPENAI_BASE_URL] = openai_url
+    env[OPENAI_API_KEY] = STUB_API_KEY
+    if anthropic_url is not None:
+        env[ANTHROPIC_BASE_URL] = anthropic_url
+        env[ANTHROPIC_API_KEY] = STUB_API_KEY
+    for name, value in (
+        (TOOLS_URL, tools_url),
+        (AGENT_MODE, mode),
+        (SERVICE, service),
+        (SERVICE_AS, service_as),
+        (PAUSE_S, pause_s),
+        (STEP_LOG, step_log),
+        (GATE, gate),
+    ):
+        if value is not None:
+            env[name] = value
+    return env

@@ -1,0 +1,166 @@
+"""Watching invocations: the thread that polls sys_invocation, what it saw of each invocation's attempts, and
+`wait_for`, the one poll loop the lab waits on.
+
+The lab's runner, its recovery walk and its sweep all wait for a condition on the server the same way: poll it
+until it holds, give up with an `ExperimentError` after a timeout, stop with `LabCancelled` when told to.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError
+from paidtwice.agent._process import AgentAttempt, number_attempts
+from paidtwice.agent._wire import MISMATCH_ERROR_CODE
+from paidtwice.engine._process import wait_until
+from paidtwice.engine._sql import InvocationRow, SqlClient
+
+__all__ = ["Attempt", "AttemptWatch", "Watcher", "epoch", "mismatches_of", "settled", "wait_for"]
+
+POLL = 0.02
+"""Seconds between two polls: the watcher's, and `wait_for`'s."""
+
+
+def wait_for(what: str, condition: Callable[[], bool], *, timeout: float, stop: Callable[[], bool]) -> None:
+    """Poll `condition` until it holds.
+
+    Raises `ExperimentError` after `timeout` seconds, naming `what` was awaited, and `LabCancelled` as soon as
+    `stop` holds (the lab was interrupted, or a sweep's point failed). A condition that holds wins over both.
+    """
+    held = False
+
+    def done() -> bool:
+        nonlocal held
+        held = condition()
+        return held or stop()
+
+    if not wait_until(done, timeout=timeout, interval=POLL):
+        raise ExperimentError(f"timed out after {timeout:.0f}s waiting for {what}")
+    if not held:
+        raise LabCancelled(f"interrupted while waiting for {what}")
+
+
+def epoch(stamp: str | None) -> float | None:
+    """Seconds since the epoch of an ISO timestamp the server wrote (None for none)."""
+    if not stamp:
+        return None
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+@dataclass
+class Attempt:
+    start: float
+    backoff_from: float | None = None
+    backoff_until: float | None = None
+
+
+@dataclass
+class AttemptWatch:
+    """What the lab saw of one invocation's attempts: one entry per distinct last_start_at."""
+
+    invocation_id: str
+    attempts: dict[str, Attempt] = field(default_factory=dict)
+    last_backoff_retry_count: int = 0
+    """retry_count of the latest backing-off state seen: the attempts made so far at that moment."""
+    running_retry_count: int = 0
+    """Highest retry_count seen in any other state: there it numbers the attempt under way, so it counts the
+    attempts made so far, this one included, and it lasts as long as the attempt runs (seconds, in the
+    deck's runs), not only the backoff between two attempts."""
+    last: InvocationRow | None = None
+
+    def observe(self, row: InvocationRow | None) -> InvocationRow | None:
+        if row is None:
+            return None
+        self.last = row
+        if row.last_start_at:
+            attempt = self.attempts.setdefault(
+                row.last_start_at, Attempt(start=epoch(row.last_start_at) or time.time())
+            )
+            if row.status == "backing-off" and attempt.backoff_from is None:
+                attempt.backoff_from = time.time()
+                attempt.backoff_until = epoch(row.next_retry_at)
+        if row.status == "backing-off" and row.retry_count is not None:
+            self.last_backoff_retry_count = max(self.last_backoff_retry_count, row.retry_count)
+        elif row.retry_count is not None:
+            self.running_retry_count = max(self.running_retry_count, row.retry_count)
+        return row
+
+    def attempts_seen(self) -> int:
+        """Attempts made, from everything seen: each backing-off state is followed by one more attempt."""
+        backoff = self.last_backoff_retry_count + 1 if self.last_backoff_retry_count else 0
+        return max(len(self.attempts), backoff, self.running_retry_count)
+
+    def ordered(self) -> list[Attempt]:
+        return sorted(self.attempts.values(), key=lambda a: a.start)
+
+    def count(self, agent: Sequence[AgentAttempt] = ()) -> int:
+        """How many attempts were made.
+
+        The count comes from the wire (`agent`: every attempt that reached the agent, numbered by the
+        server's own retry count, so the attempts made while the agent was down are in it too). What
+        polling saw is a floor under it: an attempt made after the last one that reached the agent is seen
+        only there.
+        """
+        numbers = number_attempts(agent)
+        return max(numbers[-1] if numbers else 0, self.attempts_seen(), 1)
+
+
+def mismatches_of(agent: Sequence[AgentAttempt]) -> int:
+    """Attempts that reached the agent and failed with a journal mismatch, from the code it sent."""
+    return sum(1 for attempt in agent if attempt.error_code == MISMATCH_ERROR_CODE)
+
+
+class Watcher:
+    """One thread that polls sys_invocation for every live run of the lab, in a single query.
+
+    `sql` gives the client to ask each time: on a cluster, it asks a node that is alive now."""
+
+    def __init__(self, sql: Callable[[], SqlClient], cancelled: threading.Event) -> None:
+        self._sql = sql
+        self._cancelled = cancelled
+        self._live: dict[str, AttemptWatch] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="paidtwice-watch")
+        self._thread.start()
+
+    def watch(self, invocation_id: str) -> AttemptWatch:
+        watch = AttemptWatch(invocation_id)
+        with self._lock:
+            self._live[invocation_id] = watch
+        return watch
+
+    def forget(self, invocation_id: str) -> None:
+        with self._lock:
+            self._live.pop(invocation_id, None)
+
+    def poll(self) -> None:
+        with self._lock:
+            live = dict(self._live)
+        if not live:
+            return
+        rows = self._sql().invocations(list(live))
+        with self._lock:
+            for invocation_id, watch in live.items():
+                watch.observe(rows.get(invocation_id))
+
+    def _loop(self) -> None:
+        while not self._stop.is_set() and not self._cancelled.is_set():
+            try:
+                self.poll()
+            except PaidtwiceError:
+                pass
+            self._stop.wait(POLL)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+
+
+def settled(row: InvocationRow | None) -> bool:
+    """The invocation is done with, for now: completed, or paused waiting for someone."""
+    return row is not None and row.status in ("completed", "paused")
