@@ -88,16 +88,19 @@ def test_slow_model_naive_recovery_exceeds_journaled_by_a_model_latency(lab: Lab
     naive_replay = naive.recovery_s - naive.retry_wait_s
     journaled_replay = journaled.recovery_s - journaled.retry_wait_s
     assert record.difference == pytest.approx(naive_replay - journaled_replay, abs=0.002)
-    # The journaled agent writes its last answer to the journal before it goes on; the naive one does not.
-    last = lab.stub.ledger.model_calls(journaled.lane, journaled.invocation_id)[-1]
-    written = [e for e in journaled.journal if e.type == "Notification: Run"][-1]
-    assert last.finished is not None and written.appended_at is not None
-    write = datetime.fromisoformat(written.appended_at.replace("Z", "+00:00")).timestamp() - last.finished
-    assert 0 <= write < SLOW_MODEL_LATENCY
-    assert naive_replay - journaled_replay + write >= SLOW_MODEL_LATENCY
+
+    # The recovery's model calls, from the ledger: every call after the kill. The naive replay asks again for
+    # the answer the journal lacks; the journaled one only for the turn it had not reached.
+    def after_kill(run: RunRecord) -> int:
+        calls = lab.stub.ledger.model_calls(run.lane, run.invocation_id)
+        assert run.started_at is not None and run.killed_at is not None
+        return sum(1 for c in calls if c.started > run.started_at + run.killed_at)
+
+    assert (after_kill(naive), after_kill(journaled)) == (2, 1)
     assert record.recovery_difference_s == pytest.approx(naive.recovery_s - journaled.recovery_s, abs=0.002)
     # Each replay waits for the model once per call it makes: the journaled one once, the naive one twice.
     assert journaled_replay >= SLOW_MODEL_LATENCY and naive_replay >= 2 * SLOW_MODEL_LATENCY
+    assert record.checks[0].ok
     assert naive.extra_cost_usd > 0 and journaled.extra_cost_usd == 0
     assert record.matches
 
