@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -151,6 +152,7 @@ def test_a_bad_command_is_a_one_line_error_naming_its_log(
     assert len(lines) == 1 and says in lines[0] and "command.log" in lines[0], done.stderr
     log = Path(lines[0].rsplit("its log: ", 1)[1])
     assert log.is_file()
+    shutil.rmtree(log.parent)  # kept for the user to read; this test has read it
 
 
 def test_the_deck_agent_through_cmd_measures_what_its_own_path_does(lab: Lab) -> None:
