@@ -103,8 +103,9 @@ def listening_addresses(pid: int) -> set[str]:
 
 
 def temp_dirs_in_use(pids: Iterable[int]) -> set[Path]:
-    """The lab's directories under the temp dir (`paidtwice-lab-*`, `paidtwice-restate-*`) that these
-    processes hold files open in. The shared port locks (`paidtwice-ports`) are not the lab's to remove."""
+    """The lab's directories under the temp dir (`paidtwice-lab-*`, `paidtwice-restate-*`,
+    `paidtwice-cluster-*`) that these processes hold files open in. The shared port locks
+    (`paidtwice-ports`) are not the lab's to remove."""
     root = Path(tempfile.gettempdir())
     found = set()
     for pid in pids:
@@ -119,6 +120,6 @@ def temp_dirs_in_use(pids: Iterable[int]) -> set[Path]:
                 continue
             if target.is_relative_to(root) and target != root:
                 top = root / target.relative_to(root).parts[0]
-                if top.name.startswith(("paidtwice-lab-", "paidtwice-restate-")):
+                if top.name.startswith(("paidtwice-lab-", "paidtwice-restate-", "paidtwice-cluster-")):
                     found.add(top)
     return found

@@ -6,9 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import assert_eventually
-from test_hygiene import LOOPBACK, listening_addresses
-from test_interrupt import alive, descendants
+from support import LOOPBACK, alive, assert_eventually, descendants, listening_addresses, temp_dirs_in_use
 
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATECTL_VERSION
 from paidtwice.engine import RestateCluster, ensure_restatectl
@@ -111,9 +109,13 @@ def test_sigkill_of_paidtwice_takes_its_cluster_with_it(tmp_path: Path) -> None:
 
         assert_eventually(lambda: len(nodes()) >= 3, timeout=120, what="three nodes")
         started = descendants(run.pid)
+        dirs = temp_dirs_in_use(started)
+        assert any(d.name.startswith("paidtwice-cluster-") for d in dirs), dirs
         run.kill()
         run.wait()
         assert_eventually(lambda: not any(alive(p) for p in started), timeout=10, what="orphans to die")
+        # The janitor removes what the killed paidtwice could not: the cluster's data too.
+        assert_eventually(lambda: not any(d.exists() for d in dirs), timeout=30, what="its directories gone")
     finally:
         run.kill()
         run.wait()

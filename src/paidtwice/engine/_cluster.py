@@ -31,6 +31,7 @@ import httpx
 from paidtwice._exceptions import NotFound, ServerStartError, ServerUnreachable, UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATECTL_VERSION
 from paidtwice.engine._http import http
+from paidtwice.engine._janitor import forget, remove_at_exit
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.engine._process import Process, wait_until
 from paidtwice.engine._provision import ensure_restatectl, ensure_server_binary
@@ -146,6 +147,7 @@ class RestateCluster:
         """Number of nodes."""
         self.base_dir = Path(tempfile.mkdtemp(prefix="paidtwice-cluster-"))
         """Holds each node's data directory (`node-1`, ...); removed on stop."""
+        remove_at_exit(self.base_dir)  # also when paidtwice is SIGKILLed and cannot stop the cluster itself
         # Unique per cluster, so two clusters on one machine never take each other's nodes for their own.
         self.cluster_name = f"paidtwice-{os.getpid()}-{self.base_dir.name.rsplit('-', 1)[-1]}"
         """The cluster's name (`cluster-name`)."""
@@ -371,6 +373,7 @@ class RestateCluster:
             if self._starter is not None:
                 self._starter.shutdown(wait=False)
             shutil.rmtree(self.base_dir, ignore_errors=True)
+            forget(self.base_dir)
 
     def __enter__(self) -> RestateCluster:
         return self.start()
