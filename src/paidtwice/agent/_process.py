@@ -24,7 +24,7 @@ from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.engine._process import Process, wait_until
 
-__all__ = ["AGENT_PRELOAD", "AgentAttempt", "AgentHost", "number_attempts"]
+__all__ = ["AGENT_PRELOAD", "AgentAttempt", "AgentHost", "attempt_of", "number_attempts"]
 
 AGENT_PRELOAD = (
     "restate",
@@ -73,6 +73,26 @@ class AgentAttempt:
     """Wall-clock time the agent sent its last frame (an error, the end, a suspension); None if killed."""
     last_event: str | None = None
     """How it ended on the wire: "error", "end" (the handler returned) or "suspend"; None if cut off."""
+
+
+def attempt_of(records: Sequence[dict[str, Any]], pid: int) -> AgentAttempt | None:
+    """One attempt from the wire events logged for it (start, progress, error, end, suspend); None when its
+    start was not logged."""
+    start = next((r for r in records if r["event"] == "start"), None)
+    if start is None:
+        return None
+    errors = [r["code"] for r in records if r["event"] == "error"]
+    endings = [r for r in records if r["event"] in ("error", "end", "suspend")]
+    return AgentAttempt(
+        invocation_id=start["invocation"],
+        at=start["at"],
+        pid=pid,
+        retry=start["retry"],
+        progressed=any(r["event"] == "progress" for r in records),
+        error_code=errors[-1] if errors else None,
+        ended=endings[-1]["at"] if endings else None,
+        last_event=endings[-1]["event"] if endings else None,
+    )
 
 
 def number_attempts(attempts: Sequence[AgentAttempt]) -> list[int]:
@@ -259,26 +279,8 @@ class AgentHost:
             record = json.loads(line)
             if invocation_id is None or record["invocation"] == invocation_id:
                 events.setdefault((record["pid"], record["attempt"]), []).append(record)
-        attempts = []
-        for (pid, _), records in events.items():
-            start = next((r for r in records if r["event"] == "start"), None)
-            if start is None:
-                continue
-            errors = [r["code"] for r in records if r["event"] == "error"]
-            endings = [r for r in records if r["event"] in ("error", "end", "suspend")]
-            attempts.append(
-                AgentAttempt(
-                    invocation_id=start["invocation"],
-                    at=start["at"],
-                    pid=pid,
-                    retry=start["retry"],
-                    progressed=any(r["event"] == "progress" for r in records),
-                    error_code=errors[-1] if errors else None,
-                    ended=endings[-1]["at"] if endings else None,
-                    last_event=endings[-1]["event"] if endings else None,
-                )
-            )
-        return sorted(attempts, key=lambda a: a.at)
+        attempts = [attempt_of(records, pid) for (pid, _), records in events.items()]
+        return sorted((a for a in attempts if a is not None), key=lambda a: a.at)
 
     def close(self) -> None:
         try:

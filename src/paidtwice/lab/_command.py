@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import ServerStartError, UsageError
-from paidtwice.agent._process import AgentAttempt
+from paidtwice.agent._process import AgentAttempt, attempt_of
 from paidtwice.agent._wire import (
     END,
     ERROR,
@@ -635,26 +635,8 @@ class CommandAgent:
         by_attempt: dict[int, list[dict[str, Any]]] = {}
         for record in read_wire(self.wire_log, invocation_id):
             by_attempt.setdefault(int(record["attempt"]), []).append(record)
-        attempts = []
-        for number, records in sorted(by_attempt.items()):
-            start = next((r for r in records if r["event"] == "start"), None)
-            if start is None:
-                continue
-            errors = [r["code"] for r in records if r["event"] == "error"]
-            endings = [r for r in records if r["event"] in ("error", "end", "suspend")]
-            attempts.append(
-                AgentAttempt(
-                    invocation_id=start["invocation"],
-                    at=start["at"],
-                    pid=number,
-                    retry=start["retry"],
-                    progressed=any(r["event"] == "progress" for r in records),
-                    error_code=errors[-1] if errors else None,
-                    ended=endings[-1]["at"] if endings else None,
-                    last_event=endings[-1]["event"] if endings else None,
-                )
-            )
-        return sorted(attempts, key=lambda a: a.at)
+        attempts = [attempt_of(records, number) for number, records in sorted(by_attempt.items())]
+        return sorted((a for a in attempts if a is not None), key=lambda a: a.at)
 
     def steps(self, invocation_id: str) -> list[WireStep]:
         """Every RunCommand the command sent for the invocation, with its proposal if it executed."""
