@@ -32,12 +32,19 @@ def format_soak(record: SoakRecord) -> str:
         f"{count(record.clean_tool_runs, 'tool run')} "
         "(measured before the soak)",
         f"model calls {record.model_calls}: {record.extra_model_calls} beyond the clean count "
-        f"(bound: {record.bound} cut off by {count(record.kills, 'kill')})",
+        f"(bound: {record.bound} cut off by {count(record.kills, 'agent kill')}"
+        + (f" and {count(len(record.node_kills), 'node kill')})" if record.node_kills else ")"),
     ]
     for number, kill in enumerate(record.kill_snapshots, start=1):
         lines.append(
             f"  kill {number}: {kill.open_calls} open, {kill.unjournaled_answers} answered, not journaled, "
             f"{count(kill.invocations_lacking, 'invocation')} to replay, down {kill.down:.2f}s"
+        )
+    for node in record.node_kills:
+        led = ", ".join(map(str, node.partitions)) or "none"
+        lines.append(
+            f"  node kill: {node.node} (led partitions {led}; {count(node.running, 'invocation')} running on "
+            f"them), down {node.down:.1f}s, {count(node.cut_off, 'model call')} cut off"
         )
     lines += [
         f"paid {tokens(record.usage.total_tokens)} tokens, {usd(record.cost_usd)} at {record.price_model} "
