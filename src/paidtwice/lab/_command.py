@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from paidtwice._exceptions import ServerStartError, UsageError
+from paidtwice._exceptions import PaidtwiceError, ServerStartError, UsageError
 from paidtwice.agent._process import AgentAttempt, attempt_of
 from paidtwice.agent._wire import (
     END,
@@ -604,23 +604,28 @@ class CommandAgent:
             if self._start_at is not None:
                 time.sleep(max(0.0, self._start_at - time.time()))
             self._spawn()
+        self._wait_listening(timeout=_START_TIMEOUT, interval=0.01, error=ServerStartError)
+        return time.time()
+
+    def _wait_listening(self, *, timeout: float, interval: float, error: type[PaidtwiceError]) -> None:
+        """Block until the spawned process listens on its port; `error`, naming its log, if it exits first
+        or does not listen within `timeout`."""
         process = self._process
         assert process is not None
 
         def up() -> bool:
             if not process.alive():
-                raise ServerStartError(
+                raise error(
                     f"the command exited ({process.returncode}) before listening on ${self.port_env}="
                     f"{self.port}; its log: {self.log_path}"
                 )
             return port_is_listening(self.port)
 
-        if not wait_until(up, timeout=_START_TIMEOUT, interval=0.01):
-            raise ServerStartError(
-                f"the command did not listen on ${self.port_env}={self.port} in {_START_TIMEOUT:.0f}s; "
+        if not wait_until(up, timeout=timeout, interval=interval):
+            raise error(
+                f"the command did not listen on ${self.port_env}={self.port} in {timeout:.0f}s; "
                 f"its log: {self.log_path}"
             )
-        return time.time()
 
     def kill(self) -> float:
         at = time.time()
@@ -704,22 +709,7 @@ def check_command(
     )
     try:
         agent._spawn()
-        process = agent._process
-        assert process is not None
-
-        def up() -> bool:
-            if not process.alive():
-                raise UsageError(
-                    f"the command exited ({process.returncode}) before listening on ${port_env}; "
-                    f"its log: {agent.log_path}"
-                )
-            return port_is_listening(agent.port)
-
-        if not wait_until(up, timeout=_CHECK_TIMEOUT, interval=0.02):
-            raise UsageError(
-                f"the command did not listen on ${port_env}={agent.port} in {_CHECK_TIMEOUT:.0f}s; "
-                f"its log: {agent.log_path}"
-            )
+        agent._wait_listening(timeout=_CHECK_TIMEOUT, interval=0.02, error=UsageError)
         try:
             with httpx.Client(http1=False, http2=True, timeout=30.0) as client:
                 response = client.get(
