@@ -280,6 +280,16 @@ class CurvePoint:
     extra_cost_usd: float = 0.0
     """The price of the calls the crash added."""
 
+    @property
+    def agrees(self) -> bool:
+        """The measured paid calls lie in the predicted range (equal the prediction when it is exact).
+
+        The range is wider than one count only when the measured down time falls where Restate's jitter alone
+        decides whether one more retry lands before the agent is back.
+        """
+        low, high = self.predicted_range
+        return low <= self.model_calls <= high
+
 
 @dataclass(frozen=True)
 class CurveRecord:
@@ -292,7 +302,7 @@ class CurveRecord:
     deck_model_calls: tuple[int, ...]
     """The deck's paid calls at each delay."""
     matches: bool
-    """Every prediction equals its measurement, and the deck's figures agree."""
+    """Every measurement lies in its predicted range, and the deck's figures agree."""
     runs: tuple[RunRecord, ...]
     """The full record of each point's run."""
 

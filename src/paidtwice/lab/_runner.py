@@ -683,7 +683,7 @@ class Lab:
         deck_ok = not curve.expected_model_calls or tuple(p.model_calls for p in points) == tuple(
             curve.expected_model_calls
         )
-        matches = deck_ok and all(p.predicted_model_calls == p.model_calls for p in points)
+        matches = deck_ok and all(p.agrees for p in points)
         return CurveRecord(curve.name, tuple(points), curve.expected_model_calls, matches, tuple(runs))
 
     def run_comparison(self, row: Comparison) -> ComparisonRecord:

@@ -523,7 +523,7 @@ def _curve_body(curve: CurveRecord) -> str:
                 str(point.model_calls),
                 predicted,
                 str(want) if want is not None else "",
-                _verdict(point.predicted_model_calls == point.model_calls),
+                _verdict(point.agrees),
             )
         )
     parts = [
@@ -575,7 +575,7 @@ def _walk_body(walk: RecoveryRecord) -> str:
 
 def _differences(record: Record) -> str:
     if isinstance(record, CurveRecord):
-        wrong = [p for p in record.points if p.predicted_model_calls != p.model_calls]
+        wrong = [p for p in record.points if not p.agrees]
         deck = " ".join(map(str, record.deck_model_calls))
         measured = " ".join(str(p.model_calls) for p in record.points)
         return _e(

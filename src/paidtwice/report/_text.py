@@ -265,7 +265,8 @@ def format_curve(curve: CurveRecord) -> str:
     deck = list(curve.deck_model_calls) + [None] * len(curve.points)
     for point, deck_calls in zip(curve.points, deck, strict=False):
         low, high = point.predicted_range
-        predicted = str(point.predicted_model_calls) if point.predicted_model_calls else f"{low}-{high}?"
+        exact = point.predicted_model_calls
+        predicted = str(exact) if exact is not None else f"{low}-{high}?"
         rows.append(
             (
                 f"{point.delay:.2f}",
@@ -274,7 +275,7 @@ def format_curve(curve: CurveRecord) -> str:
                 str(point.model_calls),
                 predicted,
                 str(deck_calls) if deck_calls is not None else "",
-                "ok" if point.predicted_model_calls == point.model_calls else "DIFFERS",
+                "ok" if point.agrees else "DIFFERS",
                 tokens(point.usage.total_tokens),
                 f"{usd(point.cost_usd)} (+{usd(point.extra_cost_usd)})",
             )
