@@ -34,7 +34,7 @@ from paidtwice.lab._records import CleanRun, CrashPoint, PointResult, SweepMatri
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._sweep_runs import SweepRun, SweepTarget, clean_run, deck_target, node_path, point_run
 from paidtwice.lab._timeline import derive_points
-from paidtwice.lab._watch import Watcher, epoch
+from paidtwice.lab._watch import Watcher
 from paidtwice.lab._wire_timeline import wire_points
 from paidtwice.stub._scripts import Script, script_by_name
 from paidtwice.stub._turns import VARIATIONS, load_script_file
@@ -148,10 +148,7 @@ def _plan(clean: CleanRun, run: SweepRun) -> list[CrashPoint]:
             calls=run.lane.model_calls(run.invocation_id),
             tools=run.lane.tool_runs(run.invocation_id),
         )
-    tools = [t.started for t in run.lane.tool_runs()]
-    output = [e.appended_at for e in run.journal() if e.type == "Command: Output"]
-    ended = epoch(output[0]) if output else None
-    return derive_points(run.events(), clean.journal, tools, ended=ended)
+    return derive_points(run.events(), clean.journal, run.tool_starts(), ended=run.output_at())
 
 
 def _tag(sweep_id: int, i: int, target: SweepTarget, script: str) -> str:

@@ -174,6 +174,15 @@ class SweepRun:
     def journal(self) -> list[JournalEntry]:
         return self.lab.sql.journal(self.invocation_id)
 
+    def tool_starts(self) -> list[float]:
+        """When each stub tool call of the run began (wall clock)."""
+        return [t.started for t in self.lane.tool_runs()]
+
+    def output_at(self) -> float | None:
+        """When the server appended the invocation's output (wall clock); None before it did."""
+        output = [e.appended_at for e in self.journal() if e.type == "Command: Output"]
+        return epoch(output[0]) if output else None
+
     def steps(self) -> tuple[tuple[str, int], ...]:
         counts: dict[str, int] = {}
         if isinstance(self.agent, CommandAgent):
