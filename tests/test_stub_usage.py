@@ -92,14 +92,14 @@ def test_a_booking_with_a_key_has_one_effect_and_without_a_key_one_per_request(s
 
 
 def test_crash_points_cover_the_clean_run_time_from_their_moment_to_the_next() -> None:
-    from paidtwice.lab._sweep import _Event, derive_points
+    from paidtwice.lab._timeline import StepEvent, derive_points
 
     events = [
-        _Event("model_start", 1, "", "", 100.0),
-        _Event("model_end", 1, "", "", 101.0),
-        _Event("op", 1, "pause", "sleep", 101.5),
-        _Event("model_start", 2, "", "", 106.0),
-        _Event("model_end", 2, "", "", 107.0),
+        StepEvent("model_start", 1, "", "", 100.0),
+        StepEvent("model_end", 1, "", "", 101.0),
+        StepEvent("op", 1, "pause", "sleep", 101.5),
+        StepEvent("model_start", 2, "", "", 106.0),
+        StepEvent("model_end", 2, "", "", 107.0),
     ]
     journal = ("Command: Input", "Command: Sleep", "Notification: Sleep", "Command: Output")
     points = derive_points(events, journal, ended=108.0)

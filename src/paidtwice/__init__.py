@@ -41,7 +41,8 @@ if _typing.TYPE_CHECKING:
         explain,
         read_mismatch,
     )
-    from paidtwice.lab._sweep import CrashPoint, PointResult, SweepMatrix, sweep
+    from paidtwice.lab._records import CrashPoint, PointResult, SweepMatrix
+    from paidtwice.lab._sweep import sweep
 
 _LAZY = {
     **dict.fromkeys(
@@ -49,7 +50,8 @@ _LAZY = {
         "paidtwice.lab",
     ),
     "read_mismatch": "paidtwice.lab",
-    **dict.fromkeys(("CrashPoint", "PointResult", "SweepMatrix", "sweep"), "paidtwice.lab._sweep"),
+    **dict.fromkeys(("CrashPoint", "PointResult", "SweepMatrix"), "paidtwice.lab._records"),
+    "sweep": "paidtwice.lab._sweep",
 }
 """The lab's names, imported when first used: an agent process imports `paidtwice.agent.host` and should not
 pay for the lab, the stub and the report it never runs."""

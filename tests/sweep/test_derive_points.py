@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from paidtwice.lab._sweep import CrashPoint, _Event, derive_points
+from paidtwice.lab._records import CrashPoint
+from paidtwice.lab._timeline import StepEvent, derive_points
 
 
-def timeline(*rows: tuple[Any, ...]) -> list[_Event]:
+def timeline(*rows: tuple[Any, ...]) -> list[StepEvent]:
     """(event, n[, name or kind[, step]]) rows, one second apart."""
     events = []
     for at, row in enumerate(rows):
@@ -16,7 +17,7 @@ def timeline(*rows: tuple[Any, ...]) -> list[_Event]:
         step = row[3] if len(row) > 3 else 0
         kind = text if event == "op" else ""
         name = "" if event == "op" else text
-        events.append(_Event(event, n, name, kind, float(at), step))
+        events.append(StepEvent(event, n, name, kind, float(at), step))
     return events
 
 

@@ -17,7 +17,8 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import NO_MODEL_CALL, SweepMatrix, SweepTarget, sweep_targets
+from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
+from paidtwice.lab._sweep_runs import NO_MODEL_CALL
 from paidtwice.stub._turns import load_script_file
 from paidtwice.testing import assert_pays_once
 

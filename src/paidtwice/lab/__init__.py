@@ -28,15 +28,20 @@ from paidtwice.lab._policy import Backoff, PaidCallPrediction, predict_paid_call
 from paidtwice.lab._records import (
     AttemptLine,
     Check,
+    CleanRun,
     ComparisonRecord,
+    CrashKind,
+    CrashPoint,
     CurvePoint,
     CurveRecord,
     Mismatch,
     ModelLogLine,
     NodeKillRecord,
+    PointResult,
     RecoveryRecord,
     RecoveryStep,
     RunRecord,
+    SweepMatrix,
     ToolLogLine,
     to_jsonable,
     write_records,
@@ -53,18 +58,9 @@ from paidtwice.lab._soak import (
     soak,
     soak_timeout,
 )
-from paidtwice.lab._sweep import (
-    CrashPoint,
-    PointResult,
-    SweepMatrix,
-    SweepTarget,
-    check_app,
-    deck_target,
-    derive_points,
-    sweep,
-    sweep_targets,
-    write_sweep,
-)
+from paidtwice.lab._sweep import check_app, sweep, sweep_targets, write_sweep
+from paidtwice.lab._sweep_runs import SweepTarget, deck_target
+from paidtwice.lab._timeline import derive_points
 from paidtwice.lab._walks import run_walk
 
 __all__ = [
@@ -84,8 +80,10 @@ __all__ = [
     "Backoff",
     "Bill",
     "Check",
+    "CleanRun",
     "Comparison",
     "ComparisonRecord",
+    "CrashKind",
     "CrashPoint",
     "Curve",
     "CurvePoint",

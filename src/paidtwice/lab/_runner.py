@@ -307,8 +307,6 @@ class Lab:
         with self._ids_lock:
             return next(self._ids)
 
-    _next_id = next_id  # the sweep (lab/_sweep.py) still calls it by this name
-
     def new_agent(
         self,
         *,

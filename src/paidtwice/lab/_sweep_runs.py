@@ -1,0 +1,588 @@
+"""The sweep's runs: the clean run of a target, and one run per crash point, each on an agent of its own.
+
+A point's run stops the agent at its moment (host gates, held stub calls, a held frame, or the pause),
+confirms from the journal and the ledgers that it is there, SIGKILLs it, restarts it after the restart delay,
+waits until the invocation completes or pauses, and counts what the replay paid again against the clean run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
+from paidtwice.agent._env import GATE, agent_env
+from paidtwice.agent._process import AgentAttempt, AgentHost
+from paidtwice.agent._wire import MISMATCH_ERROR_CODE
+from paidtwice.engine._provision import ensure_node_binary
+from paidtwice.engine._sql import InvocationRow, JournalEntry
+from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
+from paidtwice.lab._command import CommandAgent
+from paidtwice.lab._records import CleanRun, CrashPoint, PointResult
+from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, attempt_log_of, model_log_of, tool_log_of
+from paidtwice.lab._timeline import StepEvent, model_calls_in_steps, read_step_log, step_runs
+from paidtwice.lab._watch import AttemptWatch, Watcher, epoch, mismatches_of, settled, wait_for
+from paidtwice.lab._wire_timeline import wire_model_calls_in_steps
+from paidtwice.stub._ledger import ModelCall
+from paidtwice.stub._scripts import Hold, Script
+from paidtwice.stub._server import Lane
+from paidtwice.stub._turns import ScriptFileError
+
+__all__ = ["NO_MODEL_CALL", "SweepRun", "SweepTarget", "clean_run", "deck_target", "node_path", "point_run"]
+
+_HOLD_SECONDS = 60.0
+"""A held call stays open this long; the kill ends it much sooner (the stub sees the caller leave)."""
+_MOMENT_TIMEOUT = 60.0
+_SETTLE_TIMEOUT = 180.0
+
+NO_MODEL_CALL = "no model call reached the stub: does the app read OPENAI_BASE_URL or ANTHROPIC_BASE_URL?"
+"""Why a sweep stops when its clean run made no model call: it would have nothing to check."""
+
+
+@dataclass(frozen=True)
+class SweepTarget:
+    """What is swept: one Restate handler, the input it is called with, and how its process is started."""
+
+    app: str
+    """MODULE:APP served by `paidtwice.agent.host`."""
+    service: str
+    """The service's name in the user's code."""
+    handler: str
+    """The handler called."""
+    input: Any
+    """The JSON input of every invocation."""
+    mode: str
+    """What the records call the agent's mode: "naive"/"journaled" for the deck's agent, "app" otherwise."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Extra environment of the agent process."""
+    deck: bool = False
+    """The deck's agent names its service from PAIDTWICE_SERVICE; any other app is renamed by the host."""
+    cwd: str | None = None
+    """Directory the agent runs in (the user's project, so MODULE imports)."""
+    command: str | None = None
+    """A shell command that serves the deployment, in any language (then `app` is unused): started once per
+    crash point in its own process group, seen through a protocol proxy (`paidtwice.lab._command`)."""
+    port_env: str = "PORT"
+    """The environment variable that tells the command its port."""
+    stuck_after: int | None = 3
+    """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
+    mismatch is deterministic: the next attempts replay the same code against the same journal. (A service
+    without a retry policy of its own gets the server's: 70 attempts, up to a minute apart, then pause.)"""
+
+
+def deck_target(mode: str) -> SweepTarget:
+    """The deck's agent in one mode."""
+    return SweepTarget(
+        app=DECK_AGENT,
+        service="Agent",
+        handler="run",
+        input=QUESTION,
+        mode=mode,
+        # A longer pause than the deck's 2 s gives a loaded machine room to land the kill inside it; no count
+        # depends on its length.
+        env=(("PAIDTWICE_AGENT_MODE", mode), ("PAIDTWICE_PAUSE_S", "5")),
+        deck=True,
+        stuck_after=None,  # its retry policy pauses it within seconds, as in the deck
+    )
+
+
+# -- runs ---------------------------------------------------------------------------------------------
+
+
+class SweepRun:
+    """One invocation of the target on an agent of its own, on the lab's server and a lane of its own."""
+
+    def __init__(
+        self,
+        lab: Lab,
+        target: SweepTarget,
+        script: Script,
+        *,
+        tag: str,
+        gate: str | None,
+        model_latency: float = 0.0,
+        hold: int | None = None,
+    ) -> None:
+        self.lab = lab
+        self.target = target
+        safe = re.sub(r"[^A-Za-z0-9]", "_", tag)
+        self.service = f"{re.sub(r'[^A-Za-z0-9_]', '_', target.service)}_{safe}"
+        self.lane: Lane = lab.stub.open_lane(script, name=f"sweep-{safe.lower()}")
+        self.lane.latency = model_latency
+        workdir = lab.workdir / "sweep" / safe
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.step_log = workdir / "steps.jsonl"
+        env = agent_env(
+            given=dict(target.env),
+            openai_url=self.lane.base_url,
+            anthropic_url=self.lane.anthropic_base_url,
+            tools_url=self.lane.tools_url,
+            step_log=str(self.step_log),
+            gate=gate or "",
+            service=self.service if target.deck else None,
+            # A command's service is renamed by its proxy, not by a host.
+            service_as=None
+            if target.deck or target.command is not None
+            else f"{target.service}={self.service}",
+        )
+        cwd = Path(target.cwd) if target.cwd else None
+        self.agent: AgentHost | CommandAgent
+        if target.command is not None:
+            self.lane.single = True
+            env.update(node_path())  # the stub's URLs and keys are in `env` already, as for any agent
+            self.agent = CommandAgent(
+                command=target.command,
+                env=env,
+                workdir=workdir,
+                service=target.service,
+                renamed=self.service,
+                port_env=target.port_env,
+                cwd=cwd,
+            )
+            self.agent.proxy.hold_entries = hold
+        else:
+            self.agent = AgentHost(
+                target=target.app, env=env, workdir=workdir, name="agent", cwd=cwd, forkserver=lab.forkserver
+            )
+        self.invocation_id = ""
+
+    def start(self, *, replacement: bool = False) -> str:
+        self.agent.start()
+        if replacement:
+            # The replacement loads (without the gate) before the invocation is sent, so the kill follows
+            # the moment at once: a point's moment is a gate, a held call or a pause, and even a forked
+            # agent's tenth of a second of loading would move the kill away from it.
+            self.agent.env[GATE] = ""
+            self.agent.prepare()
+            self.agent.wait_ready()
+        self.lab.admin.register_deployment(self.agent.uri)
+        self.invocation_id = self.lab.ingress.send(self.service, self.target.handler, self.target.input)
+        return self.invocation_id
+
+    def events(self) -> list[StepEvent]:
+        """The invocation's events in the host's step log."""
+        return read_step_log(self.step_log, self.invocation_id)
+
+    def journal(self) -> list[JournalEntry]:
+        return self.lab.sql.journal(self.invocation_id)
+
+    def tool_starts(self) -> list[float]:
+        """When each stub tool call of the run began (wall clock)."""
+        return [t.started for t in self.lane.tool_runs()]
+
+    def output_at(self) -> float | None:
+        """When the server appended the invocation's output (wall clock); None before it did."""
+        output = [e.appended_at for e in self.journal() if e.type == "Command: Output"]
+        return epoch(output[0]) if output else None
+
+    def steps(self) -> tuple[tuple[str, int], ...]:
+        counts: dict[str, int] = {}
+        if isinstance(self.agent, CommandAgent):
+            # A command's steps as the wire shows them: each ProposeRunCompletion is one execution.
+            for step in self.agent.steps(self.invocation_id):
+                if step.proposed is not None:
+                    counts[step.name] = counts.get(step.name, 0) + 1
+            return tuple(sorted(counts.items()))
+        return step_runs(self.events())
+
+    def answer(self, status: str) -> str | None:
+        if status != "completed":
+            return None
+        response = self.lab.ingress.attach(self.invocation_id, timeout=30.0)
+        return json.dumps(response.json()) if response.status_code == 200 else None
+
+
+def node_path() -> dict[str, str]:
+    """Node 22 first on a command's PATH (TypeScript Restate SDK 1.17 needs it)."""
+    node = ensure_node_binary()
+    return {"PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def _wait(
+    lab: Lab, stop: threading.Event, what: str, condition: Callable[[], bool], *, timeout: float
+) -> None:
+    """Poll `condition`; `stop` is the sweep's own: set when one point failed, so the others stop waiting
+    (the lab, which may be shared, lives on)."""
+    wait_for(what, condition, timeout=timeout, stop=lambda: lab.cancelled.is_set() or stop.is_set())
+
+
+def _unanswered(lane: Lane) -> tuple[str, ...]:
+    """Why each model call on the lane (one invocation's) that no turn of the script answers was not
+    answered."""
+    return tuple(f"{c.answer.text} (model call {c.call})" for c in lane.model_calls() if c.unanswered)
+
+
+def _stuck(attempts: Sequence[AgentAttempt], after: int | None) -> bool:
+    """The last `after` attempts that reached the agent all failed with a journal mismatch."""
+    if after is None:
+        return False
+    tail = [a.error_code for a in attempts[-after:]]
+    return len(tail) == after and all(code == MISMATCH_ERROR_CODE for code in tail)
+
+
+# -- the clean run --------------------------------------------------------------------------------------
+
+
+def clean_run(
+    lab: Lab,
+    stop: threading.Event,
+    watcher: Watcher,
+    target: SweepTarget,
+    script: Script,
+    tag: str,
+    model_latency: float = 0.0,
+) -> tuple[CleanRun, SweepRun]:
+    """Run the target once without a crash; the run's record, and the run (its logs plan the points)."""
+    run = SweepRun(lab, target, script, tag=tag, gate=None, model_latency=model_latency)
+    with run.agent:
+        run.start()
+        watch = watcher.watch(run.invocation_id)
+        try:
+            _settle_clean(lab, stop, run, watch)
+        finally:
+            watcher.forget(run.invocation_id)
+        status = _check_clean(lab, run, target, watch)
+        calls = run.lane.model_calls()
+        paid = bill(calls, lab.price_model)
+        clean = CleanRun(
+            status=status,
+            answer=run.answer(status),
+            model_calls=len(calls),
+            usage=paid.usage,
+            cost_usd=paid.cost_usd,
+            step_runs=run.steps(),
+            journal=tuple(e.label() for e in run.journal()),
+            invocation_id=run.invocation_id,
+            journaled_model_calls=_journaled_model_calls(run),
+        )
+    return clean, run
+
+
+def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: AttemptWatch) -> None:
+    """Wait until the clean run completes or pauses, a call goes unanswered, or it fails before any model
+    call."""
+
+    def failed_before_any_model_call() -> bool:
+        """A model client that does not reach the stub fails the handler; it would retry for good."""
+        if run.lane.model_calls():
+            return False
+        return any(a.last_event == "error" for a in run.agent.attempts(run.invocation_id))
+
+    _wait(
+        lab,
+        stop,
+        f"clean run {run.invocation_id} to settle",
+        lambda: settled(watch.last) or bool(_unanswered(run.lane)) or failed_before_any_model_call(),
+        timeout=60.0,
+    )
+
+
+def _check_clean(lab: Lab, run: SweepRun, target: SweepTarget, watch: AttemptWatch) -> str:
+    """The clean run's status (completed), once it is one the points can be compared with: it called the
+    model through the stub, the host saw every call, and the script answered each; raise otherwise."""
+    if not run.lane.model_calls():
+        if not settled(watch.last):
+            lab.admin.kill(run.invocation_id)
+        raise UsageError(NO_MODEL_CALL)
+    counted = len(run.lane.model_calls())
+    seen = sum(1 for e in run.events() if e.event == "model_start")
+    # A command's deployment has no host to see its requests: its points come from the stub and the wire.
+    if seen != counted and not isinstance(run.agent, CommandAgent):
+        # Crash points come from what the host saw: a call it missed would be a moment never swept.
+        raise UsageError(
+            f"the stub counted {counted} model calls of {target.service}/{target.handler} but its "
+            f"handler was seen making {seen}: it calls the model through an HTTP client paidtwice does "
+            "not follow (httpx, aiohttp, http.client and the clients on them), or outside the handler"
+        )
+    row = lab.sql.invocation(run.invocation_id)
+    status = row.status if row else "unknown"
+    unanswered = [c for c in run.lane.model_calls() if c.unanswered]
+    if unanswered:
+        # Nothing to compare the points with: the script does not say what the model answers.
+        if status not in ("completed", "paused"):
+            lab.admin.kill(run.invocation_id)
+        where = f"model call {unanswered[0].call} of the clean run of {target.service}/{target.handler}"
+        raise ScriptFileError(f"{unanswered[0].answer.text} ({where})")
+    if status != "completed":
+        raise ExperimentError(f"the clean run of {target.service}/{target.handler} ended {status}")
+    return status
+
+
+def _journaled_model_calls(run: SweepRun) -> int:
+    """Model calls made inside a ctx.run step: their answers are journaled (the step log, or the wire)."""
+    if isinstance(run.agent, CommandAgent):
+        return wire_model_calls_in_steps(
+            run.agent.steps(run.invocation_id),
+            run.lane.model_calls(run.invocation_id),
+            run.lane.tool_runs(run.invocation_id),
+        )
+    return model_calls_in_steps(run.events())
+
+
+# -- a crash point --------------------------------------------------------------------------------------
+
+
+def point_run(
+    lab: Lab,
+    stop: threading.Event,
+    watcher: Watcher,
+    target: SweepTarget,
+    script: Script,
+    script_name: str,
+    clean: CleanRun,
+    point: CrashPoint,
+    *,
+    tag: str,
+    restart_delay: float,
+    model_latency: float = 0.0,
+) -> PointResult:
+    """Run the target to the point's moment, kill it there, restart it and measure what the replay paid."""
+    started = time.time()
+    run = SweepRun(
+        lab,
+        target,
+        _holding(script, point),
+        tag=tag,
+        gate=point.gate,
+        model_latency=model_latency,
+        hold=point.hold_entries,
+    )
+    with run.agent:
+        invocation_id = run.start(replacement=True)
+        watch = watcher.watch(invocation_id)
+        try:
+            _wait_for_moment(lab, stop, run, point)
+            kill_at, up_at = _kill_and_restart(lab, stop, run, restart_delay)
+            _wait(
+                lab,
+                stop,
+                f"{invocation_id} to settle",
+                lambda: _point_settled(run, watch),
+                timeout=_SETTLE_TIMEOUT,
+            )
+        finally:
+            watcher.forget(invocation_id)
+        kill = _Kill(started=started, at=kill_at, up_at=up_at)
+        return _measure(lab, run, watch, script_name, clean, point, kill)
+
+
+def _holding(script: Script, point: CrashPoint) -> Script:
+    """The script with the point's model calls and tool call held open at the stub."""
+    if point.model_holds:
+        first, *more = (Hold(call, _HOLD_SECONDS) for call in point.model_holds)
+        script = dataclasses.replace(script, hold=first, more_holds=tuple(more))
+    if point.tool_hold is not None:
+        script = dataclasses.replace(script, tool_hold=Hold(point.tool_hold, _HOLD_SECONDS))
+    return script
+
+
+def _stopped_there(run: SweepRun, point: CrashPoint) -> bool:
+    """Is the agent at the moment? Cheap checks only: the step log and the stub's ledgers. Every branch
+    stopped: each gate logged, each held call in flight."""
+    if isinstance(run.agent, CommandAgent) and point.hold_entries is not None:
+        return run.agent.held(run.invocation_id)
+    if point.gate is not None or point.pause_op is not None:
+        events = run.events()
+        if point.gate is not None:
+            logged = {e.name for e in events if e.event == "gate"}
+            if not set(point.gate.split(",")) <= logged:
+                return False
+        if point.pause_op is not None:
+            if not any(e.event == "op" and e.n == point.pause_op for e in events):
+                return False
+    if point.model_holds:
+        calls = run.lane.model_calls()
+        if not all(len(calls) >= n and calls[n - 1].finished is None for n in point.model_holds):
+            return False
+    if point.tool_hold is not None:
+        tools = run.lane.tool_runs()
+        n = point.tool_hold
+        return len(tools) >= n and tools[n - 1].finished is None
+    return True
+
+
+def _wait_for_moment(lab: Lab, stop: threading.Event, run: SweepRun, point: CrashPoint) -> None:
+    """Wait until the agent is stopped at the point's moment and the journal holds the point's entries."""
+
+    def at_moment() -> bool:
+        # The journal is read (a SQL query) only once the cheap signs say so: dozens of points polling
+        # the server at once would slow it down past a durable pause.
+        return _stopped_there(run, point) and len(run.journal()) >= point.journal_entries
+
+    try:
+        _wait(lab, stop, f"{point.name} ({run.invocation_id})", at_moment, timeout=_MOMENT_TIMEOUT)
+    except ExperimentError as err:
+        # Say what was missing: the stop (gate, hold, held call) or the journal's entries.
+        made = [(c.call, c.finished is None) for c in run.lane.model_calls(run.invocation_id)]
+        raise ExperimentError(
+            f"{err}: stopped there {_stopped_there(run, point)}, journal {len(run.journal())} of "
+            f"{point.journal_entries} entries, model calls (number, open) {made}"
+        ) from None
+
+
+def _kill_and_restart(
+    lab: Lab, stop: threading.Event, run: SweepRun, restart_delay: float
+) -> tuple[float, float]:
+    """SIGKILL the agent at its moment and let it listen again `restart_delay` later: when the kill landed,
+    and when the agent was up again."""
+    run.agent.wait_ready()
+    kill_at = run.agent.kill()
+    run.agent.release(at=kill_at + restart_delay)
+    if stop.wait(max(0.0, kill_at + restart_delay - time.time())) or lab.cancelled.is_set():
+        raise LabCancelled("interrupted")
+    up_at = run.agent.wait_up()
+    return kill_at, up_at
+
+
+def _point_settled(run: SweepRun, watch: AttemptWatch) -> bool:
+    """The replay completed or paused, asked a call no turn answers, or mismatches on every retry."""
+    if settled(watch.last) or _unanswered(run.lane):
+        return True
+    # Only a target that settles on repeated mismatches needs the agent's log at every poll.
+    stuck_after = run.target.stuck_after
+    return stuck_after is not None and _stuck(run.agent.attempts(run.invocation_id), stuck_after)
+
+
+@dataclass(frozen=True)
+class _Kill:
+    """When a point's run started, was killed, and listened again (wall clock)."""
+
+    started: float
+    """The point's start."""
+    at: float
+    """The kill."""
+    up_at: float
+    """The agent listening again."""
+
+
+@dataclass(frozen=True)
+class _CallsAtKill:
+    """The point's model calls, seen from the kill (the stub's ledger)."""
+
+    in_flight: int
+    """Made before the kill, answer never delivered."""
+    answered: int
+    """Answered (delivered) before the kill."""
+    asked_again: int
+    """Made after the kill for a turn answered before it."""
+
+
+def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float) -> _CallsAtKill:
+    answered = [c for c in calls if c.delivered and c.finished is not None and c.finished <= kill_at]
+    answered_turns = {c.turn for c in answered}
+    return _CallsAtKill(
+        in_flight=sum(1 for c in calls if c.started < kill_at and c.delivered is False),
+        answered=len(answered),
+        asked_again=sum(1 for c in calls if c.started > kill_at and c.turn in answered_turns),
+    )
+
+
+def _steps_in_flight(run: SweepRun, kill_at: float) -> int:
+    """Step executions started and not finished at the kill."""
+    if isinstance(run.agent, CommandAgent):
+        # A step is in flight from its RunCommand until its result; the SDK sends the command first.
+        wire = run.agent.steps(run.invocation_id)
+        started = {i for i, w in enumerate(wire) if w.commanded < kill_at}
+        ended = {i for i, w in enumerate(wire) if w.proposed is not None and w.proposed < kill_at}
+        return len(started - ended)
+    first_life = [e for e in run.events() if e.at < kill_at]
+    started = {e.n for e in first_life if e.event == "step_start"}
+    ended = {e.n for e in first_life if e.event == "step_end"}
+    return len(started - ended)
+
+
+def _final_status(
+    lab: Lab,
+    run: SweepRun,
+    row: InvocationRow | None,
+    attempts: Sequence[AgentAttempt],
+    unanswered: tuple[str, ...],
+) -> str:
+    """The point's status: the server's, or why the sweep killed a replay that could not end."""
+    status = row.status if row else "unknown"
+    if status not in ("completed", "paused") and unanswered:
+        # Each retry would ask the same call again, and no turn of the script answers it.
+        lab.admin.kill(run.invocation_id)
+        return "unanswered"
+    if status not in ("completed", "paused") and _stuck(attempts, run.target.stuck_after):
+        # It would retry (and mismatch) until its retry policy gives up; nothing else can happen.
+        lab.admin.kill(run.invocation_id)
+        return "stuck"
+    return status
+
+
+def _measure(
+    lab: Lab,
+    run: SweepRun,
+    watch: AttemptWatch,
+    script_name: str,
+    clean: CleanRun,
+    point: CrashPoint,
+    kill: _Kill,
+) -> PointResult:
+    """What the point's run paid, against the clean run: from the server, the stub's ledgers and the logs."""
+    row = watch.observe(lab.sql.invocation(run.invocation_id))
+    # What the journal held when the kill landed, from the server's own append times (a read right after
+    # the kill could already see the pause's wake-up, which the server appends without the agent).
+    journal = tuple(run.journal())
+    journal_at_kill = sum(1 for e in journal if (epoch(e.appended_at) or 0.0) <= kill.at)
+    agent_attempts = run.agent.attempts(run.invocation_id)
+    unanswered = _unanswered(run.lane)
+    status = _final_status(lab, run, row, agent_attempts, unanswered)
+    answer = run.answer(status)
+    calls = run.lane.model_calls()
+    tools = run.lane.tool_runs()
+    at_kill = _calls_at_kill(calls, kill.at)
+    steps = run.steps()
+    attempt_count = watch.count(agent_attempts)
+    confirmed = journal_at_kill == point.journal_entries
+    if point.model_holds:
+        confirmed = confirmed and at_kill.in_flight == len(point.model_holds)
+    paid = bill(calls, lab.price_model)
+    return PointResult(
+        crash_point=point.name,
+        order=point.order,
+        kind=point.kind,
+        mode=run.target.mode,
+        script=script_name,
+        status=status,
+        answer_matches=status == "completed" and answer == clean.answer,
+        answer=answer,
+        model_calls=len(calls),
+        extra_model_calls=len(calls) - clean.model_calls,
+        model_calls_in_flight=at_kill.in_flight,
+        model_answers_at_kill=at_kill.answered,
+        answers_asked_again=at_kill.asked_again,
+        step_runs=steps,
+        extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
+        steps_in_flight=_steps_in_flight(run, kill.at),
+        tool_runs=len(tools),
+        attempts=attempt_count,
+        mismatches=mismatches_of(agent_attempts),
+        journal_at_kill=journal_at_kill,
+        confirmed=confirmed,
+        unanswered=unanswered,
+        invocation_id=run.invocation_id,
+        wall_time=round(time.time() - kill.started, 3),
+        started_at=kill.started,
+        killed_at=round(kill.at - kill.started, 3),
+        down_time=round(kill.up_at - kill.at, 3),
+        model_log=model_log_of(calls, kill.started, price_model=lab.price_model),
+        tool_log=tool_log_of(tools, kill.started),
+        attempt_log=attempt_log_of(agent_attempts, attempt_count, status, kill.started),
+        journal=journal,
+        covers=point.covers,
+        usage=paid.usage,
+        cost_usd=paid.cost_usd,
+        extra_cost_usd=bill(extra_calls(calls), lab.price_model).cost_usd,
+        price_model=lab.price_model,
+        prices_as_of=PRICES_AS_OF,
+    )

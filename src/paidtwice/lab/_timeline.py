@@ -1,0 +1,379 @@
+"""A clean run's timeline and the crash points in it, for an agent served by paidtwice's host.
+
+The host writes a step log: one JSON line per model request and answer, context operation, step start and
+end (and gate reached), each with its invocation and wall-clock time. Beside the clean journal's labels, it
+is all the sweep needs to plan where to crash the agent. Nothing here talks to a server: the timeline is
+data, and the crash points are a function of it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paidtwice.lab._records import CrashKind, CrashPoint
+
+__all__ = ["StepEvent", "derive_points", "model_calls_in_steps", "read_step_log", "step_runs"]
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    """One line of the host's step log."""
+
+    event: str
+    """What happened: "model_start", "model_end", "op", "step_start", "step_end" or "gate"."""
+    n: int
+    """The model call's, operation's or step's number within the invocation."""
+    name: str
+    """A step's or an operation's name; a gate line's gate."""
+    kind: str
+    """An operation's kind ("run", "sleep", ...)."""
+    at: float
+    """Wall-clock time it happened."""
+    step: int = 0
+    """For a model request: the executed step it was made in (0: none)."""
+
+
+def read_step_log(step_log: Path, invocation_id: str) -> list[StepEvent]:
+    """One invocation's events from a host's step log, in order (none if the log does not exist yet)."""
+    try:
+        lines = step_log.read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    events = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except ValueError:
+            continue  # a line cut by the kill
+        if raw.get("invocation") == invocation_id:
+            events.append(
+                StepEvent(
+                    str(raw["event"]),
+                    int(raw.get("n", 0)),
+                    str(raw.get("name", raw.get("gate", ""))),
+                    str(raw.get("kind", "")),
+                    float(raw["at"]),
+                    int(raw.get("step", 0)),
+                )
+            )
+    return events
+
+
+def step_runs(events: Sequence[StepEvent]) -> tuple[tuple[str, int], ...]:
+    """Executions of each step, by name, sorted by name."""
+    counts: dict[str, int] = {}
+    for event in events:
+        if event.event == "step_start":
+            counts[event.name] = counts.get(event.name, 0) + 1
+    return tuple(sorted(counts.items()))
+
+
+def model_calls_in_steps(events: Sequence[StepEvent]) -> int:
+    """Model requests made while a ctx.run step was executing: their answers are the step's result."""
+    inside = 0
+    open_steps: set[int] = set()
+    for event in events:
+        if event.event == "step_start":
+            open_steps.add(event.n)
+        elif event.event == "step_end":
+            open_steps.discard(event.n)
+        elif event.event == "model_start" and open_steps:
+            inside += 1
+    return inside
+
+
+# -- branches in flight at once -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Branch:
+    """A step, or a model call outside any step, from its start to its end in the step log."""
+
+    first: int
+    """Index of its start in the step log."""
+    last: int
+    """Index of its end (the log's last event if it never ended)."""
+    kind: str
+    """"step" or "model"."""
+    n: int
+    """Its number."""
+    name: str
+    """A step's name."""
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Calls and steps in flight at once in the clean run (their intervals in the step log overlap)."""
+
+    first: int
+    """Index of the group's first event in the step log."""
+    last: int
+    """Index of its last event."""
+    model_calls: tuple[int, ...]
+    """The model call each branch makes first (held at the stub to stop it in flight)."""
+    quiet_steps: tuple[tuple[int, str], ...]
+    """Steps that make no model call (number, name): stopped by a gate inside them."""
+    answers_unjournaled: bool
+    """Every branch is a model call outside any step: their answers come back without reaching the journal."""
+
+
+def _branches(events: Sequence[StepEvent]) -> list[_Branch]:
+    """Every step and every model call outside a step, ordered by start."""
+    branches: list[_Branch] = []
+    opened: dict[tuple[str, int], int] = {}
+    for i, event in enumerate(events):
+        if event.event == "step_start" or (event.event == "model_start" and event.step == 0):
+            opened[(event.event.split("_")[0], event.n)] = i
+        elif event.event in ("step_end", "model_end"):
+            kind = event.event.split("_")[0]
+            first = opened.pop((kind, event.n), None)
+            if first is not None:
+                branches.append(_Branch(first, i, kind, event.n, event.name))
+    for (kind, n), first in opened.items():  # still open at the end of the log: in flight until then
+        branches.append(_Branch(first, len(events) - 1, kind, n, events[first].name))
+    branches.sort(key=lambda b: (b.first, b.last, b.kind, b.n, b.name))
+    return branches
+
+
+def _overlapping(branches: Sequence[_Branch]) -> list[list[_Branch]]:
+    """The branches in runs whose intervals overlap, in order (a branch alone is a run of one)."""
+    clusters: list[list[_Branch]] = []
+    for branch in branches:
+        if clusters and branch.first < max(b.last for b in clusters[-1]):
+            clusters[-1].append(branch)
+        else:
+            clusters.append([branch])
+    return clusters
+
+
+def _group(events: Sequence[StepEvent], cluster: Sequence[_Branch]) -> _Group:
+    calls: list[int] = []
+    quiet: list[tuple[int, str]] = []
+    for branch in cluster:
+        if branch.kind == "model":
+            calls.append(branch.n)
+            continue
+        inside = [e.n for e in events if e.event == "model_start" and e.step == branch.n]
+        if inside:
+            calls.append(min(inside))
+        else:
+            quiet.append((branch.n, branch.name))
+    return _Group(
+        first=cluster[0].first,
+        last=max(b.last for b in cluster),
+        model_calls=tuple(sorted(calls)),
+        quiet_steps=tuple(quiet),
+        answers_unjournaled=all(b.kind == "model" for b in cluster),
+    )
+
+
+def _parallel_groups(events: Sequence[StepEvent]) -> list[_Group]:
+    """The groups of two or more branches (steps, or model calls outside steps) whose intervals overlap."""
+    return [_group(events, cluster) for cluster in _overlapping(_branches(events)) if len(cluster) >= 2]
+
+
+def _together(calls: Sequence[int], steps: Sequence[str]) -> str:
+    """ "model calls 2 and 3", "model call 2 and step weather", "steps a and b"."""
+    parts = []
+    if calls:
+        numbers = [str(n) for n in calls]
+        listed = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
+        parts.append(("model calls " if len(calls) > 1 else "model call ") + listed)
+    if steps:
+        parts.append(("steps " if len(steps) > 1 else "step ") + " and ".join(steps))
+    return " and ".join(parts)
+
+
+def _steps_with_model_calls(events: Sequence[StepEvent]) -> set[int]:
+    """The steps that made a model request."""
+    steps = {e.step for e in events if e.event == "model_start" and e.step}
+    current: int | None = None
+    for event in events:
+        if event.event == "step_start":
+            current = event.n
+        elif event.event == "step_end":
+            current = None
+        elif event.event == "model_start" and current is not None and not event.step:
+            steps.add(current)  # a step log written before model requests named their step
+    return steps
+
+
+# -- the crash points -----------------------------------------------------------------------------------
+
+
+def derive_points(
+    events: Sequence[StepEvent],
+    journal: Sequence[str],
+    tool_starts: Sequence[float] = (),
+    *,
+    ended: float | None = None,
+) -> list[CrashPoint]:
+    """The distinct crash moments of a clean timeline, in time order.
+
+    `journal` is the clean journal's labels; `tool_starts` when each stub tool call began (a step that makes
+    one is held at the stub, so the tool's own endpoint sees the call cut off). Two moments with the same
+    journal and the same calls made are one moment; a model answer received inside a step is not journaled
+    until the step ends, so it is the same moment as the call in flight. Each point covers the clean run's
+    time from its moment to the next point's; the last, to `ended` (the run's output; default: the last
+    event).
+
+    Branches in flight at once (parallel model calls or steps) give one moment while all of them are in
+    flight, every branch held, and, for model calls outside the journal, one once all their answers came
+    back: stopping one branch alone would leave the others running into the kill, a moment no run repeats.
+    Operations made one after another without an await between them reach the journal together (the SDK
+    sends its commands when the handler awaits), so only the first of them is a moment of its own.
+    """
+    points = _Walk(events, journal, tool_starts).points()
+    return _with_cover(points, ended if ended is not None else (events[-1].at if events else 0.0))
+
+
+class _Walk:
+    """One pass over a clean timeline: what the journal holds and what the agent has made at each event,
+    and the crash points met on the way."""
+
+    def __init__(self, events: Sequence[StepEvent], journal: Sequence[str], tool_starts: Sequence[float]):
+        self.events = events
+        self.journal = journal
+        self.tool_starts = tool_starts
+        self.found: list[CrashPoint] = []
+        self.entries = 1  # the input
+        self.counts = {"model_start": 0, "model_end": 0, "step_start": 0}
+        self.in_step: StepEvent | None = None
+        self.last_step = ""
+        self.last_key: tuple[int, ...] | None = None
+        self.begins = events[0].at if events else 0.0
+        self.step_has_model = _steps_with_model_calls(events)
+        self.groups = {group.first: group for group in _parallel_groups(events)}
+        self.group: _Group | None = None
+        self.group_entries = 0
+
+    def points(self) -> list[CrashPoint]:
+        for i, event in enumerate(self.events):
+            # An "after entry" moment began when the event before it ended (a pause ends only when the
+            # handler goes on, at this event); every other moment begins at its own event.
+            before = self.events[i - 1] if i > 0 else None
+            self.begins = before.at if before is not None and before.kind != "sleep" else event.at
+            if self.group is None and i in self.groups:
+                self.group, self.group_entries = self.groups[i], self.entries
+            if self.group is not None:
+                self._in_group(i, event, self.group)
+            elif event.event == "model_start":
+                self._model_start(event)
+            elif event.event == "model_end":
+                self._model_end(event)
+            elif event.event == "op":
+                self._op(i, event)
+            elif event.event == "step_start":
+                self._step_start(i, event)
+            elif event.event == "step_end":
+                self.in_step = None
+                self.last_step = event.name
+                self.entries += 1  # its result
+        return self.found
+
+    def _add(self, kind: CrashKind, name: str, **where: Any) -> None:
+        key = (self.entries, *self.counts.values())
+        if kind in ("after-entry", "model-returned"):
+            if key == self.last_key:
+                return
+            self.last_key = key
+        self.found.append(
+            CrashPoint(name, len(self.found) + 1, kind, self.entries, begins=self.begins, **where)
+        )
+
+    def _after_entry(self, gate: str) -> None:
+        index = self.entries - 1
+        label = f"entry {index} ({self.journal[index]})" if index < len(self.journal) else f"entry {index}"
+        self._add("after-entry", f"after {label}", gate=gate)
+
+    def _in_group(self, i: int, event: StepEvent, group: _Group) -> None:
+        """Inside a parallel group: keep counting, but its only moments are the group's own."""
+        if event.event in self.counts:
+            self.counts[event.event] += 1
+        if event.event == "op":
+            self.entries += 2 if event.kind == "sleep" else 1
+        elif event.event == "step_end":
+            self.last_step = event.name
+            self.entries += 1
+        if i != group.last:
+            return
+        together = _together(group.model_calls, [name for _, name in group.quiet_steps])
+        self.found.append(
+            CrashPoint(
+                f"in flight: {together} together",
+                len(self.found) + 1,
+                "in-flight-parallel",
+                self.group_entries,
+                gate=",".join(f"step:{n}:inside" for n, _ in group.quiet_steps) or None,
+                model_holds=group.model_calls,
+                begins=event.at,
+            )
+        )
+        if group.answers_unjournaled:
+            self._add(
+                "model-returned",
+                f"after {together} returned (not journaled)",
+                gate=",".join(f"model:{n}:after" for n in group.model_calls),
+            )
+        self.group = None
+
+    def _model_start(self, event: StepEvent) -> None:
+        if self.in_step is None:
+            self._after_entry(f"model:{event.n}:before")
+        self.counts["model_start"] += 1
+        self.begins = event.at
+        self._add("in-flight-model", f"in flight: model call {event.n}", model_holds=(event.n,))
+
+    def _model_end(self, event: StepEvent) -> None:
+        self.counts["model_end"] += 1
+        self.begins = event.at
+        if self.in_step is None:
+            name = f"after model call {event.n} returned (not journaled)"
+            self._add("model-returned", name, gate=f"model:{event.n}:after")
+
+    def _op(self, i: int, event: StepEvent) -> None:
+        follows_op = i > 0 and self.events[i - 1].event == "op" and self.events[i - 1].kind != "sleep"
+        if not follows_op:
+            self._after_entry(f"op:{event.n}:before")
+        self.entries += 1  # its command
+        if event.kind == "sleep":
+            after = f" after {self.last_step}" if self.last_step else ""
+            self.begins = event.at
+            self._add("pause", f"in pause{after}", pause_op=event.n)
+            self.entries += 1  # the handler went on, so the pause's completion is journaled
+
+    def _step_start(self, i: int, event: StepEvent) -> None:
+        self.in_step = event
+        self._after_entry(f"step:{event.n}:before")
+        self.counts["step_start"] += 1
+        self.begins = event.at
+        if event.n in self.step_has_model:
+            return  # held at the stub inside it: the model call's own point
+        end = next((e.at for e in self.events[i:] if e.event == "step_end" and e.n == event.n), float("inf"))
+        tool = [k for k, at in enumerate(self.tool_starts, start=1) if event.at <= at <= end]
+        name = f"in flight: step {event.name}"
+        if tool:
+            self._add("in-flight-step", name, tool_hold=tool[0])
+        else:
+            self._add("in-flight-step", name, gate=f"step:{event.n}:inside")
+
+
+def _with_cover(points: list[CrashPoint], ended: float) -> list[CrashPoint]:
+    """The points with the share of the clean run's time each covers: from its moment to the next one's."""
+    if not points:
+        return points
+    # The agent's log and the server's append times are read from two processes: a millisecond's
+    # disorder between them must not make a share negative or the shares add up past the whole.
+    ends = [p.begins for p in points[1:]] + [max(ended, points[-1].begins)]
+    widths = [max(0.0, end - p.begins) for p, end in zip(points, ends, strict=True)]
+    span = sum(widths)
+    if span <= 0:
+        return points
+    return [dataclasses.replace(p, covers=width / span) for p, width in zip(points, widths, strict=True)]

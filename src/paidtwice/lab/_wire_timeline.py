@@ -1,0 +1,151 @@
+"""A command's clean run and the crash points in it, from what any language shows from outside its process.
+
+A deployment started by a command (`paidtwice.lab._command`) has no host to log its steps. Its timeline is
+read instead from the frames the protocol proxy saw (each attempt's start and each completion the server
+sent: a moment the agent waits, which the proxy can hold), the stub's ledgers (model and tool calls, held in
+flight) and the journal (durable pauses). Nothing here talks to a server.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from paidtwice.engine._sql import JournalEntry
+from paidtwice.lab._command import WireStep, read_wire
+from paidtwice.lab._records import CrashPoint
+from paidtwice.lab._watch import epoch
+from paidtwice.stub._ledger import ModelCall, ToolRun
+
+__all__ = ["wire_model_calls_in_steps", "wire_points"]
+
+_Moment = tuple[float, CrashPoint]
+"""A crash point (not numbered yet) and when its moment began in the clean run."""
+
+
+def wire_points(
+    *,
+    journal: Sequence[JournalEntry],
+    wire_log: Path,
+    invocation_id: str,
+    steps: Sequence[WireStep],
+    calls: Sequence[ModelCall],
+    tools: Sequence[ToolRun],
+) -> list[CrashPoint]:
+    """The crash points of a command's clean run, in time order: one after each journal entry the proxy can
+    hold, one in flight inside each model call and each step that calls a tool, one in each durable pause.
+
+    A model answer that came back but is not journaled yet cannot be held from outside the process (the agent
+    goes on at once): that moment is not a point here."""
+    wire = _Wire(wire_log, invocation_id, steps)
+    starts = sorted([c.started for c in calls] + [t.started for t in tools])
+    moments = [
+        *_frame_moments(wire, [e.label() for e in journal]),
+        *(_model_moment(wire, call, starts) for call in calls),
+        *_tool_moments(wire, tools),
+        *_pause_moments(journal, steps),
+    ]
+    moments.sort(key=lambda m: m[0])
+    return [dataclasses.replace(point, order=order) for order, (_, point) in enumerate(moments, start=1)]
+
+
+def wire_model_calls_in_steps(
+    steps: Sequence[WireStep], calls: Sequence[ModelCall], tools: Sequence[ToolRun]
+) -> int:
+    """Model calls made inside a step on the wire (see `_step_of`): their answers are the step's result, so
+    they are journaled."""
+    starts = sorted([c.started for c in calls] + [t.started for t in tools])
+    return sum(1 for call in calls if _step_of(call, steps, starts) is not None)
+
+
+def _step_of(call: ModelCall, steps: Sequence[WireStep], starts: Sequence[float]) -> WireStep | None:
+    """The step a model call was made in, from the wire and the ledgers: the first step whose result passed
+    the proxy after the call ended, unless the agent called the stub again before that result (then the
+    call came before the step). The RunCommand's own time cannot tell: the proxy may read it after the
+    stub has answered a fast call."""
+    end = call.finished if call.finished is not None else float("inf")
+    step = next((s for s in steps if s.proposed is not None and s.proposed >= end), None)
+    if step is None or step.proposed is None:
+        return None
+    if any(end < at < step.proposed for at in starts):
+        return None
+    return step
+
+
+class _Wire:
+    """What the proxy saw of one invocation: its log lines, the journal's size at each frame, its steps."""
+
+    def __init__(self, wire_log: Path, invocation_id: str, steps: Sequence[WireStep]) -> None:
+        self.records = read_wire(wire_log, invocation_id)
+        self.marks = [
+            (float(r["at"]), int(r.get("entries", r.get("known", 0))))
+            for r in self.records
+            if r["event"] in ("start", "notification", "command")
+        ]
+        """(time, entries): the journal's size as each frame passed the proxy."""
+        self.steps = steps
+
+    def entries_at(self, t: float, step: WireStep | None = None) -> int:
+        """Entries the journal holds while a call that started at `t` is in flight, counted on the wire (the
+        server's append times race with a fast call): every entry that passed the proxy before it, and the
+        RunCommand of the step it is made in (by default the step whose RunCommand came before it)."""
+        n = max([1, *(entries for at, entries in self.marks if at <= t)])
+        for other in self.steps:
+            if other is step or (step is None and other.commanded <= t <= (other.proposed or float("inf"))):
+                n = max(n, *(entries for at, entries in self.marks if at <= other.commanded + 1e-6))
+        return n
+
+
+def _frame_moments(wire: _Wire, labels: Sequence[str]) -> list[_Moment]:
+    """After each entry an attempt started with, or a completion brought: the proxy holds that frame."""
+    moments: list[_Moment] = []
+    held: set[int] = set()
+    for record in wire.records:
+        if record["event"] == "start":
+            n = int(record["known"])
+        elif record["event"] == "notification":
+            n = int(record["entries"])
+        else:
+            continue
+        if n not in held:
+            held.add(n)
+            name = f"after entry {n - 1} ({labels[n - 1]})" if n - 1 < len(labels) else f"after entry {n - 1}"
+            moments.append((float(record["at"]), CrashPoint(name, 0, "after-entry", n, hold_entries=n)))
+    return moments
+
+
+def _model_moment(wire: _Wire, call: ModelCall, starts: Sequence[float]) -> _Moment:
+    """In flight inside a model call: the stub holds it."""
+    entries = wire.entries_at(call.started, _step_of(call, wire.steps, starts))
+    point = CrashPoint(
+        f"in flight: model call {call.call}", 0, "in-flight-model", entries, model_holds=(call.call,)
+    )
+    return (call.started, point)
+
+
+def _tool_moments(wire: _Wire, tools: Sequence[ToolRun]) -> list[_Moment]:
+    """In flight inside each step that calls a tool: the stub holds the tool call."""
+    moments: list[_Moment] = []
+    for tool in tools:
+        # The step whose result had not passed the proxy when the tool was called: an SDK may send a step's
+        # RunCommand only with its result (the Python SDK here), so the command's time says little.
+        step = next((s for s in wire.steps if (s.proposed or float("inf")) >= tool.started), None)
+        if step is None:
+            continue  # a tool called outside a step: not a step in flight
+        entries = wire.entries_at(tool.started, step)
+        point = CrashPoint(f"in flight: step {step.name}", 0, "in-flight-step", entries, tool_hold=tool.call)
+        moments.append((tool.started, point))
+    return moments
+
+
+def _pause_moments(journal: Sequence[JournalEntry], steps: Sequence[WireStep]) -> list[_Moment]:
+    """In each durable pause, from when the server appended its Sleep command."""
+    moments: list[_Moment] = []
+    for i, entry in enumerate(journal):
+        if entry.label().startswith("Command: Sleep"):
+            appended = epoch(entry.appended_at) or 0.0
+            before = [s.name for s in steps if s.proposed is not None and s.proposed <= appended]
+            name = "in pause" + (f" after {before[-1]}" if before else "")
+            moments.append((appended, CrashPoint(name, 0, "pause", i + 1)))
+    return moments
