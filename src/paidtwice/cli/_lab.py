@@ -14,6 +14,7 @@ from paidtwice.cli._options import (
     default_json,
     echo_err,
     html_option,
+    json_option,
     model_latency_option,
     open_lab,
     price_model_option,
@@ -103,13 +104,8 @@ def experiments() -> None:
 
 @click.command("deck")
 @click.option("--only", "only", multiple=True, metavar="NAME", help="Run only these experiments.")
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Where the full records are written, after each finished run "
-    "(default: RESULTS_DIR/deck-TIME-PID.json).",
+@json_option(
+    "Where the full records are written, after each finished run (default: RESULTS_DIR/deck-TIME-PID.json)."
 )
 @results_dir_option
 @click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
@@ -159,13 +155,7 @@ def deck(
 
 @click.command("run")
 @click.argument("name")
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Where the record is written (default: RESULTS_DIR/NAME-TIME-PID.json).",
-)
+@json_option("Where the record is written (default: RESULTS_DIR/NAME-TIME-PID.json).")
 @results_dir_option
 @html_option
 @save_journals_option

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -22,6 +24,7 @@ __all__ = [
     "default_json",
     "echo_err",
     "html_option",
+    "json_option",
     "model_latency_option",
     "open_lab",
     "price_model_option",
@@ -30,6 +33,8 @@ __all__ = [
     "server_version_option",
     "write_report",
 ]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_RESULTS = Path("paidtwice-results")
 RESULTS_ENV = "PAIDTWICE_RESULTS"
@@ -95,6 +100,13 @@ save_journals_option = click.option(
     metavar="DIR",
     help="Write each invocation's journal file here, for `paidtwice replay-check`.",
 )
+
+
+def json_option(help: str) -> Callable[[F], F]:
+    """--json PATH: where a command writes its records, said in `help`."""
+    return click.option(
+        "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help=help
+    )
 
 
 def echo_err(message: str) -> None:

@@ -20,6 +20,7 @@ from paidtwice.cli._options import (
     default_json,
     echo_err,
     html_option,
+    json_option,
     model_latency_option,
     price_model_option,
     results_dir_option,
@@ -100,13 +101,9 @@ __all__ = ["sweep"]
 @click.option(
     "--parallel", type=click.IntRange(min=1), default=16, show_default=True, help="Crash points run at once."
 )
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Where every point's record is written, after each finished point "
-    "(default: RESULTS_DIR/sweep-TIME-PID.json).",
+@json_option(
+    "Where every point's record is written, after each finished point "
+    "(default: RESULTS_DIR/sweep-TIME-PID.json)."
 )
 @results_dir_option
 @click.option("--check", is_flag=True, help="Exit 1 when any crash point pays twice (for CI).")
