@@ -89,7 +89,7 @@ def test_server_that_cannot_start(tmp_path: Path) -> None:
 
 
 def test_bad_input_is_a_click_error_with_exit_2() -> None:
-    from paidtwice.cli import BadInput
+    from paidtwice._bad_input import BadInput
 
     assert issubclass(BadInput, click.ClickException) and BadInput.exit_code == 2
 
@@ -113,3 +113,25 @@ def test_explain_an_invocation_with_no_failure(lab: Lab, deck_records: dict[str,
 def test_soak_bad_input() -> None:
     assert "'--invocations': 0 is not in the range x>=1" in one_line_error(["soak", "--invocations", "0"])
     assert "'--timeout': 0.0 is not in the range x>=1.0" in one_line_error(["soak", "--timeout", "0"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--app", "agent:app", "--cmd", "node agent.ts"], "give --app or --cmd, not both"),
+        (["--cwd", "."], "--cwd goes with --cmd"),
+        (["--service", "Agent"], "--service, --handler and --variation go with --app or --cmd"),
+        (["--cmd", "node agent.ts"], "with --cmd, give one script file: --script FILE"),
+        (
+            ["--app", "agent:app", "--script", "script.toml", "--service", "Agent"],
+            "with --app, name the service and the handler: --service NAME --handler NAME",
+        ),
+        (
+            ["--app", "agent:app", "--script", "s.toml", "--service", "A", "--handler", "h", "--input", "{"],
+            "--input is not JSON: ",
+        ),
+    ],
+)
+def test_sweep_bad_input(args: list[str], message: str) -> None:
+    # Refused before anything starts: no server, no agent.
+    assert message in one_line_error(["sweep", *args])

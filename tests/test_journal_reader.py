@@ -6,7 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from paidtwice._exceptions import PaidtwiceError
 from paidtwice.engine import journal_from_rows
+from paidtwice.engine._sql import invocation_status
 from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL
 from paidtwice.report import format_journal
 
@@ -49,3 +53,14 @@ def test_journal_report_lists_every_entry_by_index() -> None:
     body = text[2:]
     assert len(body) == len(entries)
     assert body[1].split() == ["1", "Command:", "Run", "model"]
+
+
+def test_statuses_read_from_the_server_are_checked() -> None:
+    # The statuses the captures recorded from a real server are known; one the code does not know is refused.
+    for name in ("clean.json", "journaled-kill-in-pause.json", "naive-changed-for-good.json"):
+        status = load(name)["status"]
+        assert invocation_status(status) == status
+    with pytest.raises(
+        PaidtwiceError, match=r"^sys_invocation reports a status paidtwice does not know: 'inboxed'"
+    ):
+        invocation_status("inboxed")

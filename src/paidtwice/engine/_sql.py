@@ -10,14 +10,28 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import httpx
 
 from paidtwice._exceptions import NotFound, PaidtwiceError, ServerUnreachable
 from paidtwice.engine._http import http
 
-__all__ = ["FailureEvent", "InvocationRow", "JournalEntry", "QueryFailed", "SqlClient", "journal_from_rows"]
+__all__ = [
+    "FailureEvent",
+    "InvocationRow",
+    "InvocationStatus",
+    "JournalEntry",
+    "QueryFailed",
+    "SqlClient",
+    "invocation_status",
+    "journal_from_rows",
+]
+
+InvocationStatus = Literal[
+    "pending", "scheduled", "ready", "running", "backing-off", "suspended", "paused", "completed"
+]
+"""An invocation's status in sys_invocation."""
 
 _INVOCATION_COLUMNS = (
     "id, target, status, pinned_deployment_id, retry_count, last_start_at, next_retry_at, "
@@ -57,7 +71,7 @@ class InvocationRow:
     target: str
     """Service/handler, e.g. "Agent/run"."""
     status: str
-    """pending, scheduled, running, backing-off, suspended, paused or completed."""
+    """pending, scheduled, running, backing-off, suspended, paused or completed (see `invocation_status`)."""
     pinned_deployment_id: str | None
     """Deployment the invocation is pinned to, once it has started."""
     retry_count: int | None
@@ -202,6 +216,21 @@ def journal_from_rows(rows: list[dict[str, Any]]) -> list[JournalEntry]:
         for row in rows
     ]
     return sorted(entries, key=lambda entry: entry.index)
+
+
+_STATUSES: tuple[InvocationStatus, ...] = get_args(InvocationStatus)
+
+
+def invocation_status(value: str) -> InvocationStatus:
+    """A status read from sys_invocation, checked: one this code does not know would be misread wherever it
+    is used."""
+    for status in _STATUSES:
+        if value == status:
+            return status
+    known = ", ".join(_STATUSES)
+    raise PaidtwiceError(
+        f"sys_invocation reports a status paidtwice does not know: {value!r} (known: {known})"
+    )
 
 
 def _invocation(row: dict[str, Any]) -> InvocationRow:

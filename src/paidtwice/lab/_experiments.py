@@ -11,6 +11,7 @@ from typing import Literal
 
 from paidtwice._exceptions import NotFound
 from paidtwice._words import count
+from paidtwice.engine._sql import InvocationStatus
 from paidtwice.stub._scripts import Hold
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "Fault",
     "FaultKind",
     "InvocationStatus",
+    "RecordedStatus",
     "Row",
     "Walk",
     "experiment_by_name",
@@ -42,10 +44,8 @@ FaultKind = Literal[
 """Where the lab kills a process (see `Fault.kind`)."""
 AgentMode = Literal["naive", "journaled"]
 """How the deck's agents call the model: outside the journal, or journaled with ctx.run."""
-InvocationStatus = Literal[
-    "pending", "scheduled", "ready", "running", "backing-off", "suspended", "paused", "completed"
-]
-"""An invocation's status in sys_invocation."""
+RecordedStatus = InvocationStatus | Literal["unknown"]
+"""An invocation's final status as a record keeps it: "unknown" when the server held no row for it."""
 
 DEFAULT_RESTART_DELAY = 1.25
 """Seconds the agent stays down after a kill. With the agent's backoff (200 ms doubling to 2 s, plus up to 30%

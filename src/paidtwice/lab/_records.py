@@ -13,7 +13,7 @@ from typing import Any, Literal
 from paidtwice._words import count
 from paidtwice.engine._admin import AdminCall
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._experiments import Expected
+from paidtwice.lab._experiments import Expected, RecordedStatus
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
 __all__ = [
@@ -174,7 +174,7 @@ class RunRecord:
     """The fault, in words."""
     restart_delay: float
     """Seconds the agent was meant to stay down after the kill."""
-    status: str
+    status: RecordedStatus
     """Restate's final status of the invocation."""
     invocation_id: str
     """The invocation the run made."""
@@ -275,7 +275,7 @@ class CurvePoint:
     """Fewest and most paid calls the policy allows for that down time, given Restate's jitter."""
     attempts_while_down: int
     """Measured attempts that found the agent down."""
-    status: str
+    status: RecordedStatus
     """Final status."""
     invocation_id: str
     """The point's invocation."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from paidtwice._exceptions import AdminError, NotFound, PaidtwiceError, UsageError
 from paidtwice._words import count
 from paidtwice.engine._admin import AdminClient
-from paidtwice.engine._sql import JournalEntry, SqlClient
+from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient
 from paidtwice.lab._mismatch import Explanation, explain
 
 __all__ = ["ApplyResult", "Judge", "RecoveryPlan", "WayOut", "apply_way", "plan_recovery"]
@@ -185,83 +185,18 @@ def plan_recovery(
     `judge`, when given, decides whether the target code replays what a way keeps (`paidtwice recover
     --app` replays the kept journal offline against the code); otherwise it is judged from the evidence
     on the server."""
-    row = sql.invocation(invocation_id)
-    if row is None:
-        raise NotFound(f"no invocation {invocation_id} on this server")
-    if row.status not in _STUCK:
-        detail = "it has finished" if row.status == "completed" else "it is not stuck"
-        raise UsageError(
-            f"invocation {invocation_id} is {row.status}: {detail}; recover works on paused or "
-            "backing-off invocations"
-        )
+    row = _stuck_invocation(sql, invocation_id)
     journal = tuple(sql.journal(invocation_id))
     try:
         failure: Explanation | None = explain(sql, invocation_id)
     except UsageError:
         failure = None
-    ways = []
-    if row.status == "paused":
-        replay, index = (
-            judge(journal[-1].index)
-            if judge is not None and journal
-            else _replay_verdict(
-                sql,
-                kept=journal,
-                target=row.target,
-                deployment=deployment,
-                pinned=row.pinned_deployment_id,
-                failure=failure,
-            )
-        )
-        where = f"on {deployment}" if deployment else f"on its pinned deployment {row.pinned_deployment_id}"
-        ways.append(
-            WayOut(
-                "resume",
-                f"resume {where}",
-                f"all {count(len(journal), 'entry', 'entries')}",
-                (),
-                replay,
-                index,
-            )
-        )
-    ways.append(
-        WayOut(
-            "restart",
-            "kill, then restart-as-new from the start",
-            "the input only (a new invocation, a fresh journal)",
-            tuple(f"{name} runs again" for name in _run_names(journal)),
-            "a fresh journal replays on any code",
-            None,
-        )
-    )
-    prefixes = [n for n in completed_prefixes(journal) if 0 < n < journal[-1].index] if journal else []
-    if prefixes:
-        n = prefixes[-1]
-        kept = [e for e in journal if e.index <= n]
-        replay, index = (
-            judge(n)
-            if judge is not None
-            else _replay_verdict(
-                sql,
-                kept=kept,
-                target=row.target,
-                deployment=deployment,
-                pinned=row.pinned_deployment_id,
-                failure=None,
-            )
-        )
-        others = ", ".join(map(str, prefixes[:-1]))
-        ways.append(
-            WayOut(
-                f"restart-from:{n}",
-                f"kill, then restart-as-new from entry {n}"
-                + (f" (other completed prefixes end at {others})" if others else ""),
-                f"entries 0..{n}: " + ", ".join(e.label() for e in kept if e.is_command),
-                tuple(f"{name} runs again" for name in _run_names([e for e in journal if e.index > n])),
-                replay,
-                index,
-            )
-        )
+    target = _Target(sql, row, deployment, judge)
+    ways = [_resume(target, journal, failure)] if row.status == "paused" else []
+    ways.append(_restart(journal))
+    from_prefix = _restart_from_prefix(target, journal)
+    if from_prefix is not None:
+        ways.append(from_prefix)
     ways.append(WayOut("kill", "kill it and leave it", "nothing runs again", (), "nothing is replayed", None))
     return RecoveryPlan(
         invocation_id=invocation_id,
@@ -272,6 +207,89 @@ def plan_recovery(
         journal=journal,
         failure=failure,
         ways=tuple(ways),
+    )
+
+
+def _stuck_invocation(sql: SqlClient, invocation_id: str) -> InvocationRow:
+    row = sql.invocation(invocation_id)
+    if row is None:
+        raise NotFound(f"no invocation {invocation_id} on this server")
+    if row.status not in _STUCK:
+        detail = "it has finished" if row.status == "completed" else "it is not stuck"
+        raise UsageError(
+            f"invocation {invocation_id} is {row.status}: {detail}; recover works on paused or "
+            "backing-off invocations"
+        )
+    return row
+
+
+@dataclass(frozen=True)
+class _Target:
+    """The code a way out would run on, and how to judge whether it replays what the way keeps."""
+
+    sql: SqlClient
+    """The server the invocation is on."""
+    row: InvocationRow
+    """The stuck invocation."""
+    deployment: str | None
+    """The deployment asked for; None for the pinned one."""
+    judge: Judge | None
+    """The offline judge (`recover --app`); None to judge from the evidence on the server."""
+
+    def verdict(
+        self, kept: Sequence[JournalEntry], last_index: int | None, failure: Explanation | None
+    ) -> tuple[str, int | None]:
+        """Whether the code replays `kept` (up to `last_index`): in words, and the index of a certain
+        mismatch."""
+        if self.judge is not None and last_index is not None:
+            return self.judge(last_index)
+        return _replay_verdict(
+            self.sql,
+            kept=kept,
+            target=self.row.target,
+            deployment=self.deployment,
+            pinned=self.row.pinned_deployment_id,
+            failure=failure,
+        )
+
+
+def _resume(target: _Target, journal: Sequence[JournalEntry], failure: Explanation | None) -> WayOut:
+    replay, index = target.verdict(journal, journal[-1].index if journal else None, failure)
+    pinned = target.row.pinned_deployment_id
+    where = f"on {target.deployment}" if target.deployment else f"on its pinned deployment {pinned}"
+    return WayOut(
+        "resume", f"resume {where}", f"all {count(len(journal), 'entry', 'entries')}", (), replay, index
+    )
+
+
+def _restart(journal: Sequence[JournalEntry]) -> WayOut:
+    return WayOut(
+        "restart",
+        "kill, then restart-as-new from the start",
+        "the input only (a new invocation, a fresh journal)",
+        tuple(f"{name} runs again" for name in _run_names(journal)),
+        "a fresh journal replays on any code",
+        None,
+    )
+
+
+def _restart_from_prefix(target: _Target, journal: Sequence[JournalEntry]) -> WayOut | None:
+    """Restart-as-new from the last completed prefix, the others named; None when there is none."""
+    prefixes = [n for n in completed_prefixes(journal) if 0 < n < journal[-1].index] if journal else []
+    if not prefixes:
+        return None
+    n = prefixes[-1]
+    kept = [e for e in journal if e.index <= n]
+    replay, index = target.verdict(kept, n, None)
+    others = ", ".join(map(str, prefixes[:-1]))
+    return WayOut(
+        f"restart-from:{n}",
+        f"kill, then restart-as-new from entry {n}"
+        + (f" (other completed prefixes end at {others})" if others else ""),
+        f"entries 0..{n}: " + ", ".join(e.label() for e in kept if e.is_command),
+        tuple(f"{name} runs again" for name in _run_names([e for e in journal if e.index > n])),
+        replay,
+        index,
     )
 
 

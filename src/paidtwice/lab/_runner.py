@@ -36,7 +36,7 @@ from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._janitor import forget, remove_at_exit
 from paidtwice.engine._server import RestateServer
-from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient
+from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient, invocation_status
 from paidtwice.lab._bill import (
     DEFAULT_PRICE_MODEL,
     PRICES_AS_OF,
@@ -562,7 +562,7 @@ class Lab:
         sql = engine.sql
         journal = tuple(sql.journal(invocation_id))
         failures = sql.failures(invocation_id)
-        status = final.status if final is not None else "unknown"
+        status = invocation_status(final.status) if final is not None else "unknown"
         answer = None
         if status == "completed":
             response = engine.ingress.attach(invocation_id, timeout=30.0)

@@ -10,6 +10,7 @@ import click
 
 from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import PaidtwiceError
+from paidtwice._options import admin_url_option
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.replay._journal import STATUSES, JournalFile, capture, journal_paths, load_journal, save_all
@@ -38,13 +39,7 @@ __all__ = ["capture_command", "format_results", "replay_check_command"]
     is_flag=True,
     help="The server runs with experimental-enable-unique-random-seeds: the journals' seeds are unknown.",
 )
-@click.option(
-    "--admin-url",
-    default="http://127.0.0.1:9070",
-    show_default=True,
-    envvar="PAIDTWICE_ADMIN_URL",
-    help="Admin API of the Restate server to read.",
-)
+@admin_url_option
 def capture_command(
     directory: Path,
     service: str,

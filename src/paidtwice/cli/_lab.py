@@ -1,0 +1,250 @@
+"""The commands that run the deck's rows on a lab: `provision`, `experiments`, `deck` and `run`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from paidtwice._words import count
+from paidtwice.cli._errors import errors
+from paidtwice.cli._options import (
+    cluster_option,
+    default_json,
+    echo_err,
+    html_option,
+    json_option,
+    model_latency_option,
+    open_lab,
+    price_model_option,
+    results_dir_option,
+    save_journals_option,
+    server_version_option,
+    write_report,
+)
+from paidtwice.engine._sql import SqlClient
+from paidtwice.lab._experiments import (
+    COMPARISONS,
+    CURVES,
+    EXPERIMENTS,
+    WALKS,
+    Row,
+    experiment_by_name,
+    with_model_latency,
+)
+from paidtwice.lab._records import (
+    ComparisonRecord,
+    CurveRecord,
+    Record,
+    RecoveryRecord,
+    RunRecord,
+    append_record,
+    write_records,
+)
+from paidtwice.lab._rows import run_rows
+from paidtwice.lab._runner import Lab
+from paidtwice.report._html import deck_sections
+from paidtwice.report._plot import curve_svg
+from paidtwice.report._text import (
+    format_comparison,
+    format_curve,
+    format_deck_table,
+    format_run,
+    format_walk,
+)
+
+__all__ = ["deck", "experiments", "provision", "record_journals", "run"]
+
+
+@click.command("provision")
+@server_version_option
+def provision(server_version: str) -> None:
+    """Install restate-server, restatectl and Node.js 22 from npm into paidtwice's cache (done on first use
+    anyway).
+
+    \b
+    Example:
+        paidtwice provision --server-version 1.7.10
+    """
+    from paidtwice.engine._provision import ensure_node_binary, ensure_restatectl, ensure_server_binary
+
+    with errors():
+        binary = ensure_server_binary(server_version, echo=echo_err)
+        restatectl = ensure_restatectl(echo=echo_err)
+        # Node 22 for TypeScript agents (sweep --cmd puts it first on the command's PATH).
+        node = ensure_node_binary(echo=echo_err)
+    click.echo(str(binary))
+    click.echo(str(restatectl), err=True)
+    click.echo(str(node), err=True)
+
+
+@click.command("experiments")
+def experiments() -> None:
+    """List the deck's experiments: agent mode, stub script, fault, and what the deck reports.
+
+    \b
+    Example:
+        paidtwice experiments
+    """
+    for row in EXPERIMENTS:
+        click.echo(f"{row.name:26} {row.mode:9} {row.script:9} {row.fault.describe()}")
+        click.echo(f"{'':26} deck: {row.deck_says}")
+    for curve in CURVES:
+        delays = ", ".join(f"{d:g}" for d in curve.delays)
+        click.echo(f"{curve.name:26} {curve.base.mode:9} {curve.base.script:9} delays {delays} s")
+        click.echo(f"{'':26} deck: {curve.deck_says}")
+    for walk in WALKS:
+        click.echo(f"{walk.name:26} recover {walk.base.name}'s paused invocation; fix: {walk.fix_mode}")
+        click.echo(f"{'':26} deck: {walk.deck_says}")
+    for pair in COMPARISONS:
+        click.echo(f"{pair.name:26} {pair.first.name} vs {pair.second.name}, {pair.first.fault.describe()}")
+        click.echo(f"{'':26} beyond the deck: {pair.deck_says}")
+
+
+@click.command("deck")
+@click.option("--only", "only", multiple=True, metavar="NAME", help="Run only these experiments.")
+@json_option(
+    "Where the full records are written, after each finished run (default: RESULTS_DIR/deck-TIME-PID.json)."
+)
+@results_dir_option
+@click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
+@html_option
+@save_journals_option
+@server_version_option
+@cluster_option
+@price_model_option
+def deck(
+    only: tuple[str, ...],
+    json_path: Path | None,
+    results_dir: Path,
+    serial: bool,
+    html_path: Path | None,
+    save_journals: Path | None,
+    server_version: str,
+    price_model: str,
+    cluster: int,
+) -> None:
+    """Run the deck's experiments on a real Restate server and compare with the deck's figures.
+
+    Exit status 0 when every run matches the deck, 1 when one does not, 2 on bad input.
+
+    \b
+    Examples:
+        paidtwice deck
+        paidtwice deck --only clean --only naive-kill-in-pause --json out/deck.json
+        paidtwice deck --html deck.html
+        paidtwice deck --cluster 3
+    """
+    rows = _rows(only)
+    json_path = json_path or default_json(results_dir, "deck")
+    with errors():
+        where = f"a {cluster}-node cluster of " if cluster > 1 else ""
+        echo_err(f"paidtwice: {count(len(rows), 'experiment')} on {where}restate-server {server_version}")
+        with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
+            records = _run_rows(lab, rows, json_path=json_path, serial=serial, journals=save_journals)
+    click.echo(format_deck_table(records))
+    for record in records:
+        if not isinstance(record, RunRecord):
+            click.echo(f"\n{record.name}:")
+            click.echo(_format_record(record))
+    click.echo(f"\nFull records: {json_path}")
+    write_report(html_path, "paidtwice deck", deck_sections(records), [json_path])
+    sys.exit(0 if all(r.matches for r in records) else 1)
+
+
+@click.command("run")
+@click.argument("name")
+@json_option("Where the record is written (default: RESULTS_DIR/NAME-TIME-PID.json).")
+@results_dir_option
+@html_option
+@save_journals_option
+@server_version_option
+@cluster_option
+@price_model_option
+@model_latency_option
+def run(
+    name: str,
+    json_path: Path | None,
+    results_dir: Path,
+    html_path: Path | None,
+    save_journals: Path | None,
+    server_version: str,
+    price_model: str,
+    model_latency: float | None,
+    cluster: int,
+) -> None:
+    """Run one experiment and print its journal by index and its model-call log.
+
+    \b
+    Examples:
+        paidtwice run naive-kill-in-pause
+        paidtwice run naive-changed-for-good --json changed.json --html changed.html
+        paidtwice run node-kill-in-pause --cluster 3
+    """
+    row = _rows((name,))[0]
+    if model_latency is not None:
+        row = with_model_latency(row, model_latency)
+    json_path = json_path or default_json(results_dir, name)
+    with errors():
+        with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
+            records = _run_rows(lab, [row], json_path=json_path, serial=True, journals=save_journals)
+    for record in records:
+        click.echo(_format_record(record))
+    click.echo(f"\nFull record: {json_path}")
+    write_report(html_path, f"paidtwice run {name}", deck_sections(records), [json_path])
+    sys.exit(0 if all(r.matches for r in records) else 1)
+
+
+def _format_record(record: Record) -> str:
+    if isinstance(record, RunRecord):
+        return format_run(record)
+    if isinstance(record, CurveRecord):
+        return format_curve(record)
+    if isinstance(record, ComparisonRecord):
+        return format_comparison(record)
+    return format_walk(record)
+
+
+def _rows(names: tuple[str, ...]) -> list[Row]:
+    if not names:
+        return [*EXPERIMENTS, *CURVES, *WALKS, *COMPARISONS]
+    with errors():
+        return [experiment_by_name(name) for name in names]
+
+
+def _run_rows(
+    lab: Lab, rows: list[Row], *, json_path: Path, serial: bool, journals: Path | None = None
+) -> list[Record]:
+    records: list[Record] = []
+    write_records(json_path, records)
+
+    def save(record: Record) -> None:
+        append_record(json_path, records, record)
+        if journals is not None:
+            record_journals(lab.sql, journals, record)
+        verdict = "matches" if record.matches else "DIFFERS from the deck"
+        echo_err(f"  finished {record.name}: {verdict}")
+        if isinstance(record, CurveRecord):
+            svg = curve_svg(record, json_path.with_name(f"{json_path.stem}-{record.name}.svg"))
+            echo_err(f"  plot of {record.name}: {svg}")
+
+    ordered = run_rows(lab, rows, concurrent=not serial, on_record=save)
+    write_records(json_path, ordered)
+    return ordered
+
+
+def record_journals(sql: SqlClient, directory: Path, record: Record) -> None:
+    """The journals of a finished record's invocations, captured while its server still runs."""
+    from paidtwice.replay._journal import save_invocation
+
+    runs = record.runs if isinstance(record, CurveRecord) else ()
+    if isinstance(record, RunRecord):
+        save_invocation(sql, directory, record.name, record.invocation_id)
+    for i, run in enumerate(runs, start=1):
+        save_invocation(sql, directory, f"{record.name}-{i}", run.invocation_id)
+    if isinstance(record, RecoveryRecord):
+        save_invocation(sql, directory, record.name, record.invocation_id)
+        for i, step in enumerate(record.steps, start=1):
+            if step.invocation_id and step.invocation_id != record.invocation_id:
+                save_invocation(sql, directory, f"{record.name}-step{i}", step.invocation_id)

@@ -1,0 +1,134 @@
+"""The options the commands share, and what they do with them: where results go, the HTML page, the lab."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from paidtwice._bad_input import BadInput
+from paidtwice._exceptions import UsageError
+from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
+from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
+from paidtwice.lab._runner import Lab
+from paidtwice.report._html import Section, write_html
+
+__all__ = [
+    "DEFAULT_RESULTS",
+    "RESULTS_ENV",
+    "cluster_option",
+    "default_json",
+    "echo_err",
+    "html_option",
+    "json_option",
+    "model_latency_option",
+    "open_lab",
+    "price_model_option",
+    "results_dir_option",
+    "save_journals_option",
+    "server_version_option",
+    "write_report",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_RESULTS = Path("paidtwice-results")
+RESULTS_ENV = "PAIDTWICE_RESULTS"
+
+
+def _check_price_model(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        return check_price_model(value)
+    except UsageError as err:
+        raise BadInput(str(err)) from None
+
+
+html_option = click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write one self-contained HTML report here (timelines, journals, plots; opens from disk).",
+)
+server_version_option = click.option(
+    "--server-version",
+    type=click.Choice(RESTATE_SERVER_VERSIONS),
+    default=RESTATE_SERVER_VERSION,
+    show_default=True,
+    help="restate-server version from npm (1.7.10 is the one the deck was recorded on).",
+)
+price_model_option = click.option(
+    "--price-model",
+    default=DEFAULT_PRICE_MODEL,
+    show_default=True,
+    metavar="NAME",
+    callback=_check_price_model,
+    help="The model whose prices (genai-prices) the dollars are at.",
+)
+model_latency_option = click.option(
+    "--model-latency",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="Seconds the stub's model takes to answer each call (default: the row's own, 0 for most).",
+)
+results_dir_option = click.option(
+    "--results-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_RESULTS,
+    show_default=True,
+    envvar=RESULTS_ENV,
+    help=f"Where records go when --json is not given (also ${RESULTS_ENV}).",
+)
+cluster_option = click.option(
+    "--cluster",
+    "cluster",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Run on a cluster of N restate-server nodes on loopback (3 or more; 1 is a single server).",
+)
+save_journals_option = click.option(
+    "--save-journals",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Write each invocation's journal file here, for `paidtwice replay-check`.",
+)
+
+
+def json_option(help: str) -> Callable[[F], F]:
+    """--json PATH: where a command writes its records, said in `help`."""
+    return click.option(
+        "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help=help
+    )
+
+
+def echo_err(message: str) -> None:
+    """Progress and notes go to stderr; stdout is the result."""
+    click.echo(message, err=True)
+
+
+def open_lab(*, server_version: str, price_model: str, cluster: int) -> Lab:
+    """A lab that reports its progress on stderr."""
+    return Lab(server_version=server_version, echo=echo_err, price_model=price_model, cluster=cluster)
+
+
+def default_json(results_dir: Path, stem: str) -> Path:
+    """Where a command's records go when --json is not given."""
+    # Two labs started at once in one directory must not write the same file.
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return results_dir / f"{stem}-{stamp}-{os.getpid()}.json"
+
+
+def write_report(path: Path | None, title: str, sections: list[Section], sources: list[Path]) -> None:
+    """The --html page, when one was asked for."""
+    if path is None:
+        return
+    write_html(path, title, sections, sources=[str(s) for s in sources])
+    click.echo(f"HTML report: {path}")

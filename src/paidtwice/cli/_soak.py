@@ -1,0 +1,109 @@
+"""`paidtwice soak`: many journaled invocations at once, the agent killed while they run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from paidtwice._bad_input import BadInput
+from paidtwice.cli._errors import errors
+from paidtwice.cli._options import (
+    cluster_option,
+    echo_err,
+    html_option,
+    open_lab,
+    price_model_option,
+    server_version_option,
+    write_report,
+)
+from paidtwice.lab._soak import SoakProgress
+from paidtwice.lab._soak import soak as run_soak
+from paidtwice.report._html import soak_section
+from paidtwice.report._soak import format_soak, format_soak_progress
+
+__all__ = ["soak"]
+
+
+@click.command("soak")
+@click.option("--invocations", default=200, show_default=True, type=click.IntRange(min=1))
+@click.option("--kills", default=5, show_default=True, type=click.IntRange(min=0))
+@click.option(
+    "--kill-every",
+    default=0.7,
+    show_default=True,
+    type=click.FloatRange(min=0.0),
+    help="Seconds the agent runs between kills.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1.0),
+    help="Give up waiting after this many seconds [default: 60 + 0.1 per invocation].",
+)
+@click.option(
+    "--node-kills",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="With --cluster: kill and restart this many nodes, one at a time, after the agent's kills.",
+)
+@html_option
+@server_version_option
+@price_model_option
+@cluster_option
+def soak(
+    invocations: int,
+    kills: int,
+    kill_every: float,
+    timeout: float | None,
+    node_kills: int,
+    html_path: Path | None,
+    server_version: str,
+    price_model: str,
+    cluster: int,
+) -> None:
+    """Send many journaled invocations at once and kill the agent while they run.
+
+    Prints sent, completed, paused, lost (failed or vanished) and unfinished (still running when the soak
+    gave up, and why), model calls beyond the clean count (measured on a clean invocation first) against
+    the bound taken at each kill, tool runs beyond the clean count, throughput, completion times and peak
+    memory. Progress goes to stderr while it runs. Exit 1 unless every invocation completed and the extra
+    calls stay within the bound.
+
+    \b
+    Example:
+        paidtwice soak --invocations 10000 --kills 10
+        paidtwice soak --invocations 200 --kills 5 --html soak.html --price-model gpt-4o
+        paidtwice soak --cluster 3 --node-kills 3
+    """
+    on_terminal = sys.stderr.isatty()
+    if node_kills and cluster == 1:
+        raise BadInput("--node-kills needs a cluster: add --cluster 3")
+    with errors():
+        with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
+            record = run_soak(
+                lab,
+                invocations=invocations,
+                kills=kills,
+                kill_every=kill_every,
+                timeout=timeout,
+                progress=_show_progress if on_terminal else _log_progress,
+                progress_every=0.5 if on_terminal else 5.0,
+                node_kills=node_kills,
+            )
+    if on_terminal:
+        echo_err("")
+    click.echo(format_soak(record))
+    write_report(html_path, "paidtwice soak", [soak_section(record)], [])
+    sys.exit(0 if record.ok else 1)
+
+
+def _show_progress(progress: SoakProgress) -> None:
+    """On a terminal: one line, rewritten in place."""
+    click.echo("\r" + format_soak_progress(progress) + "\033[K", err=True, nl=False)
+
+
+def _log_progress(progress: SoakProgress) -> None:
+    """Elsewhere (a CI log): a line each time."""
+    echo_err(format_soak_progress(progress))

@@ -1,0 +1,283 @@
+"""`paidtwice sweep`: kill an agent (the deck's, your Python app, or a deployment in any language) at every
+moment of a clean run and measure what each replay paid again."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import click
+
+from paidtwice._bad_input import BadInput
+from paidtwice._words import count
+from paidtwice.cli._errors import errors
+from paidtwice.cli._options import (
+    cluster_option,
+    default_json,
+    echo_err,
+    html_option,
+    json_option,
+    model_latency_option,
+    price_model_option,
+    results_dir_option,
+    write_report,
+)
+from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
+from paidtwice.lab._runner import Lab
+from paidtwice.lab._sweep import PointResult, SweepMatrix, write_sweep
+from paidtwice.lab._sweep import sweep as run_sweep
+from paidtwice.report._html import sweep_sections
+from paidtwice.report._text import format_crash_cost, format_sweep
+from paidtwice.stub._turns import VARIATIONS
+
+__all__ = ["sweep"]
+
+
+@click.command("sweep")
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice(["naive", "journaled"]),
+    help="The deck agent's modes to sweep (default: both).",
+)
+@click.option(
+    "--script",
+    "scripts",
+    multiple=True,
+    metavar="NAME|FILE",
+    help="The deck's agent: stub scripts steady, drifting, changed (default: all three). "
+    "With --app: the script file giving the model's answer to each call (a `[[turn]]` matched by `when`, or "
+    "by its position in the conversation).",
+)
+@click.option(
+    "--variation",
+    "variations",
+    multiple=True,
+    type=click.Choice(VARIATIONS),
+    help="With --app: the script file's variations to sweep (default: all three).",
+)
+@click.option("--app", metavar="MODULE:APP", help="Sweep your own Restate app instead of the deck's agent.")
+@click.option(
+    "--cmd",
+    "command",
+    metavar="CMD",
+    help="Sweep a deployment in any language started by this shell command (e.g. 'node agent.ts'), told its "
+    "port in $PORT (see --port-env), the stub in OPENAI_BASE_URL/ANTHROPIC_BASE_URL, Node 22 first on PATH.",
+)
+@click.option(
+    "--port-env", default="PORT", show_default=True, metavar="VAR", help="With --cmd: the port's variable."
+)
+@click.option(
+    "--cwd",
+    "cmd_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="With --cmd: the directory the command runs in (default: the current one).",
+)
+@click.option("--service", metavar="NAME", help="With --app: the service to call.")
+@click.option("--handler", metavar="NAME", help="With --app: the handler to call.")
+@click.option(
+    "--input", "input_json", metavar="JSON", default="null", help="With --app: the handler's input."
+)
+@click.option(
+    "--app-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="With --app: the directory MODULE is imported from.",
+)
+@click.option(
+    "--restart-delay",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_RESTART_DELAY,
+    show_default=True,
+    help="Seconds the agent stays down after each kill.",
+)
+@click.option(
+    "--parallel", type=click.IntRange(min=1), default=16, show_default=True, help="Crash points run at once."
+)
+@json_option(
+    "Where every point's record is written, after each finished point "
+    "(default: RESULTS_DIR/sweep-TIME-PID.json)."
+)
+@results_dir_option
+@click.option("--check", is_flag=True, help="Exit 1 when any crash point pays twice (for CI).")
+@html_option
+@click.option(
+    "--save-journals",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Write each point's final journal file here and, beside it (NAME.prefix.json), the journal as it "
+    "stood when the kill landed.",
+)
+@price_model_option
+@model_latency_option
+@click.option(
+    "--crash-rate",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="R",
+    help="Crashes per 1,000 invocations: also print the expected extra cost per 1,000 invocations.",
+)
+@cluster_option
+def sweep(
+    modes: tuple[str, ...],
+    scripts: tuple[str, ...],
+    variations: tuple[str, ...],
+    app: str | None,
+    command: str | None,
+    port_env: str,
+    cmd_dir: Path | None,
+    service: str | None,
+    handler: str | None,
+    input_json: str,
+    app_dir: Path,
+    restart_delay: float,
+    parallel: int,
+    json_path: Path | None,
+    results_dir: Path,
+    check: bool,
+    html_path: Path | None,
+    save_journals: Path | None,
+    price_model: str,
+    model_latency: float | None,
+    crash_rate: float | None,
+    cluster: int,
+) -> None:
+    """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
+
+    From a clean run's timeline come the crash points: after each journal entry, in flight inside each
+    model call and each step, in each durable pause. Each is killed, restarted and measured against the
+    clean run, all at once on one server. Prints a matrix per mode and script, then the summary. Exit 1
+    when a kill did not land where its point says; with --check also when a point paid twice for work that
+    had completed (a model call outside the journal, a step run again); 2 on bad input.
+
+    Then, per script and mode side by side, the expected extra dollars of one crash at a uniformly random
+    moment of the clean run (each point's extra dollars weighted by the share of the run's time it covers),
+    and with --crash-rate R (crashes per 1,000 invocations) that cost per 1,000 invocations.
+
+    \b
+    Examples:
+        paidtwice sweep
+        paidtwice sweep --model-latency 1 --crash-rate 5 --price-model gpt-4o
+        paidtwice sweep --mode journaled --script changed --json sweep.json --html sweep.html
+        paidtwice sweep --app agent:app --service Travel --handler quote \\
+            --input '"How much is 120 EUR in USD?"' --script examples/travel_agent/script.toml \\
+            --app-dir examples/travel_agent --check
+        paidtwice sweep --cmd 'node agent.ts' --cwd examples/ts_agent --service Agent --handler run \\
+            --input '"What should I wear in Paris today?"' --script examples/ts_agent/script.toml
+    """
+    payload = _own_input(app, command, cmd_dir, service, handler, variations, scripts, input_json)
+    own = app is not None or command is not None
+    json_path = json_path or default_json(results_dir, "sweep")
+    with errors(), ExitStack() as stack:
+        lab = None
+        if save_journals is not None:
+            # The sweep's lab is ours, so its server still runs when each point's journal is captured.
+            lab = stack.enter_context(Lab(echo=echo_err, price_model=price_model, cluster=cluster))
+        matrices = run_sweep(
+            app=app,
+            command=command,
+            port_env=port_env,
+            service=service,
+            handler=handler,
+            input=payload,
+            # The deck's agent takes the stub's scripts by name; your own code, one script file's variations.
+            script=Path(scripts[0]) if own else None,
+            modes=modes or ("naive", "journaled"),
+            scripts=(variations if own else scripts) or VARIATIONS,
+            app_dir=(cmd_dir or Path(".")) if command is not None else app_dir,
+            restart_delay=restart_delay,
+            parallel=parallel,
+            lab=lab,
+            on_point=_point_saver(json_path, save_journals, lab),
+            model_latency=model_latency or 0.0,
+            price_model=price_model,
+            cluster=cluster,
+        )
+    sys.exit(
+        _print_sweep(matrices, json_path=json_path, check=check, crash_rate=crash_rate, html_path=html_path)
+    )
+
+
+def _own_input(
+    app: str | None,
+    command: str | None,
+    cmd_dir: Path | None,
+    service: str | None,
+    handler: str | None,
+    variations: tuple[str, ...],
+    scripts: tuple[str, ...],
+    input_json: str,
+) -> Any:
+    """The handler's input for --app or --cmd (None for the deck's agent), after the options that go with
+    them are checked: bad input raises `BadInput` before anything starts."""
+    if app is not None and command is not None:
+        raise BadInput("give --app or --cmd, not both")
+    if command is None and cmd_dir is not None:
+        raise BadInput("--cwd goes with --cmd")
+    own = "--app" if command is None else "--cmd"
+    if app is None and command is None:
+        if service or handler or variations:
+            raise BadInput("--service, --handler and --variation go with --app or --cmd")
+        return None
+    if len(scripts) != 1:
+        raise BadInput(f"with {own}, give one script file: --script FILE")
+    if not service or not handler:
+        raise BadInput(f"with {own}, name the service and the handler: --service NAME --handler NAME")
+    try:
+        return json.loads(input_json)
+    except ValueError as err:
+        raise BadInput(f"--input is not JSON: {err}") from None
+
+
+def _point_saver(json_path: Path, journals: Path | None, lab: Lab | None) -> Callable[[PointResult], None]:
+    """What is done with each point as soon as it is measured: every record so far written, its journals
+    saved (with the lab, whose server still runs), a line on stderr."""
+    done: list[PointResult] = []
+
+    def save(result: PointResult) -> None:
+        done.append(result)
+        write_sweep(json_path, done)
+        if journals is not None and lab is not None:
+            from paidtwice.replay._journal import save_with_prefix
+
+            name = f"{result.mode}-{result.script}-{result.order:02d}"
+            save_with_prefix(lab.sql, journals, name, result.invocation_id, result.journal_at_kill)
+        echo_err(f"  {result.mode}/{result.script} #{result.order} {result.crash_point}: {result.status}")
+
+    return save
+
+
+def _print_sweep(
+    matrices: list[SweepMatrix],
+    *,
+    json_path: Path,
+    check: bool,
+    crash_rate: float | None,
+    html_path: Path | None,
+) -> int:
+    """The matrices, the crash cost and the verdict; the exit status."""
+    ordered = [p for m in matrices for p in m.points]
+    if check and not ordered:
+        raise BadInput("--check found no crash point to check")
+    write_sweep(json_path, ordered)
+    for matrix in matrices:
+        click.echo(format_sweep(matrix) + "\n")
+    click.echo(format_crash_cost(matrices, crash_rate) + "\n")
+    wall = matrices[0].wall_time if matrices else 0.0
+    click.echo(f"{count(len(ordered), 'crash point')} in {wall:.1f}s; every point's record: {json_path}")
+    write_report(html_path, "paidtwice sweep", sweep_sections(ordered), [json_path])
+    missed = [p for p in ordered if not p.confirmed]
+    twice = [p for p in ordered if p.pays_twice]
+    if missed:
+        echo_err(f"{count(len(missed), 'kill')} did not land where its point says; see 'landed'")
+    if check and twice:
+        echo_err(f"{count(len(twice), 'crash point')} paid twice for completed work")
+    return 1 if missed or (check and twice) else 0

@@ -1,0 +1,199 @@
+"""The sweep's part of the HTML report: a heatmap of crash points per agent mode, the summary per mode and
+script, and each point's timeline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from paidtwice.lab._sweep import PointResult
+from paidtwice.report._html_parts import (
+    Section,
+    esc,
+    html_table,
+    slug,
+)
+from paidtwice.report._html_timeline import LEGEND, timeline_of, timeline_svg
+
+__all__ = ["sweep_sections"]
+
+
+def _ramp(share: float) -> str:
+    """A sequential, colour-blind-safe ramp (light yellow to dark blue, as ColorBrewer's YlGnBu)."""
+    stops = [(255, 255, 217), (199, 233, 180), (65, 182, 196), (34, 94, 168), (8, 29, 88)]
+    share = min(1.0, max(0.0, share)) * (len(stops) - 1)
+    i = min(int(share), len(stops) - 2)
+    f = share - i
+    r, g, b = (round(a + (c - a) * f) for a, c in zip(stops[i], stops[i + 1], strict=True))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def _extra(point: PointResult, by_cost: bool) -> float:
+    if by_cost:
+        return float(getattr(point, "extra_cost_usd", None) or 0.0)
+    return float(point.extra_model_calls)
+
+
+def _amount(value: float, by_cost: bool) -> str:
+    return f"+${value:.4f}" if by_cost else f"+{round(value, 2):g}"
+
+
+def _point_anchor(point: PointResult) -> str:
+    return slug("point", point.mode, point.script, point.order)
+
+
+def _heatmap(mode: str, points: Sequence[PointResult], by_cost: bool, top: float) -> str:
+    scripts = list(dict.fromkeys(p.script for p in points))
+    names: dict[str, int] = {}
+    for p in sorted(points, key=lambda p: p.order):
+        names.setdefault(p.crash_point, p.order)
+    columns = sorted(names, key=lambda n: names[n])
+    cell, left, head = 76, 92, 210
+    # Room on the right for the last column's slanted label.
+    width = left + cell * len(columns) + 150
+    height = head + cell * len(scripts) + 6
+    out = [
+        f'<svg class="heatmap" data-mode="{esc(mode)}" viewBox="0 0 {width} {height}" width="{width}" '
+        f'role="img" aria-label="crash points of the {esc(mode)} agent" xmlns="http://www.w3.org/2000/svg">'
+    ]
+    for c, name in enumerate(columns):
+        cx = left + c * cell + cell / 2
+        out.append(
+            f'<text transform="translate({cx + 4:.1f},{head - 6}) rotate(-55)" class="tiny">'
+            f"{names[name]}. {esc(name[:52])}</text>"
+        )
+    for r, script in enumerate(scripts):
+        ry = head + r * cell
+        out.append(f'<text x="{left - 6}" y="{ry + cell / 2 + 4}" text-anchor="end">{esc(script)}</text>')
+        for point in (p for p in points if p.script == script):
+            c = columns.index(point.crash_point)
+            value = _extra(point, by_cost)
+            share = value / top if top else 0.0
+            fill = _ramp(share)
+            ink = "white" if share > 0.55 else "black"
+            status = {"completed": "" if point.answer_matches else "other answer"}.get(
+                point.status, point.status
+            )
+            cx = left + c * cell
+            out.append(
+                f'<a href="#{_point_anchor(point)}"><g class="cell" data-extra="{value:g}" '
+                f'data-point="{esc(point.crash_point)}">'
+                f'<rect x="{cx + 1}" y="{ry + 1}" width="{cell - 2}" height="{cell - 2}" fill="{fill}" '
+                f'stroke="{"#000" if point.pays_twice else "#bbb"}" '
+                f'stroke-width="{2 if point.pays_twice else 1}"/>'
+                f'<text x="{cx + cell / 2}" y="{ry + cell / 2}" text-anchor="middle" fill="{ink}">'
+                f"{_amount(value, by_cost)}</text>"
+                f'<text x="{cx + cell / 2}" y="{ry + cell / 2 + 14}" text-anchor="middle" fill="{ink}" '
+                f'class="tiny">{esc(status)}</text>'
+                f"<title>{esc(mode)}/{esc(script)} #{point.order} {esc(point.crash_point)}: "
+                f"{esc(point.status)}, "
+                f"{point.extra_model_calls:+d} model calls, {point.extra_step_runs:+d} step runs, "
+                f"{point.mismatches} mismatches</title></g></a>"
+            )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _summary(points: Sequence[PointResult], by_cost: bool) -> tuple[str, ...]:
+    n = len(points)
+    outside = sum(max(0, p.extra_model_calls - p.model_calls_in_flight) for p in points)
+    outside_at = sum(1 for p in points if p.extra_model_calls > p.model_calls_in_flight)
+    flight = sum(p.model_calls_in_flight for p in points)
+    kept = sum(1 for p in points if p.extra_step_runs <= p.steps_in_flight)
+    differ = sum(1 for p in points if p.status == "completed" and not p.answer_matches)
+    stuck = sum(1 for p in points if p.status in ("paused", "stuck"))
+    expected = sum(_extra(p, by_cost) for p in points) / n if n else 0.0
+    missed = sum(1 for p in points if not p.confirmed)
+    return (
+        str(n),
+        f"{n - outside_at}/{n}",
+        f"{kept}/{n}",
+        f"{outside} at {outside_at} points",
+        str(flight),
+        str(differ),
+        str(stuck),
+        _amount(expected, by_cost),
+        f'<span class="bad">{missed}</span>' if missed else "0",
+    )
+
+
+def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
+    """A heatmap per agent mode (crash points in time order against scripts), the summary, each point."""
+    by_cost = any(getattr(p, "extra_cost_usd", None) is not None for p in points)
+    top = max((_extra(p, by_cost) for p in points), default=0.0)
+    measure = "extra cost (US dollars)" if by_cost else "extra model calls (no price in the records)"
+    modes = list(dict.fromkeys(p.mode for p in points))
+    body = [
+        f"<p>{len(points)} crash points. Each cell is one crash point, coloured by its {measure} beyond the "
+        "clean run: light is nothing paid again, dark is the most in this report "
+        f"({_amount(top, by_cost)}). A thick black border marks a point that paid twice for completed work; "
+        "the words under the figure name an end other than the clean answer. Each cell links to that "
+        "point's timeline.</p>"
+    ]
+    twice = [p for p in points if p.pays_twice]
+    missed = [p for p in points if not p.confirmed]
+    for words, found in (
+        ("paid twice for completed work", twice),
+        ("kills did not land where the point says", missed),
+    ):
+        if found:
+            links = ", ".join(
+                f'<a href="#{_point_anchor(p)}">{esc(p.mode)}/{esc(p.script)} #{p.order}</a>' for p in found
+            )
+            body.append(f'<p class="bad">{len(found)} of {len(points)} points {words}: {links}</p>')
+    for mode in modes:
+        body.append(f"<h3>{esc(mode)} agent</h3>")
+        body.append(_heatmap(mode, [p for p in points if p.mode == mode], by_cost, top))
+    combos = list(dict.fromkeys((p.mode, p.script) for p in points))
+    rows = [
+        (esc(m), esc(s), *_summary([p for p in points if (p.mode, p.script) == (m, s)], by_cost))
+        for m, s in combos
+    ]
+    body += [
+        "<h3>Summary</h3>",
+        html_table(
+            (
+                "mode",
+                "script",
+                "points",
+                "journaled answers survived",
+                "completed steps not run again",
+                "model calls paid again outside the journal",
+                "model calls cut off in flight",
+                "other answer",
+                "paused or stuck",
+                "expected extra per crash (uniform over points)",
+                "kills that missed",
+            ),
+            rows,
+        ),
+    ]
+    sections = [Section("sweep", "Sweep: what a crash costs, point by point", "".join(body))]
+    ordered = sorted(points, key=lambda p: (modes.index(p.mode), p.script, p.order))
+    details = "".join(_point_details(point) for point in ordered)
+    sections.append(Section("points", "Every crash point's timeline", LEGEND + details))
+    return sections
+
+
+def _point_details(point: PointResult) -> str:
+    """One crash point: what it cost and how it ended, and its timeline."""
+    anchor = _point_anchor(point)
+    landed = "as the point says" if point.confirmed else '<span class="bad">NOT where the point says</span>'
+    return (
+        f'<section class="point" id="{anchor}"><h3>{esc(point.mode)}/{esc(point.script)} '
+        f"#{point.order}: {esc(point.crash_point)}</h3>"
+        f"<p><b>{esc(point.status)}</b>{_answer_words(point)}; "
+        f"{point.extra_model_calls:+d} model calls ({point.model_calls_in_flight} cut off in flight), "
+        f"{point.extra_step_runs:+d} step runs, {point.attempts} attempts, "
+        f"{point.mismatches} mismatches; "
+        f"journal held {point.journal_at_kill} entries at the kill "
+        f"({landed}). "
+        f'<code>{esc(point.invocation_id)}</code> <a href="#sweep">back to the heatmap</a></p>'
+        + timeline_svg(timeline_of(point, f"timeline-{anchor}"))
+        + "</section>"
+    )
+
+
+def _answer_words(point: PointResult) -> str:
+    if point.status != "completed":
+        return ""
+    return ", same answer" if point.answer_matches else ", other answer"
