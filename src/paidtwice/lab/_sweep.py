@@ -763,7 +763,8 @@ def _wire_points(run: _Run) -> list[CrashPoint]:
     hold), the stub's ledgers (model and tool calls, held in flight) and the journal (durable pauses).
 
     A model answer that came back but is not journaled yet cannot be held from outside the process (the agent
-    goes on at once): that moment is not a point here."""
+    goes on at once): that moment is not a point here, and its time counts to the call's in-flight point,
+    whose crash costs the same. Each point covers the clean run's time from its moment to the next one."""
     assert isinstance(run.agent, CommandAgent)
     journal = run.journal()
     labels = [e.label() for e in journal]
@@ -832,10 +833,13 @@ def _wire_points(run: _Run) -> list[CrashPoint]:
             name = "in pause" + (f" after {before[-1]}" if before else "")
             moments.append((appended[i], "pause", name, i + 1, {}))
     moments.sort(key=lambda m: m[0])
-    return [
-        CrashPoint(name, order, kind, entries, **where)
-        for order, (_, kind, name, entries, where) in enumerate(moments, start=1)
+    points = [
+        CrashPoint(name, order, kind, entries, begins=at, **where)
+        for order, (at, kind, name, entries, where) in enumerate(moments, start=1)
     ]
+    # Each moment lasts until the next one begins, the last until the server journaled the output.
+    output = [at for entry, at in zip(journal, appended, strict=True) if entry.type == "Command: Output"]
+    return _with_cover(points, output[0] if output else max(appended, default=0.0))
 
 
 def _wait(
