@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -850,7 +851,9 @@ def sweep(
         if save_journals is not None and lab is not None:
             from paidtwice.replay._journal import save_with_prefix
 
-            name = f"{result.mode}-{result.script}-{result.order:02d}"
+            # A command's mode names its command: spaces and slashes stay out of the file's name.
+            mode = re.sub(r"[^A-Za-z0-9._-]+", "_", result.mode).strip("_")
+            name = f"{mode}-{result.script}-{result.order:02d}"
             save_with_prefix(lab.sql, save_journals, name, result.invocation_id, result.journal_at_kill)
         click.echo(
             f"  {result.mode}/{result.script} #{result.order} {result.crash_point}: {result.status}", err=True

@@ -42,7 +42,7 @@ from paidtwice.agent._wire import (
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.engine._process import Process, port_is_listening, wait_until
 
-__all__ = ["CommandAgent", "WireStep", "check_command"]
+__all__ = ["CommandAgent", "WireStep", "check_command", "command_label"]
 
 PROPOSE_RUN_COMPLETION = 0x0005
 RUN_COMMAND = 0x0411
@@ -63,6 +63,12 @@ class WireStep:
     """Wall-clock time its RunCommand passed the proxy."""
     proposed: float | None
     """Wall-clock time its result (ProposeRunCompletion) passed the proxy; None if never (cut off)."""
+
+
+def command_label(service: str, command: str) -> str:
+    """What a command sweep's matrices and records call the agent (their `mode`): the service and the
+    command that serves it, as the user gave them."""
+    return f"{service} ({' '.join(command.split())})"
 
 
 class _Loop:
@@ -317,7 +323,11 @@ class _Proxy:
         progressed = False
         outbound = _RawFrames()
         try:
-            status, response_headers = await stream.response()
+            try:
+                status, response_headers = await stream.response()
+            except _StreamClosed as err:
+                await self._respond(send, 502, f"deployment unreachable: {err}".encode())
+                return
             await send(
                 {
                     "type": "http.response.start",
@@ -351,6 +361,11 @@ class _Proxy:
                     elif kind in (END, SUSPENSION):
                         log("end" if kind == END else "suspend")
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except _StreamClosed:
+            # The agent was killed mid-attempt. End the server's stream now, as the agent's dead connection
+            # would: left to the ASGI server, it stays open until its keep-alive timeout (5 s), and the server
+            # would retry that much later than it does for a deployment that dies.
+            pass
         finally:
             pumping.cancel()
             stream.close()

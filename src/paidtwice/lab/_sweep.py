@@ -36,7 +36,7 @@ from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._provision import ensure_node_binary
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, bill, check_price_model, extra_calls
-from paidtwice.lab._command import CommandAgent, WireStep, check_command, read_wire
+from paidtwice.lab._command import CommandAgent, WireStep, check_command, command_label, read_wire
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._records import AttemptLine, ModelLogLine, ToolLogLine, tagged, to_jsonable
 from paidtwice.lab._runner import (
@@ -90,7 +90,8 @@ class SweepTarget:
     input: Any
     """The JSON input of every invocation."""
     mode: str
-    """What the records call the agent's mode: "naive"/"journaled" for the deck's agent, "app" otherwise."""
+    """What the records call the agent's mode: "naive"/"journaled" for the deck's agent, "app" for an app,
+    the service and its command for a command ("Agent (node agent.ts)")."""
     env: tuple[tuple[str, str], ...] = ()
     """Extra environment of the agent process."""
     deck: bool = False
@@ -168,7 +169,7 @@ class PointResult:
     kind: str
     """Its kind (see CrashPoint.kind)."""
     mode: str
-    """Agent mode ("naive", "journaled", or "app" for a user's agent)."""
+    """Agent mode ("naive", "journaled", "app" for a user's app, or a command's label: SweepTarget.mode)."""
     script: str
     """Stub script (steady, drifting, changed)."""
     status: str
@@ -827,11 +828,18 @@ def _wire_points(run: _Run) -> list[CrashPoint]:
         moments.append(
             (tool.started, "in-flight-step", name, entries_at(tool.started, step), {"tool_hold": tool.call})
         )
+    # When each command passed the proxy: a pause begins there on the proxy's clock, as the moments around it
+    # do (the server's append time can come before the proxy has logged the frame that preceded it).
+    sent: dict[int, float] = {}
+    for record in wire:
+        if record["event"] == "command":
+            sent.setdefault(int(record["entries"]), float(record["at"]))
     for i, entry in enumerate(journal):
         if entry.label().startswith("Command: Sleep"):
-            before = [s.name for s in steps if s.proposed is not None and s.proposed <= appended[i]]
+            at = sent.get(i + 1, appended[i])
+            before = [s.name for s in steps if s.proposed is not None and s.proposed <= at]
             name = "in pause" + (f" after {before[-1]}" if before else "")
-            moments.append((appended[i], "pause", name, i + 1, {}))
+            moments.append((at, "pause", name, i + 1, {}))
     moments.sort(key=lambda m: m[0])
     points = [
         CrashPoint(name, order, kind, entries, begins=at, **where)
@@ -1269,7 +1277,14 @@ def sweep(
         shutil.rmtree(check_dir, ignore_errors=True)  # kept only when the error names the log in it
         targets = [
             SweepTarget(
-                "", service, handler, input, mode="cmd", cwd=str(where), command=command, port_env=port_env
+                "",
+                service,
+                handler,
+                input,
+                mode=command_label(service, command),
+                cwd=str(where),
+                command=command,
+                port_env=port_env,
             )
         ]
     elif app is None:

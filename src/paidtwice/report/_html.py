@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from paidtwice._words import count
+from paidtwice._words import agent_name, count
 from paidtwice.engine._admin import AdminCall
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._records import (
@@ -662,7 +662,7 @@ def _heatmap(mode: str, points: Sequence[PointResult], by_cost: bool, top: float
     height = head + cell * len(scripts) + 6
     out = [
         f'<svg class="heatmap" data-mode="{_e(mode)}" viewBox="0 0 {width} {height}" width="{width}" '
-        f'role="img" aria-label="crash points of the {_e(mode)} agent" xmlns="http://www.w3.org/2000/svg">'
+        f'role="img" aria-label="crash points of the {_e(agent_name(mode))}" xmlns="http://www.w3.org/2000/svg">'
     ]
     for c, name in enumerate(columns):
         cx = left + c * cell + cell / 2
@@ -749,7 +749,7 @@ def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
             )
             body.append(f'<p class="bad">{len(found)} of {len(points)} points {words}: {links}</p>')
     for mode in modes:
-        body.append(f"<h3>{_e(mode)} agent</h3>")
+        body.append(f"<h3>{_e(agent_name(mode))}</h3>")
         body.append(_heatmap(mode, [p for p in points if p.mode == mode], by_cost, top))
     combos = list(dict.fromkeys((p.mode, p.script) for p in points))
     rows = [
