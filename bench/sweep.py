@@ -1,34 +1,66 @@
-"""The crash-point sweep's wall time against the serial sum of its points and against the longest point.
+"""The crash-point sweep's wall time against its longest point, for each path a sweep can take.
 
-    .venv/bin/python bench/sweep.py [--mode naive|journaled ...] [--script NAME ...] [--skip-serial]
-    .venv/bin/python bench/sweep.py --path ts [--script NAME ...]    # the TypeScript agent via --cmd
+    .venv/bin/python bench/sweep.py [--path python|python-cmd|ts|all] [--script NAME ...] [--parallel N]
+    .venv/bin/python bench/sweep.py --path python [--mode naive|journaled ...] [--serial]
 
-With `--path ts` (or `both`), the TypeScript example (examples/ts_agent, naive and journaled) is swept by
-command through the protocol proxy, and the ratio of the whole sweep to its longest point is printed for
-that path (the longest point as measured inside the concurrent sweep, so the ratio is a lower bound).
+Paths: `python` is the deck's agent in paidtwice's own host (the in-process path, `paidtwice sweep`);
+`python-cmd` is the same agent started by a command and seen through the protocol proxy (`sweep --cmd`);
+`ts` is the TypeScript example (examples/ts_agent) by command. Each path sweeps both forms (naive and
+journaled) under each script, every point at once unless `--parallel` says fewer, on a lab of its own.
 
-Concurrent: every point of every matrix at once (16 at a time) on one server and one stub, as
-`paidtwice sweep` runs them. Serial: the same sweep one point at a time, each point's wall time summed; its
-longest point is the floor a concurrent sweep can reach.
+For each path it prints the whole sweep's wall time, the ratio to its longest point (measured inside the
+concurrent sweep, so on a loaded machine the ratio is a lower bound), and where the time went: the clean runs
+(the points are derived from them, so no point starts before they end), then the longest point's and the
+median point's timeline (to the moment and the kill, down until the deployment is up again, the replay
+until the invocation settled). `--serial` also sweeps the python path one point at a time and prints its
+sum and longest point.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
+import sys
 import time
 from pathlib import Path
 
 from paidtwice.lab import Lab
 from paidtwice.lab._runner import QUESTION
-from paidtwice.lab._sweep import SweepTarget, sweep, sweep_targets
+from paidtwice.lab._sweep import (
+    PointResult,
+    SweepMatrix,
+    SweepTarget,
+    deck_scripts,
+    deck_target,
+    sweep,
+    sweep_targets,
+)
+from paidtwice.stub._scripts import Script
 from paidtwice.stub._turns import load_script_file
 
 TS_AGENT = Path(__file__).resolve().parent.parent / "examples" / "ts_agent"
+PATHS = ("python", "python-cmd", "ts")
 
 
-def ts_path(lab: Lab, scripts: list[str], parallel: int) -> None:
-    """Sweep the TypeScript agent in both forms by command; print wall time against its longest point."""
-    targets = [
+def _targets(path: str, modes: list[str]) -> list[SweepTarget]:
+    if path == "python":
+        return [deck_target(mode) for mode in modes]
+    if path == "python-cmd":
+        host = f"{sys.executable} -m paidtwice.agent.host paidtwice.agent.weather:app --port $PORT"
+        return [
+            SweepTarget(
+                "",
+                "Agent",
+                "run",
+                QUESTION,
+                mode=mode,
+                # As deck_target: the deck's agent, its 5 s pause, settled by its own retry policy.
+                command=f"PAIDTWICE_AGENT_MODE={mode} PAIDTWICE_PAUSE_S=5 {host}",
+                stuck_after=None,
+            )
+            for mode in modes
+        ]
+    return [
         SweepTarget(
             "",
             "Agent",
@@ -38,57 +70,79 @@ def ts_path(lab: Lab, scripts: list[str], parallel: int) -> None:
             cwd=str(TS_AGENT),
             command=f"AGENT_MODE={mode} node agent.ts",
         )
-        for mode in ("naive", "journaled")
+        for mode in modes
     ]
-    named = [(name, load_script_file(TS_AGENT / "script.toml", name)) for name in scripts]
-    started = time.monotonic()
-    matrices = sweep_targets(lab, targets=targets, scripts=named, parallel=parallel)
-    wall = time.monotonic() - started
+
+
+def _phases(point: PointResult) -> str:
+    """A point's timeline: to the kill, down, and from up again until settled."""
+    killed = point.killed_at or 0.0
+    down = point.down_time or 0.0
+    replay = point.wall_time - killed - down
+    return f"to the kill {killed:4.1f} s, down {down:4.2f} s, replay until settled {replay:4.1f} s"
+
+
+def report(path: str, matrices: list[SweepMatrix], wall: float, started: float, parallel: int) -> None:
+    points = [p for m in matrices for p in m.points]
+    scripts = ", ".join(dict.fromkeys(m.script for m in matrices))
+    first = min(p.started_at or started for p in points)
+    clean = first - started
+    longest = max(points, key=lambda p: p.wall_time)
+    median = sorted(points, key=lambda p: p.wall_time)[len(points) // 2]
+    where = f"{longest.mode}/{longest.script}: {longest.crash_point}"
+    print(f"{path}: {len(matrices)} matrices, {len(points)} crash points ({scripts}), parallel {parallel}")
+    print(f"  whole sweep              {wall:6.1f} s")
+    print(f"  clean runs first         {clean:6.1f} s")
+    print(f"  longest point            {longest.wall_time:6.1f} s  ({where})")
+    print(f"    {_phases(longest)}")
+    print(f"  median point             {median.wall_time:6.1f} s  ({_phases(median)})")
+    print(f"  mean down time           {statistics.fmean(p.down_time or 0.0 for p in points):6.2f} s")
+    ended = max((p.started_at or 0) + p.wall_time for p in points) - started
+    print(f"  last point settled after {ended:6.1f} s")
+    print(f"  {path}: sweep / longest point  {wall / longest.wall_time:5.2f}")
+    floor = (clean + longest.wall_time) / longest.wall_time
+    print(f"  floor with clean runs first: (clean + longest) / longest = {floor:5.2f}")
+
+
+def sweep_path(path: str, modes: list[str], scripts: list[str], parallel: int) -> None:
+    named: list[tuple[str, Script]]
+    if path == "ts":
+        named = [(name, load_script_file(TS_AGENT / "script.toml", name)) for name in scripts]
+    else:
+        named = deck_scripts(scripts)
+    with Lab(echo=lambda message: None) as lab:
+        started = time.time()
+        matrices = sweep_targets(lab, targets=_targets(path, modes), scripts=named, parallel=parallel)
+        wall = time.time() - started
+    report(path, matrices, wall, started, parallel)
+
+
+def serial(modes: list[str], scripts: list[str]) -> None:
+    with Lab(echo=lambda message: None) as lab:
+        started = time.monotonic()
+        matrices = sweep(modes=modes, scripts=scripts, lab=lab, parallel=1)
+        wall = time.monotonic() - started
     points = [p for m in matrices for p in m.points]
     longest = max(points, key=lambda p: p.wall_time)
-    print(f"ts --cmd sweep: {len(matrices)} matrices, {len(points)} crash points ({', '.join(scripts)})")
-    print(f"concurrent wall time     {wall:7.1f} s  (parallel {parallel})")
+    print(f"python, serial: {wall:.1f} s (sum of its points {sum(p.wall_time for p in points):.1f} s)")
     where = f"{longest.mode}/{longest.script}: {longest.crash_point}"
-    print(f"longest point inside it  {longest.wall_time:7.1f} s  ({where})")
-    print(f"ts: sweep / longest      {wall / longest.wall_time:7.2f}")
+    print(f"  longest single point     {longest.wall_time:6.1f} s  ({where})")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--path", choices=(*PATHS, "all"), default="all")
     parser.add_argument("--mode", action="append", default=[])
     parser.add_argument("--script", action="append", default=[])
-    parser.add_argument("--parallel", type=int, default=16)
-    parser.add_argument("--skip-serial", action="store_true")
-    parser.add_argument("--path", choices=("python", "ts", "both"), default="python")
+    parser.add_argument("--parallel", type=int, default=48)
+    parser.add_argument("--serial", action="store_true")
     args = parser.parse_args()
-    if args.path != "python":
-        with Lab(echo=lambda message: None) as lab:
-            ts_path(lab, args.script or ["steady", "drifting", "changed"], args.parallel)
-        if args.path == "ts":
-            return
     modes = args.mode or ["naive", "journaled"]
     scripts = args.script or ["steady", "drifting", "changed"]
-    with Lab(echo=lambda message: None) as lab:
-        started = time.monotonic()
-        matrices = sweep(modes=modes, scripts=scripts, lab=lab, parallel=args.parallel)
-        concurrent = time.monotonic() - started
-        points = [p for m in matrices for p in m.points]
-        what = f"{', '.join(modes)} x {', '.join(scripts)}"
-        print(f"sweep: {len(matrices)} matrices, {len(points)} crash points ({what})")
-        print(f"concurrent wall time     {concurrent:7.1f} s  (parallel {args.parallel})")
-        if args.skip_serial:
-            return
-        started = time.monotonic()
-        serial_matrices = sweep(modes=modes, scripts=scripts, lab=lab, parallel=1)
-        serial = time.monotonic() - started
-    serial_points = [p for m in serial_matrices for p in m.points]
-    point_sum = sum(p.wall_time for p in serial_points)
-    longest = max(serial_points, key=lambda p: p.wall_time)
-    print(f"serial wall time         {serial:7.1f} s  (sum of its points {point_sum:.1f} s)")
-    where = f"{longest.mode}/{longest.script}: {longest.crash_point}"
-    print(f"longest single point     {longest.wall_time:7.1f} s  ({where})")
-    print(f"concurrent / serial      {concurrent / serial:7.2f}")
-    print(f"concurrent / longest     {concurrent / longest.wall_time:7.2f}")
+    for path in PATHS if args.path == "all" else (args.path,):
+        sweep_path(path, modes, scripts, args.parallel)
+    if args.serial:
+        serial(modes, scripts)
 
 
 if __name__ == "__main__":

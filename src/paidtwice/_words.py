@@ -1,8 +1,8 @@
-"""Numbers in words: the noun that fits the count, and a difference with its sign."""
+"""Numbers in words: the noun that fits the count, and a difference with its sign; a swept agent's name."""
 
 from __future__ import annotations
 
-__all__ = ["count", "signed"]
+__all__ = ["agent_name", "count", "signed"]
 
 
 def count(number: int, noun: str, plural: str | None = None, *, sign: bool = False) -> str:
@@ -14,3 +14,9 @@ def count(number: int, noun: str, plural: str | None = None, *, sign: bool = Fal
 def signed(number: int) -> str:
     """A difference with its sign: "+1", "-1", "0"."""
     return f"{number:+d}" if number else "0"
+
+
+def agent_name(mode: str) -> str:
+    """A swept agent by its mode, in a heading: "naive agent", "app agent"; a command's label ("Agent (node
+    agent.ts)") as it is."""
+    return f"{mode} agent" if mode in ("naive", "journaled", "app") else mode

@@ -3,6 +3,7 @@ journaled, under steady and changed, on the session's real server; and bad comma
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
+from paidtwice.lab._command import command_label
 from paidtwice.lab._runner import QUESTION
 from paidtwice.lab._sweep import (
     PointResult,
@@ -22,6 +24,7 @@ from paidtwice.lab._sweep import (
     deck_target,
     sweep_targets,
 )
+from paidtwice.report._text import format_crash_cost, format_sweep
 from paidtwice.stub._turns import load_script_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,6 +122,38 @@ def test_journaled_pays_only_in_flight_in_a_model_call(matrices: dict[tuple[str,
                 script,
                 point.crash_point,
             )
+
+
+def test_a_crash_is_priced_by_the_share_of_the_clean_run_each_point_covers(
+    matrices: dict[tuple[str, str], SweepMatrix],
+) -> None:
+    """The wire, the ledgers and the journal time each moment of the clean run, as the host's log does on the
+    in-process path: the durable pause (5 s) is most of the run, and a crash's expected cost follows."""
+    for matrix in matrices.values():
+        assert all(p.covers >= 0 for p in matrix.points), (matrix.mode, matrix.script)
+        assert sum(p.covers for p in matrix.points) == pytest.approx(1.0, abs=1e-6)
+        [pause] = [p for p in matrix.points if p.kind == "pause"]
+        assert pause.covers > 0.5, (matrix.mode, matrix.script, pause.covers)
+    naive, journaled = matrices[("naive", "steady")], matrices[("journaled", "steady")]
+    from_flight = sum(p.covers * p.extra_cost_usd for p in journaled.points if p.kind == "in-flight-model")
+    assert journaled.expected_crash_cost_usd == pytest.approx(from_flight, abs=1e-12)
+    assert journaled.expected_crash_cost_usd > 0
+    # Naive, a crash in the pause pays the first answer again, and the pause is most of the run.
+    [pause] = [p for p in naive.points if p.kind == "pause"]
+    assert pause.extra_cost_usd > 0
+    assert naive.expected_crash_cost_usd >= pause.covers * pause.extra_cost_usd
+    assert naive.expected_crash_cost_usd > journaled.expected_crash_cost_usd
+
+
+def test_a_command_sweep_is_named_after_its_service_and_command(
+    matrices: dict[tuple[str, str], SweepMatrix],
+) -> None:
+    label = command_label("Agent", "AGENT_MODE=journaled  node agent.ts")
+    assert label == "Agent (AGENT_MODE=journaled node agent.ts)"
+    named = dataclasses.replace(matrices[("journaled", "steady")], mode=label)
+    assert format_sweep(named).startswith(f"{label}, script steady: clean run 2 model calls")
+    assert f"{label}: one crash" in format_crash_cost([named])
+    assert format_sweep(matrices[("naive", "steady")]).startswith("naive agent, script steady:")
 
 
 def _sweep_cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -4,6 +4,7 @@ moment of a clean run and measure what each replay paid again."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -248,7 +249,9 @@ def _point_saver(json_path: Path, journals: Path | None, lab: Lab | None) -> Cal
         if journals is not None and lab is not None:
             from paidtwice.replay._journal import save_with_prefix
 
-            name = f"{result.mode}-{result.script}-{result.order:02d}"
+            # A command's mode names its command: spaces and slashes stay out of the file's name.
+            mode = re.sub(r"[^A-Za-z0-9._-]+", "_", result.mode).strip("_")
+            name = f"{mode}-{result.script}-{result.order:02d}"
             save_with_prefix(lab.sql, journals, name, result.invocation_id, result.journal_at_kill)
         echo_err(f"  {result.mode}/{result.script} #{result.order} {result.crash_point}: {result.status}")
 

@@ -42,7 +42,7 @@ from paidtwice.agent._wire import (
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.engine._process import Process, port_is_listening, wait_until
 
-__all__ = ["CommandAgent", "WireStep", "check_command"]
+__all__ = ["CommandAgent", "WireStep", "check_command", "command_label"]
 
 PROPOSE_RUN_COMPLETION = 0x0005
 RUN_COMMAND = 0x0411
@@ -63,6 +63,12 @@ class WireStep:
     """Wall-clock time its RunCommand passed the proxy."""
     proposed: float | None
     """Wall-clock time its result (ProposeRunCompletion) passed the proxy; None if never (cut off)."""
+
+
+def command_label(service: str, command: str) -> str:
+    """What a command sweep's matrices and records call the agent (their `mode`): the service and the
+    command that serves it, as the user gave them."""
+    return f"{service} ({' '.join(command.split())})"
 
 
 class _Loop:
@@ -88,8 +94,9 @@ class _Proxy:
     """The protocol proxy in front of one command's port (an ASGI app served by hypercorn)."""
 
     def __init__(self, *, target_port: int, service: str, renamed: str, log: Path) -> None:
-        self.target = f"http://{HOST}:{target_port}"
         self.target_port = target_port
+        """The port of the process behind the proxy; a replacement's once it is to be up (see
+        `CommandAgent.wait_up`). Until then the dead one's: the server finds the deployment down."""
         self.service = service
         self.renamed = renamed
         self.log = log
@@ -107,6 +114,10 @@ class _Proxy:
     @property
     def port(self) -> int:
         return self._lease.port
+
+    @property
+    def target(self) -> str:
+        return f"http://{HOST}:{self.target_port}"
 
     def _write(self, **fields: Any) -> None:
         os.write(self._fd, (json.dumps({**fields, "at": time.time()}) + "\n").encode())
@@ -312,7 +323,11 @@ class _Proxy:
         progressed = False
         outbound = _RawFrames()
         try:
-            status, response_headers = await stream.response()
+            try:
+                status, response_headers = await stream.response()
+            except _StreamClosed as err:
+                await self._respond(send, 502, f"deployment unreachable: {err}".encode())
+                return
             await send(
                 {
                     "type": "http.response.start",
@@ -346,6 +361,11 @@ class _Proxy:
                     elif kind in (END, SUSPENSION):
                         log("end" if kind == END else "suspend")
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except _StreamClosed:
+            # The agent was killed mid-attempt. End the server's stream now, as the agent's dead connection
+            # would: left to the ASGI server, it stays open until its keep-alive timeout (5 s), and the server
+            # would retry that much later than it does for a deployment that dies.
+            pass
         finally:
             pumping.cancel()
             stream.close()
@@ -526,7 +546,12 @@ class CommandAgent:
 
     Same surface as `AgentHost` where the sweep uses it: `uri` (the proxy's, which is what is registered),
     `start`, `prepare`/`wait_ready` (nothing to load ahead: a command cannot be started with its port shut),
-    `kill`, `release(at)` then `wait_up()` (the next process starts at `at`), `attempts`.
+    `kill`, `release(at)` then `wait_up()` (the deployment is up again at `at`), `attempts`.
+
+    A restart does not wait for the command to load: `release` starts the replacement at once, on a port of
+    its own, and `wait_up` points the proxy at it at `at`. Until then the proxy still points at the killed
+    process's port, so the server finds the deployment down for exactly the restart delay asked for (or
+    longer, if the replacement takes longer than that to listen), however long the command takes to load.
     """
 
     def __init__(
@@ -547,6 +572,8 @@ class CommandAgent:
         self.port_env = port_env
         workdir.mkdir(parents=True, exist_ok=True)
         self._lease: PortLease = lease_port()
+        self._leases: list[PortLease] = [self._lease]
+        """Every port a process of this agent was given; released on close (a lease is never reused)."""
         self.proxy = _Proxy(target_port=self._lease.port, service=service, renamed=renamed, log=self.wire_log)
         self._process: Process | None = None
         self._start_at: float | None = None
@@ -555,6 +582,7 @@ class CommandAgent:
 
     @property
     def port(self) -> int:
+        """The port of the latest process started (the replacement's, once `release` started it)."""
         return self._lease.port
 
     @property
@@ -570,6 +598,10 @@ class CommandAgent:
         return self.workdir / "command.log"
 
     def _spawn(self) -> None:
+        if self.starts:
+            # A port of its own: the proxy goes on pointing at the killed process's port until the restart.
+            self._lease = lease_port()
+            self._leases.append(self._lease)
         self.starts += 1
         env = {**self.env, self.port_env: str(self.port)}
         self._process = Process(
@@ -596,15 +628,20 @@ class CommandAgent:
         """Nothing is loaded ahead (see `prepare`)."""
 
     def release(self, at: float | None = None) -> None:
+        """The deployment is to be up again at `at`: start the replacement now, so it has loaded by then."""
         self._start_at = at
+        if self._process is None or not self._process.alive():
+            self._spawn()
 
     def wait_up(self) -> float:
-        """Start the next process (at the time `release` gave) unless one runs; block until it listens."""
+        """Block until the latest process listens and the time `release` gave has come, then point the proxy
+        at it; the time the deployment is up again."""
         if self._process is None or not self._process.alive():
-            if self._start_at is not None:
-                time.sleep(max(0.0, self._start_at - time.time()))
             self._spawn()
         self._wait_listening(timeout=_START_TIMEOUT, interval=0.01, error=ServerStartError)
+        if self._start_at is not None:
+            time.sleep(max(0.0, self._start_at - time.time()))
+        self.proxy.target_port = self.port
         return time.time()
 
     def _wait_listening(self, *, timeout: float, interval: float, error: type[PaidtwiceError]) -> None:
@@ -672,7 +709,8 @@ class CommandAgent:
             try:
                 self.proxy.close()
             finally:
-                self._lease.release()
+                for lease in self._leases:
+                    lease.release()
 
     def __enter__(self) -> CommandAgent:
         return self

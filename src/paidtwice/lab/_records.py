@@ -439,7 +439,7 @@ class PointResult:
     kind: CrashKind
     """Its kind (see CrashKind)."""
     mode: str
-    """Agent mode ("naive", "journaled", or "app" for a user's agent)."""
+    """Agent mode ("naive", "journaled", "app" for a user's app, or a command's label: SweepTarget.mode)."""
     script: str
     """Stub script (steady, drifting, changed)."""
     status: str

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import agent_env
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
-from paidtwice.lab._command import CommandAgent, check_command
+from paidtwice.lab._command import CommandAgent, check_command, command_label
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._records import CleanRun, CrashPoint, PointResult, SweepMatrix, tagged, to_jsonable
 from paidtwice.lab._runner import Lab
@@ -249,7 +249,14 @@ def _command_targets(
     shutil.rmtree(check_dir, ignore_errors=True)  # kept only when the error names the log in it
     targets = [
         SweepTarget(
-            "", service, handler, input, mode="cmd", cwd=str(where), command=command, port_env=port_env
+            "",
+            service,
+            handler,
+            input,
+            mode=command_label(service, command),
+            cwd=str(where),
+            command=command,
+            port_env=port_env,
         )
     ]
     return targets, named

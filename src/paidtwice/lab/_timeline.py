@@ -231,7 +231,7 @@ def derive_points(
     sends its commands when the handler awaits), so only the first of them is a moment of its own.
     """
     points = _Walk(events, journal, tool_starts).points()
-    return _with_cover(points, ended if ended is not None else (events[-1].at if events else 0.0))
+    return with_cover(points, ended if ended is not None else (events[-1].at if events else 0.0))
 
 
 class _Walk:
@@ -365,7 +365,7 @@ class _Walk:
             self._add("in-flight-step", name, gate=f"step:{event.n}:inside")
 
 
-def _with_cover(points: list[CrashPoint], ended: float) -> list[CrashPoint]:
+def with_cover(points: list[CrashPoint], ended: float) -> list[CrashPoint]:
     """The points with the share of the clean run's time each covers: from its moment to the next one's."""
     if not points:
         return points

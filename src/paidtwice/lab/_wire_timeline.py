@@ -15,6 +15,7 @@ from pathlib import Path
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._command import WireStep, read_wire
 from paidtwice.lab._records import CrashPoint
+from paidtwice.lab._timeline import with_cover
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._ledger import ModelCall, ToolRun
 
@@ -37,17 +38,25 @@ def wire_points(
     hold, one in flight inside each model call and each step that calls a tool, one in each durable pause.
 
     A model answer that came back but is not journaled yet cannot be held from outside the process (the agent
-    goes on at once): that moment is not a point here."""
+    goes on at once): that moment is not a point here, and its time counts to the call's in-flight point,
+    whose crash costs the same. Each point covers the clean run's time from its moment to the next one."""
     wire = _Wire(wire_log, invocation_id, steps)
     starts = sorted([c.started for c in calls] + [t.started for t in tools])
     moments = [
         *_frame_moments(wire, [e.label() for e in journal]),
         *(_model_moment(wire, call, starts) for call in calls),
         *_tool_moments(wire, tools),
-        *_pause_moments(journal, steps),
+        *_pause_moments(wire, journal),
     ]
     moments.sort(key=lambda m: m[0])
-    return [dataclasses.replace(point, order=order) for order, (_, point) in enumerate(moments, start=1)]
+    points = [
+        dataclasses.replace(point, order=order, begins=at)
+        for order, (at, point) in enumerate(moments, start=1)
+    ]
+    # Each moment lasts until the next one begins, the last until the server journaled the output.
+    appended = [epoch(entry.appended_at) or 0.0 for entry in journal]
+    output = [at for entry, at in zip(journal, appended, strict=True) if entry.type == "Command: Output"]
+    return with_cover(points, output[0] if output else max(appended, default=0.0))
 
 
 def wire_model_calls_in_steps(
@@ -139,13 +148,18 @@ def _tool_moments(wire: _Wire, tools: Sequence[ToolRun]) -> list[_Moment]:
     return moments
 
 
-def _pause_moments(journal: Sequence[JournalEntry], steps: Sequence[WireStep]) -> list[_Moment]:
-    """In each durable pause, from when the server appended its Sleep command."""
+def _pause_moments(wire: _Wire, journal: Sequence[JournalEntry]) -> list[_Moment]:
+    """In each durable pause, from when its Sleep command passed the proxy: on the proxy's clock, as the
+    moments around it are (the server's append time can come before the proxy logged the frame before it)."""
+    sent: dict[int, float] = {}
+    for record in wire.records:
+        if record["event"] == "command":
+            sent.setdefault(int(record["entries"]), float(record["at"]))
     moments: list[_Moment] = []
     for i, entry in enumerate(journal):
         if entry.label().startswith("Command: Sleep"):
-            appended = epoch(entry.appended_at) or 0.0
-            before = [s.name for s in steps if s.proposed is not None and s.proposed <= appended]
+            appended = sent.get(i + 1, epoch(entry.appended_at) or 0.0)
+            before = [s.name for s in wire.steps if s.proposed is not None and s.proposed <= appended]
             name = "in pause" + (f" after {before[-1]}" if before else "")
             moments.append((appended, CrashPoint(name, 0, "pause", i + 1)))
     return moments

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from paidtwice._words import agent_name
 from paidtwice.lab._sweep import PointResult
 from paidtwice.report._html_parts import (
     Section,
@@ -53,7 +54,7 @@ def _heatmap(mode: str, points: Sequence[PointResult], by_cost: bool, top: float
     height = head + cell * len(scripts) + 6
     out = [
         f'<svg class="heatmap" data-mode="{esc(mode)}" viewBox="0 0 {width} {height}" width="{width}" '
-        f'role="img" aria-label="crash points of the {esc(mode)} agent" xmlns="http://www.w3.org/2000/svg">'
+        f'role="img" aria-label="crash points of the {esc(agent_name(mode))}" xmlns="http://www.w3.org/2000/svg">'
     ]
     for c, name in enumerate(columns):
         cx = left + c * cell + cell / 2
@@ -141,7 +142,7 @@ def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
             )
             body.append(f'<p class="bad">{len(found)} of {len(points)} points {words}: {links}</p>')
     for mode in modes:
-        body.append(f"<h3>{esc(mode)} agent</h3>")
+        body.append(f"<h3>{esc(agent_name(mode))}</h3>")
         body.append(_heatmap(mode, [p for p in points if p.mode == mode], by_cost, top))
     combos = list(dict.fromkeys((p.mode, p.script) for p in points))
     rows = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from paidtwice._words import count, signed
+from paidtwice._words import agent_name, count, signed
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._records import (
     ComparisonRecord,
@@ -399,7 +399,8 @@ def format_sweep(matrix: SweepMatrix) -> str:
     clean = matrix.clean
     steps = ", ".join(f"{name} x{n}" for name, n in clean.step_runs) or "none"
     head = (
-        f"{matrix.mode} agent, script {matrix.script}: clean run {count(clean.model_calls, 'model call')} "
+        f"{agent_name(matrix.mode)}, script {matrix.script}: "
+        f"clean run {count(clean.model_calls, 'model call')} "
         f"({tokens(clean.usage.total_tokens)} tokens, {usd(clean.cost_usd)}), "
         f"steps {steps}, {count(len(clean.journal), 'journal entry', 'journal entries')}"
     )
