@@ -1,0 +1,271 @@
+"""What an offline replay intercepts in the code under check: model requests (to the stub), any other HTTP
+request (not sent), step actions past the journal's end (never executed), the SDK's own log lines.
+
+The patches are installed once per process and act only inside a replay: the state of the replay in
+progress travels in a context variable, so journals replayed side by side on one loop do not mix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import functools
+import importlib
+import inspect
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from paidtwice.replay._results import OutsideCall
+from paidtwice.stub._ledger import INVOCATION_HEADER
+from paidtwice.stub._scripts import Script
+from paidtwice.stub._server import Lane, StubModel
+
+__all__ = ["CURRENT", "ReplayState", "install_patches", "is_replaying"]
+
+
+def install_patches() -> None:
+    """Patch the HTTP clients, the SDK's step actions and its loggers (once per process)."""
+    _patch_http_clients()
+    _patch_steps()
+    _quiet_sdk_logs()
+
+
+# -- routing the code's HTTP requests during a replay -----------------------------------------------------
+
+
+_MODEL_PATHS = ("/chat/completions",)
+
+
+class _Stop(Exception):
+    """Raised inside the handler to end a replay at a step or request that must not run."""
+
+
+@dataclass
+class ReplayState:
+    """The state of one replay in progress, visible to the patched clients through a context variable."""
+
+    stub: StubModel
+    """The stub model the replay's model calls go to."""
+    script: Script
+    """How the stub answers them."""
+    invocation_id: str
+    """The journal's invocation (the ledger counts the lane's calls under it)."""
+    loop: asyncio.AbstractEventLoop
+    """The loop the replay runs on."""
+    settled: asyncio.Future[None]
+    """Done when the replay must end: the SDK's answer is complete, or a step or request that must not run
+    was reached."""
+    released: threading.Event
+    """Set when the replay is over, releasing a sync step action held on an executor thread."""
+    calls: list[OutsideCall] = dataclasses.field(default_factory=list)
+    """Model calls made so far."""
+    stop_reason: str | None = None
+    """What was stopped ("run weather", "HTTP GET ..."), if anything."""
+    stop_while_replaying: bool = False
+    """Whether the stop came while recorded entries were still being replayed."""
+    stop_step: bool = False
+    """Whether a step action was stopped (rather than an HTTP request)."""
+    _lane: Lane | None = None
+
+    def stop(self, reason: str, *, replaying: bool, step: bool) -> None:
+        if self.stop_reason is None:
+            self.stop_reason = reason
+            self.stop_while_replaying = replaying
+            self.stop_step = step
+        self.loop.call_soon_threadsafe(self.settle)
+
+    def settle(self) -> None:
+        """Mark the replay as ended (on the replay's loop)."""
+        if not self.settled.done():
+            self.settled.set_result(None)
+
+    def lane(self) -> Lane:
+        """The stub lane of this replay, opened at its first model call (most replays make none)."""
+        if self._lane is None:
+            self._lane = self.stub.open_lane(self.script)
+        return self._lane
+
+
+CURRENT: contextvars.ContextVar[ReplayState | None] = contextvars.ContextVar("paidtwice_replay", default=None)
+
+
+def is_replaying() -> bool:
+    """Whether the SDK is still replaying recorded entries for the current handler."""
+    from restate.server_context import current_context
+
+    try:
+        ctx = current_context()
+    except LookupError:
+        return False
+    vm = getattr(ctx, "vm", None)
+    return bool(vm.is_replaying()) if vm is not None else False
+
+
+def _route(replay: ReplayState, request: Any) -> bool:
+    """Point a model request at the replay's stub lane; False for any other request (not to be sent)."""
+    path = str(request.url.path)
+    if not path.endswith(_MODEL_PATHS):
+        return False
+    import httpx
+
+    original = str(request.url)
+    target = httpx.URL(replay.lane().base_url + "/chat/completions")
+    request.url = target
+    request.headers["host"] = target.netloc.decode()
+    request.headers[INVOCATION_HEADER] = replay.invocation_id
+    request.extensions["paidtwice_original_url"] = original
+    return True
+
+
+def _record_call(replay: ReplayState, request: Any, replaying: bool) -> None:
+    calls = replay.lane().model_calls(replay.invocation_id)
+    last = calls[-1] if calls else None
+    replay.calls.append(
+        OutsideCall(
+            number=len(replay.calls) + 1,
+            url=str(request.extensions.get("paidtwice_original_url", request.url)),
+            turn=last.turn if last else 0,
+            ask=last.ask + 1 if last else 0,
+            answer=last.answer.summary() if last else "",
+            during_replay=replaying,
+        )
+    )
+
+
+def _blocked(replay: ReplayState, request: Any, replaying: bool) -> None:
+    where = "outside the journal" if replaying else "past the journal's end"
+    replay.stop(
+        f"HTTP {request.method} {request.url} {where} (not sent: only model requests go to the stub)",
+        replaying=replaying,
+        step=False,
+    )
+
+
+def _patch_http_clients() -> None:
+    for name in ("httpx", "httpx2"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if getattr(module.AsyncClient.send, "_paidtwice_replay", False):
+            continue
+        async_send, sync_send = module.AsyncClient.send, module.Client.send
+
+        async def send_async(
+            self: Any, request: Any, _send: Any = async_send, _module: Any = module, **kwargs: Any
+        ) -> Any:
+            replay = CURRENT.get()
+            if replay is None:
+                return await _send(self, request, **kwargs)
+            replaying = is_replaying()
+            if not _route(replay, request):
+                _blocked(replay, request, replaying)
+                await asyncio.Event().wait()
+            # Straight into the stub's ASGI app on this loop: the same stub, without a socket in between,
+            # through the client module's own transport (httpx2's requests are not httpx's).
+            transport = _asgi_transport(_module, replay.stub.asgi_app)
+            response = await transport.handle_async_request(request)
+            response.request = request
+            await response.aread()
+            _record_call(replay, request, replaying)
+            return response
+
+        def send_sync(self: Any, request: Any, _send: Any = sync_send, **kwargs: Any) -> Any:
+            replay = CURRENT.get()
+            if replay is None:
+                return _send(self, request, **kwargs)
+            replaying = is_replaying()
+            if not _route(replay, request):
+                # Raised at once: a sync client may be called on the event loop's own thread.
+                _blocked(replay, request, replaying)
+                raise _Stop("replay ended")
+            response = _send(self, request, **kwargs)
+            _record_call(replay, request, replaying)
+            return response
+
+        send_async._paidtwice_replay = True  # type: ignore[attr-defined]
+        module.AsyncClient.send = send_async
+        module.Client.send = send_sync
+
+
+@functools.lru_cache(maxsize=4)
+def _asgi_transport(module: Any, app: Any) -> Any:
+    """One transport per client module and stub, kept: it holds no state of a request."""
+    return module.ASGITransport(app=app)
+
+
+class _DuringReplay(logging.Filter):
+    """Drops the SDK's own log lines about a replay (a mismatch is logged with its traceback): the verdict
+    reports it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return CURRENT.get() is None
+
+
+def _quiet_sdk_logs() -> None:
+    import restate  # noqa: F401 - its modules create their loggers on import
+
+    names = [name for name in logging.root.manager.loggerDict if name.split(".")[0] == "restate"]
+    for name in names:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _DuringReplay) for f in logger.filters):
+            logger.addFilter(_DuringReplay())
+
+
+# -- stopping step actions past the journal's end ---------------------------------------------------------
+
+
+def _guarded(name: str, action: Callable[..., Any]) -> Callable[..., Any]:
+    """The step's action, never executed during an offline replay (the SDK calls it only to run it live)."""
+
+    def stop(replay: ReplayState) -> None:
+        replaying = is_replaying()
+        reason = f"run {name}".strip()
+        replay.stop(reason, replaying=replaying, step=True)
+
+    if inspect.iscoroutinefunction(action):
+
+        @functools.wraps(action)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            replay = CURRENT.get()
+            if replay is None:
+                return await action(*args, **kwargs)
+            stop(replay)
+            await asyncio.Event().wait()
+
+        return run_async
+
+    @functools.wraps(action)
+    def run_sync(*args: Any, **kwargs: Any) -> Any:
+        replay = CURRENT.get()
+        if replay is None:
+            return action(*args, **kwargs)
+        stop(replay)
+        replay.released.wait()
+        raise _Stop("replay ended")
+
+    return run_sync
+
+
+def _patch_steps() -> None:
+    from restate.server_context import ServerInvocationContext as Ctx
+
+    if getattr(Ctx.run, "_paidtwice_replay", False):
+        return
+    original_run, original_run_typed = Ctx.run, Ctx.run_typed
+
+    def guard(original: Callable[..., Any]) -> Callable[..., Any]:
+        def run(self: Any, name: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            if CURRENT.get() is not None:
+                action = _guarded(name, action)
+            return original(self, name, action, *args, **kwargs)
+
+        run._paidtwice_replay = True  # type: ignore[attr-defined]
+        return run
+
+    setattr(Ctx, "run", guard(original_run))  # noqa: B010 - mypy refuses a method assignment
+    setattr(Ctx, "run_typed", guard(original_run_typed))  # noqa: B010
