@@ -15,6 +15,7 @@ import importlib
 import inspect
 import logging
 import threading
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -70,6 +71,7 @@ class ReplayState:
     stop_step: bool = False
     """Whether a step action was stopped (rather than an HTTP request)."""
     _lane: Lane | None = None
+    _lane_app: Any = None
 
     def stop(self, reason: str, *, replaying: bool, step: bool) -> None:
         if self.stop_reason is None:
@@ -89,6 +91,21 @@ class ReplayState:
             self._lane = self.stub.open_lane(self.script)
         return self._lane
 
+    def lane_app(self) -> Any:
+        """The stub's ASGI app serving this replay's lane whatever the request's URL: a request sent
+        in-process keeps the URL the code gave it (no URL to parse again), only the path the stub reads
+        is the lane's."""
+        if self._lane_app is None:
+            stub_app = self.stub.asgi_app
+            path = urllib.parse.urlsplit(self.lane().base_url).path + "/chat/completions"
+            raw_path = path.encode()
+
+            async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+                await stub_app({**scope, "path": path, "raw_path": raw_path}, receive, send)
+
+            self._lane_app = app
+        return self._lane_app
+
 
 CURRENT: contextvars.ContextVar[ReplayState | None] = contextvars.ContextVar("paidtwice_replay", default=None)
 
@@ -105,20 +122,20 @@ def is_replaying() -> bool:
     return bool(vm.is_replaying()) if vm is not None else False
 
 
-def _route(replay: ReplayState, request: Any) -> bool:
-    """Point a model request at the replay's stub lane; False for any other request (not to be sent)."""
-    path = str(request.url.path)
-    if not path.endswith(_MODEL_PATHS):
-        return False
+def _is_model_request(request: Any) -> bool:
+    """Whether the request is a model call (the stub answers it); any other request is not sent."""
+    return str(request.url.path).endswith(_MODEL_PATHS)
+
+
+def _point_at_lane(replay: ReplayState, request: Any) -> None:
+    """Send a model request over the network to the replay's stub lane (a sync client's request)."""
     import httpx
 
     original = str(request.url)
     target = httpx.URL(replay.lane().base_url + "/chat/completions")
     request.url = target
     request.headers["host"] = target.netloc.decode()
-    request.headers[INVOCATION_HEADER] = replay.invocation_id
     request.extensions["paidtwice_original_url"] = original
-    return True
 
 
 def _record_call(replay: ReplayState, request: Any, replaying: bool) -> None:
@@ -162,12 +179,13 @@ def _patch_http_clients() -> None:
             if replay is None:
                 return await _send(self, request, **kwargs)
             replaying = is_replaying()
-            if not _route(replay, request):
+            if not _is_model_request(request):
                 _blocked(replay, request, replaying)
                 await asyncio.Event().wait()
             # Straight into the stub's ASGI app on this loop: the same stub, without a socket in between,
             # through the client module's own transport (httpx2's requests are not httpx's).
-            transport = _asgi_transport(_module, replay.stub.asgi_app)
+            request.headers[INVOCATION_HEADER] = replay.invocation_id
+            transport = _module.ASGITransport(app=replay.lane_app())
             response = await transport.handle_async_request(request)
             response.request = request
             await response.aread()
@@ -179,10 +197,12 @@ def _patch_http_clients() -> None:
             if replay is None:
                 return _send(self, request, **kwargs)
             replaying = is_replaying()
-            if not _route(replay, request):
+            if not _is_model_request(request):
                 # Raised at once: a sync client may be called on the event loop's own thread.
                 _blocked(replay, request, replaying)
                 raise _Stop("replay ended")
+            request.headers[INVOCATION_HEADER] = replay.invocation_id
+            _point_at_lane(replay, request)
             response = _send(self, request, **kwargs)
             _record_call(replay, request, replaying)
             return response
@@ -190,12 +210,6 @@ def _patch_http_clients() -> None:
         send_async._paidtwice_replay = True  # type: ignore[attr-defined]
         module.AsyncClient.send = send_async
         module.Client.send = send_sync
-
-
-@functools.lru_cache(maxsize=4)
-def _asgi_transport(module: Any, app: Any) -> Any:
-    """One transport per client module and stub, kept: it holds no state of a request."""
-    return module.ASGITransport(app=app)
 
 
 class _DuringReplay(logging.Filter):
