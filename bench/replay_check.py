@@ -10,7 +10,8 @@ clean run on the lab's server. Then:
             invocation's outcome is known (read by attaching to it, not by polling); --live samples
   offline   copies of the journal replayed by `Replayer.replay_journals` (what `replay-check` and
             `assert_replays` call), this process pinned to one CPU (the stub's thread included): CPU
-            seconds of this process, and the wall clock beside them; as one batch, and one at a time
+            seconds of this process, and the wall clock beside them; as one batch, one at a time, and
+            as a batch of journal files read as `replay-check DIR` reads them
   the SDK   the same request bodies fed straight to the app's restate-sdk endpoint, one at a time, with
             nothing checked: the floor, what the SDK's own replay of the handler costs
 
@@ -25,15 +26,18 @@ import asyncio
 import importlib
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from paidtwice.engine import wait_until
 from paidtwice.lab import AgentMode, Lab
-from paidtwice.replay import JournalFile, Replayer, capture_journal
+from paidtwice.replay import JournalFile, Replayer, capture_journal, save_journal
 from paidtwice.replay._protocol import entry_message_type, frame, start_message
+from paidtwice.replay._replayer import DEFAULT_CONCURRENCY
 from paidtwice.replay._seed import invocation_id_bytes
 
 
@@ -98,8 +102,11 @@ def deck_app(service: str, mode: str) -> Any:
     return importlib.reload(weather).app
 
 
-def offline(app: Any, journal: JournalFile, count: int, concurrency: int) -> tuple[Rate, int]:
-    """Replay `count` copies as one batch: the rate, and the model calls made outside the journal."""
+def offline(
+    app: Any, journal: JournalFile | Path, count: int, concurrency: int = DEFAULT_CONCURRENCY
+) -> tuple[Rate, int]:
+    """Replay `count` copies as one batch: the rate, and the model calls made outside the journal. Given
+    a file, each copy is read from it, as `replay-check DIR` reads its files."""
     with Replayer(app, concurrency=concurrency) as replayer:
         replayer.replay_journals([journal] * 20)  # warm
         cpu, wall = time.process_time(), time.monotonic()
@@ -171,15 +178,18 @@ def sdk_alone(app: Any, journal: JournalFile, count: int) -> Rate:
 def report(mode: str, recorded: Recorded) -> None:
     journal, live = recorded.journal, recorded.live
     app = deck_app(recorded.service, mode)
-    batch, calls = offline(app, journal, ARGS.journals, concurrency=8)
+    batch, calls = offline(app, journal, ARGS.journals)
     alone, _ = offline(app, journal, ARGS.journals, concurrency=1)
+    with tempfile.TemporaryDirectory() as directory:
+        files, _ = offline(app, save_journal(Path(directory) / "journal.json", journal), ARGS.journals)
     # Only where the handler makes no call outside the journal: a bare request has no stub to answer one.
     floor = sdk_alone(app, journal, ARGS.journals) if not calls else None
     median = statistics.median(live)
     deciles = statistics.quantiles(live, n=10)
     print(f"\n{mode} journal, {len(journal.entries)} entries, {calls} model calls outside the journal each")
-    print(f"  offline, a batch (8 side by side): {_rate(batch)}")
+    print(f"  offline, a batch ({DEFAULT_CONCURRENCY} side by side): {_rate(batch)}")
     print(f"  offline, one at a time:            {_rate(alone)}")
+    print(f"  a batch read from journal files:   {_rate(files)}")
     if floor is not None:
         overhead = 1e6 / batch.per_cpu - 1e6 / floor.per_cpu
         print(
