@@ -8,7 +8,9 @@ progress travels in a context variable, so journals replayed side by side on one
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import copy
 import dataclasses
 import functools
 import importlib
@@ -16,6 +18,7 @@ import inspect
 import logging
 import threading
 import urllib.parse
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -272,14 +275,83 @@ def _patch_steps() -> None:
         return
     original_run, original_run_typed = Ctx.run, Ctx.run_typed
 
-    def guard(original: Callable[..., Any]) -> Callable[..., Any]:
-        def run(self: Any, name: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-            if CURRENT.get() is not None:
-                action = _guarded(name, action)
-            return original(self, name, action, *args, **kwargs)
+    def run(self: Any, name: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if CURRENT.get() is not None:
+            args, kwargs = _run_with_hint(action, args, kwargs)
+            action = _guarded(name, action)
+        return original_run(self, name, action, *args, **kwargs)
 
-        run._paidtwice_replay = True  # type: ignore[attr-defined]
-        return run
+    def run_typed(self: Any, name: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if CURRENT.get() is not None:
+            args = _run_typed_with_hint(action, args)
+            action = _guarded(name, action)
+        return original_run_typed(self, name, action, *args, **kwargs)
 
-    setattr(Ctx, "run", guard(original_run))  # noqa: B010 - mypy refuses a method assignment
-    setattr(Ctx, "run_typed", guard(original_run_typed))  # noqa: B010
+    run._paidtwice_replay = True  # type: ignore[attr-defined]
+    setattr(Ctx, "run", run)  # noqa: B010 - mypy refuses a method assignment
+    setattr(Ctx, "run_typed", run_typed)  # noqa: B010
+
+
+# -- the step's return type, read once per function ---------------------------------------------------------
+#
+# With the default serde and no type hint, the SDK reads a step's return type on every call with
+# `inspect.signature(action, eval_str=True)`: under `from __future__ import annotations` that evaluates the
+# annotations each time, more than half of the SDK's CPU in replaying the deck's agent. A replay hands the
+# SDK the same return annotation, read once per function object; what the SDK does with it is unchanged.
+
+_UNREAD = object()
+_RETURN_HINTS: weakref.WeakKeyDictionary[Callable[..., Any], Any] = weakref.WeakKeyDictionary()
+
+
+def _return_hint(action: Callable[..., Any]) -> Any:
+    """`inspect.signature(action, eval_str=True).return_annotation`, as the SDK reads it; _UNREAD if that
+    raises (the SDK then reads it itself and raises as it would)."""
+    try:
+        return _RETURN_HINTS[action]
+    except (KeyError, TypeError):
+        pass
+    try:
+        hint = inspect.signature(action, eval_str=True).return_annotation
+    except Exception:  # noqa: BLE001 - whatever it is, the SDK raises it itself
+        return _UNREAD
+    with contextlib.suppress(TypeError):  # not weakly referenceable: read again next time
+        _RETURN_HINTS[action] = hint
+    return hint
+
+
+def _run_with_hint(
+    action: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """`ctx.run`'s arguments (after name and action) with the type hint the SDK would read itself."""
+    from restate.serde import DefaultSerde
+
+    # run(name, action, serde, max_attempts, max_retry_duration, type_hint, args)
+    if len(args) >= 4 or kwargs.get("type_hint") is not None:
+        return args, kwargs
+    serde = args[0] if args else kwargs.get("serde", DefaultSerde())
+    if not isinstance(serde, DefaultSerde):
+        return args, kwargs
+    hint = _return_hint(action)
+    return (args, kwargs) if hint is _UNREAD else (args, {**kwargs, "type_hint": hint})
+
+
+def _run_typed_with_hint(action: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`ctx.run_typed`'s positional arguments (options, then the action's) with the options' type hint
+    set as the SDK would set it."""
+    from restate.context import RunOptions
+    from restate.serde import DefaultSerde
+
+    if not args:
+        hint = _return_hint(action)
+        return args if hint is _UNREAD else (RunOptions(type_hint=hint),)
+    options = args[0]
+    if not isinstance(options, RunOptions) or not isinstance(options.serde, DefaultSerde):
+        return args
+    if options.type_hint is not None:
+        return args
+    hint = _return_hint(action)
+    if hint is _UNREAD:
+        return args
+    options = copy.copy(options)
+    options.type_hint = hint
+    return (options, *args[1:])
