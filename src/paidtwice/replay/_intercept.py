@@ -296,7 +296,7 @@ def _patch_steps() -> None:
 #
 # With the default serde and no type hint, the SDK reads a step's return type on every call with
 # `inspect.signature(action, eval_str=True)`: under `from __future__ import annotations` that evaluates the
-# annotations each time, more than half of the SDK's CPU in replaying the deck's agent. A replay hands the
+# annotations each time, a quarter of the SDK's CPU in replaying the deck's agent. A replay hands the
 # SDK the same return annotation, read once per function object; what the SDK does with it is unchanged.
 
 _UNREAD = object()
