@@ -2,10 +2,14 @@
 
     with Replayer("agent:app", script="steady") as replayer:
         result = replayer.replay_journal(load_journal(Path("inv_1a2b.json")))  # raises ReplayDivergence
-        results = replayer.replay_journals(journals)                           # a result per journal
+        results = replayer.replay_journals(journals)                           # a batch: a result each
 
     async with Replayer("agent:app") as replayer:                              # in an async test
         result = await replayer.replay_journal_async(journal)
+
+A batch is replayed on one event loop, against one app and one stub model, `concurrency` journals side by
+side (each in a context of its own, on a stub lane of its own); each gets the result it would get alone.
+Every journal of a batch is read and checked against the app before the first replay.
 
 Each journal is fed to the real, unchanged restate-sdk endpoint of the app (its ASGI app, called in-process):
 a StartMessage with `known_entries` and the invocation's random seed, then every recorded entry, the input
