@@ -409,9 +409,12 @@ class Replayer:
             for number, feed in queue:
                 results[number] = await self._replay_feed(feed)
 
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(self.concurrency, len(feeds))):
-                group.create_task(worker())
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(min(self.concurrency, len(feeds))):
+                    group.create_task(worker())
+        except BaseExceptionGroup as failed:
+            raise failed.exceptions[0] from None  # as one journal at a time raises it
         return [result for result in results if result is not None]
 
     async def _replay_feed(self, feed: _Feed) -> ReplayResult:
