@@ -74,7 +74,9 @@ class ReplayState:
     stop_step: bool = False
     """Whether a step action was stopped (rather than an HTTP request)."""
     _lane: Lane | None = None
+    """The stub lane, once opened."""
     _lane_app: Any = None
+    """The stub's ASGI app for that lane, once made."""
 
     def stop(self, reason: str, *, replaying: bool, step: bool) -> None:
         if self.stop_reason is None:
