@@ -1,29 +1,70 @@
 """Journals checked per second offline, on one core, beside the time a live check takes on the lab's server.
 
-    .venv/bin/python bench/replay_check.py [--journals 400] [--live 5]
+    .venv/bin/python bench/replay_check.py [--journals 1000] [--live 30]
 
-Offline: the deck's agent (journaled mode, then naive mode with its model calls answered by the stub)
-replays copies of a journal it recorded on the lab's server, this process pinned to one CPU (the stub's
-thread included). Live: the same journal checked the way a server checks it, `restart-as-new` from the
-journal's last entry before the output onto the same deployment, timed from the request until the new
-invocation's result (read by attaching to it, not by polling).
+The deck's agent (journaled mode, then naive mode with its model calls answered by the stub) records one
+clean run on the lab's server. Then:
+
+  live      the journal checked the way a user checks it on a server: `restart-as-new` from the journal's
+            last entry before the output onto the same deployment, timed from the admin call until the new
+            invocation's outcome is known (read by attaching to it, not by polling); --live samples
+  offline   copies of the journal replayed by `Replayer.replay_journals` (what `replay-check` and
+            `assert_replays` call), this process pinned to one CPU (the stub's thread included): CPU
+            seconds of this process, and the wall clock beside them; as one batch, one at a time, and
+            as a batch of journal files read as `replay-check DIR` reads them
+  the SDK   the same request bodies fed straight to the app's restate-sdk endpoint, one at a time, with
+            nothing checked and nothing handed to the SDK: what the SDK's own replay of the handler costs
+            (it reads each step's return type on every call, which a replay hands it, read once)
+
+The ratio is journals per CPU second times the live check's median: how many journals one core checks
+offline in the time one live check takes.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import importlib
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from paidtwice.engine import wait_until
 from paidtwice.lab import AgentMode, Lab
-from paidtwice.replay import JournalFile, Replayer, capture_journal
+from paidtwice.replay import JournalFile, Replayer, capture_journal, save_journal
+from paidtwice.replay._protocol import entry_message_type, frame, start_message
+from paidtwice.replay._replayer import DEFAULT_CONCURRENCY
+from paidtwice.replay._seed import invocation_id_bytes
 
 
-def record(lab: Lab, mode: AgentMode) -> tuple[JournalFile, str, float]:
-    """One clean run of the deck's agent in `mode`: its journal, its deployment, and a live check's time."""
+@dataclass(frozen=True)
+class Recorded:
+    """One clean run of the deck's agent and its live checks."""
+
+    journal: JournalFile
+    """The run's journal."""
+    service: str
+    """The service it ran as."""
+    live: tuple[float, ...]
+    """Seconds each live check took, from the admin call until its outcome was known."""
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Journals checked per second."""
+
+    per_cpu: float
+    """Per CPU second of this process."""
+    per_wall: float
+    """Per wall-clock second (on a loaded machine, other processes' turns count too)."""
+
+
+def record(lab: Lab, mode: AgentMode) -> Recorded:
     service = f"Bench_{mode}"
     lane = lab.stub.open_lane(lab.stub.lane("default").script)  # type: ignore[union-attr]
     with lab.new_agent(mode=mode, lane=lane, service=service) as agent:
@@ -39,9 +80,9 @@ def record(lab: Lab, mode: AgentMode) -> tuple[JournalFile, str, float]:
             new = lab.admin.restart_as_new(invocation, from_entry=before_output, deployment=deployment)
             answer = lab.ingress.attach(new, timeout=60)  # returns once the new invocation has completed
             times.append(time.monotonic() - started)
-            if answer.status_code != 200 or not _completed(lab, new):
+            if answer.status_code != 200 or _status(lab, new) != "completed":
                 raise SystemExit(f"the live check of {new} did not complete: {answer.status_code}")
-    return journal, service, statistics.median(times)
+    return Recorded(journal, service, tuple(times))
 
 
 def _wait(condition: Callable[[], bool], what: str) -> None:
@@ -49,52 +90,144 @@ def _wait(condition: Callable[[], bool], what: str) -> None:
         raise SystemExit(f"timed out waiting for {what}")
 
 
-def _completed(lab: Lab, invocation: str) -> bool:
-    return _status(lab, invocation) == "completed"
-
-
 def _status(lab: Lab, invocation: str) -> str:
     row = lab.sql.invocation(invocation)
     return row.status if row else ""
 
 
-def offline(journal: JournalFile, service: str, mode: str, count: int) -> tuple[float, float, int]:
-    """Journals per CPU second and per wall-clock second replaying `count` copies, and the model calls
-    made outside the journal. On a loaded machine the wall clock counts other processes' turns too."""
+def deck_app(service: str, mode: str) -> Any:
     os.environ["PAIDTWICE_SERVICE"] = service
     os.environ["PAIDTWICE_AGENT_MODE"] = mode
-    import importlib
-
     import paidtwice.agent.weather as weather
 
-    importlib.reload(weather)
-    with Replayer(weather.app) as replayer:
-        replayer.replay_journal(journal)  # warm
-        started = time.process_time(), time.monotonic()
+    return importlib.reload(weather).app
+
+
+def offline(
+    app: Any, journal: JournalFile | Path, count: int, concurrency: int = DEFAULT_CONCURRENCY
+) -> tuple[Rate, int]:
+    """Replay `count` copies as one batch: the rate, and the model calls made outside the journal. Given
+    a file, each copy is read from it, as `replay-check DIR` reads its files."""
+    with Replayer(app, concurrency=concurrency) as replayer:
+        replayer.replay_journals([journal] * 20)  # warm
+        cpu, wall = time.process_time(), time.monotonic()
         results = replayer.replay_journals([journal] * count)
-        cpu, wall = time.process_time() - started[0], time.monotonic() - started[1]
-    assert all(r.verdict == "replays" for r in results), results[0]
-    return count / cpu, count / wall, sum(len(r.outside_calls) for r in results)
+        rate = Rate(count / (time.process_time() - cpu), count / (time.monotonic() - wall))
+    if not all(r.verdict == "replays" for r in results):
+        raise SystemExit(f"the journal did not replay offline: {results[0].describe()}")
+    return rate, sum(len(r.outside_calls) for r in results) // count
+
+
+def sdk_alone(app: Any, journal: JournalFile, count: int) -> Rate:
+    """The same request, fed straight to the app's endpoint: only the SDK's own replay of the handler."""
+    body = start_message(
+        raw_id=invocation_id_bytes(journal.invocation_id),
+        debug_id=journal.invocation_id,
+        known_entries=len(journal.entries),
+        key=journal.key,
+        random_seed=journal.random_seed or 0,
+    ) + b"".join(frame(entry_message_type(e.type), e.raw) for e in journal.entries)
+    content_type = f"application/vnd.restate.invocation.v{journal.protocol_version}".encode()
+    path = f"/invoke/{journal.service}/{journal.handler}"
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "2",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"content-type", content_type)],
+        "client": ("127.0.0.1", 0),
+        "server": ("127.0.0.1", 0),
+    }
+
+    async def one() -> None:
+        answered = asyncio.Event()
+        sent = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await answered.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                answered.set()
+
+        await app(scope, receive, send)
+
+    async def many(n: int) -> None:
+        for _ in range(n):
+            await one()
+
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(many(20))  # warm
+        cpu, wall = time.process_time(), time.monotonic()
+        loop.run_until_complete(many(count))
+        return Rate(count / (time.process_time() - cpu), count / (time.monotonic() - wall))
+    finally:
+        loop.close()
+
+
+def report(mode: str, recorded: Recorded) -> None:
+    journal, live = recorded.journal, recorded.live
+    app = deck_app(recorded.service, mode)
+    batch, calls = offline(app, journal, ARGS.journals)
+    alone, _ = offline(app, journal, ARGS.journals, concurrency=1)
+    with tempfile.TemporaryDirectory() as directory:
+        files, _ = offline(app, save_journal(Path(directory) / "journal.json", journal), ARGS.journals)
+    # Only where the handler makes no call outside the journal: a bare request has no stub to answer one.
+    floor = sdk_alone(app, journal, ARGS.journals) if not calls else None
+    median = statistics.median(live)
+    deciles = statistics.quantiles(live, n=10)
+    print(f"\n{mode} journal, {len(journal.entries)} entries, {calls} model calls outside the journal each")
+    print(f"  offline, a batch ({DEFAULT_CONCURRENCY} side by side): {_rate(batch)}")
+    print(f"  offline, one at a time:            {_rate(alone)}")
+    print(f"  a batch read from journal files:   {_rate(files)}")
+    if floor is not None:
+        print(f"  the SDK alone, one at a time:      {_rate(floor)}")
+    print(
+        f"  CPU per journal: {1e6 / batch.per_cpu:.0f} us in a batch, {1e6 / alone.per_cpu:.0f} us alone"
+        + (f", {1e6 / floor.per_cpu:.0f} us for the SDK alone" if floor is not None else "")
+    )
+    print(
+        f"  live restart-as-new to outcome:    median {median * 1000:.1f} ms, p10 {deciles[0] * 1000:.1f} "
+        f"to p90 {deciles[-1] * 1000:.1f} ms, min {min(live) * 1000:.1f} max {max(live) * 1000:.1f} ms "
+        f"({len(live)} checks)"
+    )
+    line = f"  offline is {batch.per_cpu * median:.0f}x faster by CPU ({batch.per_wall * median:.0f}x wall)"
+    if floor is not None:
+        line += f"; the SDK alone: {floor.per_cpu * median:.0f}x"
+    print(line + "; targets: 200 journals/s, 100x")
+
+
+def _rate(rate: Rate) -> str:
+    return f"{rate.per_cpu:5.0f} journals per CPU second ({rate.per_wall:5.0f}/s wall clock)"
 
 
 def main() -> None:
     with Lab(echo=lambda message: None) as lab:
         recorded = {mode: record(lab, mode) for mode in ("journaled", "naive")}
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-    print("replay-check, offline on one core vs live restart-as-new on the lab's server (loaded machine)")
-    for mode, (journal, service, live) in recorded.items():
-        per_cpu, per_wall, calls = offline(journal, service, mode, ARGS.journals)
-        print(
-            f"{mode:9} journal, {len(journal.entries):2} entries, {calls // ARGS.journals} stub calls each: "
-            f"{per_cpu:5.0f} journals per CPU second ({per_wall:4.0f}/s wall clock); "
-            f"live check {live * 1000:4.0f} ms (median of {ARGS.live}): {per_cpu * live:4.0f}x faster "
-            f"({per_wall * live:4.0f}x by the wall clock)"
-        )
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"replay-check offline on one core vs live restart-as-new on the lab's server "
+        f"({os.cpu_count()} cores shared, load average {load})"
+    )
+    for mode, run in recorded.items():
+        report(mode, run)
 
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--journals", type=int, default=400)
-parser.add_argument("--live", type=int, default=5)
+parser.add_argument("--journals", type=int, default=1000)
+parser.add_argument("--live", type=int, default=30)
 ARGS = parser.parse_args()
 
 if __name__ == "__main__":

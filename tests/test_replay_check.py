@@ -131,9 +131,10 @@ def test_corrupt_journal_file(tmp_path: Path, content: str | bytes, expected: st
     assert expected in one_line_error(["--app", DECK_APP, str(path)])
 
 
-def test_journal_with_a_broken_entry(tmp_path: Path) -> None:
+@pytest.mark.parametrize("raw", ["not base64!", "AAé="])
+def test_journal_with_a_broken_entry(tmp_path: Path, raw: str) -> None:
     data = json.loads(CHANGED.read_text())
-    data["entries"][1]["raw"] = "not base64!"
+    data["entries"][1]["raw"] = raw
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(data))
     assert "raw is not base64" in one_line_error(["--app", DECK_APP, str(path)])

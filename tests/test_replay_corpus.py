@@ -80,3 +80,26 @@ def test_offline_verdict_equals_live_outcome(stub: StubModel) -> None:
         for replayer in replayers.values():
             replayer.close()
     assert not disagree, f"{len(disagree)} of {len(decided)} disagree:\n" + "\n".join(disagree)
+
+
+def test_a_batch_gives_every_journal_the_result_it_gets_alone(stub: StubModel) -> None:
+    # The batch (one loop, one app, one stub, journals side by side) must not change a verdict, a call
+    # outside the journal or its answer: each journal replayed alone is the reference.
+    live = [json.loads(line) for line in (CORPUS / "live.jsonl").read_text().splitlines()]
+    groups: dict[tuple[str, str], list[str]] = {}
+    for record in live:
+        groups.setdefault((record["code"], record["script"]), []).append(record["prefix"])
+    verdicts = set()
+    for (code, script), names in sorted(groups.items()):
+        files = [CORPUS / name for name in sorted(set(names))]
+        if code == "naive":
+            files.append(CORPUS.parent / "journals" / "clean.json")  # a complete run of the naive agent
+        prefixes = [dataclasses.replace(load_journal(path), service="Agent") for path in files]
+        with Replayer(deck_app(code), script=script, stub=stub, concurrency=1) as alone:
+            reference = [alone.replay_journal(p, raise_on_divergence=False) for p in prefixes]
+        with Replayer(deck_app(code), script=script, stub=stub) as batch:
+            assert batch.concurrency > 1
+            results = batch.replay_journals(prefixes)
+        assert results == reference, f"{code} code, {script} script"
+        verdicts |= {r.verdict for r in results}
+    assert {"replays", "continues", "diverges"} <= verdicts

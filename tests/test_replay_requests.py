@@ -76,3 +76,14 @@ def test_the_async_api_replays_on_the_callers_loop() -> None:
             return past_end.verdict, during.verdict
 
     assert asyncio.run(check()) == ("continues", "undecided")
+
+
+def test_a_batch_stops_each_request_as_alone(replayer: Replayer) -> None:
+    # Requests stopped side by side on one loop (an async client's awaited, a sync client's raised): each
+    # journal of the batch gets the verdict it gets alone.
+    kinds = [(handler, step) for handler in ("run", "sync_call") for step in (False, True)]
+    batch = [journal(handler, with_step=step) for handler, step in kinds] * 5
+    alone = [replayer.replay_journal(j, raise_on_divergence=False) for j in batch]
+    assert replayer.concurrency > 1
+    assert replayer.replay_journals(batch) == alone
+    assert [r.verdict for r in alone[:4]] == ["continues", "undecided"] * 2

@@ -97,6 +97,19 @@ def test_a_prefix_continues_and_its_next_step_never_runs(
     assert result.past_end == f"stopped before step '{journal.entries[3].name}' executed"
 
 
+def test_a_batch_stops_each_sync_step_as_alone(
+    replayer: Replayer, seeded_journals: list[JournalFile]
+) -> None:
+    # Side by side on one loop, a sync step past the end (held on an executor thread until its replay is
+    # over) is stopped in each journal, and the whole journals still replay, each as it does alone.
+    prefixes = [journal.prefix(2) for journal in seeded_journals]
+    batch = [*prefixes, *seeded_journals] * 4
+    alone = [replayer.replay_journal(journal, raise_on_divergence=False) for journal in batch]
+    assert replayer.concurrency > 1
+    assert replayer.replay_journals(batch) == alone
+    assert [r.verdict for r in alone] == (["continues"] * 3 + ["replays"] * 3) * 4
+
+
 def test_assert_replays_passes_and_fails(seeded_journals: list[JournalFile]) -> None:
     os.environ["PAIDTWICE_SEEDED_SERVICE"] = SERVICE
     results = assert_replays("seeded_agent:app", seeded_journals, app_dir=AGENT_DIR)

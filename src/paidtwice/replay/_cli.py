@@ -156,8 +156,8 @@ def replay_check_command(
     try:
         journals: list[JournalFile] = [load_journal(path) for path in files]
         with Replayer(app, app_dir=app_dir, script=script, variation=variation, timeout=timeout) as replayer:
-            for journal in journals:
-                replayer.check(journal)
+            # One batch: every journal is checked before the first replay (bad input exits 2 at once), then
+            # all run on one loop, one app and one stub.
             results = replayer.replay_journals(journals)
     except PaidtwiceError as err:
         raise BadInput(str(err)) from None

@@ -170,6 +170,31 @@ def save_journal(path: Path, journal: JournalFile) -> Path:
     return path
 
 
+def _entry(raw: Any, where: str, number: int) -> RecordedEntry:
+    """One entry of a journal file; its error message is made only for an entry that is wrong
+    (`replay-check DIR` reads thousands)."""
+    if not isinstance(raw, dict):
+        raise JournalFileError(f"{where} entry {number} is not an object")
+    body, index, kind = raw.get("raw"), raw.get("index"), raw.get("type")
+    if not isinstance(body, str):
+        body = _require(raw, "raw", str, f"{where} entry {number}")  # raises, with its message
+    try:
+        decoded = binascii.a2b_base64(body, strict_mode=True)
+    except ValueError:  # binascii.Error, or a character that is not ASCII
+        raise JournalFileError(f"{where} entry {number}: raw is not base64") from None
+    if type(index) is not int or not isinstance(kind, str):
+        at = f"{where} entry {number}"
+        _require(raw, "index", int, at)
+        _require(raw, "type", str, at)
+    return RecordedEntry(
+        index=index,  # type: ignore[arg-type]  # an int, checked above
+        type=kind,  # type: ignore[arg-type]  # a str, checked above
+        name=str(raw.get("name") or ""),
+        raw=decoded,
+        appended_at=str(raw.get("appended_at") or ""),
+    )
+
+
 def _require(data: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
     value = data.get(key)
     if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
@@ -204,24 +229,8 @@ def load_journal(path: Path) -> JournalFile:
         seed = None if seed_text is None else int(seed_text)
     except (TypeError, ValueError):
         raise JournalFileError(f"{where}: random_seed {seed_text!r} is not an integer") from None
-    entries = []
-    for number, raw in enumerate(_require(data, "entries", list, where)):
-        at = f"{where} entry {number}"
-        if not isinstance(raw, dict):
-            raise JournalFileError(f"{at} is not an object")
-        try:
-            body = base64.b64decode(_require(raw, "raw", str, at), validate=True)
-        except binascii.Error:
-            raise JournalFileError(f"{at}: raw is not base64") from None
-        entries.append(
-            RecordedEntry(
-                index=_require(raw, "index", int, at),
-                type=_require(raw, "type", str, at),
-                name=str(raw.get("name") or ""),
-                raw=body,
-                appended_at=str(raw.get("appended_at") or ""),
-            )
-        )
+    listed = _require(data, "entries", list, where)
+    entries = [_entry(raw, where, number) for number, raw in enumerate(listed)]
     if [e.index for e in entries] != list(range(len(entries))):
         raise JournalFileError(f"{where}: entries are not indexed 0, 1, 2, ... in order")
     key = data.get("key")

@@ -9,6 +9,7 @@ numbers are those of restatedev/restate `service-protocol/dev/restate/service/pr
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 
@@ -91,6 +92,7 @@ class Frame:
     """Its protobuf body."""
 
 
+@functools.cache
 def entry_message_type(entry_type: str) -> int:
     """The message type of a `sys_journal.entry_type` ("Command: Run" -> 0x0411); ValueError if unknown."""
     kind, _, name = entry_type.partition(":")

@@ -1,0 +1,44 @@
+"""How the stub answers a replay's model calls: the user's script, each ask one later than recorded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from paidtwice._exceptions import UsageError
+from paidtwice.stub._scripts import SCRIPTS, Answer, Script
+from paidtwice.stub._turns import VARIATIONS, load_script_file
+
+__all__ = ["replay_script", "resolve_script"]
+
+
+@dataclass(frozen=True)
+class _Reasked(Script):
+    """A script answering each ask as the next one: the recorded run asked every turn once already."""
+
+    base: Script | None = None
+    """The script it shifts."""
+
+    def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
+        assert self.base is not None
+        return self.base.answer(turn=turn, ask=ask + 1, call=call + 1, model_up=model_up)
+
+
+def resolve_script(script: str | Path | Script, variation: str = "steady") -> Script:
+    """A stub script by name (steady, drifting, changed, ...) or from a script file (in one variation)."""
+    if isinstance(script, Script):
+        return script
+    text = str(script)
+    if text in SCRIPTS:
+        return SCRIPTS[text]
+    path = Path(text)
+    if path.suffix in (".toml", ".json") or path.exists():
+        if variation not in VARIATIONS:
+            raise UsageError(f"unknown variation {variation!r} (known: {', '.join(VARIATIONS)})")
+        return load_script_file(path, variation)
+    raise UsageError(f"--script {text!r} is neither a stub script ({', '.join(SCRIPTS)}) nor a script file")
+
+
+def replay_script(script: Script) -> Script:
+    """The script as a replay hears it: every ask one later than the recorded run's."""
+    return _Reasked(name=f"{script.name} (replayed)", description=script.description, base=script)
