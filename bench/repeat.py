@@ -79,10 +79,11 @@ def main() -> None:
     finally:
         lab.close()
     print(f"deck repeated {repetitions} times in {time.monotonic() - started:.0f} s")
-    print(f"{'row':26} {'distinct results':>16} {'matched the deck':>17}")
+    width = max(len("row"), *map(len, seen))
+    print(f"{'row':{width}} {'distinct results':>16} {'matched the deck':>17}")
     for name, prints in seen.items():
         distinct = len(set(prints))
-        print(f"{name:26} {distinct:>16} {matched[name]:>12}/{repetitions}")
+        print(f"{name:{width}} {distinct:>16} {matched[name]:>12}/{repetitions}")
     differing = [name for name, prints in seen.items() if len(set(prints)) > 1]
     for name in differing:
         print(f"\n{name}: the results seen, with how often")

@@ -226,141 +226,71 @@ class _Proxy:
         """One attempt, both ways at once (the protocol is a bidirectional stream)."""
         assert self._released is not None
         self._attempts += 1
-        attempt = self._attempts
-        state: dict[str, Any] = {"invocation": "", "entries": 0, "replayed": 0, "held": False}
-        inbound = _RawFrames()
-        pending: list[bytes] = []
-        names: dict[int, str] = {}
+        await _Attempt(self, self._attempts, self._released, receive, send).run(path, headers)
+
+    @property
+    def _released_flag(self) -> bool:
+        return self._released is not None and self._released.is_set()
+
+
+class _Attempt:
+    """One attempt through the proxy: the server's frames in, the agent's frames out, each logged, and the
+    server's frames held back from the agent at the entry `_Proxy.hold_entries` names."""
+
+    def __init__(self, proxy: _Proxy, number: int, released: asyncio.Event, receive: Any, send: Any) -> None:
+        self.proxy = proxy
+        self.number = number
+        self.released = released
+        self.receive = receive
+        self.send = send
+        self.invocation = ""
+        self.retry = 0
+        self.entries = 0
+        """Journal entries so far: those the attempt started with, then each command and notification."""
+        self.replayed = 0
+        """Entries of the journal the attempt starts with that have not passed yet."""
+        self.held = False
+        self.more = True
+        """The server has more of its request body to send."""
+        self.inbound = _RawFrames()
+        self.pending: list[bytes] = []
+        """Inbound frames read but not yet sent to the agent."""
+        self.names: dict[int, str] = {}
         """Step names by completion id: from the journal the attempt replays and the RunCommands it sends."""
-        more = True
+        self.progressed = False
 
-        def log(event: str, **fields: Any) -> None:
-            self._write(invocation=state["invocation"], attempt=attempt, event=event, **fields)
+    def log(self, event: str, **fields: Any) -> None:
+        self.proxy._write(invocation=self.invocation, attempt=self.number, event=event, **fields)
 
-        def hold_here() -> bool:
-            hold = self.hold_entries
-            return hold is not None and state["entries"] == hold and not self._released_flag
+    def hold_here(self) -> bool:
+        hold = self.proxy.hold_entries
+        return hold is not None and self.entries == hold and not self.proxy._released_flag
 
-        def take(chunk: bytes) -> bool:
-            """Read inbound frames into `pending`; False once a frame is held (nothing after it goes on)."""
-            for kind, raw in inbound.feed(chunk):
-                if state["held"]:
-                    return False
-                if kind == START:
-                    fields = read_fields(raw[8:])
-                    debug_id = fields.get(2, b"")
-                    state["invocation"] = debug_id.decode() if isinstance(debug_id, bytes) else ""
-                    state["entries"] = state["replayed"] = int(fields.get(3, 0))
-                    state["retry"] = int(fields.get(7, 0))
-                elif state["replayed"] > 0:
-                    state["replayed"] -= 1  # an entry of the journal the attempt starts with
-                    if kind == RUN_COMMAND:
-                        fields = read_fields(raw[8:])
-                        name = fields.get(12, b"")
-                        names[int(fields.get(11, 0))] = name.decode() if isinstance(name, bytes) else ""
-                elif kind >= FIRST_NOTIFICATION:
-                    state["entries"] += 1
-                    log("notification", frame=kind, entries=state["entries"])
-                    if hold_here():
-                        state["held"] = True
-                        return False
-                pending.append(raw)
-            return True
-
+    async def run(self, path: str, headers: list[tuple[str, str]]) -> None:
         # The StartMessage and the journal it announces come first; an attempt that starts at the held entry
         # never reaches the agent.
-        while more and (not state["invocation"] or state["replayed"] > 0):
-            message = await receive()
-            if message["type"] == "http.disconnect":
+        while self.more and (not self.invocation or self.replayed > 0):
+            if not await self.read():
                 return
-            more = bool(message.get("more_body"))
-            take(bytes(message.get("body", b"")))
-        if not state["held"] and hold_here():
-            # The attempt starts at the held entry: the agent gets none of it.
-            log("held", entries=state["entries"])
-            await self._released.wait()
-            await self._respond(send, 503, b"held by paidtwice; the deployment was killed")
+        if not self.held and self.hold_here():
+            self.log("held", entries=self.entries)
+            await self.released.wait()
+            await self.proxy._respond(self.send, 503, b"held by paidtwice; the deployment was killed")
             return
         _, _, rest = path.partition("/invoke/")
         service, _, handler = rest.partition("/")
-        if service == self.renamed:
-            service = self.service
+        if service == self.proxy.renamed:
+            service = self.proxy.service
         try:
-            stream = await _H2Stream.open(self.target_port, f"/invoke/{service}/{handler}", headers)
+            stream = await _H2Stream.open(self.proxy.target_port, f"/invoke/{service}/{handler}", headers)
         except OSError as err:
-            await self._respond(send, 502, f"deployment unreachable: {err}".encode())
+            await self.proxy._respond(self.send, 502, f"deployment unreachable: {err}".encode())
             return
-        log("start", retry=state.get("retry", 0), known=state["entries"])
-
-        released = self._released
-
-        async def pump_in() -> None:
-            nonlocal more
-            try:
-                for raw in pending:
-                    await stream.send(raw)
-                pending.clear()
-                while more and not state["held"]:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        stream.reset()
-                        return
-                    more = bool(message.get("more_body"))
-                    take(bytes(message.get("body", b"")))
-                    for raw in pending:
-                        await stream.send(raw)
-                    pending.clear()
-                if state["held"]:
-                    log("held", entries=state["entries"])
-                    await released.wait()
-                    stream.reset()
-                    return
-                await stream.end()
-            except (OSError, _StreamClosed):
-                return
-
-        pumping = asyncio.ensure_future(pump_in())
-        progressed = False
-        outbound = _RawFrames()
+        self.log("start", retry=self.retry, known=self.entries)
+        pumping = asyncio.ensure_future(self.pump_in(stream))
+        answered = True
         try:
-            try:
-                status, response_headers = await stream.response()
-            except _StreamClosed as err:
-                await self._respond(send, 502, f"deployment unreachable: {err}".encode())
-                return
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": status,
-                    "headers": [
-                        (k, v)
-                        for k, v in response_headers
-                        if not k.startswith(b":") and k.lower() not in (b"content-length", b"connection")
-                    ],
-                }
-            )
-            async for chunk in stream.chunks():
-                for kind, raw in outbound.feed(chunk):
-                    body = raw[8:]
-                    if FIRST_COMMAND <= kind < FIRST_NOTIFICATION:
-                        state["entries"] += 1
-                        if not progressed:
-                            progressed = True
-                            log("progress", frame=kind)
-                        log("command", frame=kind, entries=state["entries"])
-                    if kind == RUN_COMMAND:
-                        fields = read_fields(body)
-                        name = fields.get(12, b"")
-                        names[int(fields.get(11, 0))] = name.decode() if isinstance(name, bytes) else ""
-                        log("run", id=int(fields.get(11, 0)), name=names[int(fields.get(11, 0))])
-                    elif kind == PROPOSE_RUN_COMPLETION:
-                        done = int(read_fields(body).get(1, 0))
-                        log("step", id=done, name=names.get(done, ""))
-                    elif kind == ERROR:
-                        log("error", code=int(read_fields(body).get(1, 0)))
-                    elif kind in (END, SUSPENSION):
-                        log("end" if kind == END else "suspend")
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            answered = await self.pump_out(stream)
         except _StreamClosed:
             # The agent was killed mid-attempt. End the server's stream now, as the agent's dead connection
             # would: left to the ASGI server, it stays open until its keep-alive timeout (5 s), and the server
@@ -369,11 +299,109 @@ class _Proxy:
         finally:
             pumping.cancel()
             stream.close()
-        await send({"type": "http.response.body", "body": b""})
+        if answered:
+            await self.send({"type": "http.response.body", "body": b""})
 
-    @property
-    def _released_flag(self) -> bool:
-        return self._released is not None and self._released.is_set()
+    async def read(self) -> bool:
+        """Read the next piece of the server's body into `pending`; False once the server went away."""
+        message = await self.receive()
+        if message["type"] == "http.disconnect":
+            return False
+        self.more = bool(message.get("more_body"))
+        self.take(bytes(message.get("body", b"")))
+        return True
+
+    def take(self, chunk: bytes) -> None:
+        """Read inbound frames into `pending`, up to a held frame (nothing after it goes on)."""
+        for kind, raw in self.inbound.feed(chunk):
+            if self.held:
+                return
+            if kind == START:
+                fields = read_fields(raw[8:])
+                debug_id = fields.get(2, b"")
+                self.invocation = debug_id.decode() if isinstance(debug_id, bytes) else ""
+                self.entries = self.replayed = int(fields.get(3, 0))
+                self.retry = int(fields.get(7, 0))
+            elif self.replayed > 0:
+                self.replayed -= 1  # an entry of the journal the attempt starts with
+                if kind == RUN_COMMAND:
+                    self.name_step(raw[8:])
+            elif kind >= FIRST_NOTIFICATION:
+                self.entries += 1
+                self.log("notification", frame=kind, entries=self.entries)
+                if self.hold_here():
+                    self.held = True
+                    return
+            self.pending.append(raw)
+
+    def name_step(self, body: bytes) -> int:
+        fields = read_fields(body)
+        name = fields.get(12, b"")
+        completion = int(fields.get(11, 0))
+        self.names[completion] = name.decode() if isinstance(name, bytes) else ""
+        return completion
+
+    async def flush(self, stream: _H2Stream) -> None:
+        for raw in self.pending:
+            await stream.send(raw)
+        self.pending.clear()
+
+    async def pump_in(self, stream: _H2Stream) -> None:
+        """The server's frames to the agent, until the body ends or a frame is held."""
+        try:
+            await self.flush(stream)
+            while self.more and not self.held:
+                if not await self.read():
+                    stream.reset()
+                    return
+                await self.flush(stream)
+            if self.held:
+                self.log("held", entries=self.entries)
+                await self.released.wait()
+                stream.reset()
+                return
+            await stream.end()
+        except (OSError, _StreamClosed):
+            return
+
+    async def pump_out(self, stream: _H2Stream) -> bool:
+        """The agent's answer to the server, each frame logged on the way; False if the agent gave none (the
+        server has had its whole response then)."""
+        try:
+            status, response_headers = await stream.response()
+        except _StreamClosed as err:
+            await self.proxy._respond(self.send, 502, f"deployment unreachable: {err}".encode())
+            return False
+        kept = [
+            (k, v)
+            for k, v in response_headers
+            if not k.startswith(b":") and k.lower() not in (b"content-length", b"connection")
+        ]
+        await self.send({"type": "http.response.start", "status": status, "headers": kept})
+        outbound = _RawFrames()
+        async for chunk in stream.chunks():
+            for kind, raw in outbound.feed(chunk):
+                self.log_outbound(kind, raw[8:])
+            await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
+        return True
+
+    def log_outbound(self, kind: int, body: bytes) -> None:
+        if FIRST_COMMAND <= kind < FIRST_NOTIFICATION:
+            self.entries += 1
+            if not self.progressed:
+                self.progressed = True
+                self.log("progress", frame=kind)
+            self.log("command", frame=kind, entries=self.entries)
+        if kind == RUN_COMMAND:
+            completion = self.name_step(body)
+            self.log("run", id=completion, name=self.names[completion])
+        elif kind == PROPOSE_RUN_COMPLETION:
+            done = int(read_fields(body).get(1, 0))
+            self.log("step", id=done, name=self.names.get(done, ""))
+        elif kind == ERROR:
+            self.log("error", code=int(read_fields(body).get(1, 0)))
+        elif kind in (END, SUSPENSION):
+            self.log("end" if kind == END else "suspend")
 
 
 class _StreamClosed(Exception):
