@@ -1,0 +1,517 @@
+"""The protocol proxy the lab registers in front of a command's deployment (see `paidtwice.lab._command`).
+
+It reads the service protocol's frames both ways on one HTTP/2 stream per attempt, logs each event, and can
+hold the server's frames back from the agent at a chosen journal entry. It runs on a loop thread of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+from collections.abc import AsyncIterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from paidtwice._exceptions import ServerStartError
+from paidtwice.agent._wire import (
+    END,
+    ERROR,
+    FIRST_COMMAND,
+    FIRST_NOTIFICATION,
+    START,
+    SUSPENSION,
+    read_fields,
+)
+from paidtwice.engine._ports import HOST, PortLease, lease_port
+from paidtwice.engine._process import port_is_listening, wait_until
+
+__all__ = ["Proxy"]
+
+PROPOSE_RUN_COMPLETION = 0x0005
+RUN_COMMAND = 0x0411
+_START_TIMEOUT = 60.0
+
+
+class _Loop:
+    """One event loop thread for every proxy of the process."""
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def get(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            if cls._loop is None:
+                loop = asyncio.new_event_loop()
+                # hypercorn reports, from its own tasks, streams the server reset after a kill cut them:
+                # expected here, and not the user's business.
+                loop.set_exception_handler(lambda _loop, _context: None)
+                threading.Thread(target=loop.run_forever, name="paidtwice-proxy", daemon=True).start()
+                cls._loop = loop
+            return cls._loop
+
+
+class Proxy:
+    """The protocol proxy in front of one command's port (an ASGI app served by hypercorn)."""
+
+    def __init__(self, *, target_port: int, service: str, renamed: str, log: Path) -> None:
+        self.target_port = target_port
+        """The port of the process behind the proxy; a replacement's once it is to be up (see
+        `CommandAgent.wait_up`). Until then the dead one's: the server finds the deployment down."""
+        self.service = service
+        self.renamed = renamed
+        self.log = log
+        self._lease: PortLease = lease_port()
+        self._fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._attempts = 0
+        self.hold_entries: int | None = None
+        """Hold (never pass on) the first frame from the server that brings the journal to this many entries,
+        or the whole attempt if it starts with them; until the agent is killed, then never again."""
+        self._released: asyncio.Event | None = None
+        self._shutdown: asyncio.Event | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._served: Future[None] | None = None
+
+    @property
+    def port(self) -> int:
+        return self._lease.port
+
+    @property
+    def target(self) -> str:
+        return f"http://{HOST}:{self.target_port}"
+
+    def _write(self, **fields: Any) -> None:
+        os.write(self._fd, (json.dumps({**fields, "at": time.time()}) + "\n").encode())
+
+    def start(self) -> None:
+        from hypercorn.asyncio import serve
+        from hypercorn.config import Config
+
+        loop = _Loop.get()
+        config = Config()
+        config.bind = [f"{HOST}:{self.port}"]
+        config.accesslog = None
+        config.errorlog = None
+
+        async def run() -> None:
+            self._released = asyncio.Event()
+            self._shutdown = asyncio.Event()
+            # h2c with prior knowledge, as restate-server speaks to a deployment; no pool limits or timeouts:
+            # a held call or a durable pause outlasts any default.
+            self._client = httpx.AsyncClient(http1=False, http2=True, timeout=None)
+            try:
+                await serve(self, config, shutdown_trigger=self._shutdown.wait)  # type: ignore[arg-type]
+            finally:
+                await self._client.aclose()
+
+        served = self._served = asyncio.run_coroutine_threadsafe(run(), loop)
+        if not wait_until(lambda: port_is_listening(self.port) or served.done(), timeout=_START_TIMEOUT):
+            raise ServerStartError(f"protocol proxy did not listen on :{self.port}")
+        if served.done():
+            served.result()
+
+    def release(self) -> None:
+        """Stop holding: a held attempt fails (the agent behind it was killed) and none is held again."""
+        loop = _Loop.get()
+        if self._released is not None:
+            loop.call_soon_threadsafe(self._released.set)
+
+    def close(self) -> None:
+        try:
+            if self._shutdown is not None and self._served is not None:
+                _Loop.get().call_soon_threadsafe(self._shutdown.set)
+                try:
+                    self._served.result(timeout=10)
+                except Exception:  # noqa: BLE001 - shutting down; the port lease is what matters
+                    pass
+        finally:
+            os.close(self._fd)
+            self._lease.release()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        path = str(scope["path"])
+        headers = [
+            (k.decode(), v.decode())
+            for k, v in scope["headers"]
+            if k.lower() not in (b"host", b"content-length", b"connection", b"transfer-encoding", b"te")
+        ]
+        if path.startswith("/invoke/"):
+            await self._invoke(path, headers, receive, send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        await self._other(str(scope["method"]), path, bytes(body), headers, send)
+
+    async def _respond(self, send: Any, status: int, body: bytes, content_type: str = "text/plain") -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-type", content_type.encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async def _other(
+        self, method: str, path: str, body: bytes, headers: list[tuple[str, str]], send: Any
+    ) -> None:
+        assert self._client is not None
+        try:
+            response = await self._client.request(method, self.target + path, content=body, headers=headers)
+        except httpx.TransportError as err:
+            await self._respond(send, 502, f"deployment unreachable: {err}".encode())
+            return
+        content = response.content
+        content_type = response.headers.get("content-type", "application/json")
+        if path.startswith("/discover") and response.status_code == 200:
+            manifest = json.loads(content)
+            for service in manifest.get("services", []):
+                if service.get("name") == self.service:
+                    service["name"] = self.renamed
+            content = json.dumps(manifest).encode()
+        await self._respond(send, response.status_code, content, content_type)
+
+    async def _invoke(self, path: str, headers: list[tuple[str, str]], receive: Any, send: Any) -> None:
+        """One attempt, both ways at once (the protocol is a bidirectional stream)."""
+        assert self._released is not None
+        self._attempts += 1
+        await _Attempt(self, self._attempts, self._released, receive, send).run(path, headers)
+
+    @property
+    def _released_flag(self) -> bool:
+        return self._released is not None and self._released.is_set()
+
+
+class _Attempt:
+    """One attempt through the proxy: the server's frames in, the agent's frames out, each logged, and the
+    server's frames held back from the agent at the entry `Proxy.hold_entries` names."""
+
+    def __init__(self, proxy: Proxy, number: int, released: asyncio.Event, receive: Any, send: Any) -> None:
+        self.proxy = proxy
+        self.number = number
+        self.released = released
+        self.receive = receive
+        self.send = send
+        self.invocation = ""
+        self.retry = 0
+        self.entries = 0
+        """Journal entries so far: those the attempt started with, then each command and notification."""
+        self.replayed = 0
+        """Entries of the journal the attempt starts with that have not passed yet."""
+        self.held = False
+        self.more = True
+        """The server has more of its request body to send."""
+        self.inbound = _RawFrames()
+        self.pending: list[bytes] = []
+        """Inbound frames read but not yet sent to the agent."""
+        self.names: dict[int, str] = {}
+        """Step names by completion id: from the journal the attempt replays and the RunCommands it sends."""
+        self.progressed = False
+
+    def log(self, event: str, **fields: Any) -> None:
+        self.proxy._write(invocation=self.invocation, attempt=self.number, event=event, **fields)
+
+    def hold_here(self) -> bool:
+        hold = self.proxy.hold_entries
+        return hold is not None and self.entries == hold and not self.proxy._released_flag
+
+    async def run(self, path: str, headers: list[tuple[str, str]]) -> None:
+        # The StartMessage and the journal it announces come first; an attempt that starts at the held entry
+        # never reaches the agent.
+        while self.more and (not self.invocation or self.replayed > 0):
+            if not await self.read():
+                return
+        if not self.held and self.hold_here():
+            self.log("held", entries=self.entries)
+            await self.released.wait()
+            await self.proxy._respond(self.send, 503, b"held by paidtwice; the deployment was killed")
+            return
+        _, _, rest = path.partition("/invoke/")
+        service, _, handler = rest.partition("/")
+        if service == self.proxy.renamed:
+            service = self.proxy.service
+        try:
+            stream = await _H2Stream.open(self.proxy.target_port, f"/invoke/{service}/{handler}", headers)
+        except OSError as err:
+            await self.proxy._respond(self.send, 502, f"deployment unreachable: {err}".encode())
+            return
+        self.log("start", retry=self.retry, known=self.entries)
+        pumping = asyncio.ensure_future(self.pump_in(stream))
+        answered = True
+        try:
+            answered = await self.pump_out(stream)
+        except _StreamClosed:
+            # The agent was killed mid-attempt. End the server's stream now, as the agent's dead connection
+            # would: left to the ASGI server, it stays open until its keep-alive timeout (5 s), and the server
+            # would retry that much later than it does for a deployment that dies.
+            pass
+        finally:
+            pumping.cancel()
+            stream.close()
+        if answered:
+            await self.send({"type": "http.response.body", "body": b""})
+
+    async def read(self) -> bool:
+        """Read the next piece of the server's body into `pending`; False once the server went away."""
+        message = await self.receive()
+        if message["type"] == "http.disconnect":
+            return False
+        self.more = bool(message.get("more_body"))
+        self.take(bytes(message.get("body", b"")))
+        return True
+
+    def take(self, chunk: bytes) -> None:
+        """Read inbound frames into `pending`, up to a held frame (nothing after it goes on)."""
+        for kind, raw in self.inbound.feed(chunk):
+            if self.held:
+                return
+            if kind == START:
+                fields = read_fields(raw[8:])
+                debug_id = fields.get(2, b"")
+                self.invocation = debug_id.decode() if isinstance(debug_id, bytes) else ""
+                self.entries = self.replayed = int(fields.get(3, 0))
+                self.retry = int(fields.get(7, 0))
+            elif self.replayed > 0:
+                self.replayed -= 1  # an entry of the journal the attempt starts with
+                if kind == RUN_COMMAND:
+                    self.name_step(raw[8:])
+            elif kind >= FIRST_NOTIFICATION:
+                self.entries += 1
+                self.log("notification", frame=kind, entries=self.entries)
+                if self.hold_here():
+                    self.held = True
+                    return
+            self.pending.append(raw)
+
+    def name_step(self, body: bytes) -> int:
+        fields = read_fields(body)
+        name = fields.get(12, b"")
+        completion = int(fields.get(11, 0))
+        self.names[completion] = name.decode() if isinstance(name, bytes) else ""
+        return completion
+
+    async def flush(self, stream: _H2Stream) -> None:
+        for raw in self.pending:
+            await stream.send(raw)
+        self.pending.clear()
+
+    async def pump_in(self, stream: _H2Stream) -> None:
+        """The server's frames to the agent, until the body ends or a frame is held."""
+        try:
+            await self.flush(stream)
+            while self.more and not self.held:
+                if not await self.read():
+                    stream.reset()
+                    return
+                await self.flush(stream)
+            if self.held:
+                self.log("held", entries=self.entries)
+                await self.released.wait()
+                stream.reset()
+                return
+            await stream.end()
+        except (OSError, _StreamClosed):
+            return
+
+    async def pump_out(self, stream: _H2Stream) -> bool:
+        """The agent's answer to the server, each frame logged on the way; False if the agent gave none (the
+        server has had its whole response then)."""
+        try:
+            status, response_headers = await stream.response()
+        except _StreamClosed as err:
+            await self.proxy._respond(self.send, 502, f"deployment unreachable: {err}".encode())
+            return False
+        kept = [
+            (k, v)
+            for k, v in response_headers
+            if not k.startswith(b":") and k.lower() not in (b"content-length", b"connection")
+        ]
+        await self.send({"type": "http.response.start", "status": status, "headers": kept})
+        outbound = _RawFrames()
+        async for chunk in stream.chunks():
+            for kind, raw in outbound.feed(chunk):
+                self.log_outbound(kind, raw[8:])
+            await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
+        return True
+
+    def log_outbound(self, kind: int, body: bytes) -> None:
+        if FIRST_COMMAND <= kind < FIRST_NOTIFICATION:
+            self.entries += 1
+            if not self.progressed:
+                self.progressed = True
+                self.log("progress", frame=kind)
+            self.log("command", frame=kind, entries=self.entries)
+        if kind == RUN_COMMAND:
+            completion = self.name_step(body)
+            self.log("run", id=completion, name=self.names[completion])
+        elif kind == PROPOSE_RUN_COMPLETION:
+            done = int(read_fields(body).get(1, 0))
+            self.log("step", id=done, name=self.names.get(done, ""))
+        elif kind == ERROR:
+            self.log("error", code=int(read_fields(body).get(1, 0)))
+        elif kind in (END, SUSPENSION):
+            self.log("end" if kind == END else "suspend")
+
+
+class _StreamClosed(Exception):
+    """The agent's side of the stream is gone (killed, or reset)."""
+
+
+class _RawFrames:
+    """Splits a byte stream into protocol frames, each kept whole (header included) to be passed on."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, chunk: bytes) -> list[tuple[int, bytes]]:
+        self._buffer += chunk
+        frames = []
+        while len(self._buffer) >= 8:
+            kind = int.from_bytes(self._buffer[0:2], "big")
+            end = 8 + int.from_bytes(self._buffer[4:8], "big")
+            if len(self._buffer) < end:
+                break
+            frames.append((kind, bytes(self._buffer[:end])))
+            del self._buffer[:end]
+        return frames
+
+
+class _H2Stream:
+    """One HTTP/2 request to the agent (h2c, prior knowledge) whose body and answer flow at the same time.
+
+    httpx sends a request's whole body before it reads the answer; the service protocol needs both at once.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        import h2.config
+        import h2.connection
+
+        self._reader = reader
+        self._writer = writer
+        self._conn = h2.connection.H2Connection(
+            config=h2.config.H2Configuration(client_side=True, header_encoding=None)
+        )
+        self._headers: asyncio.Future[tuple[int, list[tuple[bytes, bytes]]]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self._data: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()
+        self._window = asyncio.Event()
+        self._closed = False
+        self._reading: asyncio.Future[None] | None = None
+
+    @classmethod
+    async def open(cls, port: int, path: str, headers: list[tuple[str, str]]) -> _H2Stream:
+        reader, writer = await asyncio.open_connection(HOST, port)
+        stream = cls(reader, writer)
+        stream._conn.initiate_connection()
+        request = [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":authority", f"{HOST}:{port}"),
+            (":path", path),
+        ]
+        stream._conn.send_headers(1, [*request, *((k.lower(), v) for k, v in headers)])
+        stream._flush()
+        stream._reading = asyncio.ensure_future(stream._read())
+        return stream
+
+    def _flush(self) -> None:
+        data = self._conn.data_to_send()
+        if data and not self._writer.is_closing():
+            self._writer.write(data)
+
+    async def _read(self) -> None:
+        import h2.events
+
+        ended = False
+        try:
+            while not ended:
+                data = await self._reader.read(65536)
+                if not data:
+                    break
+                for event in self._conn.receive_data(data):
+                    if isinstance(event, h2.events.ResponseReceived) and not self._headers.done():
+                        headers = [(bytes(k), bytes(v)) for k, v in event.headers]
+                        status = int(dict(headers).get(b":status", b"502"))
+                        self._headers.set_result((status, headers))
+                    elif isinstance(event, h2.events.DataReceived):
+                        self._conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                        self._data.put_nowait(bytes(event.data))
+                    elif isinstance(event, h2.events.WindowUpdated):
+                        self._window.set()
+                    elif isinstance(event, h2.events.StreamEnded):
+                        ended = True
+                    elif isinstance(event, h2.events.StreamReset | h2.events.ConnectionTerminated):
+                        break
+                self._flush()
+        except Exception:  # noqa: BLE001 - any failure of the agent's side ends the stream, as a break
+            pass
+        finally:
+            self._closed = True
+            if not self._headers.done():
+                self._headers.set_exception(_StreamClosed("the agent closed the stream before answering"))
+            self._data.put_nowait(None if ended else _StreamClosed("the agent's stream broke"))
+            self._window.set()
+
+    async def response(self) -> tuple[int, list[tuple[bytes, bytes]]]:
+        return await self._headers
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        while True:
+            chunk = await self._data.get()
+            if chunk is None:
+                return
+            if isinstance(chunk, BaseException):
+                raise chunk
+            yield chunk
+
+    async def send(self, data: bytes) -> None:
+        while data:
+            if self._closed:
+                raise _StreamClosed("the agent's stream is closed")
+            window = min(self._conn.local_flow_control_window(1), self._conn.max_outbound_frame_size)
+            if window <= 0:
+                self._window.clear()
+                await self._window.wait()
+                continue
+            self._conn.send_data(1, data[:window])
+            data = data[window:]
+            self._flush()
+            await self._writer.drain()
+
+    async def end(self) -> None:
+        if not self._closed:
+            self._conn.end_stream(1)
+            self._flush()
+            await self._writer.drain()
+
+    def reset(self) -> None:
+        if not self._closed:
+            try:
+                self._conn.reset_stream(1)
+                self._flush()
+            except Exception:  # noqa: BLE001 - already closed by the peer
+                pass
+
+    def close(self) -> None:
+        if self._reading is not None:
+            self._reading.cancel()
+        self._writer.close()
