@@ -26,6 +26,7 @@ __all__ = [
     "ModelLogLine",
     "NodeKillRecord",
     "Record",
+    "RecoveryBreakdown",
     "RecoveryRecord",
     "RecoveryStep",
     "RunRecord",
@@ -155,6 +156,28 @@ class NodeKillRecord:
 
 
 @dataclass(frozen=True)
+class RecoveryBreakdown:
+    """Where a run's recovery went after the first attempt reached the restarted agent (`recovery_s` minus
+    `retry_wait_s`), and how long the replay took to regain what the kill lost."""
+
+    regain_s: float | None
+    """Seconds from that attempt until the replay called again the last context operation the handler had
+    called before the kill (the host's step log): the time to regain the progress the kill lost. None when
+    the handler had called none before the kill, or the replay never got back there."""
+    model_calls: int
+    """Model calls the recovery made (the stub's ledger: the calls made after the agent listened again)."""
+    model_wait_s: float
+    """Seconds the stub took to answer them, summed (each from its request's arrival to its answer)."""
+    journal_round_trips: int
+    """`ctx.run` results the agent proposed and waited for the server to journal and send back (the wire)."""
+    journal_wait_s: float
+    """Seconds the agent waited for them, summed: from each proposal to the server's next frame."""
+    other_s: float
+    """The rest: the agent's own work (replaying the journal, building requests, parsing answers),
+    connections, the machine's scheduling, and the output's append."""
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """Everything one run of an experiment measured."""
 
@@ -242,6 +265,9 @@ class RunRecord:
     append time of its output); None without a kill or a completion."""
     retry_wait_s: float | None = None
     """Of recovery_s, the seconds until the server's next retry reached the agent (its retry timer)."""
+    recovery_breakdown: RecoveryBreakdown | None = None
+    """Where the rest of recovery_s went, and the time to regain what the kill lost; None without
+    recovery_s."""
     bookings: int = 0
     """Requests to the stub's booking endpoint."""
     booking_effects: int = 0
@@ -357,13 +383,16 @@ class ComparisonRecord:
     """The run without the remedy, then the run with it."""
     difference: float | None
     """First minus second: seconds of recovery from the first replay that reached the restarted agent to
-    completion (what the claim is checked on), or booking effects."""
+    completion, or booking effects (what the claim is checked on)."""
     checks: tuple[Check, ...]
     """The claim against what was measured, then each run's own checks."""
     matches: bool
     """Every check agrees."""
     recovery_difference_s: float | None = None
     """First minus second `recovery_s` (from the agent listening again), retry timer included."""
+    regain_difference_s: float | None = None
+    """First minus second `regain_s`: the time to regain the progress the kill lost, from the first attempt
+    that reached the restarted agent (what a recovery claim is checked on)."""
 
 
 def to_jsonable(value: Any) -> Any:
