@@ -213,43 +213,45 @@ def deliberate_wait(
 
 
 @dataclass(frozen=True)
-class _Op:
-    """A context operation the handler called, from the host's step log."""
+class _Step:
+    """A line of the host's step log: a context operation, a model request, a step's execution."""
 
+    event: str
+    """"op" (a context operation called), "model_start", "step_start", ..."""
     n: int
-    """Its number among the invocation's operations in that process (a replay counts from 1 again)."""
+    """Its number among the invocation's events of its kind in that process (a replay counts from 1 again)."""
     at: float
-    """Wall-clock time it was called."""
+    """Wall-clock time it was logged."""
 
 
-def _ops(step_log: Path, invocation_id: str) -> list[_Op]:
+def _steps(step_log: Path, invocation_id: str) -> list[_Step]:
     try:
         lines = step_log.read_text().splitlines()
     except FileNotFoundError:
         return []
-    ops = []
+    steps = []
     for line in lines:
         try:
             raw = json.loads(line)
         except ValueError:
             continue  # a line cut by the kill
-        if raw.get("invocation") == invocation_id and raw.get("event") == "op":
-            ops.append(_Op(int(raw["n"]), float(raw["at"])))
-    return ops
+        if raw.get("invocation") == invocation_id:
+            steps.append(_Step(str(raw["event"]), int(raw.get("n", 0)), float(raw["at"])))
+    return steps
 
 
-def _regain(ops: Sequence[_Op], *, kill_at: float, replay_at: float) -> float | None:
-    """Seconds from `replay_at` until the replay called again the last operation called before the kill.
+def _regain(steps: Sequence[_Step], *, kill_at: float, replay_at: float) -> float | None:
+    """Seconds from the replay's first step until it called again the last operation called before the kill.
 
     Operations are numbered per process, and the replacement is a new process: its replay calls the same
     operations in the same order, so the one to find has the same number.
     """
-    before = [op for op in ops if op.at <= kill_at]
-    if not before:
+    lost = [s.n for s in steps if s.event == "op" and s.at <= kill_at]
+    replay = [s for s in steps if s.at >= replay_at]
+    again = [s.at for s in replay if s.event == "op" and lost and s.n == lost[-1]]
+    if not again:
         return None
-    lost_at = before[-1].n
-    again = [op.at for op in ops if op.at >= replay_at and op.n == lost_at]
-    return round(min(again) - replay_at, 3) if again else None
+    return round(min(again) - min(s.at for s in replay), 3)
 
 
 @dataclass(frozen=True)
@@ -314,7 +316,7 @@ def _breakdown(
     waits = [w for attempt in agent if attempt.at >= up_at for w in attempt.journal_waits]
     journal_wait = sum(waits, 0.0)
     return RecoveryBreakdown(
-        regain_s=_regain(_ops(step_log, invocation_id), kill_at=kill_at, replay_at=replay_at),
+        regain_s=_regain(_steps(step_log, invocation_id), kill_at=kill_at, replay_at=replay_at),
         model_calls=sum(1 for c in calls if c.started >= up_at),
         model_wait_s=round(model_wait, 3),
         journal_round_trips=len(waits),
@@ -325,8 +327,8 @@ def _breakdown(
 
 def recovery_check(first: RunRecord, second: RunRecord, latency: float) -> Check:
     """The claim that `first` takes at least one model latency longer than `second` to regain the progress
-    its kill lost, from each one's first replay (the retry timer before it is the server's, and its jitter
-    belongs to neither agent); with the model calls each recovery made."""
+    its kill lost, from each replay's first step (the server's retry timer before it, and its jitter, belong
+    to neither agent); with the model calls each recovery made."""
     a, b = first.recovery_breakdown, second.recovery_breakdown
     measured = "no recovery measured"
     ok = False
@@ -338,7 +340,7 @@ def recovery_check(first: RunRecord, second: RunRecord, latency: float) -> Check
         )
         ok = difference >= latency and a.model_calls >= b.model_calls + 1
     return Check(
-        "time to regain the progress lost at the kill, from the first replay",
+        "time to regain the progress lost at the kill, from the replay's first step",
         f"the {first.mode} one longer by at least one model latency ({latency:g} s)",
         measured,
         ok,

@@ -161,9 +161,11 @@ class RecoveryBreakdown:
     `retry_wait_s`), and how long the replay took to regain what the kill lost."""
 
     regain_s: float | None
-    """Seconds from that attempt until the replay called again the last context operation the handler had
-    called before the kill (the host's step log): the time to regain the progress the kill lost. None when
-    the handler had called none before the kill, or the replay never got back there."""
+    """The time to regain the progress the kill lost: seconds from the replay's first step (its first context
+    operation or model request in that attempt) until it called again the last context operation the
+    handler had called before the kill (the host's step log). Before that first step the server delivers
+    the journal and the SDK enters the handler, the same for any agent. None when the handler had called no
+    operation before the kill, or the replay never got back there."""
     model_calls: int
     """Model calls the recovery made (the stub's ledger: the calls made after the agent listened again)."""
     model_wait_s: float

@@ -163,6 +163,9 @@ def format_bill(record: RunRecord) -> str:
         lines.append(
             f"recovery: {record.recovery_s:.2f} s from the agent listening again to completion{wait}"
         )
+        part = record.recovery_breakdown
+        if part is not None and part.regain_s is not None:
+            lines.append(f"regained what the kill lost {part.regain_s:.3f} s into the first replay")
     if record.bookings:
         lines.append(
             f"bookings: {count(record.bookings, 'request')}, {count(record.booking_effects, 'effect')}, "
@@ -292,6 +295,8 @@ def format_comparison(record: ComparisonRecord) -> str:
             if run.recovery_s is not None and run.retry_wait_s is not None
             else "-"
         )
+        part = run.recovery_breakdown
+        regain = f"{part.regain_s:.3f}" if part is not None and part.regain_s is not None else "-"
         rows.append(
             (
                 run.name,
@@ -303,6 +308,7 @@ def format_comparison(record: ComparisonRecord) -> str:
                 f"{run.recovery_s:.2f}" if run.recovery_s is not None else "-",
                 f"{run.retry_wait_s:.2f}" if run.retry_wait_s is not None else "-",
                 replay,
+                regain,
                 f"{run.booking_effects} ({run.idempotency_key})" if run.idempotency_key else "-",
             )
         )
@@ -316,14 +322,18 @@ def format_comparison(record: ComparisonRecord) -> str:
         "recovery s",
         "retry wait s",
         "replay s",
+        "regain s",
         "bookings (key)",
     )
     lines = [f"{record.name}: {record.deck_says}", table(headers, rows)]
     if record.recovery_difference_s is not None and record.figure == "recovery":
         lines.append(
-            f"recovery difference: {record.recovery_difference_s:.2f} s from the agent listening again, "
-            f"{record.difference:.2f} s from the first replay (the retry timer's jitter left out)"
+            f"recovery difference: {record.recovery_difference_s:.3f} s from the agent listening again, "
+            f"{record.difference:.3f} s from the first replay (the retry timer's jitter left out)"
         )
+        if record.regain_difference_s is not None:
+            lines.append(f"regain difference: {record.regain_difference_s:.3f} s (the claim is judged on it)")
+        lines.extend(_recovery_line(run) for run in record.runs if run.recovery_breakdown is not None)
     return "\n".join(
         [
             *lines,
@@ -333,6 +343,19 @@ def format_comparison(record: ComparisonRecord) -> str:
                 [(c.figure, c.deck, c.measured, "ok" if c.ok else "DIFFERS") for c in record.checks],
             ),
         ]
+    )
+
+
+def _recovery_line(run: RunRecord) -> str:
+    """Where one run's recovery went after its first replay, in one line."""
+    part = run.recovery_breakdown
+    if part is None or run.recovery_s is None or run.retry_wait_s is None:
+        return f"{run.name}: no recovery measured"
+    return (
+        f"{run.name}: {run.recovery_s - run.retry_wait_s:.3f} s after the first replay = "
+        f"{count(part.model_calls, 'model call')} {part.model_wait_s:.3f} s + "
+        f"{count(part.journal_round_trips, 'journal round trip')} {part.journal_wait_s:.3f} s + "
+        f"the rest {part.other_s:.3f} s"
     )
 
 
