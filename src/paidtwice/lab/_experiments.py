@@ -172,6 +172,11 @@ class Experiment:
     """For the booking agent: how it keys its booking ("none", "request-id" or "uuid")."""
     booking_seconds: float = 0.0
     """Seconds the stub's booking endpoint takes to confirm a booking."""
+    step_log: bool = False
+    """Have the agent host log the handler's steps, to time how long the recovery took to regain what the
+    kill lost (`RecoveryBreakdown.regain_s`). Off for the other rows: it instruments every HTTP client the
+    host finds, and importing them costs each agent a quarter of a second of CPU at start-up, which moved
+    the deck's kills out of their pauses."""
 
 
 @dataclass(frozen=True)
@@ -394,6 +399,7 @@ def _slow(mode: AgentMode) -> Experiment:
         restart_delay=_SLOW_RESTART_DELAY,
         section="beyond",
         model_latency=SLOW_MODEL_LATENCY,
+        step_log=True,
     )
 
 

@@ -366,7 +366,7 @@ class Lab:
         admin = engine.admin
         # The step log marks where the handler was at the kill, and where its replay got back to it.
         step_log = self.workdir / service / "steps.jsonl"
-        extra_env = {STEP_LOG: str(step_log)}
+        extra_env = {STEP_LOG: str(step_log)} if experiment.step_log else {}
         if experiment.booking_key:
             extra_env["PAIDTWICE_BOOKING_KEY"] = experiment.booking_key
         with self.new_agent(
