@@ -343,6 +343,10 @@ class RecoveryStep:
     """Model calls the step cost (stub ledger)."""
     tool_calls: int
     """Tool executions the step cost."""
+    usage: TokenUsage = NO_TOKENS
+    """Tokens billed for those model calls (the stub's ledger)."""
+    cost_usd: float = 0.0
+    """Their price in dollars, at the walk's `price_model`."""
 
 
 @dataclass(frozen=True)
@@ -369,6 +373,14 @@ class RecoveryRecord:
     """Every check agrees."""
     stuck_run: RunRecord
     """The run that left the invocation stuck."""
+    usage: TokenUsage = NO_TOKENS
+    """Tokens the walk's steps were billed, summed (the stuck run's own are in `stuck_run`)."""
+    cost_usd: float = 0.0
+    """Their price in dollars: what getting the invocation out cost, beyond what the stuck run paid."""
+    price_model: str = ""
+    """The model whose prices the dollars are at (genai-prices' name)."""
+    prices_as_of: str = ""
+    """The price data's date, and the genai-prices release it comes with."""
 
 
 @dataclass(frozen=True)

@@ -362,7 +362,16 @@ def _recovery_line(run: RunRecord) -> str:
 def format_walk(record: RecoveryRecord) -> str:
     """A recovery walk: each step with its admin status and measured cost, then the admin log."""
     rows = [
-        (str(i), step.action, str(step.status), step.outcome, str(step.model_calls), str(step.tool_calls))
+        (
+            str(i),
+            step.action,
+            str(step.status),
+            step.outcome,
+            str(step.model_calls),
+            str(step.tool_calls),
+            tokens(step.usage.total_tokens),
+            usd(step.cost_usd),
+        )
         for i, step in enumerate(record.steps, start=1)
     ]
     parts = [
@@ -370,7 +379,10 @@ def format_walk(record: RecoveryRecord) -> str:
         f"{record.stuck_run.status} after {count(record.stuck_run.model_calls, 'model call')}); "
         f"fix registered as {record.fix_deployment}",
         "",
-        table(("step", "action", "http", "what followed", "model", "tool"), rows),
+        table(("step", "action", "http", "what followed", "model", "tool", "tokens", "paid"), rows),
+        f"the walk paid {usd(record.cost_usd)} at {record.price_model} ({tokens(record.usage.prompt_tokens)} "
+        f"tokens in, {tokens(record.usage.completion_tokens)} out), beyond the stuck run's "
+        f"{usd(record.stuck_run.cost_usd)}",
         "",
         "Admin API log:",
         *(f"  {c.method} {c.path} -> {c.status} {c.answer[:100]}" for c in record.admin_log),
