@@ -279,10 +279,13 @@ def recovery_of(
 ) -> Recovery:
     """The recovery of a run killed at `kill_at` whose agent listened again at `up_at`."""
     output_at = next((epoch(e.appended_at) for e in journal if e.type == "Command: Output"), None)
-    replays = [a.at for a in agent if up_at is not None and a.at >= up_at]
-    if kill_at is None or up_at is None or output_at is None or status != "completed" or not replays:
+    if kill_at is None or up_at is None or output_at is None or status != "completed":
         return Recovery(None, None, None)
-    recovery_s, retry_wait_s = round(output_at - up_at, 3), round(min(replays) - up_at, 3)
+    recovery_s = round(output_at - up_at, 3)
+    replays = [a.at for a in agent if a.at >= up_at]
+    if not replays:  # the replay reached the agent before the lab saw it listen (a restarted server)
+        return Recovery(recovery_s, None, None)
+    retry_wait_s = round(min(replays) - up_at, 3)
     breakdown = _breakdown(
         recovery_s=recovery_s,
         retry_wait_s=retry_wait_s,

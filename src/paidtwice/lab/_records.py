@@ -269,7 +269,7 @@ class RunRecord:
     """Of recovery_s, the seconds until the server's next retry reached the agent (its retry timer)."""
     recovery_breakdown: RecoveryBreakdown | None = None
     """Where the rest of recovery_s went, and the time to regain what the kill lost; None without
-    recovery_s."""
+    recovery_s and retry_wait_s."""
     bookings: int = 0
     """Requests to the stub's booking endpoint."""
     booking_effects: int = 0
