@@ -15,6 +15,7 @@ from genai_prices import Usage, calc_price
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import COMPARISONS, PRICES_AS_OF, Lab, RunRecord, check_price_model
 from paidtwice.lab._experiments import SLOW_MODEL_LATENCY
+from paidtwice.report import format_comparison
 from paidtwice.stub import ModelCall
 
 
@@ -120,6 +121,9 @@ def test_slow_model_naive_recovery_exceeds_journaled_by_a_model_latency(lab: Lab
     assert naive.recovery_s is not None and journaled.recovery_s is not None
     assert record.recovery_difference_s == pytest.approx(naive.recovery_s - journaled.recovery_s, abs=0.002)
     assert naive.extra_cost_usd > 0 and journaled.extra_cost_usd == 0
+    text = format_comparison(record)
+    assert f"regain difference: {record.regain_difference_s:.3f} s" in text
+    assert f"{journaled.name}: " in text and f"{b.journal_round_trips} journal round trip " in text
 
 
 def test_idempotency_key_makes_a_booking_killed_in_flight_happen_once(lab: Lab) -> None:

@@ -20,6 +20,7 @@ from paidtwice.lab import (
     plan_recovery,
     run_walk,
 )
+from paidtwice.report import format_walk
 
 
 @dataclass(frozen=True)
@@ -142,3 +143,4 @@ def test_walk_steps_are_priced_from_the_ledger(lab: Lab, stuck: Stuck) -> None:
     assert walk.steps[1].model_calls == 0 and walk.steps[1].cost_usd == 0
     assert walk.cost_usd == pytest.approx(sum(step.cost_usd for step in walk.steps), abs=1e-12)
     assert walk.usage.total_tokens == sum(step.usage.total_tokens for step in walk.steps)
+    assert f"the walk paid ${walk.cost_usd:.6f} at {walk.price_model}" in format_walk(walk)
