@@ -45,10 +45,13 @@ AGENT_PRELOAD = (
     "hypercorn.asyncio",
     "hypercorn.config",
     "paidtwice.agent._wire",
+    "aiohttp",
 )
 """What `paidtwice.agent.host` and the deck's agent import, at start-up and lazily while serving (found by
 logging, in a forked agent, every import it still made), for a fork server to import once. Not the host
-module itself (it runs as `__main__`) and never an app (apps read their environment when imported)."""
+module itself (it runs as `__main__`) and never an app (apps read their environment when imported).
+aiohttp is imported by a host with a step log, to log the model requests made through it: a quarter of a
+second of CPU each time, paid by a replacement agent inside the pause it must be killed in."""
 
 _START_TIMEOUT = 60.0
 

@@ -174,8 +174,8 @@ class Experiment:
     """Seconds the stub's booking endpoint takes to confirm a booking."""
     step_log: bool = False
     """Have the agent host log the handler's steps, to time how long the recovery took to regain what the
-    kill lost (`RecoveryBreakdown.regain_s`). Off for the other rows: it instruments every HTTP client the
-    host finds, and importing them costs each agent a quarter of a second of CPU at start-up, which moved
+    kill lost (`RecoveryBreakdown.regain_s`). Off for the other rows, which do not need it: it instruments
+    every HTTP client the host finds, and before the fork server preloaded aiohttp, that import alone moved
     the deck's kills out of their pauses."""
 
 
