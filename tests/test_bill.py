@@ -15,6 +15,7 @@ from genai_prices import Usage, calc_price
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import COMPARISONS, PRICES_AS_OF, Lab, RunRecord, check_price_model
 from paidtwice.lab._experiments import SLOW_MODEL_LATENCY
+from paidtwice.report import format_comparison
 from paidtwice.stub import ModelCall
 
 
@@ -80,29 +81,49 @@ def test_slow_model_naive_recovery_exceeds_journaled_by_a_model_latency(lab: Lab
     record = lab.run_comparison(row)
     naive, journaled = record.runs
     assert (naive.mode, journaled.mode) == ("naive", "journaled")
+    parts, regained = [], []
     for run in record.runs:
         assert run.status == "completed" and run.model_latency == SLOW_MODEL_LATENCY
         assert run.recovery_s is not None and run.retry_wait_s is not None
-    assert naive.recovery_s is not None and journaled.recovery_s is not None
-    assert naive.retry_wait_s is not None and journaled.retry_wait_s is not None
-    naive_replay = naive.recovery_s - naive.retry_wait_s
-    journaled_replay = journaled.recovery_s - journaled.retry_wait_s
-    assert record.difference == pytest.approx(naive_replay - journaled_replay, abs=0.002)
+        assert run.recovery_breakdown is not None and run.recovery_breakdown.regain_s is not None
+        parts.append(run.recovery_breakdown)
+        regained.append(run.recovery_breakdown.regain_s)
+    a, b = parts
 
-    # The recovery's model calls, from the ledger: every call after the kill. The naive replay asks again for
-    # the answer the journal lacks; the journaled one only for the turn it had not reached.
-    def after_kill(run: RunRecord) -> int:
+    # The claim: the naive agent takes at least one model latency longer to regain what the kill lost (it
+    # asks the model again for the answer its journal lacks; the journaled replay reads it back).
+    assert record.regain_difference_s is not None
+    assert record.regain_difference_s == pytest.approx(regained[0] - regained[1], abs=0.002)
+    assert record.regain_difference_s >= SLOW_MODEL_LATENCY
+    assert record.checks[0].ok and record.matches
+
+    # Every figure from its own log. The recovery's model calls, from the ledger: the naive replay asks
+    # again for the answer the journal lacks, the journaled one only for the turn it had not reached.
+    def recovery_calls(run: RunRecord) -> list[ModelCall]:
         calls = lab.stub.ledger.model_calls(run.lane, run.invocation_id)
         assert run.started_at is not None and run.killed_at is not None
-        return sum(1 for c in calls if c.started > run.started_at + run.killed_at)
+        return [c for c in calls if c.started > run.started_at + run.killed_at]
 
-    assert (after_kill(naive), after_kill(journaled)) == (2, 1)
+    counted = (len(recovery_calls(naive)), len(recovery_calls(journaled)))
+    assert (a.model_calls, b.model_calls) == counted == (2, 1)
+    for run, part, regain in ((naive, a, regained[0]), (journaled, b, regained[1])):
+        held = [c.finished - c.started for c in recovery_calls(run) if c.finished is not None]
+        assert part.model_wait_s == pytest.approx(sum(held), abs=0.002)
+        assert all(h >= SLOW_MODEL_LATENCY for h in held)
+        # The naive agent's regain holds a whole model call; the journaled one's holds none.
+        assert (regain >= SLOW_MODEL_LATENCY) == (run is naive)
+    # Only the journaled agent waits for the journal to take an answer (its post-pause model call).
+    assert (a.journal_round_trips, b.journal_round_trips) == (0, 1)
+    assert a.journal_wait_s == 0
+    # The handler waits for one thing at a time: the model waits and the round trips fit, without overlap,
+    # in what is left of the recovery after the retry timer.
+    assert a.other_s >= 0 and b.other_s >= 0
+    assert naive.recovery_s is not None and journaled.recovery_s is not None
     assert record.recovery_difference_s == pytest.approx(naive.recovery_s - journaled.recovery_s, abs=0.002)
-    # Each replay waits for the model once per call it makes: the journaled one once, the naive one twice.
-    assert journaled_replay >= SLOW_MODEL_LATENCY and naive_replay >= 2 * SLOW_MODEL_LATENCY
-    assert record.checks[0].ok
     assert naive.extra_cost_usd > 0 and journaled.extra_cost_usd == 0
-    assert record.matches
+    text = format_comparison(record)
+    assert f"regain difference: {record.regain_difference_s:.3f} s" in text
+    assert f"{journaled.name}: " in text and f"{b.journal_round_trips} journal round trip " in text
 
 
 def test_idempotency_key_makes_a_booking_killed_in_flight_happen_once(lab: Lab) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import pytest
+from genai_prices import Usage, calc_price
 
 from paidtwice.lab import (
     SCENARIOS,
@@ -18,6 +20,7 @@ from paidtwice.lab import (
     plan_recovery,
     run_walk,
 )
+from paidtwice.report import format_walk
 
 
 @dataclass(frozen=True)
@@ -113,3 +116,31 @@ def test_restart_from_a_completed_prefix_keeps_the_answer_and_the_tool_result(la
     assert [(call.turn, call.ask) for call in new_calls] == [(2, 1)]  # the first answer was kept
     assert lane.tool_runs(result.invocation_id) == []  # so was the tool's result
     assert result.steps_run_again == ("model",)
+
+
+def test_walk_steps_are_priced_from_the_ledger(lab: Lab, stuck: Stuck) -> None:
+    """Each step that made model calls on a fresh invocation (the probe, the restart) costs those calls,
+    priced here with genai-prices directly; the walk's total is its steps'."""
+    walk = stuck.walk
+    assert walk.price_model == lab.price_model and walk.prices_as_of == walk.stuck_run.prices_as_of
+    probe, restarted = walk.steps[0], walk.steps[-1]
+    for step in (probe, restarted):
+        calls = lab.stub.ledger.model_calls(walk.stuck_run.lane, step.invocation_id)
+        assert len(calls) == step.model_calls > 0
+        priced = 0.0
+        for call in calls:
+            assert call.billed is not None
+            usage = Usage(input_tokens=call.billed.prompt_tokens, output_tokens=call.billed.completion_tokens)
+            priced += float(
+                calc_price(
+                    usage,
+                    walk.price_model,
+                    genai_request_timestamp=datetime.fromtimestamp(call.started, UTC),
+                ).total_price
+            )
+        assert step.cost_usd == pytest.approx(priced, abs=1e-12) and step.cost_usd > 0
+        assert step.usage.prompt_tokens == sum(c.billed.prompt_tokens for c in calls if c.billed)
+    assert walk.steps[1].model_calls == 0 and walk.steps[1].cost_usd == 0
+    assert walk.cost_usd == pytest.approx(sum(step.cost_usd for step in walk.steps), abs=1e-12)
+    assert walk.usage.total_tokens == sum(step.usage.total_tokens for step in walk.steps)
+    assert f"the walk paid ${walk.cost_usd:.6f} at {walk.price_model}" in format_walk(walk)

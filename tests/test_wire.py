@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import struct
 
+import pytest
+
 from paidtwice.agent import AgentAttempt
-from paidtwice.agent._process import number_attempts
+from paidtwice.agent._process import attempt_of, number_attempts
 from paidtwice.agent._wire import FrameReader, read_fields
 
 
@@ -43,3 +45,18 @@ def test_attempts_made_while_the_agent_was_down_are_numbered_in() -> None:
     assert number_attempts([attempt(0, True), attempt(3, code=570), attempt(4, True)]) == [1, 4, 5]
     # A restarted server forgets its count: an attempt is still after the one before.
     assert number_attempts([attempt(0, True), attempt(0, True)]) == [1, 2]
+
+
+def test_journal_round_trips_pair_each_proposal_with_the_next_frame_back() -> None:
+    records = [
+        {"event": "start", "invocation": "inv", "retry": 0, "at": 10.0},
+        {"event": "progress", "at": 10.1},
+        {"event": "propose", "at": 13.0},
+        {"event": "ack", "at": 13.004},
+        {"event": "propose", "at": 16.0},
+        {"event": "ack", "at": 16.25},
+        {"event": "propose", "at": 19.0},  # cut off by a kill: no answer came back
+    ]
+    attempt = attempt_of(records, pid=7)
+    assert attempt is not None
+    assert attempt.journal_waits == pytest.approx((0.004, 0.25))

@@ -151,3 +151,23 @@ def test_expected_crash_cost_journaled_only_from_calls_in_flight_and_naive_highe
     assert journaled.expected_crash_cost_usd > 0
     assert naive.expected_crash_cost_usd > journaled.expected_crash_cost_usd
     assert journaled.cost_per_thousand(5) == pytest.approx(5 * journaled.expected_crash_cost_usd)
+
+
+def test_a_point_killed_mid_call_pays_the_prompt_and_what_was_generated(
+    matrices: dict[tuple[str, str], SweepMatrix],
+) -> None:
+    """The call cut off in flight is billed as providers bill a dropped request: its whole prompt (the same
+    prompt its turn is asked with again), plus the completion written until the caller left (the stub holds
+    the call a minute; the kill comes far sooner, so only a sliver of the answer)."""
+    points = [p for p in matrices[("journaled", "steady")].points if p.kind == "in-flight-model"]
+    assert points
+    for point in points:
+        cut = [line for line in point.model_log if line.delivered is False]
+        assert len(cut) == 1, point.crash_point
+        (line,) = cut
+        again = next(a for a in point.model_log if a.turn == line.turn and a.delivered)
+        assert line.finished is not None and line.extra and not again.extra
+        assert line.usage.prompt_tokens == again.usage.prompt_tokens > 0
+        assert line.usage.completion_tokens < again.usage.completion_tokens
+        assert 0 < line.cost_usd < again.cost_usd
+        assert point.extra_cost_usd == pytest.approx(line.cost_usd, abs=1e-12)

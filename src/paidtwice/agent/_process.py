@@ -45,10 +45,13 @@ AGENT_PRELOAD = (
     "hypercorn.asyncio",
     "hypercorn.config",
     "paidtwice.agent._wire",
+    "aiohttp",
 )
 """What `paidtwice.agent.host` and the deck's agent import, at start-up and lazily while serving (found by
 logging, in a forked agent, every import it still made), for a fork server to import once. Not the host
-module itself (it runs as `__main__`) and never an app (apps read their environment when imported)."""
+module itself (it runs as `__main__`) and never an app (apps read their environment when imported).
+aiohttp is imported by a host with a step log, to log the model requests made through it: a quarter of a
+second of CPU each time, paid by a replacement agent inside the pause it must be killed in."""
 
 _START_TIMEOUT = 60.0
 
@@ -73,6 +76,9 @@ class AgentAttempt:
     """Wall-clock time the agent sent its last frame (an error, the end, a suspension); None if killed."""
     last_event: str | None = None
     """How it ended on the wire: "error", "end" (the handler returned) or "suspend"; None if cut off."""
+    journal_waits: tuple[float, ...] = ()
+    """Seconds from each `ctx.run` result the agent proposed to the next frame the server sent back (the
+    result journaled): the journal round trips the handler waited on, in order."""
 
 
 def attempt_of(records: Sequence[dict[str, Any]], pid: int) -> AgentAttempt | None:
@@ -83,6 +89,8 @@ def attempt_of(records: Sequence[dict[str, Any]], pid: int) -> AgentAttempt | No
         return None
     errors = [r["code"] for r in records if r["event"] == "error"]
     endings = [r for r in records if r["event"] in ("error", "end", "suspend")]
+    proposed = [r["at"] for r in records if r["event"] == "propose"]
+    acked = [r["at"] for r in records if r["event"] == "ack"]
     return AgentAttempt(
         invocation_id=start["invocation"],
         at=start["at"],
@@ -92,6 +100,8 @@ def attempt_of(records: Sequence[dict[str, Any]], pid: int) -> AgentAttempt | No
         error_code=errors[-1] if errors else None,
         ended=endings[-1]["at"] if endings else None,
         last_event=endings[-1]["event"] if endings else None,
+        # A proposal the kill cut off before its answer has no ack: zip leaves it out.
+        journal_waits=tuple(ack - sent for sent, ack in zip(proposed, acked, strict=False)),
     )
 
 

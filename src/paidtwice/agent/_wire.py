@@ -5,6 +5,9 @@ invocation id, `retry_count_since_last_stored_entry`: how many attempts failed s
 made progress (the invoker resets the count whenever the agent sends it a new command, and bumps it on every
 failed attempt, a refused connection included). The agent answers with frames of its own: a command beyond
 the replayed journal is progress; an ErrorMessage carries the failure's code (570 is a journal mismatch).
+A ProposeRunCompletion is a `ctx.run` action's result on its way to the journal: the action returns only
+when the server has appended it and sent back its completion, so the host logs the proposal and the next
+frame from the server, the journal round trip the handler waited on.
 
 So the attempt log written here counts what polling `sys_invocation` can only sample: every attempt that
 reached the agent, its failure code, and, through the retry count, the attempts made while the agent was
@@ -32,6 +35,8 @@ START = 0x0000
 ERROR = 0x0002
 END = 0x0003
 SUSPENSION = 0x0001
+PROPOSE_RUN_COMPLETION = 0x0005
+"""The agent's proposal of a `ctx.run` action's result; the action returns once the server sent it back."""
 FIRST_COMMAND = 0x0400
 FIRST_NOTIFICATION = 0x8000
 MISMATCH_ERROR_CODE = 570
@@ -116,7 +121,7 @@ class AttemptWire:
             await self.app(scope, receive, send)
             return
         attempt = next(self._numbers)
-        state: dict[str, Any] = {"invocation": None, "progressed": False}
+        state: dict[str, Any] = {"invocation": None, "progressed": False, "proposed": False}
         inbound, outbound = FrameReader(), FrameReader()
 
         def log(event: str, **fields: Any) -> None:
@@ -124,13 +129,16 @@ class AttemptWire:
 
         async def receive_logged() -> Message:
             message = await receive()
-            if state["invocation"] is None and message.get("type") == "http.request":
+            if message.get("type") == "http.request":
                 for kind, body in inbound.feed(bytes(message.get("body", b""))):
                     if kind == START and state["invocation"] is None:
                         fields = read_fields(body)
                         debug_id = fields.get(2, b"")
                         state["invocation"] = debug_id.decode() if isinstance(debug_id, bytes) else ""
                         log("start", retry=int(fields.get(7, 0)), known=int(fields.get(3, 0)))
+                    elif state["proposed"]:
+                        state["proposed"] = False
+                        log("ack", frame=kind)
             return message
 
         async def send_logged(message: Message) -> None:
@@ -139,6 +147,9 @@ class AttemptWire:
                     if FIRST_COMMAND <= kind < FIRST_NOTIFICATION and not state["progressed"]:
                         state["progressed"] = True
                         log("progress", frame=kind)
+                    if kind == PROPOSE_RUN_COMPLETION:
+                        state["proposed"] = True
+                        log("propose")
                     elif kind == ERROR:
                         log("error", code=int(read_fields(body).get(1, 0)))
                     elif kind in (END, SUSPENSION):

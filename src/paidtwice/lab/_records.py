@@ -31,6 +31,7 @@ __all__ = [
     "NodeKillRecord",
     "PointResult",
     "Record",
+    "RecoveryBreakdown",
     "RecoveryRecord",
     "RecoveryStep",
     "RunRecord",
@@ -161,6 +162,30 @@ class NodeKillRecord:
 
 
 @dataclass(frozen=True)
+class RecoveryBreakdown:
+    """Where a run's recovery went after the first attempt reached the restarted agent (`recovery_s` minus
+    `retry_wait_s`), and how long the replay took to regain what the kill lost."""
+
+    regain_s: float | None
+    """The time to regain the progress the kill lost: seconds from the replay's first step (its first context
+    operation or model request in that attempt) until it called again the last context operation the
+    handler had called before the kill (the host's step log). Before that first step the server delivers
+    the journal and the SDK enters the handler, the same for any agent. None when the handler had called no
+    operation before the kill, or the replay never got back there."""
+    model_calls: int
+    """Model calls the recovery made (the stub's ledger: the calls made after the agent listened again)."""
+    model_wait_s: float
+    """Seconds the stub took to answer them, summed (each from its request's arrival to its answer)."""
+    journal_round_trips: int
+    """`ctx.run` results the agent proposed and waited for the server to journal and send back (the wire)."""
+    journal_wait_s: float
+    """Seconds the agent waited for them, summed: from each proposal to the server's next frame."""
+    other_s: float
+    """The rest: the agent's own work (replaying the journal, building requests, parsing answers),
+    connections, the machine's scheduling, and the output's append."""
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """Everything one run of an experiment measured."""
 
@@ -248,6 +273,9 @@ class RunRecord:
     append time of its output); None without a kill or a completion."""
     retry_wait_s: float | None = None
     """Of recovery_s, the seconds until the server's next retry reached the agent (its retry timer)."""
+    recovery_breakdown: RecoveryBreakdown | None = None
+    """Where the rest of recovery_s went, and the time to regain what the kill lost; None without
+    recovery_s and retry_wait_s."""
     bookings: int = 0
     """Requests to the stub's booking endpoint."""
     booking_effects: int = 0
@@ -331,6 +359,10 @@ class RecoveryStep:
     """Model calls the step cost (stub ledger)."""
     tool_calls: int
     """Tool executions the step cost."""
+    usage: TokenUsage = NO_TOKENS
+    """Tokens billed for those model calls (the stub's ledger)."""
+    cost_usd: float = 0.0
+    """Their price in dollars, at the walk's `price_model`."""
 
 
 @dataclass(frozen=True)
@@ -357,6 +389,14 @@ class RecoveryRecord:
     """Every check agrees."""
     stuck_run: RunRecord
     """The run that left the invocation stuck."""
+    usage: TokenUsage = NO_TOKENS
+    """Tokens the walk's steps were billed, summed (the stuck run's own are in `stuck_run`)."""
+    cost_usd: float = 0.0
+    """Their price in dollars: what getting the invocation out cost, beyond what the stuck run paid."""
+    price_model: str = ""
+    """The model whose prices the dollars are at (genai-prices' name)."""
+    prices_as_of: str = ""
+    """The price data's date, and the genai-prices release it comes with."""
 
 
 @dataclass(frozen=True)
@@ -373,13 +413,16 @@ class ComparisonRecord:
     """The run without the remedy, then the run with it."""
     difference: float | None
     """First minus second: seconds of recovery from the first replay that reached the restarted agent to
-    completion (what the claim is checked on), or booking effects."""
+    completion, or booking effects (what the claim is checked on)."""
     checks: tuple[Check, ...]
     """The claim against what was measured, then each run's own checks."""
     matches: bool
     """Every check agrees."""
     recovery_difference_s: float | None = None
     """First minus second `recovery_s` (from the agent listening again), retry timer included."""
+    regain_difference_s: float | None = None
+    """First minus second `regain_s`: the time to regain the progress the kill lost, from the first attempt
+    that reached the restarted agent (what a recovery claim is checked on)."""
 
 
 CrashKind = Literal[

@@ -18,61 +18,62 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION
-from paidtwice.agent._env import PAUSE_S, agent_env
-from paidtwice.agent._process import AGENT_PRELOAD, AgentAttempt, AgentHost, number_attempts
-from paidtwice.agent._wire import MISMATCH_ERROR_CODE
+from paidtwice.agent._env import PAUSE_S, STEP_LOG, agent_env
+from paidtwice.agent._process import AGENT_PRELOAD, AgentAttempt, AgentHost
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._cluster import RestateCluster
 from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._janitor import forget, remove_at_exit
 from paidtwice.engine._server import RestateServer
-from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient, invocation_status
+from paidtwice.engine._sql import InvocationRow, SqlClient, invocation_status
 from paidtwice.lab._bill import (
     DEFAULT_PRICE_MODEL,
     PRICES_AS_OF,
     bill,
     check_price_model,
     extra_calls,
-    price_call,
 )
 from paidtwice.lab._checks import compare
 from paidtwice.lab._experiments import AgentMode, Comparison, Curve, Experiment
-from paidtwice.lab._mismatch import read_mismatch
+from paidtwice.lab._measures import MISMATCH_CODE as MISMATCH_CODE
+from paidtwice.lab._measures import (
+    NodeKill,
+    deliberate_wait,
+    mismatch_of,
+    node_kill_record,
+    recovery_check,
+    recovery_of,
+)
+from paidtwice.lab._measures import attempt_log_of as attempt_log_of
+from paidtwice.lab._measures import model_log_of as model_log_of
+from paidtwice.lab._measures import tool_log_of as tool_log_of
 from paidtwice.lab._policy import Backoff, predict_paid_calls
 from paidtwice.lab._records import (
-    AttemptLine,
     Check,
     ComparisonRecord,
     CurvePoint,
     CurveRecord,
-    Mismatch,
-    ModelLogLine,
     NodeKillRecord,
     RunRecord,
-    ToolLogLine,
 )
-from paidtwice.lab._watch import Attempt, AttemptWatch, Watcher, epoch, mismatches_of, settled, wait_for
-from paidtwice.stub._ledger import ModelCall, ToolRun
+from paidtwice.lab._watch import AttemptWatch, Watcher, mismatches_of, settled, wait_for
 from paidtwice.stub._scripts import script_by_name
 from paidtwice.stub._server import Lane, StubModel
-from paidtwice.stub._usage import NO_TOKENS
 
 __all__ = ["Lab"]
 
 QUESTION = "What should I wear in Paris today?"
 DECK_AGENT = "paidtwice.agent.weather:app"
 _RUN_TIMEOUT = 180.0
-MISMATCH_CODE = "RT0016"
 SOURCES = {
     "model_calls": "stub ledger, the run's lane and invocation",
     "tool_calls": "stub tool ledger, same lane and invocation",
@@ -85,6 +86,9 @@ SOURCES = {
     "attempt_log": "agent host's wire log; the numbers it skips are attempts that found the agent down",
     "attempts_while_down": "attempts minus those in the agent host's wire log",
     "mismatches": "agent host's wire log: attempts whose ErrorMessage carried code 570 (RT0016)",
+    "recovery_s": "from the agent listening again (the lab) to the output's append (sys_journal)",
+    "recovery_breakdown": "regain_s: the agent host's step log (the context operation the kill interrupted, "
+    "called again); model waits: stub ledger; journal round trips: agent host's wire log",
 }
 """Where each figure of a run record is read from (the record's `sources`)."""
 _CLUSTER_PAUSE_S = "4"
@@ -116,17 +120,6 @@ class _Engine:
 def _sql_of(server: RestateServer | RestateCluster) -> SqlClient:
     """A SQL client for the server; on a cluster, one that asks a live node and rides out a failover."""
     return server.sql() if isinstance(server, RestateCluster) else SqlClient(server.admin_url)
-
-
-@dataclass(frozen=True)
-class _NodeKill:
-    """A cluster node killed under a run's invocation, as the kill saw it."""
-
-    partition: int
-    node: str
-    killed_at: float
-    took_over: str
-    takeover_at: float
 
 
 class Lab:
@@ -369,7 +362,11 @@ class Lab:
         lane.latency = experiment.model_latency
         lane.booking_seconds = experiment.booking_seconds
         admin = engine.admin
-        extra_env = {"PAIDTWICE_BOOKING_KEY": experiment.booking_key} if experiment.booking_key else None
+        # The step log marks where the handler was at the kill, and where its replay got back to it.
+        step_log = self.workdir / service / "steps.jsonl"
+        extra_env = {STEP_LOG: str(step_log)} if experiment.step_log else {}
+        if experiment.booking_key:
+            extra_env["PAIDTWICE_BOOKING_KEY"] = experiment.booking_key
         with self.new_agent(
             mode=experiment.mode,
             lane=lane,
@@ -383,7 +380,7 @@ class Lab:
             self._wait_started()
             invocation_id = engine.ingress.send(service, "run", QUESTION)
             watch = engine.watcher.watch(invocation_id)
-            node_kill: _NodeKill | None = None
+            node_kill: NodeKill | None = None
             node_back_at: float | None = None
             kill_at: float | None
             up_at: float | None
@@ -418,7 +415,8 @@ class Lab:
                 up_at=up_at,
                 started=started,
                 admin=admin,
-                node_kill=_node_kill_record(
+                step_log=step_log,
+                node_kill=node_kill_record(
                     node_kill,
                     node_back_at,
                     engine.sql.journal(invocation_id),
@@ -435,7 +433,7 @@ class Lab:
 
         return weather.RATE_LIMIT_PAUSE.total_seconds()
 
-    def _kill_leader(self, engine: _Engine, invocation_id: str) -> _NodeKill:
+    def _kill_leader(self, engine: _Engine, invocation_id: str) -> NodeKill:
         """In the invocation's durable pause, SIGKILL the node leading its partition; wait for another node
         to take the partition over."""
         cluster = engine.server
@@ -460,7 +458,7 @@ class Lab:
             return False
 
         self._wait(f"another node to lead partition {led.partition}", moved, timeout=120.0)
-        return _NodeKill(led.partition, led.leader, killed_at, took_over[0], time.time())
+        return NodeKill(led.partition, led.leader, killed_at, took_over[0], time.time())
 
     def _restart_node(self, engine: _Engine, node: str) -> float:
         """Start a killed node again on its data; returns when it answered. Then wait until every partition
@@ -557,37 +555,34 @@ class Lab:
         up_at: float | None,
         started: float,
         admin: AdminClient,
+        step_log: Path,
         node_kill: NodeKillRecord | None = None,
     ) -> RunRecord:
         sql = engine.sql
         journal = tuple(sql.journal(invocation_id))
-        failures = sql.failures(invocation_id)
         status = invocation_status(final.status) if final is not None else "unknown"
-        answer = None
-        if status == "completed":
-            response = engine.ingress.attach(invocation_id, timeout=30.0)
-            if response.status_code == 200:
-                answer = str(response.json())
         calls = lane.model_calls(invocation_id)
         tools = lane.tool_runs(invocation_id)
+        bookings = lane.bookings(invocation_id)
         attempts, total = watch.ordered(), watch.count(agent_attempts)
         after_kill = [a for a in agent_attempts if kill_at is not None and a.at > kill_at]
-        mismatches = mismatches_of(agent_attempts)
-        mismatch: Mismatch | None = None
-        for event in reversed(failures):
-            if event.doc_code == MISMATCH_CODE:
-                mismatch = read_mismatch(event.message, journal)
-                break
-        model_log = model_log_of(calls, started, price_model=self.price_model)
         paid, added = bill(calls, self.price_model), bill(extra_calls(calls), self.price_model)
-        bookings = lane.bookings(invocation_id)
-        recovery_s = retry_wait_s = None
-        output_at = next((epoch(e.appended_at) for e in journal if e.type == "Command: Output"), None)
-        if up_at is not None and output_at is not None and status == "completed":
-            recovery_s = round(output_at - up_at, 3)
-            replays = [a.at for a in after_kill if a.at >= up_at]
-            retry_wait_s = round(min(replays) - up_at, 3) if replays else None
-        tool_log = tool_log_of(tools, started)
+        recovery = recovery_of(
+            journal,
+            status,
+            kill_at=kill_at,
+            up_at=up_at,
+            calls=calls,
+            agent=agent_attempts,
+            step_log=step_log,
+            invocation_id=invocation_id,
+        )
+        # A slow model's answers and a booking's confirmation are waits the row asks for.
+        waits = [(c.started, c.finished) for c in calls if experiment.model_latency and c.finished]
+        waits += [(b.started, b.finished) for b in bookings if b.finished]
+        deliberate = deliberate_wait(
+            journal, attempts, agent_attempts, kill_at, up_at, calls, started, waits=waits
+        )
         record = RunRecord(
             name=experiment.name,
             mode=experiment.mode,
@@ -600,37 +595,23 @@ class Lab:
             lane=lane.name,
             model_calls=len(calls),
             tool_calls=len(tools),
-            answer=answer,
+            answer=_answer(engine, invocation_id, status),
             journal=journal,
-            model_log=model_log,
-            tool_log=tool_log,
+            model_log=model_log_of(calls, started, price_model=self.price_model),
+            tool_log=tool_log_of(tools, started),
             attempt_log=attempt_log_of(agent_attempts, total, status, started),
             attempts=total,
             attempts_reached_agent=len(after_kill),
             attempts_while_down=total - len(agent_attempts),
-            mismatches=mismatches,
+            mismatches=mismatches_of(agent_attempts),
             sources=SOURCES,
             down_time=(up_at - kill_at) if kill_at is not None and up_at is not None else None,
-            mismatch=mismatch,
+            mismatch=mismatch_of(sql.failures(invocation_id), journal),
             expected=experiment.expected,
             checks=(),
             matches=False,
             wall_time=round(time.time() - started, 3),
-            deliberate_wait=round(
-                _deliberate(
-                    journal,
-                    attempts,
-                    agent_attempts,
-                    kill_at,
-                    up_at,
-                    calls,
-                    started,
-                    # A slow model's answers and a booking's confirmation are waits the row asks for.
-                    waits=[(c.started, c.finished) for c in calls if experiment.model_latency and c.finished]
-                    + [(b.started, b.finished) for b in bookings if b.finished],
-                ),
-                3,
-            ),
+            deliberate_wait=round(deliberate, 3),
             server_version=self.server_version,
             admin_log=tuple(admin.log),
             started_at=started,
@@ -642,8 +623,9 @@ class Lab:
             price_model=self.price_model,
             prices_as_of=PRICES_AS_OF,
             model_latency=experiment.model_latency,
-            recovery_s=recovery_s,
-            retry_wait_s=retry_wait_s,
+            recovery_s=recovery.recovery_s,
+            retry_wait_s=recovery.retry_wait_s,
+            recovery_breakdown=recovery.breakdown,
             bookings=len(bookings),
             booking_effects=sum(1 for b in bookings if b.effect),
             idempotency_key=experiment.booking_key,
@@ -687,33 +669,16 @@ class Lab:
     def run_comparison(self, row: Comparison) -> ComparisonRecord:
         """Run both sides of a comparison at once (the same load on both) and set them side by side."""
         first, second = self.run_many([(row.first, None), (row.second, None)], concurrent=True)
-        recovery_difference = None
-        if first.recovery_s is not None and second.recovery_s is not None:
-            recovery_difference = round(first.recovery_s - second.recovery_s, 3)
+        regain_difference = None
         if row.figure == "recovery":
-            # Compared from the first attempt that reached the restarted agent: the wait before it is the
-            # server's retry timer, whose jitter is no part of what either agent does.
-            def replay(run: RunRecord) -> float | None:
-                if run.recovery_s is None or run.retry_wait_s is None:
-                    return None
-                return run.recovery_s - run.retry_wait_s
-
-            a, b = replay(first), replay(second)
-            difference = round(a - b, 3) if a is not None and b is not None else None
-            latency = row.first.model_latency
-            # What the claim rests on, measured: the model calls each recovery made (the stub's ledger, every
-            # call after the kill), and each replay lasting at least that many model latencies. The wall-time
-            # difference itself is reported, not judged: besides the extra model call it holds the journaled
-            # agent's own journal writes and the machine's scheduling, which do not belong to the model.
-            n, m = _recovery_calls(first), _recovery_calls(second)
-            check = Check(
-                f"model calls in the {first.mode} and the {second.mode} recovery, and each replay's length",
-                f"the {first.mode} one waits for the model at least once more, {latency:g} s a call",
-                f"{first.mode} {n} in {a:.2f} s, {second.mode} {m} in {b:.2f} s ({difference:+.2f} s)"
-                if a is not None and b is not None and difference is not None
-                else "no recovery measured",
-                a is not None and b is not None and n >= m + 1 and a >= n * latency and b >= m * latency,
-            )
+            difference = _difference(_replay_s(first), _replay_s(second))
+            a, b = first.recovery_breakdown, second.recovery_breakdown
+            if a is not None and b is not None:
+                regain_difference = _difference(a.regain_s, b.regain_s)
+            # Judged on the time to regain what the kill lost, not on the time to completion: after that
+            # point both agents do the same work, except that the journaled one waits for the journal to
+            # take its last answer, which the naive one does not (see `RecoveryBreakdown`).
+            check = recovery_check(first, second, row.first.model_latency)
         else:
             difference = float(first.booking_effects - second.booking_effects)
             check = Check(
@@ -731,7 +696,8 @@ class Lab:
             deck_says=row.deck_says,
             runs=(first, second),
             difference=difference,
-            recovery_difference_s=recovery_difference,
+            recovery_difference_s=_difference(first.recovery_s, second.recovery_s),
+            regain_difference_s=regain_difference,
             checks=checks,
             matches=check.ok and first.matches and second.matches,
         )
@@ -770,143 +736,21 @@ class Lab:
                 raise
 
 
-def model_log_of(calls: Sequence[ModelCall], started: float, *, price_model: str) -> tuple[ModelLogLine, ...]:
-    """The stub ledger's calls of one invocation, timed from `started`, each billed at `price_model`."""
-    extra = {id(c) for c in extra_calls(calls)}
-    return tuple(
-        ModelLogLine(
-            c.call,
-            c.turn,
-            c.ask,
-            c.answer.decision,
-            c.answer.summary(),
-            c.delivered,
-            round(c.started - started, 3),
-            round(c.finished - started, 3) if c.finished is not None else None,
-            usage=c.billed or NO_TOKENS,
-            cost_usd=price_call(c, price_model),
-            extra=id(c) in extra,
-        )
-        for c in calls
-    )
-
-
-def tool_log_of(runs: Sequence[ToolRun], started: float) -> tuple[ToolLogLine, ...]:
-    """The stub's tool runs of one invocation, timed from `started`."""
-    return tuple(ToolLogLine(t.call, t.tool, t.delivered, round(t.started - started, 3)) for t in runs)
-
-
-def _node_kill_record(
-    kill: _NodeKill | None,
-    back_at: float | None,
-    journal: Sequence[JournalEntry],
-    agent: Sequence[AgentAttempt],
-    *,
-    pause: float,
-) -> NodeKillRecord | None:
-    """The node kill's figures: the stalls read off the journal's append times and the agent's wire log."""
-    if kill is None:
+def _answer(engine: _Engine, invocation_id: str, status: str) -> str | None:
+    """The completed invocation's output, as the ingress returns it to a caller attaching to it."""
+    if status != "completed":
         return None
-
-    def appended(entry: JournalEntry) -> float:
-        return epoch(entry.appended_at) or 0.0
-
-    after = [appended(e) for e in journal if appended(e) > kill.killed_at]
-    outputs = [appended(e) for e in journal if e.type == "Command: Output"]
-    sleeps = [appended(e) for e in journal if e.type == "Command: Sleep"]
-    pause_ends = sleeps[0] + pause if sleeps else kill.killed_at
-    resumed = [attempt.at for attempt in agent if attempt.at > kill.killed_at]
-    return NodeKillRecord(
-        partition=kill.partition,
-        killed_node=kill.node,
-        took_over=kill.took_over,
-        takeover_after=round(kill.takeover_at - kill.killed_at, 3),
-        pause_left_at_kill=round(max(0.0, pause_ends - kill.killed_at), 3),
-        resumed_after=round(min(resumed) - kill.killed_at, 3) if resumed else None,
-        stall_to_next_entry=round(min(after) - kill.killed_at, 3) if after else None,
-        stall_to_completion=round(outputs[0] - kill.killed_at, 3) if outputs else None,
-        node_back_after=round(back_at - kill.killed_at, 3) if back_at is not None else None,
-    )
+    response = engine.ingress.attach(invocation_id, timeout=30.0)
+    return str(response.json()) if response.status_code == 200 else None
 
 
-def attempt_log_of(
-    agent: Sequence[AgentAttempt], total: int, status: str, started: float
-) -> tuple[AttemptLine, ...]:
-    """Every attempt in order: those that reached the agent as the wire showed them, the others in between
-    (and after, when polling saw more) as having found the agent down."""
-    reached = dict(zip(number_attempts(agent), agent, strict=True))
-    lines = []
-    for number in range(1, total + 1):
-        attempt = reached.get(number)
-        if attempt is None:
-            lines.append(AttemptLine(number, False, None, None, "agent down"))
-            continue
-        if attempt.error_code is not None:
-            outcome = (
-                MISMATCH_CODE if attempt.error_code == MISMATCH_ERROR_CODE else f"error {attempt.error_code}"
-            )
-        elif attempt.last_event == "end":
-            outcome = "completed" if status == "completed" else "ended"
-        elif attempt.last_event == "suspend":
-            outcome = "suspended"
-        else:
-            outcome = "cut off"
-        ended = round(attempt.ended - started, 3) if attempt.ended is not None else None
-        lines.append(
-            AttemptLine(number, True, round(attempt.at - started, 3), attempt.retry, outcome, ended=ended)
-        )
-    return tuple(lines)
+def _replay_s(run: RunRecord) -> float | None:
+    """Seconds of a run's recovery from the first attempt that reached the restarted agent: the wait before
+    it is the server's retry timer, whose jitter is no part of what either agent does."""
+    if run.recovery_s is None or run.retry_wait_s is None:
+        return None
+    return run.recovery_s - run.retry_wait_s
 
 
-def _union(intervals: Iterable[tuple[float, float]]) -> float:
-    total, end = 0.0, float("-inf")
-    for lo, hi in sorted(intervals):
-        if hi <= end:
-            continue
-        total += hi - max(lo, end)
-        end = hi
-    return total
-
-
-def _deliberate(
-    journal: Sequence[JournalEntry],
-    attempts: Sequence[Attempt],
-    agent: Sequence[AgentAttempt],
-    kill_at: float | None,
-    up_at: float | None,
-    calls: Sequence[Any],
-    started: float,
-    waits: Sequence[tuple[float, float]] = (),
-) -> float:
-    """Seconds of waits the experiment itself asks for: pauses, down time, held answers, backoff.
-
-    The backoff before each attempt that reached the agent is read off the wire: from the end of the attempt
-    before it (its failure, or the kill) to its start. Backoff states polled from sys_invocation add any
-    the wire cannot see.
-    """
-    spans: list[tuple[float, float]] = list(waits)
-    sleeps = [epoch(e.appended_at) for e in journal if e.type == "Command: Sleep"]
-    woke = [epoch(e.appended_at) for e in journal if e.type == "Notification: Sleep"]
-    for lo, hi in zip(sleeps, woke, strict=False):
-        if lo is not None and hi is not None:
-            spans.append((lo, hi))
-    if kill_at is not None and up_at is not None:
-        spans.append((kill_at, up_at))
-    for attempt in attempts:
-        if attempt.backoff_from is not None and attempt.backoff_until is not None:
-            spans.append((attempt.backoff_from, attempt.backoff_until))
-    for before, after in itertools.pairwise(agent):
-        ended = before.ended if before.ended is not None else kill_at
-        if ended is not None and ended < after.at:
-            spans.append((ended, after.at))
-    for call in calls:
-        if call.delivered is False and call.finished is not None:
-            spans.append((call.started, call.finished))
-    return _union((max(lo, started), hi) for lo, hi in spans if hi > lo)
-
-
-def _recovery_calls(run: RunRecord) -> int:
-    """Model calls a run made after its kill: those its recovery paid for (the stub's ledger)."""
-    if run.killed_at is None:
-        return 0
-    return sum(1 for line in run.model_log if line.at > run.killed_at)
+def _difference(a: float | None, b: float | None) -> float | None:
+    return round(a - b, 3) if a is not None and b is not None else None

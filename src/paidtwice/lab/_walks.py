@@ -14,6 +14,7 @@ from paidtwice._exceptions import AdminError, ExperimentError
 from paidtwice._words import count
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import SqlClient
+from paidtwice.lab._bill import PRICES_AS_OF, bill
 from paidtwice.lab._experiments import Walk
 from paidtwice.lab._mismatch import explain
 from paidtwice.lab._records import Check, Mismatch, RecoveryRecord, RecoveryStep, RunRecord
@@ -21,10 +22,15 @@ from paidtwice.lab._recover import WayOut, plan_recovery
 from paidtwice.lab._runner import MISMATCH_CODE, Lab
 from paidtwice.lab._watch import wait_for
 from paidtwice.stub._server import Lane
+from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
 __all__ = ["run_walk"]
 
 _TIMEOUT = 60.0
+
+_Costs = tuple[int, int, TokenUsage, float]
+"""What a step cost: model calls, tool runs, the calls' tokens and their price in dollars."""
+_FREE: _Costs = (0, 0, NO_TOKENS, 0.0)
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,13 @@ class _Walking:
         """Model calls and tool runs the invocation has cost so far (stub ledger)."""
         return len(self.lane.model_calls(invocation_id)), len(self.lane.tool_runs(invocation_id))
 
+    def costs(self, invocation_id: str, since: tuple[int, int] = (0, 0)) -> _Costs:
+        """What the invocation cost after `since` (its counts before the step), priced at the lab's model."""
+        calls = self.lane.model_calls(invocation_id)[since[0] :]
+        tools = self.lane.tool_runs(invocation_id)[since[1] :]
+        paid = bill(calls, self.lab.price_model)
+        return len(calls), len(tools), paid.usage, paid.cost_usd
+
     def act(
         self, request: Callable[[str], object], action: str, outcome: str, *, until: str, what: str
     ) -> RecoveryStep:
@@ -62,9 +75,7 @@ class _Walking:
         self.wait(what, lambda: self.status(self.inv) == until)
         return step
 
-    def step(
-        self, action: str, outcome: str, invocation_id: str, costs: tuple[int, int] = (0, 0)
-    ) -> RecoveryStep:
+    def step(self, action: str, outcome: str, invocation_id: str, costs: _Costs = _FREE) -> RecoveryStep:
         """A step whose admin request is the latest one made."""
         call = self.admin.log[-1]
         return RecoveryStep(action, call.status, call.answer, outcome, invocation_id, *costs)
@@ -91,6 +102,9 @@ def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
             _restart_after_kill(w),
         )
     checks = _checks(w, walk, verdict, steps, mismatch)
+    usage = NO_TOKENS
+    for step in steps:
+        usage = usage + step.usage
     return RecoveryRecord(
         name=walk.name,
         invocation_id=stuck.invocation_id,
@@ -102,6 +116,10 @@ def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
         checks=checks,
         matches=all(c.ok for c in checks),
         stuck_run=stuck,
+        usage=usage,
+        cost_usd=sum((step.cost_usd for step in steps), 0.0),
+        price_model=lab.price_model,
+        prices_as_of=PRICES_AS_OF,
     )
 
 
@@ -123,7 +141,7 @@ def _probe(w: _Walking) -> tuple[RecoveryStep, WayOut]:
     resume onto it before anyone tries one."""
     probe = w.lab.ingress.send(w.stuck.service, "run", "probe: what does the fix run first?")
     w.wait("the probe on the fix to complete", lambda: w.status(probe) == "completed")
-    costs = w.counts(probe)
+    costs = w.costs(probe)
     plan = plan_recovery(w.sql, w.inv, deployment=w.deployment)
     verdict = next(way for way in plan.ways if way.name == "resume")
     step = RecoveryStep(
@@ -149,7 +167,6 @@ def _resume_on_fix(w: _Walking) -> tuple[RecoveryStep, Mismatch | None]:
     w.wait("the resumed invocation to fail on the fix", failed_on_fix)
     found = explain(w.sql, w.inv)
     mismatch = found.mismatch
-    after = w.counts(w.inv)
     outcome = (
         f"replay on {w.deployment} failed: {found.code} at index {mismatch.index}, journal has "
         f"{mismatch.recorded}, code attempted {mismatch.attempted}"
@@ -162,8 +179,7 @@ def _resume_on_fix(w: _Walking) -> tuple[RecoveryStep, Mismatch | None]:
         resumed.answer,
         outcome,
         w.inv,
-        after[0] - before[0],
-        after[1] - before[1],
+        *w.costs(w.inv, since=before),
     )
     return step, mismatch
 
@@ -199,7 +215,7 @@ def _restart_after_kill(w: _Walking) -> RecoveryStep:
     new = w.admin.restart_as_new(w.inv)
     restarted = w.admin.log[-1]
     w.wait("the restarted invocation to finish", lambda: w.status(new) in ("completed", "paused"))
-    costs = w.counts(new)
+    costs = w.costs(new)
     journal = w.sql.journal(new)
     ran = ", ".join(e.name for e in journal if e.type == "Command: Run")
     outcome = (

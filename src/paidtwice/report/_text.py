@@ -163,6 +163,9 @@ def format_bill(record: RunRecord) -> str:
         lines.append(
             f"recovery: {record.recovery_s:.2f} s from the agent listening again to completion{wait}"
         )
+        part = record.recovery_breakdown
+        if part is not None and part.regain_s is not None:
+            lines.append(f"regained what the kill lost {part.regain_s:.3f} s into the first replay")
     if record.bookings:
         lines.append(
             f"bookings: {count(record.bookings, 'request')}, {count(record.booking_effects, 'effect')}, "
@@ -293,6 +296,8 @@ def format_comparison(record: ComparisonRecord) -> str:
             if run.recovery_s is not None and run.retry_wait_s is not None
             else "-"
         )
+        part = run.recovery_breakdown
+        regain = f"{part.regain_s:.3f}" if part is not None and part.regain_s is not None else "-"
         rows.append(
             (
                 run.name,
@@ -304,6 +309,7 @@ def format_comparison(record: ComparisonRecord) -> str:
                 f"{run.recovery_s:.2f}" if run.recovery_s is not None else "-",
                 f"{run.retry_wait_s:.2f}" if run.retry_wait_s is not None else "-",
                 replay,
+                regain,
                 f"{run.booking_effects} ({run.idempotency_key})" if run.idempotency_key else "-",
             )
         )
@@ -317,14 +323,18 @@ def format_comparison(record: ComparisonRecord) -> str:
         "recovery s",
         "retry wait s",
         "replay s",
+        "regain s",
         "bookings (key)",
     )
     lines = [f"{record.name}: {record.deck_says}", table(headers, rows)]
     if record.recovery_difference_s is not None and record.figure == "recovery":
         lines.append(
-            f"recovery difference: {record.recovery_difference_s:.2f} s from the agent listening again, "
-            f"{record.difference:.2f} s from the first replay (the retry timer's jitter left out)"
+            f"recovery difference: {record.recovery_difference_s:.3f} s from the agent listening again, "
+            f"{record.difference:.3f} s from the first replay (the retry timer's jitter left out)"
         )
+        if record.regain_difference_s is not None:
+            lines.append(f"regain difference: {record.regain_difference_s:.3f} s (the claim is judged on it)")
+        lines.extend(_recovery_line(run) for run in record.runs if run.recovery_breakdown is not None)
     return "\n".join(
         [
             *lines,
@@ -337,10 +347,32 @@ def format_comparison(record: ComparisonRecord) -> str:
     )
 
 
+def _recovery_line(run: RunRecord) -> str:
+    """Where one run's recovery went after its first replay, in one line."""
+    part = run.recovery_breakdown
+    if part is None or run.recovery_s is None or run.retry_wait_s is None:
+        return f"{run.name}: no recovery measured"
+    return (
+        f"{run.name}: {run.recovery_s - run.retry_wait_s:.3f} s after the first replay = "
+        f"{count(part.model_calls, 'model call')} {part.model_wait_s:.3f} s + "
+        f"{count(part.journal_round_trips, 'journal round trip')} {part.journal_wait_s:.3f} s + "
+        f"the rest {part.other_s:.3f} s"
+    )
+
+
 def format_walk(record: RecoveryRecord) -> str:
     """A recovery walk: each step with its admin status and measured cost, then the admin log."""
     rows = [
-        (str(i), step.action, str(step.status), step.outcome, str(step.model_calls), str(step.tool_calls))
+        (
+            str(i),
+            step.action,
+            str(step.status),
+            step.outcome,
+            str(step.model_calls),
+            str(step.tool_calls),
+            tokens(step.usage.total_tokens),
+            usd(step.cost_usd),
+        )
         for i, step in enumerate(record.steps, start=1)
     ]
     parts = [
@@ -348,7 +380,10 @@ def format_walk(record: RecoveryRecord) -> str:
         f"{record.stuck_run.status} after {count(record.stuck_run.model_calls, 'model call')}); "
         f"fix registered as {record.fix_deployment}",
         "",
-        table(("step", "action", "http", "what followed", "model", "tool"), rows),
+        table(("step", "action", "http", "what followed", "model", "tool", "tokens", "paid"), rows),
+        f"the walk paid {usd(record.cost_usd)} at {record.price_model} ({tokens(record.usage.prompt_tokens)} "
+        f"tokens in, {tokens(record.usage.completion_tokens)} out), beyond the stuck run's "
+        f"{usd(record.stuck_run.cost_usd)}",
         "",
         "Admin API log:",
         *(f"  {c.method} {c.path} -> {c.status} {c.answer[:100]}" for c in record.admin_log),
