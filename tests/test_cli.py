@@ -121,6 +121,7 @@ def test_soak_bad_input() -> None:
         (["--app", "agent:app", "--cmd", "node agent.ts"], "give --app or --cmd, not both"),
         (["--cwd", "."], "--cwd goes with --cmd"),
         (["--service", "Agent"], "--service, --handler and --variation go with --app or --cmd"),
+        (["--key", "k"], "--key goes with --app or --cmd"),
         (["--cmd", "node agent.ts"], "with --cmd, give one script file: --script FILE"),
         (
             ["--app", "agent:app", "--script", "script.toml", "--service", "Agent"],

@@ -48,8 +48,10 @@ def sweep_app(
     variations: Sequence[str] = VARIATIONS,
     app_dir: str | Path | None = None,
     lab: Lab | None = None,
+    key: str | None = None,
 ) -> list[SweepMatrix]:
-    """Sweep a user's handler at every crash point, one matrix per script variation."""
+    """Sweep a user's handler at every crash point, one matrix per script variation. A Virtual Object's or
+    a Workflow's handler is called with `key` (by default "paidtwice")."""
     return sweep(
         app=app,
         service=service,
@@ -59,6 +61,7 @@ def sweep_app(
         scripts=variations,
         app_dir=app_dir,
         lab=lab,
+        key=key,
     )
 
 

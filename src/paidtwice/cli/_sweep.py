@@ -86,6 +86,13 @@ __all__ = ["sweep"]
     "--input", "input_json", metavar="JSON", default="null", help="With --app: the handler's input."
 )
 @click.option(
+    "--key",
+    metavar="KEY",
+    default=None,
+    help="With --app or --cmd: the key a Virtual Object's or a Workflow's handler is called with "
+    "(default: 'paidtwice' when the service is keyed).",
+)
+@click.option(
     "--app-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("."),
@@ -138,6 +145,7 @@ def sweep(
     service: str | None,
     handler: str | None,
     input_json: str,
+    key: str | None,
     app_dir: Path,
     restart_delay: float,
     parallel: int,
@@ -175,6 +183,8 @@ def sweep(
             --input '"What should I wear in Paris today?"' --script examples/ts_agent/script.toml
     """
     payload = _own_input(app, command, cmd_dir, service, handler, variations, scripts, input_json)
+    if key is not None and app is None and command is None:
+        raise BadInput("--key goes with --app or --cmd")
     own = app is not None or command is not None
     json_path = json_path or default_json(results_dir, "sweep")
     with errors(), ExitStack() as stack:
@@ -189,6 +199,7 @@ def sweep(
             service=service,
             handler=handler,
             input=payload,
+            key=key,
             # The deck's agent takes the stub's scripts by name; your own code, one script file's variations.
             script=Path(scripts[0]) if own else None,
             modes=modes or ("naive", "journaled"),

@@ -46,6 +46,8 @@ class Deployment:
     """The endpoint URI Restate calls."""
     created: bool
     """True if this registration made a new deployment (201), False if it already existed (200)."""
+    keyed: frozenset[str] = frozenset()
+    """The deployment's services that are called with a key: Virtual Objects and Workflows."""
 
 
 _REGISTER_RETRY_S = 30.0
@@ -116,7 +118,13 @@ class AdminClient:
                     if err.status < 500 or time.monotonic() > deadline:
                         raise
                     time.sleep(0.5)
-        return Deployment(id=response.json()["id"], uri=uri, created=response.status_code == 201)
+        answer = response.json()
+        keyed = frozenset(
+            str(service.get("name"))
+            for service in answer.get("services", [])
+            if service.get("ty") in ("VirtualObject", "Workflow")
+        )
+        return Deployment(id=answer["id"], uri=uri, created=response.status_code == 201, keyed=keyed)
 
     def deployments(self) -> list[dict[str, Any]]:
         return list(self._request("GET", "/deployments").json().get("deployments", []))

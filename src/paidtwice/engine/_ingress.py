@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -20,12 +21,22 @@ class IngressClient:
     url: str
     timeout: float = 30.0
 
-    def send(self, service: str, handler: str, body: Any, *, idempotency_key: str | None = None) -> str:
-        """Submit an invocation without waiting for it; returns its id (`inv_...`)."""
+    def send(
+        self,
+        service: str,
+        handler: str,
+        body: Any,
+        *,
+        key: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> str:
+        """Submit an invocation without waiting for it; returns its id (`inv_...`). A Virtual Object's or a
+        Workflow's handler is called with its `key`."""
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        target = f"{service}/{quote(key, safe='')}/{handler}" if key is not None else f"{service}/{handler}"
         try:
             response = http().post(
-                f"{self.url}/{service}/{handler}/send",
+                f"{self.url}/{target}/send",
                 json=body,
                 headers=headers,
                 timeout=self.timeout,

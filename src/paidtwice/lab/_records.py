@@ -655,14 +655,19 @@ class SweepMatrix:
                 f"journaled model answers at {kept}/{len(answered)} points where an answer had come back "
                 "before the kill (not asked for again)"
             )
+        stuck = (
+            f"{len(paused)} ended paused or stuck after "
+            f"{count(sum(p.mismatches for p in paused), 'mismatch', 'mismatches')}"
+            if paused
+            else "none ended paused or stuck"
+        )
         return [
             f"survived: the input at {n}/{n} points (every replay starts from it); completed context steps "
             f"at {steps_kept}/{n} (not run again); {answers}",
             f"paid again: {count(outside, 'model answer')} asked for again outside the journal "
             f"(at {count(outside_at, 'point')}); {count(flight, 'model call')} and "
             f"{count(step_flight, 'step run')} cut off in flight",
-            f"lost: {count(differ, 'point')} completed with a different answer; {len(paused)} ended paused "
-            f"or stuck after {count(sum(p.mismatches for p in paused), 'mismatch', 'mismatches')}",
+            f"lost: {count(differ, 'point')} completed with a different answer; {stuck}",
         ]
 
 

@@ -12,6 +12,7 @@ waits until the invocation completes or pauses, and counts what the replay paid 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -176,6 +177,7 @@ def sweep(
     cluster: int = 1,
     command: str | None = None,
     port_env: str = "PORT",
+    key: str | None = None,
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
@@ -185,7 +187,8 @@ def sweep(
     can be shared; otherwise one is started (a restate-server, or a cluster of `cluster` nodes, and a stub)
     and stopped before returning. With `command` (a shell command serving a Restate deployment in any
     language, run in `app_dir`, told its port in `port_env`) instead of `app`, that deployment is swept
-    through a protocol proxy. `model_latency` makes the stub's model take that many seconds per answer;
+    through a protocol proxy. A keyed service (Virtual Object, Workflow) is called with `key` (by default
+    `DEFAULT_KEY`). `model_latency` makes the stub's model take that many seconds per answer;
     `price_model` prices the calls (a shared lab's own price model otherwise). Bad input raises a
     `UsageError` before anything starts.
     """
@@ -202,6 +205,8 @@ def sweep(
         targets, named = _app_targets(app, service, handler, input, script, scripts, app_dir)
     if model_latency < 0:
         raise UsageError(f"a model latency cannot be negative ({model_latency:g})")
+    if key is not None:
+        targets = [dataclasses.replace(target, key=key) for target in targets]
 
     def run(on: Lab) -> list[SweepMatrix]:
         return sweep_targets(

@@ -47,6 +47,10 @@ NO_MODEL_CALL = "no model call reached the stub: does the app read OPENAI_BASE_U
 """Why a sweep stops when its clean run made no model call: it would have nothing to check."""
 
 
+DEFAULT_KEY = "paidtwice"
+"""The key a keyed service (Virtual Object, Workflow) is called with when the target names none."""
+
+
 @dataclass(frozen=True)
 class SweepTarget:
     """What is swept: one Restate handler, the input it is called with, and how its process is started."""
@@ -72,6 +76,9 @@ class SweepTarget:
     crash point in its own process group, seen through a protocol proxy (`paidtwice.lab._command`)."""
     port_env: str = "PORT"
     """The environment variable that tells the command its port."""
+    key: str | None = None
+    """The key each invocation is sent with, for a Virtual Object or a Workflow (every run has a service of
+    its own, so one key serves all); None: `DEFAULT_KEY` if the service is keyed, none otherwise."""
     stuck_after: int | None = 3
     """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
     mismatch is deterministic: the next attempts replay the same code against the same journal. (A service
@@ -163,8 +170,13 @@ class SweepRun:
             self.agent.env[GATE] = ""
             self.agent.prepare()
             self.agent.wait_ready()
-        self.lab.admin.register_deployment(self.agent.uri)
-        self.invocation_id = self.lab.ingress.send(self.service, self.target.handler, self.target.input)
+        deployment = self.lab.admin.register_deployment(self.agent.uri)
+        key = self.target.key
+        if key is None and self.service in deployment.keyed:
+            key = DEFAULT_KEY
+        self.invocation_id = self.lab.ingress.send(
+            self.service, self.target.handler, self.target.input, key=key
+        )
         return self.invocation_id
 
     def events(self) -> list[StepEvent]:

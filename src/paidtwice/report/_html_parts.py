@@ -8,6 +8,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from paidtwice.report._text import usd
+
 __all__ = [
     "BLUE",
     "GREEN",
@@ -98,7 +100,7 @@ def bill_words(line: object) -> str:
             f"{tokens_out if tokens_out is not None else '?'} out tokens"
         )
     if isinstance(cost, int | float):
-        parts.append(f"${cost:.6f}")
+        parts.append(usd(cost))
     return ", ".join(parts)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from paidtwice._words import agent_name, count, signed
@@ -56,8 +57,13 @@ def _verdict(ok: bool) -> str:
 
 
 def usd(amount: float) -> str:
-    """Dollars with enough digits for a fraction of a cent: $0.000213."""
-    return f"${amount:.6f}" if amount < 1 else f"${amount:,.2f}"
+    """Dollars with enough digits for a fraction of a cent ($0.000213), and two significant ones below a
+    millionth ($0.000000047), so that a cost is never printed as zero."""
+    if amount >= 1:
+        return f"${amount:,.2f}"
+    if 0 < amount < 1e-6:
+        return f"${amount:.{1 - math.floor(math.log10(amount))}f}"
+    return f"${amount:.6f}"
 
 
 def tokens(count: int) -> str:

@@ -1,0 +1,44 @@
+"""A Virtual Object and a Workflow, each asking the model once outside the journal: keyed services for
+`tests/sweep/test_sweep_keyed.py`. Each answer names the key it was called with."""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+import restate
+
+counter = restate.VirtualObject("Counter")
+trip = restate.Workflow("Trip")
+
+
+async def ask(question: str) -> str:
+    async with httpx.AsyncClient() as client:
+        response = await client.post(
+            f"{os.environ['OPENAI_BASE_URL']}/chat/completions",
+            json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": question}]},
+            headers={"Authorization": f"Bearer {os.environ['OPENAI_API_KEY']}"},
+        )
+    return str(response.json()["choices"][0]["message"]["content"])
+
+
+def note(text: str) -> str:
+    return text.upper()
+
+
+@counter.handler()
+async def tally(ctx: restate.ObjectContext, question: str) -> str:
+    answer = await ask(question)
+    noted = await ctx.run_typed("note", note, text=answer)
+    ctx.set("last", noted)
+    return f"{ctx.key()}: {noted}"
+
+
+@trip.main()
+async def run(ctx: restate.WorkflowContext, question: str) -> str:
+    answer = await ask(question)
+    noted = await ctx.run_typed("note", note, text=answer)
+    return f"{ctx.key()}: {noted}"
+
+
+app = restate.app([counter, trip])
