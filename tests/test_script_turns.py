@@ -228,3 +228,20 @@ def test_the_cli_says_it_in_one_line_and_exits_2(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and f"{bad}:5: turn 2: `when` is not a valid regular expression" in lines[0]
+
+
+def test_a_replay_matches_turns_as_the_recorded_run_did(tmp_path: Path) -> None:
+    from paidtwice.replay._answers import replay_script
+
+    path = tmp_path / "script.toml"
+    path.write_text(
+        '[[turn]]\nwhen = "plan"\ntext = "a plan"\n\n[[turn]]\nwhen = "summarise"\ntext = "a summary"\n'
+    )
+    script = load_script_file(path, "steady")
+    messages = [{"role": "user", "content": "summarise the plan"}, {"role": "user", "content": "summarise"}]
+    asked = [{"role": "user", "content": "summarise it"}]
+    replayed = replay_script(script)
+    assert replayed.turn_of(asked) == script.turn_of(asked) == 2
+    assert replayed.turn_of(messages) == script.turn_of(messages)
+    # ... and answers each matched turn as its next ask.
+    assert replayed.answer(turn=2, ask=1, call=1).summary == script.answer(turn=2, ask=2, call=2).summary

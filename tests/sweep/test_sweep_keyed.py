@@ -10,7 +10,9 @@ import pytest
 from paidtwice.lab import Lab
 from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.lab._sweep_runs import DEFAULT_KEY
+from paidtwice.replay._journal import load_journal, save_with_prefix
 from paidtwice.stub._turns import load_script_file
+from paidtwice.testing import assert_replays
 
 AGENT = Path(__file__).resolve().parent / "keyed_agent"
 
@@ -40,3 +42,26 @@ def test_a_keyed_service_is_swept_with_its_key(
     # The model call is outside the journal: once its answer came back, every later kill pays it again.
     returned = [p for p in matrix.points if p.kind == "model-returned"]
     assert all(p.extra_model_calls == 1 for p in returned)
+
+
+def test_saved_journals_name_the_service_as_its_code_does_and_replay_offline(
+    lab: Lab, matrices: dict[str, SweepMatrix], tmp_path: Path
+) -> None:
+    for service, matrix in matrices.items():
+        for point in matrix.points:
+            save_with_prefix(
+                lab.sql,
+                tmp_path,
+                f"{service}-{point.order:02d}",
+                point.invocation_id,
+                point.journal_at_kill,
+                service=point.service,
+            )
+    saved = [load_journal(path) for path in sorted(tmp_path.glob("*.json"))]
+    assert {journal.service for journal in saved} == set(matrices)
+    assert {journal.key for journal in saved} == {"k/1", DEFAULT_KEY}
+    # The file named by the code's service replays against that code, matched by `when` in the script file
+    # (the handlers' one model call is asked again on every replay).
+    results = assert_replays("agent:app", saved, app_dir=AGENT, script=AGENT / "script.toml")
+    assert {r.verdict for r in results} <= {"replays", "continues"}
+    assert any(r.verdict == "replays" for r in results)

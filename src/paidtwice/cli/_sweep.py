@@ -263,7 +263,12 @@ def _point_saver(json_path: Path, journals: Path | None, lab: Lab | None) -> Cal
             # A command's mode names its command: spaces and slashes stay out of the file's name.
             mode = re.sub(r"[^A-Za-z0-9._-]+", "_", result.mode).strip("_")
             name = f"{mode}-{result.script}-{result.order:02d}"
-            save_with_prefix(lab.sql, journals, name, result.invocation_id, result.journal_at_kill)
+            # A user's service is saved under the name its code gives it, so replay-check reads the files
+            # against that code as they are; the deck's agent takes the lab's name from its environment.
+            service = result.service if result.mode not in ("naive", "journaled") else None
+            save_with_prefix(
+                lab.sql, journals, name, result.invocation_id, result.journal_at_kill, service=service
+            )
         echo_err(f"  {result.mode}/{result.script} #{result.order} {result.crash_point}: {result.status}")
 
     return save

@@ -554,6 +554,8 @@ class PointResult:
     """The model whose prices the dollars are at."""
     prices_as_of: str = ""
     """The price data's date."""
+    service: str = ""
+    """The swept service's name in the user's code (the lab runs each point under a name of its own)."""
 
     @property
     def pays_twice(self) -> bool:

@@ -564,6 +564,7 @@ def _measure(
         order=point.order,
         kind=point.kind,
         mode=run.target.mode,
+        service=run.target.service,
         script=script_name,
         status=status,
         answer_matches=status == "completed" and answer == clean.answer,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from paidtwice._exceptions import UsageError
 from paidtwice.stub._scripts import SCRIPTS, Answer, Script
@@ -18,6 +20,11 @@ class _Reasked(Script):
 
     base: Script | None = None
     """The script it shifts."""
+
+    def turn_of(self, messages: Sequence[Any]) -> int:
+        """The base's turn: a script file matches turns by what is asked (`when`), not by position alone."""
+        assert self.base is not None
+        return self.base.turn_of(messages)
 
     def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
         assert self.base is not None

@@ -372,11 +372,20 @@ def save_invocation(sql: SqlClient, directory: Path, name: str, invocation_id: s
 
 
 def save_with_prefix(
-    sql: SqlClient, directory: Path, name: str, invocation_id: str, entries_at_kill: int
+    sql: SqlClient,
+    directory: Path,
+    name: str,
+    invocation_id: str,
+    entries_at_kill: int,
+    *,
+    service: str | None = None,
 ) -> tuple[Path, Path]:
     """The final journal as `name.json` and, beside it, the prefix it held when the kill landed
-    (`name.prefix.json`, its first `entries_at_kill` entries: a journal only grows)."""
+    (`name.prefix.json`, its first `entries_at_kill` entries: a journal only grows). `service` names the
+    service as the code does, where the lab ran it under a name of its own."""
     final = capture_journal(sql, invocation_id)
+    if service is not None:
+        final = JournalFile(**{**_fields(final), "service": service})
     prefix = final.prefix(entries_at_kill - 1)
     return (
         save_journal(directory / f"{name}.json", final),
