@@ -288,13 +288,25 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
             return False
         return any(a.last_event == "error" for a in run.agent.attempts(run.invocation_id))
 
-    _wait(
-        lab,
-        stop,
-        f"clean run {run.invocation_id} to settle",
-        lambda: settled(watch.last) or bool(_unanswered(run.lane)) or failed_before_any_model_call(),
-        timeout=60.0,
-    )
+    try:
+        _wait(
+            lab,
+            stop,
+            f"clean run {run.invocation_id} to settle",
+            lambda: settled(watch.last) or bool(_unanswered(run.lane)) or failed_before_any_model_call(),
+            timeout=_SETTLE_TIMEOUT,
+        )
+    except ExperimentError:
+        row = lab.sql.invocation(run.invocation_id)
+        journal = run.journal()
+        last = f"after entry {len(journal) - 1} ({journal[-1].label()})" if journal else "with no entry"
+        status = row.status if row is not None else "unknown"
+        lab.admin.kill(run.invocation_id)
+        raise UsageError(
+            f"the clean run of {run.target.service}/{run.target.handler} did not finish within "
+            f"{_SETTLE_TIMEOUT:.0f}s: it is {status} {last}; a sweep needs a handler that finishes on its "
+            "own (not one waiting for an awakeable, a promise or a service the app does not serve)"
+        ) from None
 
 
 def _check_clean(lab: Lab, run: SweepRun, target: SweepTarget, watch: AttemptWatch) -> str:
