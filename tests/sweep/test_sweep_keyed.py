@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from paidtwice.lab import Lab
 from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.lab._sweep_runs import DEFAULT_KEY
 from paidtwice.replay._journal import load_journal, save_with_prefix
+from paidtwice.replay._replayer import load_app
 from paidtwice.stub._turns import load_script_file
 from paidtwice.testing import assert_replays
 
@@ -65,3 +67,16 @@ def test_saved_journals_name_the_service_as_its_code_does_and_replay_offline(
     results = assert_replays("agent:app", saved, app_dir=AGENT, script=AGENT / "script.toml")
     assert {r.verdict for r in results} <= {"replays", "continues"}
     assert any(r.verdict == "replays" for r in results)
+
+
+def test_two_apps_of_one_module_name_load_each_from_its_own_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "paidtwice-stub")  # the travel agent makes its client on import
+    travel = Path(__file__).resolve().parents[2] / "examples" / "travel_agent"
+    keyed_first = load_app("agent:app", app_dir=AGENT)
+    travel_next = load_app("agent:app", app_dir=travel)
+    keyed_again = load_app("agent:app", app_dir=AGENT)
+    assert keyed_first is not travel_next
+    assert sys.modules["agent"].__file__ == str(AGENT / "agent.py")
+    assert keyed_again is not travel_next

@@ -101,8 +101,12 @@ def load_app(target: str, *, app_dir: str | Path | None = None) -> Any:
         directory = str(Path(app_dir).resolve())
         if not Path(directory).is_dir():
             raise AppError(f"--app-dir {app_dir} is not a directory")
-        if directory not in sys.path:
-            sys.path.insert(0, directory)
+        # First on the path, and no module of that name cached from elsewhere: two apps with one module name
+        # (each project's `agent`) checked in one process must each be their own.
+        if directory in sys.path:
+            sys.path.remove(directory)
+        sys.path.insert(0, directory)
+        _forget_unless_under(module_name, Path(directory))
     try:
         module = importlib.import_module(module_name)
     except Exception as err:  # noqa: BLE001 - the user's import fails in any way it likes
@@ -111,6 +115,17 @@ def load_app(target: str, *, app_dir: str | Path | None = None) -> Any:
     if app is None or not callable(app):
         raise AppError(f"module {module_name} has no Restate app {attribute or 'app'!r}")
     return app
+
+
+def _forget_unless_under(module_name: str, directory: Path) -> None:
+    """Drop a cached top-level module (and its submodules) of that name that was imported from elsewhere."""
+    top = module_name.split(".")[0]
+    cached = sys.modules.get(top)
+    origin = getattr(cached, "__file__", None)
+    if cached is None or origin is None or Path(origin).resolve().is_relative_to(directory):
+        return
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]
 
 
 # -- the replayer ---------------------------------------------------------------------------------------
