@@ -321,6 +321,13 @@ def _check_clean(lab: Lab, run: SweepRun, target: SweepTarget, watch: AttemptWat
     # A command's deployment has no host to see its requests: its points come from the stub and the wire.
     if seen != counted and not isinstance(run.agent, CommandAgent):
         # Crash points come from what the host saw: a call it missed would be a moment never swept.
+        calls = [e.label() for e in run.journal() if e.type in ("Command: Call", "Command: OneWayCall")]
+        if calls and counted > seen:
+            raise UsageError(
+                f"the stub counted {counted} model calls of {target.service}/{target.handler}, "
+                f"{counted - seen} of them by the services it calls ({', '.join(calls)}): a sweep follows "
+                "one invocation, not the ones it calls; sweep each called handler on its own"
+            )
         raise UsageError(
             f"the stub counted {counted} model calls of {target.service}/{target.handler} but its "
             f"handler was seen making {seen}: it calls the model through an HTTP client paidtwice does "
