@@ -264,10 +264,14 @@ def _point_saver(json_path: Path, journals: Path | None, lab: Lab | None) -> Cal
             mode = re.sub(r"[^A-Za-z0-9._-]+", "_", result.mode).strip("_")
             name = f"{mode}-{result.script}-{result.order:02d}"
             # A user's service is saved under the name its code gives it, so replay-check reads the files
-            # against that code as they are; the deck's agent takes the lab's name from its environment.
-            service = result.service if result.mode not in ("naive", "journaled") else None
+            # against that code as they are.
             save_with_prefix(
-                lab.sql, journals, name, result.invocation_id, result.journal_at_kill, service=service
+                lab.sql,
+                journals,
+                name,
+                result.invocation_id,
+                result.journal_at_kill,
+                service=result.service or None,
             )
         echo_err(f"  {result.mode}/{result.script} #{result.order} {result.crash_point}: {result.status}")
 

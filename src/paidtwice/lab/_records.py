@@ -555,7 +555,8 @@ class PointResult:
     prices_as_of: str = ""
     """The price data's date."""
     service: str = ""
-    """The swept service's name in the user's code (the lab runs each point under a name of its own)."""
+    """The swept service's name in the user's code, where the lab ran each point under a name of its own;
+    empty for the deck's agent, which takes the lab's name from its environment."""
 
     @property
     def pays_twice(self) -> bool:

@@ -43,7 +43,7 @@ from paidtwice.lab._bill import (
     extra_calls,
 )
 from paidtwice.lab._checks import compare
-from paidtwice.lab._experiments import AgentMode, Comparison, Curve, Experiment
+from paidtwice.lab._experiments import AgentMode, Comparison, Curve, Experiment, Fault
 from paidtwice.lab._measures import MISMATCH_CODE as MISMATCH_CODE
 from paidtwice.lab._measures import (
     NodeKill,
@@ -66,6 +66,7 @@ from paidtwice.lab._records import (
     RunRecord,
 )
 from paidtwice.lab._watch import AttemptWatch, Watcher, mismatches_of, settled, wait_for
+from paidtwice.stub._ledger import Booking, ModelCall
 from paidtwice.stub._scripts import script_by_name
 from paidtwice.stub._server import Lane, StubModel
 
@@ -289,6 +290,34 @@ class Lab:
             agent.wait_ready()
         self._wait_started()
 
+    def _hold_in_flight(
+        self,
+        what: str,
+        ledger: Callable[[], Sequence[ModelCall] | Sequence[Booking]],
+        fault: Fault,
+        agent: AgentHost,
+        *,
+        longer: str,
+    ) -> None:
+        """Wait until the fault's call (numbered in `ledger`) is in flight, ready the replacement, and sleep
+        until `fault.after` seconds into the call; the call must still be in flight then."""
+
+        def current() -> ModelCall | Booking | None:
+            calls = ledger()
+            return calls[fault.call - 1] if len(calls) >= fault.call else None
+
+        def in_flight() -> bool:
+            call = current()
+            return call is not None and call.finished is None
+
+        self._wait(f"{what} to be in flight", in_flight, timeout=60.0)
+        self._prepare_replacement(agent)
+        started = current()
+        assert started is not None
+        self._sleep(started.started + fault.after - time.time())
+        if not in_flight():
+            raise ExperimentError(f"{what} finished before the kill; {longer} {fault.after:g}s")
+
     def _sleep(self, seconds: float) -> None:
         if self.cancelled.wait(max(0.0, seconds)):
             raise LabCancelled("interrupted")
@@ -492,34 +521,21 @@ class Lab:
             )
             calls_in_pause = len(lane.model_calls(invocation_id))
         elif fault.kind == "kill-mid-call":
-
-            def in_flight() -> bool:
-                calls = lane.model_calls(invocation_id)
-                return len(calls) >= fault.call and calls[fault.call - 1].finished is None
-
-            self._wait(f"model call {fault.call} to be in flight", in_flight, timeout=60.0)
-            self._prepare_replacement(agent)
-            call = lane.model_calls(invocation_id)[fault.call - 1]
-            self._sleep(call.started + fault.after - time.time())
-            if lane.model_calls(invocation_id)[fault.call - 1].finished is not None:
-                raise ExperimentError(
-                    f"model call {fault.call} finished before the kill; hold it longer than {fault.after:g}s"
-                )
+            self._hold_in_flight(
+                f"model call {fault.call}",
+                lambda: lane.model_calls(invocation_id),
+                fault,
+                agent,
+                longer="hold it longer than",
+            )
         elif fault.kind == "kill-mid-booking":
-
-            def booking_in_flight() -> bool:
-                bookings = lane.bookings(invocation_id)
-                return len(bookings) >= fault.call and bookings[fault.call - 1].finished is None
-
-            self._wait(f"booking {fault.call} to be in flight", booking_in_flight, timeout=60.0)
-            self._prepare_replacement(agent)
-            booking = lane.bookings(invocation_id)[fault.call - 1]
-            self._sleep(booking.started + fault.after - time.time())
-            if lane.bookings(invocation_id)[fault.call - 1].finished is not None:
-                raise ExperimentError(
-                    f"booking {fault.call} finished before the kill; make it take longer than "
-                    f"{fault.after:g}s"
-                )
+            self._hold_in_flight(
+                f"booking {fault.call}",
+                lambda: lane.bookings(invocation_id),
+                fault,
+                agent,
+                longer="make it take longer than",
+            )
         else:
             raise ExperimentError(f"unknown fault {fault.kind!r}")
         if fault.kind == "server-kill-in-pause":

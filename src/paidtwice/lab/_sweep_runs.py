@@ -583,7 +583,8 @@ def _measure(
         order=point.order,
         kind=point.kind,
         mode=run.target.mode,
-        service=run.target.service,
+        # The deck's agent names its service from its environment: the lab's name is the code's name there.
+        service="" if run.target.deck else run.target.service,
         script=script_name,
         status=status,
         answer_matches=status == "completed" and answer == clean.answer,

@@ -93,6 +93,11 @@ class _Wire:
             if r["event"] in ("start", "notification", "command")
         ]
         """(time, entries): the journal's size as each frame passed the proxy."""
+        self.sent: dict[int, float] = {}
+        """When the command that made the journal this many entries long passed the proxy."""
+        for record in self.records:
+            if record["event"] == "command":
+                self.sent.setdefault(int(record["entries"]), float(record["at"]))
         self.steps = steps
 
     def entries_at(self, t: float, step: WireStep | None = None) -> int:
@@ -151,14 +156,10 @@ def _tool_moments(wire: _Wire, tools: Sequence[ToolRun]) -> list[_Moment]:
 def _pause_moments(wire: _Wire, journal: Sequence[JournalEntry]) -> list[_Moment]:
     """In each durable pause, from when its Sleep command passed the proxy: on the proxy's clock, as the
     moments around it are (the server's append time can come before the proxy logged the frame before it)."""
-    sent: dict[int, float] = {}
-    for record in wire.records:
-        if record["event"] == "command":
-            sent.setdefault(int(record["entries"]), float(record["at"]))
     moments: list[_Moment] = []
     for i, entry in enumerate(journal):
         if entry.label().startswith("Command: Sleep"):
-            appended = sent.get(i + 1, epoch(entry.appended_at) or 0.0)
+            appended = wire.sent.get(i + 1, epoch(entry.appended_at) or 0.0)
             before = [s.name for s in wire.steps if s.proposed is not None and s.proposed <= appended]
             name = "in pause" + (f" after {before[-1]}" if before else "")
             moments.append((appended, CrashPoint(name, 0, "pause", i + 1)))
