@@ -105,7 +105,7 @@ def listening_addresses(pid: int) -> set[str]:
 def temp_dirs_in_use(pids: Iterable[int]) -> set[Path]:
     """The lab's directories under the temp dir (`paidtwice-lab-*`, `paidtwice-restate-*`,
     `paidtwice-cluster-*`) that these processes hold files open in. The shared port locks
-    (`paidtwice-ports`) are not the lab's to remove."""
+    (`paidtwice-ports`) go when the last lease of any lab is released, not with one lab."""
     root = Path(tempfile.gettempdir())
     found = set()
     for pid in pids:

@@ -4,6 +4,9 @@ Binding to port 0 finds a free port, but between closing that probe and the real
 lab could take the same number. Each port handed out here is also locked (an flock on a file named after it
 under the system temp dir) for as long as this process holds the `PortLease`, and two labs never hold the
 same lock. An agent that is killed and restarted keeps its port because the lease outlives the process.
+A released lease removes its lock file while it still holds the lock, and the directory once it is empty:
+a lab that ended leaves nothing in the temp dir. (A lock is taken only on a file that is still in place after
+the flock, so a holder's removal never lets two processes hold one port.)
 """
 
 from __future__ import annotations
@@ -34,8 +37,12 @@ class PortLease:
 
     def release(self) -> None:
         if self._fd >= 0:
+            with contextlib.suppress(OSError):
+                _lock_path(self.port).unlink()
             os.close(self._fd)
             self._fd = -1
+            with contextlib.suppress(OSError):
+                _LOCK_DIR.rmdir()  # only when no other lease (of any lab) has a file in it
 
     def __repr__(self) -> str:
         return f"PortLease({self.port})"
@@ -59,9 +66,34 @@ agent on a reused port would be registered as whatever served that port before."
 _LEASED_LOCK = threading.Lock()
 
 
+def _lock_path(port: int) -> Path:
+    return _LOCK_DIR / f"{port}.lock"
+
+
+def _lock(port: int) -> int | None:
+    """The port's lock, taken (its file descriptor), or None if another process holds it."""
+    path = _lock_path(port)
+    while True:
+        _LOCK_DIR.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o666)
+            break
+        except FileNotFoundError:
+            continue  # another lab removed the empty directory between the two calls
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # Its last holder may have removed the file between our open and our flock: a lock on that file
+        # would not exclude the next process, which creates a new one.
+        if os.fstat(fd).st_ino == os.stat(path).st_ino:
+            return fd
+    except OSError:  # held elsewhere (BlockingIOError), or the file is gone (FileNotFoundError)
+        pass
+    os.close(fd)
+    return None
+
+
 def lease_port() -> PortLease:
     """Reserve a free loopback port that no other paidtwice process holds and this one never had."""
-    _LOCK_DIR.mkdir(parents=True, exist_ok=True)
     for _ in range(200):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             probe.bind((HOST, 0))
@@ -70,15 +102,13 @@ def lease_port() -> PortLease:
             if port in _LEASED_BEFORE:
                 continue
             _LEASED_BEFORE.add(port)
-        fd = os.open(_LOCK_DIR / f"{port}.lock", os.O_CREAT | os.O_RDWR, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        fd = _lock(port)
+        if fd is None:
             continue
         if is_port_free(port):
             return PortLease(port, fd)
-        os.close(fd)
+        lease = PortLease(port, fd)
+        lease.release()
     raise OSError("no free loopback port could be reserved")
 
 
