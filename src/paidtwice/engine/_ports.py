@@ -11,6 +11,7 @@ the flock, so a holder's removal never lets two processes hold one port.)
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import os
@@ -34,13 +35,23 @@ class PortLease:
         self.port = port
         """The reserved port number."""
         self._fd = lock_fd
+        self._owner = os.getpid()
+        """The process that took the lock: only it removes the file (a forked child inherits the object)."""
+        with _LEASED_LOCK:
+            _HELD.add(self)
 
     def release(self) -> None:
-        if self._fd >= 0:
+        if self._fd < 0:
+            return
+        mine = os.getpid() == self._owner
+        if mine:
             with contextlib.suppress(OSError):
                 _lock_path(self.port).unlink()
-            os.close(self._fd)
-            self._fd = -1
+        os.close(self._fd)
+        self._fd = -1
+        with _LEASED_LOCK:
+            _HELD.discard(self)
+        if mine:
             with contextlib.suppress(OSError):
                 _LOCK_DIR.rmdir()  # only when no other lease (of any lab) has a file in it
 
@@ -64,6 +75,16 @@ _LEASED_BEFORE: set[int] = set()
 registering a URI it knows returns the old deployment (HTTP 200) without discovering the new services, so an
 agent on a reused port would be registered as whatever served that port before."""
 _LEASED_LOCK = threading.Lock()
+_HELD: set[PortLease] = set()
+"""Leases not released yet: released at exit, so that a process that ends leaves no lock file."""
+
+
+@atexit.register
+def _release_held() -> None:
+    with _LEASED_LOCK:
+        held = list(_HELD)
+    for lease in held:
+        lease.release()
 
 
 def _lock_path(port: int) -> Path:
