@@ -19,7 +19,8 @@ __all__ = ["report"]
     "results",
     nargs=-1,
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    # Directories are let through to the reader, which says in one line what to give instead.
+    type=click.Path(path_type=Path),
     metavar="RESULTS.json...",
 )
 @click.option(

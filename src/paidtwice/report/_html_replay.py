@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from paidtwice._words import count
 from paidtwice.replay._replayer import ReplayResult
 from paidtwice.report._html_parts import (
     GREEN,
@@ -91,7 +92,7 @@ def _replay_details(number: int, result: ReplayResult) -> str:
         f"<h3>{esc(_journal_name(result))}: {_verdict_badge(result)}</h3>"
         f"<p>{esc(result.service)}/{esc(result.handler)}, invocation "
         f"<code>{esc(result.invocation_id)}</code>, "
-        f"{result.entries} entries; seed: {esc(result.seed)}.</p>"
+        f"{count(result.entries, 'entry', 'entries')}; seed: {esc(result.seed)}.</p>"
     ]
     if result.verdict == "diverges":
         agree = (
