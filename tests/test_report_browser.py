@@ -8,6 +8,7 @@ page goes to build/screenshots/ (or $PAIDTWICE_SCREENSHOTS).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -27,6 +28,7 @@ from paidtwice.report import (
     sweep_sections,
     write_html,
 )
+from paidtwice.report._text import usd
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 SCREENSHOTS = Path(
@@ -159,7 +161,15 @@ def test_soak_report_in_the_browser(browser: Browser, lab: Lab, tmp_path: Path) 
     assert_clean_load(browser.open(page), page)
     text = browser.evaluate("document.body.innerText")
     assert f"invocations sent\t{record.sent}" in text and f"lost (must be 0)\t{record.lost}" in text
+    # What the soak paid, and one row per kill with the bound it measured.
+    assert f"what the kills added\t{usd(record.extra_cost_usd)}" in text
+    assert browser.evaluate("document.querySelectorAll('table.kills tbody tr').length") == len(
+        record.kill_snapshots
+    )
     browser.screenshot(SCREENSHOTS / "soak.png")
+    # A soak that lost an invocation says so, and what, at the top.
+    lost = dataclasses.replace(record, completed=record.completed - 1, lost=1)
+    assert "✗ NOT OK: 1 lost (failed or vanished)" in soak_section(lost).body
 
 
 def test_replay_check_report_in_the_browser(

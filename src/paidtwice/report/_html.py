@@ -23,10 +23,10 @@ from paidtwice.report._html_parts import (
     Section,
     esc,
     html_table,
-    verdict_mark,
 )
 from paidtwice.report._html_replay import REPLAY_SECTION, replay_check_section
 from paidtwice.report._html_sweep import sweep_sections
+from paidtwice.report._text import tokens, usd
 
 __all__ = [
     "Section",
@@ -40,7 +40,8 @@ __all__ = [
 
 
 def soak_section(record: SoakRecord) -> Section:
-    """A soak's figures, with its verdict."""
+    """A soak's figures, with its verdict (and what is wrong, when something is), its bill and each kill."""
+    memory = record.peak_memory
     rows = [
         ("invocations sent", str(record.sent)),
         ("completed", str(record.completed)),
@@ -56,17 +57,79 @@ def soak_section(record: SoakRecord) -> Section:
         ("clean count per invocation (measured)", f"{record.clean_model_calls} model calls"),
         ("bound: answers the journal lacked at the kills", str(record.bound)),
         ("tool runs beyond one per invocation", str(record.extra_tool_runs)),
+        (
+            "paid",
+            f"{tokens(record.usage.total_tokens)} tokens, {usd(record.cost_usd)} at "
+            f"{esc(record.price_model)} (prices as of {esc(record.prices_as_of)})",
+        ),
+        ("what the kills added", usd(record.extra_cost_usd)),
         ("throughput (completed per second)", f"{record.throughput}"),
         ("wall time (s)", f"{record.wall_time:.1f}"),
         (
             "completion time p50 / p99 (s)",
             f"{record.p50_completion or 0:.2f} / {record.p99_completion or 0:.2f}",
         ),
+        (
+            "peak memory (MiB)",
+            f"server {memory.server:.0f}, agent {memory.agent:.0f}, paidtwice {memory.paidtwice:.0f}",
+        ),
     ]
     if record.gave_up:
         rows.append(("gave up waiting", esc(record.gave_up)))
-    verdict = verdict_mark(record.ok).replace("matches", "nothing lost, extra calls within the bound")
-    return Section("soak", "Soak", f"<p>{verdict}</p>" + html_table(("figure", "measured"), rows))
+    wrong = "; ".join(record.problems()) or "not every invocation completed"
+    verdict = (
+        '<span class="ok">✓ nothing lost, extra calls within the bound</span>'
+        if record.ok
+        else f'<span class="bad">✗ NOT OK: {esc(wrong)}</span>'
+    )
+    kills = [
+        (
+            str(number),
+            f"{kill.at:.2f}",
+            f"{kill.down:.2f}",
+            str(kill.open_calls),
+            str(kill.unjournaled_answers),
+            str(kill.invocations_lacking),
+            str(kill.bound),
+        )
+        for number, kill in enumerate(record.kill_snapshots, start=1)
+    ]
+    body = [f"<p>{verdict}</p>", html_table(("figure", "measured"), rows)]
+    if kills:
+        body += [
+            "<h3>Each agent kill</h3>",
+            html_table(
+                (
+                    "kill",
+                    "at (s)",
+                    "down (s)",
+                    "model calls open",
+                    "answers back, not journaled",
+                    "invocations to replay",
+                    "bound (model calls)",
+                ),
+                kills,
+                cls="kills",
+            ),
+        ]
+    if record.node_kills:
+        body += [
+            "<h3>Each node kill</h3>",
+            html_table(
+                ("node", "led partitions", "invocations running on them", "model calls cut off", "down (s)"),
+                [
+                    (
+                        esc(node.node),
+                        ", ".join(map(str, node.partitions)) or "none",
+                        str(node.running),
+                        str(node.cut_off),
+                        f"{node.down:.1f}",
+                    )
+                    for node in record.node_kills
+                ],
+            ),
+        ]
+    return Section("soak", "Soak", "".join(body))
 
 
 # -- the page --------------------------------------------------------------------------------------------
