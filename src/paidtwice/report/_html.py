@@ -152,6 +152,7 @@ svg text{font-size:11px;font-family:inherit}svg .tiny{font-size:9.5px}
 svg .letter{font-size:10px;font-weight:600}
 svg .lane{font-size:11.5px;fill:#333}svg .mark{fill:#b34700;font-size:10.5px}
 .timeline{border:1px solid #ddd;margin:6px 0;background:#fff}
+svg.heatmap{max-width:100%;height:auto}
 .legend{font-size:12px;color:#333}
 .cols{display:flex;gap:24px;flex-wrap:wrap}
 .mismatch,.divergence{border-left:4px solid #D55E00;padding-left:10px}
@@ -161,6 +162,7 @@ background:#fff;color:#000}
 nav ol{columns:2}
 .point{border-top:1px solid #ddd}
 @media print{nav{display:none}a{color:inherit;text-decoration:none}section{break-inside:auto}
+body{font-size:11px}table{font-size:10px}
 .timeline,.heatmap,.plot,table{break-inside:avoid}body{max-width:none}}
 """
 
