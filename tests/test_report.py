@@ -297,3 +297,14 @@ def test_the_readme_picture_shows_the_page_made_today(tmp_path: Path) -> None:
     assert png_page_digest(README_PICTURE.read_bytes()) == page_digest(page.read_text()), (
         "docs/report-deck.png shows an older page: run .venv/bin/python scripts/report_screenshot.py"
     )
+
+
+def test_a_kill_that_missed_its_moment_is_written_on_its_cell() -> None:
+    from paidtwice.report import sweep_sections
+
+    points = list(load_results([SWEEP]).points)
+    points[2] = dataclasses.replace(points[2], confirmed=False)
+    page = "".join(section.body for section in sweep_sections(points))
+    cells = re.findall(r'<g class="cell".*?</g>', page)
+    assert [i for i, cell in enumerate(cells) if "kill missed" in cell] == [2]
+    assert f"At 1 of {len(points)} points the kill did not land where the point says:" in page

@@ -87,7 +87,13 @@ def _heatmap(mode: str, points: Sequence[PointResult], by_cost: bool, top: float
                 f"{_amount(value, by_cost)}</text>"
                 f'<text x="{cx + cell / 2}" y="{ry + cell / 2 + 14}" text-anchor="middle" fill="{ink}" '
                 f'class="tiny">{esc(status)}</text>'
-                f"<title>{esc(mode)}/{esc(script)} #{point.order} {esc(point.crash_point)}: "
+                + (
+                    ""
+                    if point.confirmed
+                    else f'<text x="{cx + cell / 2}" y="{ry + cell / 2 + 26}" text-anchor="middle" '
+                    f'fill="{ink}" class="tiny missed">kill missed</text>'
+                )
+                + f"<title>{esc(mode)}/{esc(script)} #{point.order} {esc(point.crash_point)}: "
                 f"{esc(point.status)}, "
                 f"{point.extra_model_calls:+d} model calls, {point.extra_step_runs:+d} step runs, "
                 f"{point.mismatches} mismatches</title></g></a>"
@@ -134,20 +140,21 @@ def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
         f"<p>{len(points)} crash points. Each cell is one crash point, coloured by its {measure} beyond the "
         "clean run: light is nothing paid again, dark is the most in this report "
         f"({_amount(top, by_cost)}). A thick black border marks a point that paid twice for completed work; "
-        "the words under the figure name an end other than the clean answer. Each cell links to that "
+        "the words under the figure name an end other than the clean answer, and a kill that missed its "
+        "moment. Each cell links to that "
         "point's timeline.</p>"
     ]
     twice = [p for p in points if p.pays_twice]
     missed = [p for p in points if not p.confirmed]
     for words, found in (
-        ("paid twice for completed work", twice),
-        ("kills did not land where the point says", missed),
+        ("{n} of {all} points paid twice for completed work", twice),
+        ("At {n} of {all} points the kill did not land where the point says", missed),
     ):
         if found:
             links = ", ".join(
                 f'<a href="#{_point_anchor(p)}">{esc(p.mode)}/{esc(p.script)} #{p.order}</a>' for p in found
             )
-            body.append(f'<p class="bad">{len(found)} of {len(points)} points {words}: {links}</p>')
+            body.append(f'<p class="bad">{words.format(n=len(found), all=len(points))}: {links}</p>')
     for mode in modes:
         body.append(f"<h3>{esc(agent_name(mode))}</h3>")
         body.append(_heatmap(mode, [p for p in points if p.mode == mode], by_cost, top))

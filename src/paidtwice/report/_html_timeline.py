@@ -374,9 +374,10 @@ LEGEND = (
     )
     + f'. Model calls: <span class="key" style="background:{BLUE}">&nbsp;</span> answer delivered, '
     '<span class="key hatched">&nbsp;</span> cut off (the answer never reached the agent). '
-    f'<span class="key" style="background:{YELLOW}">◆</span> tool call. Journal: a tick per entry, '
-    "numbered by index, when the server appended it. The hatched band is the down time, from the kill "
-    "(red line) until the agent listened again; an attempt refused while it was down has no time on record "
-    "and is drawn inside the down time, in order.</p>"
+    f'<span class="key" style="background:{YELLOW}">◆</span> tool call. Journal: a tick per entry '
+    "(green: a command the code issued; dark: a notification, such as a step's result or a timer that "
+    "fired), numbered by index, when the server appended it. The hatched band is the down time, from the "
+    "kill (red line) until the agent listened again; an attempt refused while it was down has no time on "
+    "record and is drawn inside the down time, in order.</p>"
 )
 """What every mark on a timeline means, in words beside its colour."""
