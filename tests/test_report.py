@@ -187,6 +187,11 @@ def test_a_page_that_cannot_be_written_is_one_line_and_exit_2(tmp_path: Path) ->
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     assert "cannot write" in one_line_exit_2(str(DECK), "-o", str(blocker / "report.html"))
+    # Nor may the page overwrite the results it is made from.
+    copy = tmp_path / "deck.json"
+    copy.write_text(DECK.read_text())
+    assert "would overwrite it" in one_line_exit_2(str(copy), "-o", str(copy))
+    assert copy.read_text() == DECK.read_text()
     # On a lab command the page is checked before the lab runs, not after a whole run.
     done = paidtwice("run", "clean", "--html", str(blocker / "run.html"))
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [
