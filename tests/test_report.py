@@ -313,3 +313,13 @@ def test_a_kill_that_missed_its_moment_is_written_on_its_cell() -> None:
     cells = re.findall(r'<g class="cell".*?</g>', page)
     assert [i for i, cell in enumerate(cells) if "kill missed" in cell] == [2]
     assert f"At 1 of {len(points)} points the kill did not land where the point says:" in page
+
+
+def test_a_run_without_model_calls_says_so_instead_of_an_empty_table() -> None:
+    from paidtwice.report import deck_sections
+
+    run = next(r for r in load_results([DECK]).records if isinstance(r, RunRecord))
+    quiet = dataclasses.replace(run, model_log=(), model_calls=0)
+    page = "".join(section.body for section in deck_sections([quiet]))
+    assert "<p>No model call was made.</p>" in page
+    assert "<th>answered (s)</th>" not in page

@@ -144,7 +144,7 @@ th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f2f2f2}
 code,pre{font:12px/1.35 ui-monospace,Menlo,Consolas,monospace}
 pre{background:#f7f7f7;border:1px solid #ddd;padding:6px;white-space:pre-wrap}
-.ok{color:#006b4f}.bad{color:#b34700;font-weight:600}
+.ok{color:#006b4f}.bad{color:#b34700;font-weight:600}.verdict{white-space:nowrap}
 .key{display:inline-block;min-width:14px;padding:0 3px;border:1px solid #333;color:#000;font-size:11px;
 text-align:center;margin-left:6px}
 .hatched{background:repeating-linear-gradient(45deg,#eee 0 3px,#888 3px 5px)}

@@ -153,7 +153,7 @@ def run_body(record: RunRecord, anchor: str, *, judged: bool = True) -> str:
         _attempt_table(record.attempt_log),
         "</div></div>",
         "<h4>Model calls</h4>",
-        _model_table(record.model_log),
+        _model_table(record.model_log) if record.model_log else "<p>No model call was made.</p>",
     ]
     if record.answer is not None:
         parts.append(f"<p>Answer: <q>{esc(record.answer)}</q></p>")
