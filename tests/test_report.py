@@ -323,3 +323,21 @@ def test_a_run_without_model_calls_says_so_instead_of_an_empty_table() -> None:
     page = "".join(section.body for section in deck_sections([quiet]))
     assert "<p>No model call was made.</p>" in page
     assert "<th>answered (s)</th>" not in page
+
+
+def test_what_the_model_and_the_code_said_is_shown_as_text_never_as_markup(tmp_path: Path) -> None:
+    hostile = '<script>alert("paid twice")</script>'
+    deck = json.loads(DECK.read_text())
+    for record in deck:
+        for line in record.get("model_log", ()):
+            line["answer"] = hostile
+    sweep = json.loads(SWEEP.read_text())
+    sweep[0]["crash_point"] = hostile
+    sweep[0]["mode"] = hostile
+    (tmp_path / "deck.json").write_text(json.dumps(deck))
+    (tmp_path / "sweep.json").write_text(json.dumps(sweep))
+    out = tmp_path / "page.html"
+    done = paidtwice("report", str(tmp_path / "deck.json"), str(tmp_path / "sweep.json"), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    page = out.read_text()
+    assert "<script" not in page and "&lt;script&gt;" in page
