@@ -341,3 +341,16 @@ def test_what_the_model_and_the_code_said_is_shown_as_text_never_as_markup(tmp_p
     assert done.returncode == 0, done.stderr
     page = out.read_text()
     assert "<script" not in page and "&lt;script&gt;" in page
+
+
+def test_a_lab_command_never_writes_its_page_over_its_results(tmp_path: Path) -> None:
+    import click
+
+    from paidtwice.cli._options import write_report
+
+    results = tmp_path / "run.json"
+    results.write_text(DECK.read_text())
+    with pytest.raises(click.ClickException, match="holds the results") as raised:
+        write_report(results, "paidtwice run", [], [results])
+    assert raised.value.exit_code == 2
+    assert results.read_text() == DECK.read_text()

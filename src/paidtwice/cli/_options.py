@@ -151,6 +151,10 @@ def write_report(path: Path | None, title: str, sections: list[Section], sources
     """The --html page, when one was asked for."""
     if path is None:
         return
+    if any(path.resolve() == source.resolve() for source in sources):
+        raise BadInput(
+            f"not writing the HTML report over {path}: it holds the results (give --html NAME.html)"
+        )
     try:
         write_html(path, title, sections, sources=[str(s) for s in sources])
     except OSError as err:
