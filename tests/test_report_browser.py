@@ -12,6 +12,7 @@ import dataclasses
 import os
 import re
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,11 @@ def test_soak_report_in_the_browser(browser: Browser, lab: Lab, tmp_path: Path) 
     assert f"what the kills added\t{usd(record.extra_cost_usd)}" in text
     assert browser.evaluate("document.querySelectorAll('table.kills tbody tr').length") == len(
         record.kill_snapshots
+    )
+    # Kills are stamped by the clock: shown as a time of day, not as seconds since 1970.
+    first = datetime.fromtimestamp(record.kill_snapshots[0].at, tz=UTC)
+    assert browser.evaluate("document.querySelector('table.kills tbody td:nth-child(2)').innerText") == (
+        f"{first:%H:%M:%S}.{first.microsecond // 10_000:02d}"
     )
     browser.screenshot(SCREENSHOTS / "soak.png")
     # A soak that lost an invocation says so, and what, at the top.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from paidtwice.lab._soak import SoakRecord
@@ -85,7 +86,7 @@ def soak_section(record: SoakRecord) -> Section:
     kills = [
         (
             str(number),
-            f"{kill.at:.2f}",
+            _clock(kill.at),
             f"{kill.down:.2f}",
             str(kill.open_calls),
             str(kill.unjournaled_answers),
@@ -101,7 +102,7 @@ def soak_section(record: SoakRecord) -> Section:
             html_table(
                 (
                     "kill",
-                    "at (s)",
+                    "at (UTC)",
                     "down (s)",
                     "model calls open",
                     "answers back, not journaled",
@@ -130,6 +131,12 @@ def soak_section(record: SoakRecord) -> Section:
             ),
         ]
     return Section("soak", "Soak", "".join(body))
+
+
+def _clock(epoch: float) -> str:
+    """A wall-clock time of day, to the hundredth of a second: the soak's kills are stamped by the clock."""
+    stamp = datetime.fromtimestamp(epoch, tz=UTC)
+    return f"{stamp:%H:%M:%S}.{stamp.microsecond // 10_000:02d}"
 
 
 # -- the page --------------------------------------------------------------------------------------------
