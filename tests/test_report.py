@@ -354,3 +354,19 @@ def test_a_lab_command_never_writes_its_page_over_its_results(tmp_path: Path) ->
         write_report(results, "paidtwice run", [], [results])
     assert raised.value.exit_code == 2
     assert results.read_text() == DECK.read_text()
+
+
+def test_the_deck_table_says_what_each_row_paid_the_model_as_the_terminal_does() -> None:
+    from paidtwice.report import deck_sections, format_deck_table
+
+    records = load_results([DECK]).records
+    page = deck_sections(records)[0].body
+    terminal = format_deck_table(records).splitlines()
+    for record in records:
+        row = re.search(rf'<tr><td><a href="#row-[^"]*">{re.escape(record.name)}</a></td>.*?</tr>', page)
+        assert row is not None, record.name
+        paid = re.findall(r"<td>([^<]*)</td></tr>$", row.group(0))[0]
+        # The same calls and dollars as the terminal's last column ("3 calls, 325 tok, $0.000073 (+...)").
+        line = next(line for line in terminal if line.startswith(record.name + " "))
+        calls, _, dollars = re.search(r"(\d+) calls?, ([\d,]+) tok, (\$\S+ \(\+\$\S+\))", line).groups()  # type: ignore[union-attr]
+        assert paid.startswith(f"{calls} call") and paid.endswith(dollars), (paid, line)
