@@ -288,6 +288,11 @@ def test_a_point_that_starts_late_is_drawn_from_its_first_event() -> None:
     assert re.search(r"the first \d+ s, before anything happened, left out", svg)
     first_attempt = float(re.search(r'<g class="attempt"[^>]*><rect x="([\d.]+)"', svg).group(1))  # type: ignore[union-attr]
     assert first_attempt < 92 + (960 - 92 - 16) * 0.3, first_attempt
+    # A run whose agent started in under a second keeps its whole axis from 0.
+    from paidtwice.report import deck_sections
+
+    deck_page = "".join(section.body for section in deck_sections(load_results([DECK]).records))
+    assert "left out" not in deck_page
 
 
 def test_the_readme_picture_shows_the_page_made_today(tmp_path: Path) -> None:

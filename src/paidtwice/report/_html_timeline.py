@@ -116,9 +116,10 @@ def _ticks(start: float, end: float) -> list[float]:
 
 
 def _axis_start(first: float, end: float) -> float:
-    """Where the axis begins: at 0, unless nothing happens in the first quarter of the run (a sweep point
-    whose agent took seconds to start): then at the round tick before the first thing drawn."""
-    if first <= end / 4:
+    """Where the axis begins: at 0, unless nothing happens in the first third of the run and for more than
+    a second (a sweep point whose agent took seconds to start): then at the round tick before the first
+    thing drawn."""
+    if first <= max(1.0, end / 3):
         return 0.0
     step = _step(end - first)
     return math.floor(first / step) * step
