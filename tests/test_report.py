@@ -222,6 +222,12 @@ def test_sweep_cells_and_summary_say_fractions_of_a_cent(tmp_path: Path) -> None
     # The figure on each cell is its extra dollars as the terminal prints them, never "+$0.0000" for a cost.
     for extra, shown in cells:
         assert shown == f"{'-' if extra < 0 else '+'}{usd(abs(extra))}", (extra, shown)
+    # Each point's own line says what it cost too, with words that fit its numbers ("0 model calls").
+    for point in points:
+        anchor = f"point-{point.mode}-{point.script}-{point.order}"
+        line = re.search(rf'<section class="point" id="{anchor}">.*?</p>', page)
+        assert line is not None and f"extra cost +{usd(point.extra_cost_usd)};" in line.group(0)
+        assert "+0 " not in line.group(0)
     # The summary's expected crash cost is the terminal's (each point weighted by the time it covers), and
     # its answers asked again are the points' own count.
     for mode, script in dict.fromkeys((p.mode, p.script) for p in points):

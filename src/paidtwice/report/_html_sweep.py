@@ -199,9 +199,11 @@ def _point_details(point: PointResult) -> str:
         f'<section class="point" id="{anchor}"><h3>{esc(point.mode)}/{esc(point.script)} '
         f"#{point.order}: {esc(point.crash_point)}</h3>"
         f"<p><b>{esc(point.status)}</b>{_answer_words(point)}; "
-        f"{point.extra_model_calls:+d} model calls ({point.model_calls_in_flight} cut off in flight), "
-        f"{point.extra_step_runs:+d} step runs, {point.attempts} attempts, "
-        f"{point.mismatches} mismatches; "
+        f"{count(point.extra_model_calls, 'model call', sign=True)} beyond the clean run "
+        f"({point.model_calls_in_flight} cut off in flight), "
+        f"{count(point.extra_step_runs, 'step run', sign=True)}, {count(point.attempts, 'attempt')}, "
+        f"{count(point.mismatches, 'mismatch', 'mismatches')}; "
+        f"extra cost {_amount(point.extra_cost_usd, True)}; "
         f"journal held {count(point.journal_at_kill, 'entry', 'entries')} at the kill "
         f"({landed}). "
         f'<code>{esc(point.invocation_id)}</code> <a href="#sweep">back to the heatmap</a></p>'
