@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import struct
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,7 +127,12 @@ def test_sweep_report_in_the_browser(browser: Browser, tmp_path: Path) -> None:
     ):
         assert href == f"#{anchor(point)}"
         assert drawn[f"timeline-{anchor(point)}"] == [point.attempts, point.model_calls, point.tool_runs]
-    assert browser.screenshot(SCREENSHOTS / "sweep.png").stat().st_size > 0
+    shot = browser.screenshot(SCREENSHOTS / "sweep.png").read_bytes()
+    # The picture is as tall as this page (an earlier, taller page's size must not carry over), within the
+    # height Chromium paints in one shot.
+    browser.call("Emulation.clearDeviceMetricsOverride")
+    tall = min(int(browser.evaluate("document.documentElement.scrollHeight")), 16000)
+    assert struct.unpack(">I", shot[20:24])[0] == tall
     print(f"sweep report of {len(points)} points loaded in {load.load_seconds:.2f}s")
 
 
