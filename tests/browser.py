@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
 import json
 import os
+import re
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +29,18 @@ import websocket
 
 from paidtwice.engine._ports import HOST, lease_port
 
-__all__ = ["Browser", "PageLoad", "find_chromium"]
+__all__ = [
+    "README_PICTURE",
+    "Browser",
+    "PageLoad",
+    "find_chromium",
+    "page_digest",
+    "png_page_digest",
+    "tag_png",
+]
+
+_LARGEST_SHOT = 16000
+"""Pixels of a page Chromium paints in one screenshot; further down the picture is blank."""
 
 
 def find_chromium() -> str | None:
@@ -169,9 +184,12 @@ class Browser:
         return result["result"].get("value")
 
     def screenshot(self, path: Path, *, width: int = 1200, height: int | None = None) -> Path:
-        """A PNG of the page's top `height` pixels (all of it when None)."""
+        """A PNG of the page's top `height` pixels (all of it when None, up to what Chromium paints in one
+        shot: below about 16,000 pixels it paints nothing)."""
+        # The size an earlier screenshot set would otherwise be the next page's height.
+        self.call("Emulation.clearDeviceMetricsOverride")
         full = self.evaluate("document.documentElement.scrollHeight")
-        clip_height = min(int(full), height) if height else int(full)
+        clip_height = min(int(full), height or _LARGEST_SHOT)
         self.call(
             "Emulation.setDeviceMetricsOverride",
             width=width,
@@ -193,3 +211,37 @@ class Browser:
         printed = self.call("Page.printToPDF", printBackground=True)
         path.write_bytes(base64.b64decode(printed["data"]))
         return path
+
+
+# -- the README's picture ----------------------------------------------------------------------------------
+
+README_PICTURE = Path(__file__).resolve().parent.parent / "docs" / "report-deck.png"
+"""The deck report's picture in the README, made by scripts/report_screenshot.py."""
+
+_PAGE_KEY = b"paidtwice-page"
+
+
+def page_digest(page: str) -> str:
+    """What a page looks like, without the time it was made: a picture of it is current while this holds."""
+    timeless = re.sub(r"Made by paidtwice at [^.]*?(?= from|\.)", "Made by paidtwice", page, count=1)
+    return hashlib.sha256(timeless.encode()).hexdigest()
+
+
+def tag_png(png: bytes, digest: str) -> bytes:
+    """The PNG with a text chunk naming the page it shows (after the header chunk, as PNG allows)."""
+    data = _PAGE_KEY + b"\0" + digest.encode()
+    chunk = struct.pack(">I", len(data)) + b"tEXt" + data + struct.pack(">I", zlib.crc32(b"tEXt" + data))
+    header_end = 8 + 8 + 13 + 4  # signature, then IHDR: length and type, 13 bytes of data, its CRC
+    return png[:header_end] + chunk + png[header_end:]
+
+
+def png_page_digest(png: bytes) -> str | None:
+    """The digest `tag_png` put in the PNG, if any."""
+    at = 8
+    while at + 8 <= len(png):
+        length, kind = struct.unpack(">I4s", png[at : at + 8])
+        data = png[at + 8 : at + 8 + length]
+        if kind == b"tEXt" and data.startswith(_PAGE_KEY + b"\0"):
+            return data[len(_PAGE_KEY) + 1 :].decode()
+        at += 12 + length
+    return None

@@ -8,9 +8,12 @@ page goes to build/screenshots/ (or $PAIDTWICE_SCREENSHOTS).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import struct
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -27,6 +30,7 @@ from paidtwice.report import (
     sweep_sections,
     write_html,
 )
+from paidtwice.report._text import usd
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 SCREENSHOTS = Path(
@@ -123,7 +127,12 @@ def test_sweep_report_in_the_browser(browser: Browser, tmp_path: Path) -> None:
     ):
         assert href == f"#{anchor(point)}"
         assert drawn[f"timeline-{anchor(point)}"] == [point.attempts, point.model_calls, point.tool_runs]
-    assert browser.screenshot(SCREENSHOTS / "sweep.png").stat().st_size > 0
+    shot = browser.screenshot(SCREENSHOTS / "sweep.png").read_bytes()
+    # The picture is as tall as this page (an earlier, taller page's size must not carry over), within the
+    # height Chromium paints in one shot.
+    browser.call("Emulation.clearDeviceMetricsOverride")
+    tall = min(int(browser.evaluate("document.documentElement.scrollHeight")), 16000)
+    assert struct.unpack(">I", shot[20:24])[0] == tall
     print(f"sweep report of {len(points)} points loaded in {load.load_seconds:.2f}s")
 
 
@@ -159,7 +168,20 @@ def test_soak_report_in_the_browser(browser: Browser, lab: Lab, tmp_path: Path) 
     assert_clean_load(browser.open(page), page)
     text = browser.evaluate("document.body.innerText")
     assert f"invocations sent\t{record.sent}" in text and f"lost (must be 0)\t{record.lost}" in text
+    # What the soak paid, and one row per kill with the bound it measured.
+    assert f"what the kills added\t{usd(record.extra_cost_usd)}" in text
+    assert browser.evaluate("document.querySelectorAll('table.kills tbody tr').length") == len(
+        record.kill_snapshots
+    )
+    # Kills are stamped by the clock: shown as a time of day, not as seconds since 1970.
+    first = datetime.fromtimestamp(record.kill_snapshots[0].at, tz=UTC)
+    assert browser.evaluate("document.querySelector('table.kills tbody td:nth-child(2)').innerText") == (
+        f"{first:%H:%M:%S}.{first.microsecond // 10_000:02d}"
+    )
     browser.screenshot(SCREENSHOTS / "soak.png")
+    # A soak that lost an invocation says so, and what, at the top.
+    lost = dataclasses.replace(record, completed=record.completed - 1, lost=1)
+    assert "✗ NOT OK: 1 lost (failed or vanished)" in soak_section(lost).body
 
 
 def test_replay_check_report_in_the_browser(

@@ -91,6 +91,12 @@ def test_replay_check_html_has_one_row_per_journal(replay_check_results: tuple[P
         assert rows(page) == verdicts, page
         text = page.read_text()
         assert "http://" not in text.replace("http://www.w3.org/2000/svg", "") and "<script" not in text
+        # The headline's words fit its numbers: "1 of 1 journal does not replay", "1 diverges".
+        bad = [v for v in verdicts if v not in ("replays", "continues")]
+        if len(verdicts) == 1 and bad == ["diverges"]:
+            assert "✗ 1 of 1 journal does not replay on this code" in text
+            assert "1 diverges: resuming that invocation on it" in text
+        assert "1 of 1 journals" not in text and " 1 diverge:" not in text
 
 
 def test_report_reads_replay_check_results_with_others(

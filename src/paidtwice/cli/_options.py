@@ -47,11 +47,32 @@ def _check_price_model(ctx: click.Context, param: click.Parameter, value: str) -
         raise BadInput(str(err)) from None
 
 
+def _check_html_path(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    # Checked before the lab runs: a page that cannot be written must not cost a whole deck or sweep first.
+    if value is not None:
+        _writable_dir(value)
+    return value
+
+
+def _writable_dir(path: Path) -> None:
+    """The directory a file is to be written in exists (made if need be) and can be written, or BadInput."""
+    blocking = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise BadInput(f"cannot write {path}: {blocking} is a file, not a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise BadInput(f"cannot write {path}: {err.strerror or err}") from None
+    if not os.access(path.parent, os.W_OK):
+        raise BadInput(f"cannot write {path}: {path.parent} is not writable")
+
+
 html_option = click.option(
     "--html",
     "html_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
+    callback=_check_html_path,
     help="Also write one self-contained HTML report here (timelines, journals, plots; opens from disk).",
 )
 server_version_option = click.option(
@@ -130,5 +151,12 @@ def write_report(path: Path | None, title: str, sections: list[Section], sources
     """The --html page, when one was asked for."""
     if path is None:
         return
-    write_html(path, title, sections, sources=[str(s) for s in sources])
+    if any(path.resolve() == source.resolve() for source in sources):
+        raise BadInput(
+            f"not writing the HTML report over {path}: it holds the results (give --html NAME.html)"
+        )
+    try:
+        write_html(path, title, sections, sources=[str(s) for s in sources])
+    except OSError as err:
+        raise BadInput(f"cannot write {path}: {err.strerror or err}") from None
     click.echo(f"HTML report: {path}")

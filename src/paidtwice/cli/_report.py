@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from paidtwice._bad_input import BadInput
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import write_report
 from paidtwice.report._html import deck_sections, replay_check_section, sweep_sections
@@ -19,7 +20,8 @@ __all__ = ["report"]
     "results",
     nargs=-1,
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    # Directories are let through to the reader, which says in one line what to give instead.
+    type=click.Path(path_type=Path),
     metavar="RESULTS.json...",
 )
 @click.option(
@@ -46,6 +48,11 @@ def report(results: tuple[Path, ...], output: Path | None) -> None:
         paidtwice report deck.json sweep.json -o ci-report.html
         paidtwice report replay-check.json -o replay-check.html
     """
+    output = output or results[0].with_suffix(".html")
+    if any(output.resolve() == r.resolve() for r in results):
+        raise BadInput(
+            f"{output} is one of the results files; the page would overwrite it (give -o NAME.html)"
+        )
     with errors():
         loaded = load_results(results)
     sections = deck_sections(loaded.records) if loaded.records else []
@@ -55,5 +62,4 @@ def report(results: tuple[Path, ...], output: Path | None) -> None:
         sections.append(replay_check_section(loaded.replays))
     present = (("deck", loaded.records), ("sweep", loaded.points), ("replay-check", loaded.replays))
     kinds = [kind for kind, found in present if found]
-    output = output or results[0].with_suffix(".html")
     write_report(output, f"paidtwice report: {' and '.join(kinds)}", sections, list(results))

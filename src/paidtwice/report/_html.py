@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from paidtwice.lab._soak import SoakRecord
@@ -23,10 +24,10 @@ from paidtwice.report._html_parts import (
     Section,
     esc,
     html_table,
-    verdict_mark,
 )
 from paidtwice.report._html_replay import REPLAY_SECTION, replay_check_section
 from paidtwice.report._html_sweep import sweep_sections
+from paidtwice.report._text import tokens, usd
 
 __all__ = [
     "Section",
@@ -40,7 +41,8 @@ __all__ = [
 
 
 def soak_section(record: SoakRecord) -> Section:
-    """A soak's figures, with its verdict."""
+    """A soak's figures, with its verdict (and what is wrong, when something is), its bill and each kill."""
+    memory = record.peak_memory
     rows = [
         ("invocations sent", str(record.sent)),
         ("completed", str(record.completed)),
@@ -56,17 +58,85 @@ def soak_section(record: SoakRecord) -> Section:
         ("clean count per invocation (measured)", f"{record.clean_model_calls} model calls"),
         ("bound: answers the journal lacked at the kills", str(record.bound)),
         ("tool runs beyond one per invocation", str(record.extra_tool_runs)),
+        (
+            "paid",
+            f"{tokens(record.usage.total_tokens)} tokens, {usd(record.cost_usd)} at "
+            f"{esc(record.price_model)} (prices as of {esc(record.prices_as_of)})",
+        ),
+        ("what the kills added", usd(record.extra_cost_usd)),
         ("throughput (completed per second)", f"{record.throughput}"),
         ("wall time (s)", f"{record.wall_time:.1f}"),
         (
             "completion time p50 / p99 (s)",
             f"{record.p50_completion or 0:.2f} / {record.p99_completion or 0:.2f}",
         ),
+        (
+            "peak memory (MiB)",
+            f"server {memory.server:.0f}, agent {memory.agent:.0f}, paidtwice {memory.paidtwice:.0f}",
+        ),
     ]
     if record.gave_up:
         rows.append(("gave up waiting", esc(record.gave_up)))
-    verdict = verdict_mark(record.ok).replace("matches", "nothing lost, extra calls within the bound")
-    return Section("soak", "Soak", f"<p>{verdict}</p>" + html_table(("figure", "measured"), rows))
+    wrong = "; ".join(record.problems()) or "not every invocation completed"
+    verdict = (
+        '<span class="ok">✓ nothing lost, extra calls within the bound</span>'
+        if record.ok
+        else f'<span class="bad">✗ NOT OK: {esc(wrong)}</span>'
+    )
+    kills = [
+        (
+            str(number),
+            _clock(kill.at),
+            f"{kill.down:.2f}",
+            str(kill.open_calls),
+            str(kill.unjournaled_answers),
+            str(kill.invocations_lacking),
+            str(kill.bound),
+        )
+        for number, kill in enumerate(record.kill_snapshots, start=1)
+    ]
+    body = [f"<p>{verdict}</p>", html_table(("figure", "measured"), rows)]
+    if kills:
+        body += [
+            "<h3>Each agent kill</h3>",
+            html_table(
+                (
+                    "kill",
+                    "at (UTC)",
+                    "down (s)",
+                    "model calls open",
+                    "answers back, not journaled",
+                    "invocations to replay",
+                    "bound (model calls)",
+                ),
+                kills,
+                cls="kills",
+            ),
+        ]
+    if record.node_kills:
+        body += [
+            "<h3>Each node kill</h3>",
+            html_table(
+                ("node", "led partitions", "invocations running on them", "model calls cut off", "down (s)"),
+                [
+                    (
+                        esc(node.node),
+                        ", ".join(map(str, node.partitions)) or "none",
+                        str(node.running),
+                        str(node.cut_off),
+                        f"{node.down:.1f}",
+                    )
+                    for node in record.node_kills
+                ],
+            ),
+        ]
+    return Section("soak", "Soak", "".join(body))
+
+
+def _clock(epoch: float) -> str:
+    """A wall-clock time of day, to the hundredth of a second: the soak's kills are stamped by the clock."""
+    stamp = datetime.fromtimestamp(epoch, tz=UTC)
+    return f"{stamp:%H:%M:%S}.{stamp.microsecond // 10_000:02d}"
 
 
 # -- the page --------------------------------------------------------------------------------------------
@@ -81,7 +151,7 @@ th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f2f2f2}
 code,pre{font:12px/1.35 ui-monospace,Menlo,Consolas,monospace}
 pre{background:#f7f7f7;border:1px solid #ddd;padding:6px;white-space:pre-wrap}
-.ok{color:#006b4f}.bad{color:#b34700;font-weight:600}
+.ok{color:#006b4f}.bad{color:#b34700;font-weight:600}.verdict{white-space:nowrap}
 .key{display:inline-block;min-width:14px;padding:0 3px;border:1px solid #333;color:#000;font-size:11px;
 text-align:center;margin-left:6px}
 .hatched{background:repeating-linear-gradient(45deg,#eee 0 3px,#888 3px 5px)}
@@ -89,6 +159,7 @@ svg text{font-size:11px;font-family:inherit}svg .tiny{font-size:9.5px}
 svg .letter{font-size:10px;font-weight:600}
 svg .lane{font-size:11.5px;fill:#333}svg .mark{fill:#b34700;font-size:10.5px}
 .timeline{border:1px solid #ddd;margin:6px 0;background:#fff}
+svg.heatmap{max-width:100%;height:auto}
 .legend{font-size:12px;color:#333}
 .cols{display:flex;gap:24px;flex-wrap:wrap}
 .mismatch,.divergence{border-left:4px solid #D55E00;padding-left:10px}
@@ -98,6 +169,7 @@ background:#fff;color:#000}
 nav ol{columns:2}
 .point{border-top:1px solid #ddd}
 @media print{nav{display:none}a{color:inherit;text-decoration:none}section{break-inside:auto}
+body{font-size:11px}table{font-size:10px}
 .timeline,.heatmap,.plot,table{break-inside:avoid}body{max-width:none}}
 """
 

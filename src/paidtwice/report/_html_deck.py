@@ -32,6 +32,7 @@ from paidtwice.report._html_parts import (
 )
 from paidtwice.report._html_timeline import LEGEND, journal_at, timeline_of, timeline_svg
 from paidtwice.report._plot import curve_svg_markup
+from paidtwice.report._text import tokens, usd
 
 __all__ = ["deck_sections", "mismatch_panel", "run_body"]
 
@@ -153,7 +154,7 @@ def run_body(record: RunRecord, anchor: str, *, judged: bool = True) -> str:
         _attempt_table(record.attempt_log),
         "</div></div>",
         "<h4>Model calls</h4>",
-        _model_table(record.model_log),
+        _model_table(record.model_log) if record.model_log else "<p>No model call was made.</p>",
     ]
     if record.answer is not None:
         parts.append(f"<p>Answer: <q>{esc(record.answer)}</q></p>")
@@ -169,7 +170,22 @@ def _runs_of(record: Record) -> list[tuple[RunRecord, str]]:
     return [(record.stuck_run, slug("run", record.name, "stuck"))]
 
 
+def _paid(record: Record) -> str:
+    """What the row's runs paid the model (calls, tokens, dollars) and, in parentheses, what the crash
+    added: the terminal's deck table's last column."""
+    runs = [run for run, _ in _runs_of(record)]
+    calls = sum(r.model_calls for r in runs)
+    spent = sum(r.usage.total_tokens for r in runs)
+    cost = sum(r.cost_usd for r in runs)
+    extra = sum(r.extra_cost_usd for r in runs)
+    return f"{count(calls, 'call')}, {tokens(spent)} tokens, {usd(cost)} (+{usd(extra)})"
+
+
 def _deck_row(record: Record) -> tuple[str, ...]:
+    return (*_deck_figures(record), _paid(record))
+
+
+def _deck_figures(record: Record) -> tuple[str, ...]:
     link = f'<a href="#{slug("row", record.name)}">{esc(record.name)}</a>'
     if isinstance(record, CurveRecord):
         deck = " ".join(map(str, record.deck_model_calls)) + " model calls"
@@ -312,7 +328,15 @@ def deck_sections(records: Sequence[Record]) -> list[Section]:
             "Deck against measured",
             head
             + html_table(
-                ("run", "agent/stub", "the deck reports", "measured", "verdict"), map(_deck_row, records)
+                (
+                    "run",
+                    "agent/stub",
+                    "the deck reports",
+                    "measured",
+                    "verdict",
+                    "model paid (+ by the crash)",
+                ),
+                map(_deck_row, records),
             )
             + LEGEND,
         )

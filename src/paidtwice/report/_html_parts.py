@@ -79,7 +79,7 @@ def html_table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, cls: st
 
 
 def verdict_mark(ok: bool) -> str:
-    return '<span class="ok">✓ matches</span>' if ok else '<span class="bad">✗ DIFFERS</span>'
+    return '<span class="ok verdict">✓ matches</span>' if ok else '<span class="bad verdict">✗ DIFFERS</span>'
 
 
 # -- bills (tokens and dollars, when the record has them) ----------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from paidtwice._words import count
 from paidtwice.replay._replayer import ReplayResult
 from paidtwice.report._html_parts import (
     GREEN,
@@ -91,7 +92,7 @@ def _replay_details(number: int, result: ReplayResult) -> str:
         f"<h3>{esc(_journal_name(result))}: {_verdict_badge(result)}</h3>"
         f"<p>{esc(result.service)}/{esc(result.handler)}, invocation "
         f"<code>{esc(result.invocation_id)}</code>, "
-        f"{result.entries} entries; seed: {esc(result.seed)}.</p>"
+        f"{count(result.entries, 'entry', 'entries')}; seed: {esc(result.seed)}.</p>"
     ]
     if result.verdict == "diverges":
         agree = (
@@ -138,19 +139,22 @@ def replay_check_section(results: Sequence[ReplayResult]) -> Section:
     counts = ", ".join(f"{found.count(v)} {v}" for v in dict.fromkeys(found))
     if bad:
         diverging = sum(1 for r in bad if r.verdict == "diverges")
+        verb, those = ("diverges", "that invocation") if diverging == 1 else ("diverge", "those invocations")
         why = (
-            f" {diverging} diverge: resuming those invocations on it meets a journal mismatch (RT0016)."
+            f" {diverging} {verb}: resuming {those} on it meets a journal mismatch (RT0016)."
             if diverging
             else ""
         )
         if len(bad) > diverging:
             why += f" {len(bad) - diverging} could not be replayed to a verdict (fails or undecided)."
+        verb = "does not replay" if len(bad) == 1 else "do not replay"
         head = (
-            f'<p class="bad"><b>✗ {len(bad)} of {len(results)} journals do not replay on this code</b> '
+            f'<p class="bad"><b>✗ {len(bad)} of {count(len(results), "journal")} {verb} on this code</b> '
             f"({esc(counts)}).{why}</p>"
         )
     else:
-        head = f'<p class="ok"><b>✓ All {len(results)} journals replay on this code</b> ({esc(counts)}).</p>'
+        every = "The journal replays" if len(results) == 1 else f"All {len(results)} journals replay"
+        head = f'<p class="ok"><b>✓ {every} on this code</b> ({esc(counts)}).</p>'
     rows = []
     for number, result in enumerate(results, start=1):
         anchor = _replay_anchor(number, result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from paidtwice._words import agent_name
+from paidtwice._words import agent_name, count
 from paidtwice.lab._sweep import PointResult
 from paidtwice.report._html_parts import (
     Section,
@@ -14,6 +14,7 @@ from paidtwice.report._html_parts import (
     slug,
 )
 from paidtwice.report._html_timeline import LEGEND, timeline_of, timeline_svg
+from paidtwice.report._text import usd
 
 __all__ = ["sweep_sections"]
 
@@ -29,13 +30,14 @@ def _ramp(share: float) -> str:
 
 
 def _extra(point: PointResult, by_cost: bool) -> float:
-    if by_cost:
-        return float(getattr(point, "extra_cost_usd", None) or 0.0)
-    return float(point.extra_model_calls)
+    return point.extra_cost_usd if by_cost else float(point.extra_model_calls)
 
 
 def _amount(value: float, by_cost: bool) -> str:
-    return f"+${value:.4f}" if by_cost else f"+{round(value, 2):g}"
+    """An extra amount with its sign, dollars to the digits the text report prints (a fraction of a cent is
+    never shown as $0.0000)."""
+    sign = "-" if value < 0 else "+"
+    return f"{sign}{usd(abs(value))}" if by_cost else f"{sign}{round(abs(value), 2):g}"
 
 
 def _point_anchor(point: PointResult) -> str:
@@ -85,7 +87,13 @@ def _heatmap(mode: str, points: Sequence[PointResult], by_cost: bool, top: float
                 f"{_amount(value, by_cost)}</text>"
                 f'<text x="{cx + cell / 2}" y="{ry + cell / 2 + 14}" text-anchor="middle" fill="{ink}" '
                 f'class="tiny">{esc(status)}</text>'
-                f"<title>{esc(mode)}/{esc(script)} #{point.order} {esc(point.crash_point)}: "
+                + (
+                    ""
+                    if point.confirmed
+                    else f'<text x="{cx + cell / 2}" y="{ry + cell / 2 + 26}" text-anchor="middle" '
+                    f'fill="{ink}" class="tiny missed">kill missed</text>'
+                )
+                + f"<title>{esc(mode)}/{esc(script)} #{point.order} {esc(point.crash_point)}: "
                 f"{esc(point.status)}, "
                 f"{point.extra_model_calls:+d} model calls, {point.extra_step_runs:+d} step runs, "
                 f"{point.mismatches} mismatches</title></g></a>"
@@ -95,20 +103,25 @@ def _heatmap(mode: str, points: Sequence[PointResult], by_cost: bool, top: float
 
 
 def _summary(points: Sequence[PointResult], by_cost: bool) -> tuple[str, ...]:
+    """The figures of the text report's summary of one mode and script (SweepMatrix.summary), counted the
+    same way, so that the page and the terminal agree."""
     n = len(points)
-    outside = sum(max(0, p.extra_model_calls - p.model_calls_in_flight) for p in points)
-    outside_at = sum(1 for p in points if p.extra_model_calls > p.model_calls_in_flight)
+    outside = sum(p.answers_asked_again for p in points)
+    outside_at = sum(1 for p in points if p.answers_asked_again)
+    answered = [p for p in points if p.model_answers_at_kill]
+    kept = sum(1 for p in answered if not p.answers_asked_again)
     flight = sum(p.model_calls_in_flight for p in points)
-    kept = sum(1 for p in points if p.extra_step_runs <= p.steps_in_flight)
+    steps_kept = sum(1 for p in points if p.extra_step_runs <= p.steps_in_flight)
     differ = sum(1 for p in points if p.status == "completed" and not p.answer_matches)
     stuck = sum(1 for p in points if p.status in ("paused", "stuck"))
-    expected = sum(_extra(p, by_cost) for p in points) / n if n else 0.0
+    # A crash at a uniformly random moment of the clean run: each point weighted by the share it covers.
+    expected = sum(p.covers * _extra(p, by_cost) for p in points)
     missed = sum(1 for p in points if not p.confirmed)
     return (
         str(n),
-        f"{n - outside_at}/{n}",
-        f"{kept}/{n}",
-        f"{outside} at {outside_at} points",
+        f"{kept}/{len(answered)}" if answered else "no answer had come back at any point",
+        f"{steps_kept}/{n}",
+        f"{outside} at {count(outside_at, 'point')}",
         str(flight),
         str(differ),
         str(stuck),
@@ -119,7 +132,7 @@ def _summary(points: Sequence[PointResult], by_cost: bool) -> tuple[str, ...]:
 
 def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
     """A heatmap per agent mode (crash points in time order against scripts), the summary, each point."""
-    by_cost = any(getattr(p, "extra_cost_usd", None) is not None for p in points)
+    by_cost = any(p.price_model for p in points)
     top = max((_extra(p, by_cost) for p in points), default=0.0)
     measure = "extra cost (US dollars)" if by_cost else "extra model calls (no price in the records)"
     modes = list(dict.fromkeys(p.mode for p in points))
@@ -127,20 +140,21 @@ def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
         f"<p>{len(points)} crash points. Each cell is one crash point, coloured by its {measure} beyond the "
         "clean run: light is nothing paid again, dark is the most in this report "
         f"({_amount(top, by_cost)}). A thick black border marks a point that paid twice for completed work; "
-        "the words under the figure name an end other than the clean answer. Each cell links to that "
+        "the words under the figure name an end other than the clean answer, and a kill that missed its "
+        "moment. Each cell links to that "
         "point's timeline.</p>"
     ]
     twice = [p for p in points if p.pays_twice]
     missed = [p for p in points if not p.confirmed]
     for words, found in (
-        ("paid twice for completed work", twice),
-        ("kills did not land where the point says", missed),
+        ("{n} of {all} points paid twice for completed work", twice),
+        ("At {n} of {all} points the kill did not land where the point says", missed),
     ):
         if found:
             links = ", ".join(
                 f'<a href="#{_point_anchor(p)}">{esc(p.mode)}/{esc(p.script)} #{p.order}</a>' for p in found
             )
-            body.append(f'<p class="bad">{len(found)} of {len(points)} points {words}: {links}</p>')
+            body.append(f'<p class="bad">{words.format(n=len(found), all=len(points))}: {links}</p>')
     for mode in modes:
         body.append(f"<h3>{esc(agent_name(mode))}</h3>")
         body.append(_heatmap(mode, [p for p in points if p.mode == mode], by_cost, top))
@@ -156,20 +170,22 @@ def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
                 "mode",
                 "script",
                 "points",
-                "journaled answers survived",
+                "answers kept by the journal (of points with one back at the kill)",
                 "completed steps not run again",
-                "model calls paid again outside the journal",
+                "answers asked for again",
                 "model calls cut off in flight",
                 "other answer",
                 "paused or stuck",
-                "expected extra per crash (uniform over points)",
+                "expected extra of one crash at a random moment",
                 "kills that missed",
             ),
             rows,
         ),
     ]
     sections = [Section("sweep", "Sweep: what a crash costs, point by point", "".join(body))]
-    ordered = sorted(points, key=lambda p: (modes.index(p.mode), p.script, p.order))
+    # In the heatmaps' order: mode, then script as its rows, then crash point.
+    scripts = list(dict.fromkeys(p.script for p in points))
+    ordered = sorted(points, key=lambda p: (modes.index(p.mode), scripts.index(p.script), p.order))
     details = "".join(_point_details(point) for point in ordered)
     sections.append(Section("points", "Every crash point's timeline", LEGEND + details))
     return sections
@@ -183,10 +199,12 @@ def _point_details(point: PointResult) -> str:
         f'<section class="point" id="{anchor}"><h3>{esc(point.mode)}/{esc(point.script)} '
         f"#{point.order}: {esc(point.crash_point)}</h3>"
         f"<p><b>{esc(point.status)}</b>{_answer_words(point)}; "
-        f"{point.extra_model_calls:+d} model calls ({point.model_calls_in_flight} cut off in flight), "
-        f"{point.extra_step_runs:+d} step runs, {point.attempts} attempts, "
-        f"{point.mismatches} mismatches; "
-        f"journal held {point.journal_at_kill} entries at the kill "
+        f"{count(point.extra_model_calls, 'model call', sign=True)} beyond the clean run "
+        f"({point.model_calls_in_flight} cut off in flight), "
+        f"{count(point.extra_step_runs, 'step run', sign=True)}, {count(point.attempts, 'attempt')}, "
+        f"{count(point.mismatches, 'mismatch', 'mismatches')}; "
+        f"extra cost {_amount(point.extra_cost_usd, True)}; "
+        f"journal held {count(point.journal_at_kill, 'entry', 'entries')} at the kill "
         f"({landed}). "
         f'<code>{esc(point.invocation_id)}</code> <a href="#sweep">back to the heatmap</a></p>'
         + timeline_svg(timeline_of(point, f"timeline-{anchor}"))

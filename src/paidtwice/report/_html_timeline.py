@@ -4,6 +4,7 @@ entries, each on its own lane of one time axis; and the legend that says what ea
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -48,6 +49,9 @@ class Timeline:
     """The final journal, by index."""
     end: float
     """Seconds from the start to the last thing drawn."""
+    first: float = 0.0
+    """Seconds from the start to the first thing drawn (a sweep point's invocation starts seconds after the
+    point does, while its agent starts and registers)."""
 
 
 def timeline_of(record: RunRecord | PointResult, anchor: str) -> Timeline:
@@ -60,6 +64,14 @@ def timeline_of(record: RunRecord | PointResult, anchor: str) -> Timeline:
     ]
     if record.killed_at is not None:
         times.append(record.killed_at + (record.down_time or 0.0))
+    starts = [
+        *(a.at for a in record.attempt_log if a.at is not None),
+        *(c.at for c in record.model_log),
+        *(t.at for t in record.tool_log),
+        *journal_times,
+    ]
+    if record.killed_at is not None:
+        starts.append(record.killed_at)
     return Timeline(
         id=anchor,
         killed="restate-server" if "restate-server" in getattr(record, "fault", "") else "agent",
@@ -71,6 +83,7 @@ def timeline_of(record: RunRecord | PointResult, anchor: str) -> Timeline:
         tools=record.tool_log,
         journal=record.journal,
         end=max(times, default=1.0),
+        first=max(0.0, min(starts, default=0.0)),
     )
 
 
@@ -89,11 +102,27 @@ def _epoch(stamp: str) -> float | None:
         return None
 
 
-def _ticks(end: float) -> list[float]:
-    raw = end / 6 or 1.0
+def _step(span: float) -> float:
+    """A round tick step that puts about six ticks on `span` seconds."""
+    raw = span / 6 or 1.0
     power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    return [i * step for i in range(int(end / step) + 1)]
+    return float(next(m * power for m in (1, 2, 5, 10) if m * power >= raw))
+
+
+def _ticks(start: float, end: float) -> list[float]:
+    step = _step(end - start)
+    first = math.ceil(start / step - 1e-9)
+    return [round(i * step, 6) for i in range(first, int(end / step + 1e-9) + 1)]
+
+
+def _axis_start(first: float, end: float) -> float:
+    """Where the axis begins: at 0, unless nothing happens in the first third of the run and for more than
+    a second (a sweep point whose agent took seconds to start): then at the round tick before the first
+    thing drawn."""
+    if first <= max(1.0, end / 3):
+        return 0.0
+    step = _step(end - first)
+    return math.floor(first / step) * step
 
 
 _LANES = ("attempts", "agent", "model calls", "tool calls", "journal")
@@ -111,16 +140,19 @@ def _y(lane: str) -> int:
 class _Scale:
     """Seconds from the run's start to x on the drawing."""
 
+    start: float
+    """Seconds from the run's start where the axis begins."""
     end: float
-    """The seconds the axis spans."""
+    """Seconds from the run's start where it ends."""
 
     def __call__(self, t: float) -> float:
-        return _LEFT + (_WIDTH - _LEFT - _RIGHT) * max(0.0, t) / self.end
+        return _LEFT + (_WIDTH - _LEFT - _RIGHT) * (max(self.start, t) - self.start) / (self.end - self.start)
 
 
 def timeline_svg(tl: Timeline) -> str:
     """Attempts, the kill and the down time, model calls, tool calls and journal entries on one time axis."""
-    x = _Scale(tl.end * 1.04 + 0.05)
+    start = _axis_start(tl.first, tl.end)
+    x = _Scale(start, start + (tl.end - start) * 1.04 + 0.05)
     return "".join(
         [
             _opening(tl),
@@ -128,7 +160,7 @@ def timeline_svg(tl: Timeline) -> str:
             # The kill and the down time, behind everything else.
             *_kill_and_down_time(tl, x),
             *_attempt_marks(tl, x),
-            *(_model_call_mark(call, tl.end, x) for call in tl.model_calls),
+            *_model_call_marks(tl, x),
             *(_tool_mark(tool, x) for tool in tl.tools),
             *_journal_marks(tl, x),
             "</svg>",
@@ -156,11 +188,12 @@ def _lanes_and_ticks(x: _Scale) -> list[str]:
     out += [
         f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{_TOP}" y2="{_AXIS_Y + 4}" stroke="#eee"/>'
         f'<text x="{x(t):.1f}" y="{_AXIS_Y + 16}" text-anchor="middle">{t:g}</text>'
-        for t in _ticks(x.end)
+        for t in _ticks(x.start, x.end)
     ]
+    skipped = f" (the first {x.start:g} s, before anything happened, left out)" if x.start else ""
     out.append(
         f'<text x="{_WIDTH - _RIGHT}" y="{_AXIS_Y + 30}" text-anchor="end">'
-        "seconds from the run's start</text>"
+        f"seconds from the run's start{skipped}</text>"
     )
     return out
 
@@ -225,7 +258,63 @@ def _attempt_mark(attempt: AttemptLine, x0: float, w: float, when: str) -> str:
     )
 
 
-def _model_call_mark(call: ModelLogLine, end: float, x: _Scale) -> str:
+def _label_groups(spans: list[tuple[float, float]], words: Callable[[list[int]], str]) -> list[list[int]]:
+    """Marks (x from, x to, in drawing order) grouped so that their labels do not overlap: a label sits
+    after the last mark of its group, and a mark that starts before that label would end joins the group,
+    which then has one label, `words(group)`."""
+    groups: list[list[int]] = []
+    label_end = -math.inf
+    for i, (x0, _) in enumerate(spans):
+        if groups and x0 < label_end:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+        group = groups[-1]
+        label_end = max(spans[j][1] for j in group) + 2 + _text_width(words(group))
+    return groups
+
+
+def _text_width(text: str) -> float:
+    """Room a label in the timeline's small type takes (a generous average glyph width)."""
+    return 5.6 * len(text) + 2
+
+
+def _numbers(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}\u2013{last}"
+
+
+def _index_words(indexes: list[int]) -> str:
+    """Numbers of one label: "4", "2\u20135", or "3,6" when they do not follow one another."""
+    indexes = sorted(indexes)
+    if indexes[-1] - indexes[0] + 1 == len(indexes):
+        return _numbers(indexes[0], indexes[-1])
+    return ",".join(map(str, indexes))
+
+
+def _model_call_marks(tl: Timeline, x: _Scale) -> list[str]:
+    """Each model call as a bar, numbered; calls too close together for a number each share one."""
+    spans = []
+    for call in tl.model_calls:
+        stop = call.finished if call.finished is not None else tl.end
+        spans.append((x(call.at), x(call.at) + max(6.0, x(stop) - x(call.at))))
+
+    def words(group: list[int]) -> str:
+        calls = [tl.model_calls[i] for i in group]
+        cut = [c.call for c in calls if c.delivered is not True]
+        numbers = _index_words([c.call for c in calls])
+        if not cut:
+            return numbers
+        return f"{numbers} cut off" if len(cut) == len(calls) else f"{numbers} ({_index_words(cut)} cut off)"
+
+    labels = {
+        group[-1]: f'<text x="{max(spans[i][1] for i in group) + 2:.1f}" '
+        f'y="{_y("model calls") + _LANE_H / 2 + 3}" class="tiny">{esc(words(group))}</text>'
+        for group in _label_groups(spans, words)
+    }
+    return [_model_call_mark(call, tl.end, x, labels.get(i, "")) for i, call in enumerate(tl.model_calls)]
+
+
+def _model_call_mark(call: ModelLogLine, end: float, x: _Scale, label: str) -> str:
     """A model call from its start to its answer; one never answered runs to the timeline's end."""
     stop = call.finished if call.finished is not None else end
     cut = call.delivered is not True
@@ -239,8 +328,7 @@ def _model_call_mark(call: ModelLogLine, end: float, x: _Scale) -> str:
         'stroke-width="1.5"/>'
         f"<title>model call {call.call} (turn {call.turn}, ask {call.ask}): {state}; {call.at:.2f} s to "
         f"{stop:.2f} s; {esc(call.answer)}{'; ' + esc(bill) if bill else ''}</title>"
-        f'<text x="{x0 + w + 2:.1f}" y="{_y("model calls") + _LANE_H / 2 + 3}" '
-        f'class="tiny">{call.call}{" cut off" if cut else ""}</text></g>'
+        f"{label}</g>"
     )
 
 
@@ -255,21 +343,27 @@ def _tool_mark(tool: ToolLogLine, x: _Scale) -> str:
 
 
 def _journal_marks(tl: Timeline, x: _Scale) -> list[str]:
-    out = []
+    """A tick per journal entry when it was appended, numbered by index; entries appended too close
+    together for a number each share one ("2-5")."""
     jy = _y("journal")
-    for entry in tl.journal:
-        at = journal_at(tl.started_at, entry)
-        if at is None:
-            continue
-        out.append(
-            f'<g class="journal-entry"><line x1="{x(at):.1f}" x2="{x(at):.1f}" y1="{jy + 4}" '
-            f'y2="{jy + _LANE_H - 4}" stroke="{GREEN if entry.is_command else "#333"}" stroke-width="2"/>'
-            f"<title>journal entry {entry.index}: {esc(entry.label())}, appended at {at:.2f} s</title>"
-            f'<text x="{x(at) + 2:.1f}" y="{jy + 11 + 9 * (entry.index % 2)}" '
-            f'class="tiny">{entry.index}</text>'
-            "</g>"
-        )
-    return out
+    placed = [(e, at) for e in tl.journal if (at := journal_at(tl.started_at, e)) is not None]
+    placed.sort(key=lambda item: item[1])
+
+    def words(group: list[int]) -> str:
+        return _index_words([placed[i][0].index for i in group])
+
+    labels = {
+        group[-1]: f'<text x="{x(placed[group[-1]][1]) + 2:.1f}" y="{jy + 13}" class="tiny">'
+        f"{words(group)}</text>"
+        for group in _label_groups([(x(at), x(at)) for _, at in placed], words)
+    }
+    return [
+        f'<g class="journal-entry"><line x1="{x(at):.1f}" x2="{x(at):.1f}" y1="{jy + 4}" '
+        f'y2="{jy + _LANE_H - 4}" stroke="{GREEN if entry.is_command else "#333"}" stroke-width="2"/>'
+        f"<title>journal entry {entry.index}: {esc(entry.label())}, appended at {at:.2f} s</title>"
+        f"{labels.get(i, '')}</g>"
+        for i, (entry, at) in enumerate(placed)
+    ]
 
 
 LEGEND = (
@@ -281,9 +375,10 @@ LEGEND = (
     )
     + f'. Model calls: <span class="key" style="background:{BLUE}">&nbsp;</span> answer delivered, '
     '<span class="key hatched">&nbsp;</span> cut off (the answer never reached the agent). '
-    f'<span class="key" style="background:{YELLOW}">◆</span> tool call. Journal: a tick per entry, '
-    "numbered by index, when the server appended it. The hatched band is the down time, from the kill "
-    "(red line) until the agent listened again; an attempt refused while it was down has no time on record "
-    "and is drawn inside the down time, in order.</p>"
+    f'<span class="key" style="background:{YELLOW}">◆</span> tool call. Journal: a tick per entry '
+    "(green: a command the code issued; dark: a notification, such as a step's result or a timer that "
+    "fired), numbered by index, when the server appended it. The hatched band is the down time, from the "
+    "kill (red line) until the agent listened again; an attempt refused while it was down has no time on "
+    "record and is drawn inside the down time, in order.</p>"
 )
 """What every mark on a timeline means, in words beside its colour."""

@@ -82,14 +82,34 @@ def load_results(paths: Sequence[Path]) -> Results:
 
 
 def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    if path.is_dir():
+        raise UsageError(
+            f"{path} is a directory; give the results files in it ({path / '*.json'}), written by --json "
+            "of deck, run, sweep or replay-check"
+        )
     try:
-        data = json.loads(path.read_text())
+        text = path.read_text()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"{path}: cannot be read ({err})") from None
+    if not text.strip():
+        raise UsageError(f"{path} is empty, not a paidtwice result (results are a JSON list of records)")
+    try:
+        data = json.loads(text)
     except ValueError as err:
         raise UsageError(f"{path} is not a paidtwice result: not JSON ({err})") from None
+    if isinstance(data, dict) and {"invocation_id", "random_seed"} <= set(data):
+        raise UsageError(
+            f"{path} is a journal file (journal --save, capture), not a result: check it with "
+            f"`paidtwice replay-check --app MODULE:APP {path} --json > replay-check.json` and report that"
+        )
+    if (
+        isinstance(data, list)
+        and data
+        and all(isinstance(item, dict) and {"code", "line", "message"} <= set(item) for item in data)
+    ):
+        raise UsageError(f"{path} is the output of paidtwice lint, not a result of a run")
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise UsageError(
             f"{path} is not a paidtwice result (results are a JSON list of records, from --json of "
