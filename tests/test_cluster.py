@@ -56,7 +56,10 @@ def test_soak_with_node_kills_loses_nothing(cluster_lab: Lab) -> None:
 def test_cluster_options_refuse_what_cannot_run() -> None:
     for args, says in (
         (["soak", "--node-kills", "2"], "--node-kills needs a cluster"),
-        (["run", "clean", "--cluster", "2"], "--cluster takes 1 (one server) or at least 3 nodes, not 2"),
+        (["run", "clean", "--cluster", "2"], "--cluster takes 1 (one server) or 3 to 7 nodes, not 2"),
+        # Refused before a node starts: a hundred nodes would take the machine down, not test Restate.
+        (["soak", "--cluster", "100"], "--cluster takes 1 (one server) or 3 to 7 nodes, not 100"),
+        (["deck", "--cluster", "8"], "--cluster takes 1 (one server) or 3 to 7 nodes, not 8"),
     ):
         done = subprocess.run(
             [sys.executable, "-m", "paidtwice", *args], capture_output=True, text=True, timeout=120
