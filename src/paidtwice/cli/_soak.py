@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from paidtwice._bad_input import BadInput
+from paidtwice._exceptions import UsageError
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (
     cluster_option,
@@ -18,7 +19,7 @@ from paidtwice.cli._options import (
     server_version_option,
     write_report,
 )
-from paidtwice.lab._soak import SoakProgress
+from paidtwice.lab._soak import SoakProgress, check_soak
 from paidtwice.lab._soak import soak as run_soak
 from paidtwice.report._html import soak_section
 from paidtwice.report._soak import format_soak, format_soak_progress
@@ -39,14 +40,15 @@ __all__ = ["soak"]
 @click.option(
     "--timeout",
     type=click.FloatRange(min=1.0),
-    help="Give up waiting after this many seconds [default: 60 + 0.1 per invocation].",
+    help="Give up waiting after this many seconds [default: 60 + 0.1 per invocation + 60 per node kill].",
 )
 @click.option(
     "--node-kills",
     default=0,
     show_default=True,
     type=click.IntRange(min=0),
-    help="With --cluster: kill and restart this many nodes, one at a time, after the agent's kills.",
+    help="With --cluster: kill and restart this many nodes, one at a time, after the agent's kills; the "
+    "invocations go in one wave per node kill (20 or more each), sent just before it.",
 )
 @html_option
 @server_version_option
@@ -78,8 +80,10 @@ def soak(
         paidtwice soak --cluster 3 --node-kills 3
     """
     on_terminal = sys.stderr.isatty()
-    if node_kills and cluster == 1:
-        raise BadInput("--node-kills needs a cluster: add --cluster 3")
+    try:
+        check_soak(invocations=invocations, kills=kills, node_kills=node_kills, cluster=cluster)
+    except UsageError as err:
+        raise BadInput(str(err)) from None
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
             record = run_soak(

@@ -57,6 +57,7 @@ from paidtwice.lab._soak import (
     PeakMemory,
     SoakProgress,
     SoakRecord,
+    check_soak,
     soak,
     soak_timeout,
 )
@@ -124,6 +125,7 @@ __all__ = [
     "bill",
     "check_app",
     "check_price_model",
+    "check_soak",
     "deck_target",
     "derive_points",
     "experiment_by_name",

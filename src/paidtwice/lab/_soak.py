@@ -7,6 +7,11 @@ if its answer is not in the journal when the replacement starts, whether the cal
 kill or its answer had come back but not reached the journal. The count it bounds is the stub's ledger at
 the end, less the clean count per invocation, which is measured on a clean invocation before the soak.
 
+On a cluster, the invocations go in one wave per node kill, each sent just before its kill (the first also
+takes the agent's kills), so that every node kill lands while invocations run: a node killed and started
+again takes a cluster more than ten seconds to settle from, and one wave sent at once had settled before a
+second kill came.
+
 Every figure scales with the work: the ledger is indexed by lane and invocation, the server is asked for
 counts per status (one query) and, at each kill, for the Run entries of the invocations not completed before
 it (one query), never for each invocation by id.
@@ -24,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError
+from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError, UsageError
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.engine._cluster import PartitionLeader, RestateCluster
 from paidtwice.engine._sql import SqlClient
@@ -42,6 +47,7 @@ __all__ = [
     "PeakMemory",
     "SoakProgress",
     "SoakRecord",
+    "check_soak",
     "soak",
     "soak_timeout",
 ]
@@ -50,11 +56,37 @@ _SETTLED = ("completed", "paused")
 _POLL = 0.5
 _CLEAN_TIMEOUT = 120.0
 _SENDERS = 32
+_WAVE_MIN = 20
+"""The fewest invocations a node kill's wave may have: the node killed leads at least 2 of the cluster's 4
+partitions, so each invocation lands on one of them about one time in two, and a wave of 20 misses them all
+about once in a million soaks."""
 
 
-def soak_timeout(invocations: int) -> float:
-    """The default deadline: a minute, plus a tenth of a second per invocation (10 completed/s at least)."""
-    return 60.0 + 0.1 * invocations
+def soak_timeout(invocations: int, node_kills: int = 0) -> float:
+    """The default deadline: a minute, plus a tenth of a second per invocation (10 completed/s at least), plus
+    a minute per node kill (the cluster settles after each before the next wave is sent)."""
+    return 60.0 + 0.1 * invocations + 60.0 * node_kills
+
+
+def check_soak(*, invocations: int, kills: int, node_kills: int, cluster: int) -> None:
+    """Refuse, in one line and before anything starts, a soak that cannot do what it is asked."""
+    if invocations < 1 or kills < 0 or node_kills < 0:
+        raise UsageError("a soak needs at least one invocation and a non-negative number of kills")
+    if node_kills and cluster == 1:
+        raise UsageError("--node-kills needs a cluster: add --cluster 3")
+    if node_kills and invocations < _WAVE_MIN * node_kills:
+        raise UsageError(
+            f"--node-kills {node_kills} needs at least {_WAVE_MIN * node_kills} invocations, not "
+            f"{invocations}: each node kill lands on a wave of {_WAVE_MIN} or more sent just before it"
+        )
+
+
+def _waves(invocations: int, node_kills: int) -> list[int]:
+    """How many invocations each wave sends: one wave, or one per node kill (the first takes the rest)."""
+    count = max(1, node_kills)
+    waves = [invocations // count] * count
+    waves[0] += invocations - sum(waves)
+    return waves
 
 
 @dataclass(frozen=True)
@@ -84,7 +116,8 @@ class PeakMemory:
     """Peak resident memory (MiB) of each process, as the kernel kept it (VmHWM, ru_maxrss)."""
 
     server: float
-    """restate-server, over its life so far."""
+    """restate-server, over its life so far; on a cluster, the largest node's (each node read while it ran,
+    before a kill too)."""
     agent: float
     """The largest of the agent's processes (one per life), each read before its kill and at the end."""
     paidtwice: float
@@ -107,6 +140,10 @@ class SoakProgress:
     """Kills to do."""
     elapsed: float
     """Seconds since the first send."""
+    node_kills: int = 0
+    """Cluster nodes killed so far."""
+    node_kills_planned: int = 0
+    """Cluster nodes to kill (0: not a cluster soak)."""
 
     @property
     def rate(self) -> float:
@@ -123,7 +160,8 @@ class NodeKillLine:
     partitions: tuple[int, ...]
     """The partitions it led at the kill."""
     running: int
-    """Invocations on those partitions not yet completed at the kill (their output journaled later)."""
+    """Invocations on those partitions created before the kill and not yet completed at it (their output
+    journaled after it)."""
     cut_off: int
     """Model calls made in the attempts this kill cut off, whose answer never reached the journal: the most
     it can cost. An attempt is cut off by the leader's death, and again when leadership moves back to the
@@ -232,18 +270,21 @@ def soak(
     node_kills: int = 0,
 ) -> SoakRecord:
     """Send `invocations` at once to one journaled agent and kill it `kills` times while they run; then, on a
-    cluster, kill `node_kills` nodes one after the other, each started again before the next.
+    cluster, kill `node_kills` nodes one after the other, each started again before the next. With node
+    kills the invocations go in one wave per node kill, each sent just before its kill.
 
     The soak waits until every invocation completed or paused, for at most `timeout` seconds (default
-    `soak_timeout(invocations)`) and gives up early when none settled for `stall` seconds. `progress`, if
-    given, is called about every `progress_every` seconds.
+    `soak_timeout(invocations, node_kills)`) and gives up early when none settled for `stall` seconds.
+    `progress`, if given, is called about every `progress_every` seconds.
     """
-    if invocations < 1 or kills < 0 or node_kills < 0:
-        raise ExperimentError("a soak needs at least one invocation and a non-negative number of kills")
     cluster = lab.server
-    if node_kills and not isinstance(cluster, RestateCluster):
-        raise ExperimentError("node kills need a cluster: run the soak with --cluster 3")
-    deadline_s = soak_timeout(invocations) if timeout is None else timeout
+    check_soak(
+        invocations=invocations,
+        kills=kills,
+        node_kills=node_kills,
+        cluster=len(cluster.nodes) if isinstance(cluster, RestateCluster) else 1,
+    )
+    deadline_s = soak_timeout(invocations, node_kills) if timeout is None else timeout
     service = f"Agent_soak_{lab.next_id()}"
     lane = lab.stub.open_lane(SCRIPTS["steady"], name=service.lower())
     with lab.new_agent(mode="journaled", lane=lane, service=service, target=target, cwd=app_dir) as agent:
@@ -251,19 +292,23 @@ def soak(
         lab.admin.register_deployment(agent.uri)
         clean_id = _run_clean(lab, service)
         clean_calls, clean_tools = len(lane.model_calls(clean_id)), len(lane.tool_runs(clean_id))
-        monitor = _Monitor(lab, service, agent, invocations, kills, progress, progress_every)
+        monitor = _Monitor(lab, service, agent, invocations, kills, node_kills, progress, progress_every)
         started = monitor.started = time.time()
         monitor.start()
         try:
-            ids = _send_all(lab, service, invocations, monitor)
+            waves = _waves(invocations, node_kills)
+            ids = _send_all(lab, service, waves[0], monitor)
             snapshots = _kill_repeatedly(lab, agent, lane, service, kills, kill_every, restart_delay, monitor)
             node_events: list[_NodeEvent] = []
-            for _ in range(node_kills):
+            for number in range(node_kills):
                 assert isinstance(cluster, RestateCluster)
+                if number:
+                    ids += _send_all(lab, service, waves[number], monitor)
                 if lab.cancelled.wait(kill_every):
                     raise LabCancelled("interrupted")
                 last = node_events[-1].node if node_events else None
                 node_events.append(_kill_node(lab, cluster, restart_delay=restart_delay, avoid=last))
+                monitor.killed_node()
             gave_up = monitor.wait_settled(invocations + 1, deadline_s, stall)
             wall = time.time() - started
             monitor.sample_memory()
@@ -283,7 +328,8 @@ def soak(
     tool_runs = [len(lane.tool_runs(i)) for i in ids]
     all_calls = [c for i in ids for c in lane.model_calls(i)]
     paid = bill(all_calls, lab.price_model)
-    node_lines = _node_kill_lines(lab.sql, ids, lane, attempts, node_events) if node_events else ()
+    created = {i: rows[i].created for i in ids if i in rows}
+    node_lines = _node_kill_lines(lab.sql, ids, created, lane, attempts, node_events) if node_events else ()
     return SoakRecord(
         node_kills=node_lines,
         sent=len(ids),
@@ -502,19 +548,22 @@ class _Monitor:
         agent: AgentHost,
         invocations: int,
         kills: int,
+        node_kills: int,
         progress: Callable[[SoakProgress], None] | None,
         progress_every: float,
     ) -> None:
         self._lab, self._service, self._agent = lab, service, agent
-        self._invocations, self._kills_planned = invocations, kills
+        self._invocations, self._kills_planned, self._node_kills_planned = invocations, kills, node_kills
         self._progress, self._progress_every = progress, progress_every
         self.started = time.time()
         self._lock = threading.Lock()
         self._sent = 0
         self._kills = 0
+        self._node_kills = 0
         self._counts: dict[str, int] = {}
         self._counted_at = 0.0
         self._agent_peak = 0.0
+        self._server_peak = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="paidtwice-soak-monitor", daemon=True)
 
@@ -533,14 +582,27 @@ class _Monitor:
         with self._lock:
             self._kills += 1
 
+    def killed_node(self) -> None:
+        with self._lock:
+            self._node_kills += 1
+
     def sample_memory(self) -> None:
         peak = _vm_hwm_mib(self._agent.pid)
+        server = self._lab.server
+        pids = (
+            [node.process.pid for node in server.live_nodes() if node.process is not None]
+            if isinstance(server, RestateCluster)
+            else [server.pid]
+        )
+        server_peak = max((_vm_hwm_mib(pid) for pid in pids), default=0.0)
         with self._lock:
             self._agent_peak = max(self._agent_peak, peak)
+            self._server_peak = max(self._server_peak, server_peak)
 
     def peak_memory(self) -> PeakMemory:
+        self.sample_memory()
         return PeakMemory(
-            server=round(_vm_hwm_mib(self._lab.server.pid), 1),
+            server=round(self._server_peak, 1),
             agent=round(self._agent_peak, 1),
             paidtwice=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         )
@@ -572,6 +634,8 @@ class _Monitor:
                 kills=self._kills,
                 kills_planned=self._kills_planned,
                 elapsed=time.time() - self.started,
+                node_kills=self._node_kills,
+                node_kills_planned=self._node_kills_planned,
             )
         self._progress(snapshot)
 
@@ -635,6 +699,7 @@ def _kill_node(lab: Lab, cluster: RestateCluster, *, restart_delay: float, avoid
 def _node_kill_lines(
     sql: SqlClient,
     ids: list[str],
+    created: dict[str, float | None],
     lane: Lane,
     attempts: list[AgentAttempt],
     events: list[_NodeEvent],
@@ -701,7 +766,11 @@ def _node_kill_lines(
             NodeKillLine(
                 node=event.node,
                 partitions=tuple(p.partition for p in event.led),
-                running=sum(1 for i in hit if outputs.get(i, float("inf")) > event.killed_at),
+                running=sum(
+                    1
+                    for i in hit
+                    if (created.get(i) or float("inf")) <= event.killed_at < outputs.get(i, float("inf"))
+                ),
                 cut_off=count,
                 down=round(event.back_at - event.killed_at, 3),
             )

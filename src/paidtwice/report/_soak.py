@@ -10,10 +10,15 @@ __all__ = ["format_soak", "format_soak_progress"]
 
 
 def format_soak_progress(progress: SoakProgress) -> str:
-    """One line: sent, completed, kills done, rate."""
+    """One line: sent, completed, kills done (node kills too, on a cluster), rate."""
+    nodes = (
+        f", node kills {progress.node_kills}/{progress.node_kills_planned}"
+        if progress.node_kills_planned
+        else ""
+    )
     return (
         f"soak: sent {progress.sent}/{progress.invocations}, completed {progress.completed}, "
-        f"kills {progress.kills}/{progress.kills_planned}, {progress.rate:.1f} completed/s, "
+        f"kills {progress.kills}/{progress.kills_planned}{nodes}, {progress.rate:.1f} completed/s, "
         f"{progress.elapsed:.0f}s"
     )
 
