@@ -14,6 +14,7 @@ from paidtwice.engine._ports import is_port_free
 from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, Lab, experiment_by_name
 from paidtwice.lab._experiments import Experiment
 from paidtwice.lab._soak import soak
+from paidtwice.report import format_soak
 
 
 def test_node_kill_in_pause_completes_with_the_clean_counts(cluster_lab: Lab) -> None:
@@ -49,6 +50,9 @@ def test_soak_with_node_kills_loses_nothing(cluster_lab: Lab) -> None:
     # second too (sent at once, every invocation had settled before the cluster did from the first kill).
     assert first.node != second.node
     assert first.running > 0 and second.running > 0
+    assert record.waves == (30, 30)
+    assert "sent in 2 waves (30, 30), each just before its node kill" in format_soak(record)
+    assert record.peak_memory.server > 0  # the largest node's
     assert record.unfinished == 0
     assert 0 <= record.extra_model_calls <= record.bound  # agent kills, and what the node kills cut off
     assert record.ok

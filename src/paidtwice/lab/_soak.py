@@ -223,6 +223,9 @@ class SoakRecord:
     """The price data's date."""
     node_kills: tuple[NodeKillLine, ...] = field(default=())
     """On a cluster: each node killed and restarted while the invocations ran, in order."""
+    waves: tuple[int, ...] = field(default=())
+    """With node kills, the invocations each wave sent, in order (the first before the agent's kills and the
+    first node kill, each next one just before its node kill); empty when all were sent at once."""
 
     @property
     def cut_off_by_node_kills(self) -> int:
@@ -332,6 +335,7 @@ def soak(
     node_lines = _node_kill_lines(lab.sql, ids, created, lane, attempts, node_events) if node_events else ()
     return SoakRecord(
         node_kills=node_lines,
+        waves=tuple(waves) if node_kills else (),
         sent=len(ids),
         kills=len(snapshots),
         completed=completed,

@@ -33,6 +33,11 @@ def format_soak(record: SoakRecord) -> str:
     lines = [
         f"sent {record.sent}, completed {record.completed}, paused {record.paused}, "
         f"lost {record.lost}, unfinished {record.unfinished}",
+    ]
+    if len(record.waves) > 1:
+        sizes = ", ".join(map(str, record.waves))
+        lines.append(f"sent in {len(record.waves)} waves ({sizes}), each just before its node kill")
+    lines += [
         f"clean invocation: {count(record.clean_model_calls, 'model call')}, "
         f"{count(record.clean_tool_runs, 'tool run')} "
         "(measured before the soak)",
