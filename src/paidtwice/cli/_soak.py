@@ -9,17 +9,20 @@ import click
 
 from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import UsageError
-from paidtwice.cli._errors import errors
+from paidtwice.cli._errors import EXIT_INTERRUPTED, EXIT_TERMINATED, errors, terminated
 from paidtwice.cli._options import (
     cluster_option,
+    default_json,
     echo_err,
     html_option,
+    json_option,
     open_lab,
     price_model_option,
+    results_dir_option,
     server_version_option,
     write_report,
 )
-from paidtwice.lab._soak import SoakProgress, check_soak
+from paidtwice.lab._soak import SoakInterrupted, SoakProgress, SoakRecord, check_soak, write_soak
 from paidtwice.lab._soak import soak as run_soak
 from paidtwice.report._html import soak_section
 from paidtwice.report._soak import format_soak, format_soak_progress
@@ -50,6 +53,10 @@ __all__ = ["soak"]
     help="With --cluster: kill and restart this many nodes, one at a time, after the agent's kills; the "
     "invocations go in one wave per node kill (20 or more each), sent just before it.",
 )
+@json_option(
+    "Where the soak's record is written, also when Ctrl-C stops it (default: RESULTS_DIR/soak-TIME-PID.json)."
+)
+@results_dir_option
 @html_option
 @server_version_option
 @price_model_option
@@ -60,6 +67,8 @@ def soak(
     kill_every: float,
     timeout: float | None,
     node_kills: int,
+    json_path: Path | None,
+    results_dir: Path,
     html_path: Path | None,
     server_version: str,
     price_model: str,
@@ -71,7 +80,8 @@ def soak(
     gave up, and why), model calls beyond the clean count (measured on a clean invocation first) against
     the bound taken at each kill, tool runs beyond the clean count, throughput, completion times and peak
     memory. Progress goes to stderr while it runs. Exit 1 unless every invocation completed and the extra
-    calls stay within the bound.
+    calls stay within the bound. Ctrl-C stops it (exit 130) with what it measured until then printed and
+    written.
 
     \b
     Example:
@@ -84,22 +94,34 @@ def soak(
         check_soak(invocations=invocations, kills=kills, node_kills=node_kills, cluster=cluster)
     except UsageError as err:
         raise BadInput(str(err)) from None
+    json_path = json_path or default_json(results_dir, "soak")
+    stopped = False
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
-            record = run_soak(
-                lab,
-                invocations=invocations,
-                kills=kills,
-                kill_every=kill_every,
-                timeout=timeout,
-                progress=_show_progress if on_terminal else _log_progress,
-                progress_every=0.5 if on_terminal else 5.0,
-                node_kills=node_kills,
-            )
+            try:
+                record: SoakRecord = run_soak(
+                    lab,
+                    invocations=invocations,
+                    kills=kills,
+                    kill_every=kill_every,
+                    timeout=timeout,
+                    progress=_show_progress if on_terminal else _log_progress,
+                    progress_every=0.5 if on_terminal else 5.0,
+                    node_kills=node_kills,
+                )
+            except SoakInterrupted as interrupted:
+                stopped, record = True, interrupted.record
+            # On disk before the lab stops its processes: a second Ctrl-C there loses nothing measured.
+            write_soak(json_path, record)
     if on_terminal:
         echo_err("")
     click.echo(format_soak(record))
-    write_report(html_path, "paidtwice soak", [soak_section(record)], [])
+    click.echo(f"Full record: {json_path}")
+    write_report(html_path, "paidtwice soak", [soak_section(record)], [json_path])
+    if stopped:
+        how = "terminated (SIGTERM)" if terminated() else "interrupted"
+        echo_err(f"paidtwice: {how}; every process it started has been stopped; above is what ran until then")
+        sys.exit(EXIT_TERMINATED if terminated() else EXIT_INTERRUPTED)
     sys.exit(0 if record.ok else 1)
 
 

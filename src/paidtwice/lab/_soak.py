@@ -19,6 +19,8 @@ it (one query), never for each invocation by id.
 
 from __future__ import annotations
 
+import json
+import os
 import resource
 import statistics
 import threading
@@ -34,6 +36,7 @@ from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.engine._cluster import PartitionLeader, RestateCluster
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
+from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._ledger import ModelCall
@@ -45,11 +48,13 @@ __all__ = [
     "KillSnapshot",
     "NodeKillLine",
     "PeakMemory",
+    "SoakInterrupted",
     "SoakProgress",
     "SoakRecord",
     "check_soak",
     "soak",
     "soak_timeout",
+    "write_soak",
 ]
 
 _SETTLED = ("completed", "paused")
@@ -87,6 +92,16 @@ def _waves(invocations: int, node_kills: int) -> list[int]:
     waves = [invocations // count] * count
     waves[0] += invocations - sum(waves)
     return waves
+
+
+class SoakInterrupted(LabCancelled):
+    """Ctrl-C or SIGTERM stopped a soak: `record` says what it measured until then (its `gave_up` says
+    "interrupted", and the invocations still running count as unfinished)."""
+
+    def __init__(self, record: SoakRecord) -> None:
+        super().__init__("interrupted")
+        self.record = record
+        """The soak's record as the server and the stub's ledger stood at the interruption."""
 
 
 @dataclass(frozen=True)
@@ -195,7 +210,8 @@ class SoakRecord:
     model_calls: int
     """Model calls of the soak's invocations, from the stub's ledger."""
     extra_model_calls: int
-    """Model calls beyond the clean count times the invocations sent."""
+    """Model calls beyond the clean count times the invocations sent; an invocation still running when the
+    soak gave up counts only the calls it made beyond the clean count (not the ones it has yet to make)."""
     kill_snapshots: tuple[KillSnapshot, ...]
     """What each kill cut off, in order."""
     extra_tool_runs: int
@@ -298,26 +314,72 @@ def soak(
         monitor = _Monitor(lab, service, agent, invocations, kills, node_kills, progress, progress_every)
         started = monitor.started = time.time()
         monitor.start()
+        # Filled as the soak goes, so that an interrupted soak still says what it did.
+        ids: list[str] = []
+        snapshots: list[KillSnapshot] = []
+        node_events: list[_NodeEvent] = []
+        attempts: list[AgentAttempt] = []
+        waves = _waves(invocations, node_kills)
+        interrupted = False
         try:
-            waves = _waves(invocations, node_kills)
-            ids = _send_all(lab, service, waves[0], monitor)
-            snapshots = _kill_repeatedly(lab, agent, lane, service, kills, kill_every, restart_delay, monitor)
-            node_events: list[_NodeEvent] = []
+            _send_all(lab, service, waves[0], monitor, ids)
+            _kill_repeatedly(lab, agent, lane, service, kills, kill_every, restart_delay, monitor, snapshots)
             for number in range(node_kills):
                 assert isinstance(cluster, RestateCluster)
                 if number:
-                    ids += _send_all(lab, service, waves[number], monitor)
+                    _send_all(lab, service, waves[number], monitor, ids)
                 if lab.cancelled.wait(kill_every):
                     raise LabCancelled("interrupted")
                 last = node_events[-1].node if node_events else None
                 node_events.append(_kill_node(lab, cluster, restart_delay=restart_delay, avoid=last))
                 monitor.killed_node()
             gave_up = monitor.wait_settled(invocations + 1, deadline_s, stall)
-            wall = time.time() - started
-            monitor.sample_memory()
             attempts = agent.attempts() if node_events else []
+        except (KeyboardInterrupt, LabCancelled):
+            # Ctrl-C or SIGTERM: what was sent so far is read from the server (which still runs) before the
+            # lab stops it, and handed back in `SoakInterrupted`.
+            interrupted, gave_up = True, "interrupted"
         finally:
+            wall = time.time() - started
             monitor.stop()
+    record = _record(
+        lab,
+        service=service,
+        lane=lane,
+        ids=ids,
+        started=started,
+        wall=wall,
+        gave_up=gave_up,
+        clean=(clean_calls, clean_tools),
+        snapshots=snapshots,
+        node_events=node_events if not interrupted else [],
+        attempts=attempts,
+        waves=tuple(waves) if node_kills else (),
+        memory=monitor.peak_memory(),
+    )
+    if interrupted:
+        raise SoakInterrupted(record)
+    return record
+
+
+def _record(
+    lab: Lab,
+    *,
+    service: str,
+    lane: Lane,
+    ids: list[str],
+    started: float,
+    wall: float,
+    gave_up: str | None,
+    clean: tuple[int, int],
+    snapshots: list[KillSnapshot],
+    node_events: list[_NodeEvent],
+    attempts: list[AgentAttempt],
+    waves: tuple[int, ...],
+    memory: PeakMemory,
+) -> SoakRecord:
+    """What the soak measured, read from the server's final state and the stub's ledger."""
+    clean_calls, clean_tools = clean
     rows = _final_rows(lab.sql, service)
     mine = [rows[i] for i in ids if i in rows]
     completed = sum(1 for row in mine if row.status == "completed" and row.result == "success")
@@ -327,7 +389,13 @@ def soak(
     if not gave_up and len(durations) == len(ids):
         # To the last completion as the server timed it, not to the poll that saw it.
         wall = max(row.completed or 0.0 for row in mine) - started
-    calls = sum(len(lane.model_calls(i)) for i in ids)
+    per_invocation = {i: len(lane.model_calls(i)) for i in ids}
+    calls = sum(per_invocation.values())
+    unsettled = {i for i in ids if i not in rows or rows[i].status not in _SETTLED}
+    extra = sum(
+        max(0, made - clean_calls) if i in unsettled else made - clean_calls
+        for i, made in per_invocation.items()
+    )
     tool_runs = [len(lane.tool_runs(i)) for i in ids]
     all_calls = [c for i in ids for c in lane.model_calls(i)]
     paid = bill(all_calls, lab.price_model)
@@ -335,7 +403,7 @@ def soak(
     node_lines = _node_kill_lines(lab.sql, ids, created, lane, attempts, node_events) if node_events else ()
     return SoakRecord(
         node_kills=node_lines,
-        waves=tuple(waves) if node_kills else (),
+        waves=waves,
         sent=len(ids),
         kills=len(snapshots),
         completed=completed,
@@ -346,20 +414,30 @@ def soak(
         clean_model_calls=clean_calls,
         clean_tool_runs=clean_tools,
         model_calls=calls,
-        extra_model_calls=calls - clean_calls * len(ids),
+        extra_model_calls=extra,
         kill_snapshots=tuple(snapshots),
         extra_tool_runs=sum(count - clean_tools for count in tool_runs if count > clean_tools),
         wall_time=round(wall, 3),
         throughput=round(completed / wall, 2) if wall > 0 else 0.0,
         p50_completion=_percentile(durations, 0.50),
         p99_completion=_percentile(durations, 0.99),
-        peak_memory=monitor.peak_memory(),
+        peak_memory=memory,
         usage=paid.usage,
         cost_usd=paid.cost_usd,
         extra_cost_usd=bill(extra_calls(all_calls), lab.price_model).cost_usd,
         price_model=lab.price_model,
         prices_as_of=PRICES_AS_OF,
     )
+
+
+def write_soak(path: Path, record: SoakRecord) -> None:
+    """Write the record as JSON, atomically (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(tagged("soak", to_jsonable(record)), indent=2) + "\n")
+    with tmp.open("rb") as handle:
+        os.fsync(handle.fileno())
+    tmp.replace(path)
 
 
 def _run_clean(lab: Lab, service: str) -> str:
@@ -378,21 +456,24 @@ def _run_clean(lab: Lab, service: str) -> str:
             raise LabCancelled("interrupted")
 
 
-def _send_all(lab: Lab, service: str, invocations: int, monitor: _Monitor) -> list[str]:
+def _send_all(lab: Lab, service: str, invocations: int, monitor: _Monitor, ids: list[str]) -> None:
+    """Send `invocations`, adding each one's id to `ids` once the server has it."""
     ingress = lab.ingress
+    lock = threading.Lock()
 
-    def send(_: int) -> str:
+    def send(_: int) -> None:
         if lab.cancelled.is_set():
             raise LabCancelled("interrupted")
         invocation = ingress.send(service, "run", QUESTION)
+        with lock:
+            ids.append(invocation)
         monitor.sent_one()
-        return invocation
 
     # The server answers a send once it is in its log, which it writes in batches: more sends in flight fill
     # each batch (8 at a time sent 17 a second at a load average of 27 here).
     pool = ThreadPoolExecutor(max_workers=_SENDERS, thread_name_prefix="paidtwice-soak-send")
     try:
-        return list(pool.map(send, range(invocations)))
+        list(pool.map(send, range(invocations)))
     finally:
         # On Ctrl-C the sends not yet started are dropped, not made while the lab waits.
         pool.shutdown(wait=True, cancel_futures=True)
@@ -407,8 +488,9 @@ def _kill_repeatedly(
     kill_every: float,
     restart_delay: float,
     monitor: _Monitor,
-) -> list[KillSnapshot]:
-    snapshots = []
+    snapshots: list[KillSnapshot],
+) -> None:
+    """Kill the agent `kills` times, adding each kill's snapshot to `snapshots`."""
     alive_since = monitor.started
     for _ in range(kills):
         agent.prepare()
@@ -427,7 +509,6 @@ def _kill_repeatedly(
         dead_life = [call for call in lane.model_calls() if alive_since <= call.started < back_at]
         snapshots.append(_snapshot(dead_life, answers, killed_at, back_at))
         alive_since = back_at
-    return snapshots
 
 
 def _snapshot(
