@@ -19,6 +19,7 @@ def test_two_thousand_with_kills_lose_nothing_and_stay_within_the_bound(lab: Lab
     assert record.unfinished == 0 and record.gave_up is None
     assert record.completed == 2000
     assert record.clean_model_calls == 2 and record.clean_tool_runs == 1
+    assert record.model_steps == ("model",)  # found from the stub's answers in the clean journal
     assert len(record.kill_snapshots) == 3
     assert 0 <= record.extra_model_calls <= record.bound
     assert record.extra_tool_runs >= 0  # a weather step cut off by a kill runs again
@@ -39,3 +40,14 @@ def test_an_agent_asking_again_for_journaled_answers_exceeds_the_bound(lab: Lab)
     assert record.extra_model_calls > record.bound
     assert not record.ok
     assert any("exceed the bound" in problem for problem in record.problems())
+
+
+def test_the_bound_reads_model_answers_in_steps_of_any_name(lab: Lab) -> None:
+    # When only steps named "model" counted as model answers, every call of each dead life of this agent
+    # counted as cut off, and the bound let the bug through (100 invocations, 3 kills: 305 extra, bound 414).
+    record = soak(lab, invocations=30, kills=2, target="reasking_openai:app", app_dir=AGENTS)
+    assert record.completed == 30 and record.lost == 0 and record.unfinished == 0
+    assert record.model_steps == ("ask_llm",)
+    assert record.clean_model_calls == 4
+    assert record.extra_model_calls > record.bound
+    assert not record.ok

@@ -40,7 +40,7 @@ from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._ledger import ModelCall
-from paidtwice.stub._scripts import SCRIPTS
+from paidtwice.stub._scripts import SCRIPTS, Answer
 from paidtwice.stub._server import Lane
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
@@ -239,6 +239,9 @@ class SoakRecord:
     """The price data's date."""
     node_kills: tuple[NodeKillLine, ...] = field(default=())
     """On a cluster: each node killed and restarted while the invocations ran, in order."""
+    model_steps: tuple[str, ...] = field(default=())
+    """The names of the journal's Run steps that hold a model answer, found on the clean invocation (each of
+    its model calls answered into the next Run step to finish); empty when the agent journals none."""
     waves: tuple[int, ...] = field(default=())
     """With node kills, the invocations each wave sent, in order (the first before the agent's kills and the
     first node kill, each next one just before its node kill); empty when all were sent at once."""
@@ -311,6 +314,7 @@ def soak(
         lab.admin.register_deployment(agent.uri)
         clean_id = _run_clean(lab, service)
         clean_calls, clean_tools = len(lane.model_calls(clean_id)), len(lane.tool_runs(clean_id))
+        model_steps = _model_steps(lab.sql, clean_id, lane.model_calls(clean_id))
         monitor = _Monitor(lab, service, agent, invocations, kills, node_kills, progress, progress_every)
         started = monitor.started = time.time()
         monitor.start()
@@ -323,7 +327,9 @@ def soak(
         interrupted = False
         try:
             _send_all(lab, service, waves[0], monitor, ids)
-            _kill_repeatedly(lab, agent, lane, service, kills, kill_every, restart_delay, monitor, snapshots)
+            _kill_repeatedly(
+                lab, agent, lane, service, model_steps, kills, kill_every, restart_delay, monitor, snapshots
+            )
             for number in range(node_kills):
                 assert isinstance(cluster, RestateCluster)
                 if number:
@@ -351,6 +357,7 @@ def soak(
         wall=wall,
         gave_up=gave_up,
         clean=(clean_calls, clean_tools),
+        model_steps=model_steps,
         snapshots=snapshots,
         node_events=node_events if not interrupted else [],
         attempts=attempts,
@@ -372,6 +379,7 @@ def _record(
     wall: float,
     gave_up: str | None,
     clean: tuple[int, int],
+    model_steps: frozenset[str],
     snapshots: list[KillSnapshot],
     node_events: list[_NodeEvent],
     attempts: list[AgentAttempt],
@@ -400,7 +408,11 @@ def _record(
     all_calls = [c for i in ids for c in lane.model_calls(i)]
     paid = bill(all_calls, lab.price_model)
     created = {i: rows[i].created for i in ids if i in rows}
-    node_lines = _node_kill_lines(lab.sql, ids, created, lane, attempts, node_events) if node_events else ()
+    node_lines = (
+        _node_kill_lines(lab.sql, ids, created, lane, attempts, node_events, model_steps)
+        if node_events
+        else ()
+    )
     return SoakRecord(
         node_kills=node_lines,
         waves=waves,
@@ -413,6 +425,7 @@ def _record(
         gave_up=gave_up if unfinished else None,
         clean_model_calls=clean_calls,
         clean_tool_runs=clean_tools,
+        model_steps=tuple(sorted(model_steps)),
         model_calls=calls,
         extra_model_calls=extra,
         kill_snapshots=tuple(snapshots),
@@ -484,6 +497,7 @@ def _kill_repeatedly(
     agent: AgentHost,
     lane: Lane,
     service: str,
+    model_steps: frozenset[str],
     kills: int,
     kill_every: float,
     restart_delay: float,
@@ -505,7 +519,9 @@ def _kill_repeatedly(
         monitor.killed_one()
         # Read after the replacement is up, so the down time stays the restart delay; the snapshot is of the
         # ledger and the journal as they stood before it listened (by their own timestamps).
-        answers = _journaled_model_answers(lab.sql, service, completed_after=killed_at, before=back_at)
+        answers = _journaled_model_answers(
+            lab.sql, service, model_steps, completed_after=killed_at, before=back_at
+        )
         dead_life = [call for call in lane.model_calls() if alive_since <= call.started < back_at]
         snapshots.append(_snapshot(dead_life, answers, killed_at, back_at))
         alive_since = back_at
@@ -534,13 +550,49 @@ def _lacks(answers: dict[str, int | None], call: ModelCall) -> bool:
     return journaled is not None and journaled < call.turn
 
 
+def _model_steps(sql: SqlClient, invocation: str, calls: list[ModelCall]) -> frozenset[str]:
+    """The names of the Run steps the agent journals its model answers in, read from one clean invocation:
+    those whose result holds what the stub answered one of its model calls (the tool asked for, or the
+    words). Whatever the agent names them; empty when it journals no answer (a naive agent's next step,
+    the tool's, holds the weather, not the model's words)."""
+    markers = {_marker(call.answer) for call in calls} - {""}
+    rows = sql.query(
+        "SELECT index, entry_type, name, raw FROM sys_journal "
+        f"WHERE id = '{invocation}' AND entry_type IN ('Command: Run', 'Notification: Run') ORDER BY index"
+    )
+    pending: list[str] = []
+    names: set[str] = set()
+    for row in rows:
+        if row["entry_type"] == "Command: Run":
+            pending.append(str(row.get("name") or ""))
+        elif pending:
+            name = pending.pop(0)
+            try:
+                result = bytes.fromhex(str(row.get("raw") or ""))
+            except ValueError:
+                continue
+            if any(form in result for marker in markers for form in _encodings(marker)):
+                names.add(name)
+    return frozenset(names)
+
+
+def _marker(answer: Answer) -> str:
+    """What a journaled answer must hold: the tool the model asked for, else its words."""
+    return answer.tool_call.name if answer.tool_call is not None else answer.text
+
+
+def _encodings(text: str) -> tuple[bytes, bytes]:
+    """The text as it reads in a JSON-serialized result: raw UTF-8, or escaped as json.dumps escapes it."""
+    return text.encode(), json.dumps(text)[1:-1].encode()
+
+
 def _journaled_model_answers(
-    sql: SqlClient, service: str, *, completed_after: float, before: float
+    sql: SqlClient, service: str, model_steps: frozenset[str], *, completed_after: float, before: float
 ) -> dict[str, int | None]:
     """Model answers each invocation's journal held at `before`; None for an invocation that had completed
     by `completed_after`, whose every answer is in its journal.
 
-    A model answer is a `Notification: Run` completing a `Command: Run` named "model". The soak's agents
+    A model answer is a `Notification: Run` completing a `Command: Run` of `model_steps`. The soak's agents
     await each step before the next, so a journal's Run results follow its Run commands in order.
     """
     since = datetime.fromtimestamp(completed_after, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -563,7 +615,7 @@ def _journaled_model_answers(
         pending = steps.setdefault(invocation, [])
         if row["entry_type"] == "Command: Run":
             pending.append(str(row.get("name") or ""))
-        elif pending and pending.pop(0) == "model":
+        elif pending and pending.pop(0) in model_steps:
             answers[invocation] = (answers.get(invocation) or 0) + 1
     return answers
 
@@ -788,6 +840,7 @@ def _node_kill_lines(
     lane: Lane,
     attempts: list[AgentAttempt],
     events: list[_NodeEvent],
+    model_steps: frozenset[str],
 ) -> tuple[NodeKillLine, ...]:
     """Each node kill's figures, read once everything has settled, from the final journals' append times,
     the stub's ledger and the agent host's wire log.
@@ -814,7 +867,7 @@ def _node_kill_lines(
             steps = open_steps.setdefault(invocation, [])
             if row["entry_type"] == "Command: Run":
                 steps.append(str(row.get("name") or ""))
-            elif row["entry_type"] == "Notification: Run" and steps and steps.pop(0) == "model":
+            elif row["entry_type"] == "Notification: Run" and steps and steps.pop(0) in model_steps:
                 answers.setdefault(invocation, []).append(at)
             elif row["entry_type"] == "Command: Output":
                 outputs[invocation] = at

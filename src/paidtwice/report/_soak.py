@@ -27,6 +27,12 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}s"
 
 
+def _journaled_as(steps: tuple[str, ...]) -> str:
+    if not steps:
+        return "none journaled"
+    return "journaled as " + ", ".join(f"'{step}'" for step in steps)
+
+
 def format_soak(record: SoakRecord) -> str:
     """What the soak measured, and what is wrong if anything is."""
     memory = record.peak_memory
@@ -38,8 +44,8 @@ def format_soak(record: SoakRecord) -> str:
         sizes = ", ".join(map(str, record.waves))
         lines.append(f"sent in {len(record.waves)} waves ({sizes}), each just before its node kill")
     lines += [
-        f"clean invocation: {count(record.clean_model_calls, 'model call')}, "
-        f"{count(record.clean_tool_runs, 'tool run')} "
+        f"clean invocation: {count(record.clean_model_calls, 'model call')} "
+        f"({_journaled_as(record.model_steps)}), {count(record.clean_tool_runs, 'tool run')} "
         "(measured before the soak)",
         f"model calls {record.model_calls}: {record.extra_model_calls} beyond the clean count "
         f"(bound: {record.bound} cut off by {count(record.kills, 'agent kill')}"
