@@ -54,3 +54,13 @@ def test_the_bound_reads_model_answers_in_steps_of_any_name(lab: Lab) -> None:
     assert record.clean_model_calls == 4
     assert record.extra_model_calls > record.bound
     assert not record.ok
+
+
+def test_failed_invocations_are_lost_and_owe_no_call_they_never_made(lab: Lab) -> None:
+    record = soak(lab, invocations=50, kills=1, target="failing:app", app_dir=AGENTS)
+    assert record.lost > 0 and record.completed + record.lost == 50
+    assert record.model_steps == ("think",) and record.clean_model_calls == 2
+    # A failed invocation asked once where a clean one asks twice: that is no negative extra (it was -lost).
+    assert record.extra_model_calls >= 0
+    assert f"{record.lost} lost (failed or vanished)" in record.problems() and not record.ok
+    assert all(snapshot.running is not None for snapshot in record.kill_snapshots)

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -119,6 +119,9 @@ class KillSnapshot:
     """Model calls answered before the kill whose answer the journal lacks when the replacement starts."""
     invocations_lacking: int
     """Invocations whose journal lacked at least one of those answers: each replays and asks again."""
+    running: int | None = None
+    """Invocations created before the kill and not settled at it (the server's times, read at the end): 0
+    means the kill came after every invocation had settled and tested nothing; None before it is read."""
 
     @property
     def bound(self) -> int:
@@ -210,8 +213,9 @@ class SoakRecord:
     model_calls: int
     """Model calls of the soak's invocations, from the stub's ledger."""
     extra_model_calls: int
-    """Model calls beyond the clean count times the invocations sent; an invocation still running when the
-    soak gave up counts only the calls it made beyond the clean count (not the ones it has yet to make)."""
+    """Model calls beyond the clean count times the invocations sent; an invocation that did not complete
+    (failed, paused, still running when the soak gave up) counts only the calls it made beyond the clean
+    count, not those it never made."""
     kill_snapshots: tuple[KillSnapshot, ...]
     """What each kill cut off, in order."""
     extra_tool_runs: int
@@ -399,10 +403,11 @@ def _record(
         wall = max(row.completed or 0.0 for row in mine) - started
     per_invocation = {i: len(lane.model_calls(i)) for i in ids}
     calls = sum(per_invocation.values())
-    unsettled = {i for i in ids if i not in rows or rows[i].status not in _SETTLED}
+    # An invocation that did not complete (failed, paused, unfinished, vanished) may not have made all its
+    # calls: it owes none of those it never made.
+    short = {i for i in ids if i not in rows or rows[i].status != "completed" or rows[i].result != "success"}
     extra = sum(
-        max(0, made - clean_calls) if i in unsettled else made - clean_calls
-        for i, made in per_invocation.items()
+        max(0, made - clean_calls) if i in short else made - clean_calls for i, made in per_invocation.items()
     )
     tool_runs = [len(lane.tool_runs(i)) for i in ids]
     all_calls = [c for i in ids for c in lane.model_calls(i)]
@@ -428,7 +433,17 @@ def _record(
         model_steps=tuple(sorted(model_steps)),
         model_calls=calls,
         extra_model_calls=extra,
-        kill_snapshots=tuple(snapshots),
+        kill_snapshots=tuple(
+            replace(
+                snapshot,
+                running=sum(
+                    1
+                    for row in mine
+                    if (row.created or float("inf")) <= snapshot.at < (row.completed or float("inf"))
+                ),
+            )
+            for snapshot in snapshots
+        ),
         extra_tool_runs=sum(count - clean_tools for count in tool_runs if count > clean_tools),
         wall_time=round(wall, 3),
         throughput=round(completed / wall, 2) if wall > 0 else 0.0,

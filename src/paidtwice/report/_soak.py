@@ -52,9 +52,16 @@ def format_soak(record: SoakRecord) -> str:
         + (f" and {count(len(record.node_kills), 'node kill')})" if record.node_kills else ")"),
     ]
     for number, kill in enumerate(record.kill_snapshots, start=1):
+        running = "" if kill.running is None else f"{kill.running} running, "
         lines.append(
-            f"  kill {number}: {kill.open_calls} open, {kill.unjournaled_answers} answered, not journaled, "
-            f"{count(kill.invocations_lacking, 'invocation')} to replay, down {kill.down:.2f}s"
+            f"  kill {number}: {running}{kill.open_calls} open, {kill.unjournaled_answers} answered, not "
+            f"journaled, {count(kill.invocations_lacking, 'invocation')} to replay, down {kill.down:.2f}s"
+        )
+    idle = [str(n) for n, kill in enumerate(record.kill_snapshots, start=1) if kill.running == 0]
+    if idle:
+        lines.append(
+            f"  {'kills' if len(idle) > 1 else 'kill'} {', '.join(idle)} came after every invocation had "
+            "settled and tested nothing: send more invocations, or kill sooner (--kill-every)"
         )
     for node in record.node_kills:
         led = ", ".join(map(str, node.partitions)) or "none"
