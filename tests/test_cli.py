@@ -113,6 +113,10 @@ def test_explain_an_invocation_with_no_failure(lab: Lab, deck_records: dict[str,
 def test_soak_bad_input() -> None:
     assert "'--invocations': 0 is not in the range x>=1" in one_line_error(["soak", "--invocations", "0"])
     assert "'--timeout': 0.0 is not in the range x>=1.0" in one_line_error(["soak", "--timeout", "0"])
+    # Refused before anything starts, not after a soak of many minutes whose record then had nowhere to go.
+    said = one_line_error(["soak", "--json", "/proc/paidtwice/soak.json"])
+    assert said.startswith("Error: cannot write the soak's record to /proc/paidtwice/soak.json"), said
+    assert "3 to 7 nodes, not 100" in one_line_error(["soak", "--cluster", "100"])
 
 
 @pytest.mark.parametrize(

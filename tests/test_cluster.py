@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +17,7 @@ from paidtwice.engine._ports import is_port_free
 from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, Lab, experiment_by_name
 from paidtwice.lab._experiments import Experiment
 from paidtwice.lab._soak import soak
+from paidtwice.report import format_soak
 
 
 def test_node_kill_in_pause_completes_with_the_clean_counts(cluster_lab: Lab) -> None:
@@ -45,9 +49,13 @@ def test_soak_with_node_kills_loses_nothing(cluster_lab: Lab) -> None:
     assert record.completed == 60
     assert len(record.node_kills) == 2
     first, second = record.node_kills
-    # Never the same node twice in a row, and each kill landed while invocations on its partitions ran.
+    # Never the same node twice in a row, and each kill landed while invocations on its partitions ran: the
+    # second too (sent at once, every invocation had settled before the cluster did from the first kill).
     assert first.node != second.node
-    assert first.running > 0
+    assert first.running > 0 and second.running > 0
+    assert record.waves == (30, 30)
+    assert "sent in 2 waves (30, 30), each just before its node kill" in format_soak(record)
+    assert record.peak_memory.server > 0  # the largest node's
     assert record.unfinished == 0
     assert 0 <= record.extra_model_calls <= record.bound  # agent kills, and what the node kills cut off
     assert record.ok
@@ -56,13 +64,21 @@ def test_soak_with_node_kills_loses_nothing(cluster_lab: Lab) -> None:
 def test_cluster_options_refuse_what_cannot_run() -> None:
     for args, says in (
         (["soak", "--node-kills", "2"], "--node-kills needs a cluster"),
-        (["run", "clean", "--cluster", "2"], "--cluster takes 1 (one server) or at least 3 nodes, not 2"),
+        (
+            ["soak", "--cluster", "3", "--node-kills", "20", "--invocations", "300"],
+            "--node-kills 20 needs at least 400 invocations, not 300",
+        ),
+        (["run", "clean", "--cluster", "2"], "--cluster takes 1 (one server) or 3 to 7 nodes, not 2"),
+        # Refused before a node starts: a hundred nodes would take the machine down, not test Restate.
+        (["soak", "--cluster", "100"], "--cluster takes 1 (one server) or 3 to 7 nodes, not 100"),
+        (["deck", "--cluster", "8"], "--cluster takes 1 (one server) or 3 to 7 nodes, not 8"),
     ):
         done = subprocess.run(
             [sys.executable, "-m", "paidtwice", *args], capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 2, done.stderr
         assert says in done.stderr and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr  # nothing started, nothing said
 
 
 def test_a_second_cluster_beside_the_first_is_its_own(cluster_lab: Lab) -> None:
@@ -137,3 +153,52 @@ def test_restatectl_is_the_pinned_one_beside_the_server() -> None:
     binary = ensure_restatectl(echo=lambda message: None)
     done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.split()[:2] == ["restatectl", RESTATECTL_VERSION]
+
+
+def test_ctrl_c_in_a_cluster_soak_ends_every_node_and_keeps_what_it_measured(tmp_path: Path) -> None:
+    out, err = tmp_path / "soak.json", tmp_path / "stderr.txt"
+    with err.open("w") as stderr:
+        soaking = subprocess.Popen(
+            [sys.executable, "-m", "paidtwice", "soak", "--cluster", "3", "--invocations", "60"]
+            + ["--kills", "0", "--node-kills", "2", "--json", str(out)],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            cwd=tmp_path,
+        )
+    try:
+
+        def nodes() -> set[int]:
+            return {pid for pid in descendants(soaking.pid) if "restate-server" in command_line(pid)}
+
+        assert_eventually(lambda: len(nodes()) >= 3, timeout=120, what="three nodes")
+        dirs = temp_dirs_in_use([soaking.pid, *descendants(soaking.pid)])
+        cluster_dirs = [d for d in dirs if d.name.startswith("paidtwice-cluster-")]
+        assert cluster_dirs, dirs
+        # The first wave is sent; its node kill follows 0.7 s later and waits 10 s or more for the cluster to
+        # settle: the Ctrl-C lands around a node's death and restart.
+        assert_eventually(lambda: "sent 30/60" in err.read_text(), timeout=180, what="the first wave sent")
+        soaking.send_signal(signal.SIGINT)
+        stdout, _ = soaking.communicate(timeout=180)
+        said = err.read_text()
+        assert soaking.returncode == 130, said
+        assert "Traceback" not in said and "interrupted" in said
+        # No node of this cluster outlives it (a restarted node has a pid of its own: found by its config).
+        assert_eventually(
+            lambda: not processes_mentioning(str(cluster_dirs[0])), timeout=30, what="every node gone"
+        )
+        assert_eventually(lambda: not any(d.exists() for d in dirs), timeout=30, what="its directories gone")
+        # What it measured until then: printed, and on disk.
+        assert "gave up waiting: interrupted" in stdout or "unfinished 0" in stdout, stdout
+        record = json.loads(out.read_text())
+        assert record["record"] == "soak" and record["sent"] >= 30
+        outcomes = ("completed", "unfinished", "paused", "lost")
+        assert sum(record[outcome] for outcome in outcomes) == record["sent"]
+        assert record["extra_model_calls"] >= 0  # a call an unfinished invocation has yet to make is not owed
+    finally:
+        soaking.kill()
+        soaking.wait()
+
+
+def processes_mentioning(text: str) -> list[int]:
+    return [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and text in command_line(int(pid))]

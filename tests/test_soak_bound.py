@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from paidtwice.lab import SoakProgress
-from paidtwice.lab._soak import KillSnapshot, _snapshot
+import pytest
+
+from paidtwice._exceptions import UsageError
+from paidtwice.lab import SoakProgress, check_soak
+from paidtwice.lab._soak import KillSnapshot, _snapshot, _waves
 from paidtwice.report import format_soak_progress
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
@@ -52,3 +55,29 @@ def test_progress_reads_as_one_line() -> None:
         SoakProgress(sent=10000, invocations=10000, completed=2500, kills=4, kills_planned=10, elapsed=100.0)
     )
     assert line == "soak: sent 10000/10000, completed 2500, kills 4/10, 25.0 completed/s, 100s"
+
+
+def test_progress_counts_node_kills_on_a_cluster() -> None:
+    line = format_soak_progress(
+        SoakProgress(
+            sent=300,
+            invocations=400,
+            completed=120,
+            kills=1,
+            kills_planned=1,
+            elapsed=20.0,
+            node_kills=1,
+            node_kills_planned=2,
+        )
+    )
+    assert line == "soak: sent 300/400, completed 120, kills 1/1, node kills 1/2, 6.0 completed/s, 20s"
+
+
+def test_node_kills_each_get_a_wave_of_their_own() -> None:
+    assert _waves(200, 0) == [200]
+    assert _waves(61, 3) == [21, 20, 20]
+    check_soak(invocations=60, kills=0, node_kills=3, cluster=3)
+    with pytest.raises(UsageError, match="--node-kills 4 needs at least 80 invocations, not 60"):
+        check_soak(invocations=60, kills=0, node_kills=4, cluster=3)
+    with pytest.raises(UsageError, match="--node-kills needs a cluster"):
+        check_soak(invocations=60, kills=0, node_kills=1, cluster=1)

@@ -13,6 +13,7 @@ import click
 from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
+from paidtwice.engine._cluster import MAX_NODES, check_size
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
 from paidtwice.lab._runner import Lab
 from paidtwice.report._html import Section, write_html
@@ -67,6 +68,16 @@ def _writable_dir(path: Path) -> None:
         raise BadInput(f"cannot write {path}: {path.parent} is not writable")
 
 
+def _check_cluster(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    """Refused before anything starts (the deck's first line included)."""
+    if value != 1:
+        try:
+            check_size(value)
+        except UsageError as err:
+            raise BadInput(str(err)) from None
+    return value
+
+
 html_option = click.option(
     "--html",
     "html_path",
@@ -112,7 +123,8 @@ cluster_option = click.option(
     default=1,
     show_default=True,
     metavar="N",
-    help="Run on a cluster of N restate-server nodes on loopback (3 or more; 1 is a single server).",
+    callback=_check_cluster,
+    help=f"Run on a cluster of N restate-server nodes on loopback (3 to {MAX_NODES}; 1 is a single server).",
 )
 save_journals_option = click.option(
     "--save-journals",

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import click
 
 from paidtwice._bad_input import BadInput
-from paidtwice.cli._errors import errors
+from paidtwice._exceptions import UsageError
+from paidtwice.cli._errors import EXIT_INTERRUPTED, EXIT_TERMINATED, errors, terminated
 from paidtwice.cli._options import (
     cluster_option,
+    default_json,
     echo_err,
     html_option,
+    json_option,
     open_lab,
     price_model_option,
+    results_dir_option,
     server_version_option,
     write_report,
 )
-from paidtwice.lab._soak import SoakProgress
+from paidtwice.lab._soak import SoakInterrupted, SoakProgress, SoakRecord, check_soak, write_soak
 from paidtwice.lab._soak import soak as run_soak
 from paidtwice.report._html import soak_section
 from paidtwice.report._soak import format_soak, format_soak_progress
@@ -39,15 +44,20 @@ __all__ = ["soak"]
 @click.option(
     "--timeout",
     type=click.FloatRange(min=1.0),
-    help="Give up waiting after this many seconds [default: 60 + 0.1 per invocation].",
+    help="Give up waiting after this many seconds [default: 60 + 0.1 per invocation + 60 per node kill].",
 )
 @click.option(
     "--node-kills",
     default=0,
     show_default=True,
     type=click.IntRange(min=0),
-    help="With --cluster: kill and restart this many nodes, one at a time, after the agent's kills.",
+    help="With --cluster: kill and restart this many nodes, one at a time, after the agent's kills; the "
+    "invocations go in one wave per node kill (20 or more each), sent just before it.",
 )
+@json_option(
+    "Where the soak's record is written, also when Ctrl-C stops it (default: RESULTS_DIR/soak-TIME-PID.json)."
+)
+@results_dir_option
 @html_option
 @server_version_option
 @price_model_option
@@ -58,6 +68,8 @@ def soak(
     kill_every: float,
     timeout: float | None,
     node_kills: int,
+    json_path: Path | None,
+    results_dir: Path,
     html_path: Path | None,
     server_version: str,
     price_model: str,
@@ -69,7 +81,8 @@ def soak(
     gave up, and why), model calls beyond the clean count (measured on a clean invocation first) against
     the bound taken at each kill, tool runs beyond the clean count, throughput, completion times and peak
     memory. Progress goes to stderr while it runs. Exit 1 unless every invocation completed and the extra
-    calls stay within the bound.
+    calls stay within the bound. Ctrl-C stops it (exit 130) with what it measured until then printed and
+    written.
 
     \b
     Example:
@@ -78,25 +91,50 @@ def soak(
         paidtwice soak --cluster 3 --node-kills 3
     """
     on_terminal = sys.stderr.isatty()
-    if node_kills and cluster == 1:
-        raise BadInput("--node-kills needs a cluster: add --cluster 3")
+    try:
+        check_soak(invocations=invocations, kills=kills, node_kills=node_kills, cluster=cluster)
+    except UsageError as err:
+        raise BadInput(str(err)) from None
+    json_path = json_path or default_json(results_dir, "soak")
+    _check_writable(json_path)
+    stopped = False
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
-            record = run_soak(
-                lab,
-                invocations=invocations,
-                kills=kills,
-                kill_every=kill_every,
-                timeout=timeout,
-                progress=_show_progress if on_terminal else _log_progress,
-                progress_every=0.5 if on_terminal else 5.0,
-                node_kills=node_kills,
-            )
+            try:
+                record: SoakRecord = run_soak(
+                    lab,
+                    invocations=invocations,
+                    kills=kills,
+                    kill_every=kill_every,
+                    timeout=timeout,
+                    progress=_show_progress if on_terminal else _log_progress,
+                    progress_every=0.5 if on_terminal else 5.0,
+                    node_kills=node_kills,
+                )
+            except SoakInterrupted as interrupted:
+                stopped, record = True, interrupted.record
+            # On disk before the lab stops its processes: a second Ctrl-C there loses nothing measured.
+            write_soak(json_path, record)
     if on_terminal:
         echo_err("")
     click.echo(format_soak(record))
-    write_report(html_path, "paidtwice soak", [soak_section(record)], [])
+    click.echo(f"Full record: {json_path}")
+    write_report(html_path, "paidtwice soak", [soak_section(record)], [json_path])
+    if stopped:
+        how = "terminated (SIGTERM)" if terminated() else "interrupted"
+        echo_err(f"paidtwice: {how}; every process it started has been stopped; above is what ran until then")
+        sys.exit(EXIT_TERMINATED if terminated() else EXIT_INTERRUPTED)
     sys.exit(0 if record.ok else 1)
+
+
+def _check_writable(path: Path) -> None:
+    """Before a soak of many minutes starts, not after it: its record must have somewhere to go."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not os.access(path.parent, os.W_OK):
+            raise PermissionError(f"{path.parent} is not writable")
+    except OSError as err:
+        raise BadInput(f"cannot write the soak's record to {path}: {err}") from None
 
 
 def _show_progress(progress: SoakProgress) -> None:

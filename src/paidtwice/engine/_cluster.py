@@ -37,7 +37,7 @@ from paidtwice.engine._process import Process, wait_until
 from paidtwice.engine._provision import ensure_restatectl, ensure_server_binary
 from paidtwice.engine._sql import QueryFailed, SqlClient
 
-__all__ = ["ClusterNode", "ClusterSqlClient", "PartitionLeader", "RestateCluster"]
+__all__ = ["MAX_NODES", "ClusterNode", "ClusterSqlClient", "PartitionLeader", "RestateCluster", "check_size"]
 
 _START_TIMEOUT = 120.0
 _SETTLE_S = 5.0
@@ -50,6 +50,19 @@ _FAILOVER_S = 60.0
 """How long a query may keep failing while the cluster recovers from a node's death before it is an error."""
 _REPLICATION = 2
 _PARTITIONS = 4
+MAX_NODES = 7
+"""The most nodes a lab's cluster may have. Every node shares one machine's cores and asks for 512 MB of
+RocksDB memory; teams run 3, 5 or 7, and beyond that a loopback cluster measures the machine, not Restate."""
+
+
+def check_size(nodes: int) -> None:
+    """Refuse, in one line, a cluster the lab cannot run: below 3 nodes replication 2 cannot survive a node
+    down; above `MAX_NODES` the machine would."""
+    if not 3 <= nodes <= MAX_NODES:
+        raise UsageError(
+            f"--cluster takes 1 (one server) or 3 to {MAX_NODES} nodes, not {nodes}: replication "
+            f"{_REPLICATION} needs 3 to survive a node down, and every node shares this machine"
+        )
 
 
 @dataclass(frozen=True)
@@ -136,11 +149,7 @@ class RestateCluster:
         version: str = RESTATE_SERVER_VERSION,
         echo: Callable[[str], None] = print,
     ) -> None:
-        if nodes < 3:
-            raise UsageError(
-                f"a cluster needs at least 3 nodes (replication {_REPLICATION} must survive one node down), "
-                f"not {nodes}"
-            )
+        check_size(nodes)
         self.version = version
         """restate-server version, from the npm registry."""
         self.size = nodes

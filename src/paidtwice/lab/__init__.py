@@ -55,10 +55,13 @@ from paidtwice.lab._soak import (
     KillSnapshot,
     NodeKillLine,
     PeakMemory,
+    SoakInterrupted,
     SoakProgress,
     SoakRecord,
+    check_soak,
     soak,
     soak_timeout,
+    write_soak,
 )
 from paidtwice.lab._sweep import check_app, sweep, sweep_targets, write_sweep
 from paidtwice.lab._sweep_runs import SweepTarget, deck_target
@@ -113,6 +116,7 @@ __all__ = [
     "RecoveryStep",
     "Row",
     "RunRecord",
+    "SoakInterrupted",
     "SoakProgress",
     "SoakRecord",
     "SweepMatrix",
@@ -124,6 +128,7 @@ __all__ = [
     "bill",
     "check_app",
     "check_price_model",
+    "check_soak",
     "deck_target",
     "derive_points",
     "experiment_by_name",
@@ -140,5 +145,6 @@ __all__ = [
     "sweep_targets",
     "to_jsonable",
     "write_records",
+    "write_soak",
     "write_sweep",
 ]

@@ -24,12 +24,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
-from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
+from paidtwice._exceptions import ExperimentError, LabCancelled
 from paidtwice._pins import RESTATE_SERVER_VERSION
 from paidtwice.agent._env import PAUSE_S, STEP_LOG, agent_env
 from paidtwice.agent._process import AGENT_PRELOAD, AgentAttempt, AgentHost
 from paidtwice.engine._admin import AdminClient
-from paidtwice.engine._cluster import RestateCluster
+from paidtwice.engine._cluster import RestateCluster, check_size
 from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._janitor import forget, remove_at_exit
@@ -142,8 +142,8 @@ class Lab:
     ) -> None:
         self.price_model = check_price_model(price_model)
         """The model whose prices every record's dollars are at (checked before anything starts)."""
-        if cluster != 1 and cluster < 3:
-            raise UsageError(f"--cluster takes 1 (one server) or at least 3 nodes, not {cluster}")
+        if cluster != 1:
+            check_size(cluster)
         self.server_version = server_version
         self.cluster = len(server.nodes) if isinstance(server, RestateCluster) else cluster
         """Nodes of the lab's Restate: 1 is a single restate-server, 3 or more a cluster."""

@@ -7,6 +7,11 @@ if its answer is not in the journal when the replacement starts, whether the cal
 kill or its answer had come back but not reached the journal. The count it bounds is the stub's ledger at
 the end, less the clean count per invocation, which is measured on a clean invocation before the soak.
 
+On a cluster, the invocations go in one wave per node kill, each sent just before its kill (the first also
+takes the agent's kills), so that every node kill lands while invocations run: a node killed and started
+again takes a cluster more than ten seconds to settle from, and one wave sent at once had settled before a
+second kill came.
+
 Every figure scales with the work: the ledger is indexed by lane and invocation, the server is asked for
 counts per status (one query) and, at each kill, for the Run entries of the invocations not completed before
 it (one query), never for each invocation by id.
@@ -14,25 +19,28 @@ it (one query), never for each invocation by id.
 
 from __future__ import annotations
 
+import json
+import os
 import resource
 import statistics
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError
+from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError, UsageError
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.engine._cluster import PartitionLeader, RestateCluster
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
+from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._ledger import ModelCall
-from paidtwice.stub._scripts import SCRIPTS
+from paidtwice.stub._scripts import SCRIPTS, Answer
 from paidtwice.stub._server import Lane
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
@@ -40,21 +48,60 @@ __all__ = [
     "KillSnapshot",
     "NodeKillLine",
     "PeakMemory",
+    "SoakInterrupted",
     "SoakProgress",
     "SoakRecord",
+    "check_soak",
     "soak",
     "soak_timeout",
+    "write_soak",
 ]
 
 _SETTLED = ("completed", "paused")
 _POLL = 0.5
 _CLEAN_TIMEOUT = 120.0
 _SENDERS = 32
+_WAVE_MIN = 20
+"""The fewest invocations a node kill's wave may have: the node killed leads at least 2 of the cluster's 4
+partitions, so each invocation lands on one of them about one time in two, and a wave of 20 misses them all
+about once in a million soaks."""
 
 
-def soak_timeout(invocations: int) -> float:
-    """The default deadline: a minute, plus a tenth of a second per invocation (10 completed/s at least)."""
-    return 60.0 + 0.1 * invocations
+def soak_timeout(invocations: int, node_kills: int = 0) -> float:
+    """The default deadline: a minute, plus a tenth of a second per invocation (10 completed/s at least), plus
+    a minute per node kill (the cluster settles after each before the next wave is sent)."""
+    return 60.0 + 0.1 * invocations + 60.0 * node_kills
+
+
+def check_soak(*, invocations: int, kills: int, node_kills: int, cluster: int) -> None:
+    """Refuse, in one line and before anything starts, a soak that cannot do what it is asked."""
+    if invocations < 1 or kills < 0 or node_kills < 0:
+        raise UsageError("a soak needs at least one invocation and a non-negative number of kills")
+    if node_kills and cluster == 1:
+        raise UsageError("--node-kills needs a cluster: add --cluster 3")
+    if node_kills and invocations < _WAVE_MIN * node_kills:
+        raise UsageError(
+            f"--node-kills {node_kills} needs at least {_WAVE_MIN * node_kills} invocations, not "
+            f"{invocations}: each node kill lands on a wave of {_WAVE_MIN} or more sent just before it"
+        )
+
+
+def _waves(invocations: int, node_kills: int) -> list[int]:
+    """How many invocations each wave sends: one wave, or one per node kill (the first takes the rest)."""
+    count = max(1, node_kills)
+    waves = [invocations // count] * count
+    waves[0] += invocations - sum(waves)
+    return waves
+
+
+class SoakInterrupted(LabCancelled):
+    """Ctrl-C or SIGTERM stopped a soak: `record` says what it measured until then (its `gave_up` says
+    "interrupted", and the invocations still running count as unfinished)."""
+
+    def __init__(self, record: SoakRecord) -> None:
+        super().__init__("interrupted")
+        self.record = record
+        """The soak's record as the server and the stub's ledger stood at the interruption."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +119,9 @@ class KillSnapshot:
     """Model calls answered before the kill whose answer the journal lacks when the replacement starts."""
     invocations_lacking: int
     """Invocations whose journal lacked at least one of those answers: each replays and asks again."""
+    running: int | None = None
+    """Invocations created before the kill and not settled at it (the server's times, read at the end): 0
+    means the kill came after every invocation had settled and tested nothing; None before it is read."""
 
     @property
     def bound(self) -> int:
@@ -84,7 +134,8 @@ class PeakMemory:
     """Peak resident memory (MiB) of each process, as the kernel kept it (VmHWM, ru_maxrss)."""
 
     server: float
-    """restate-server, over its life so far."""
+    """restate-server, over its life so far; on a cluster, the largest node's (each node read while it ran,
+    before a kill too)."""
     agent: float
     """The largest of the agent's processes (one per life), each read before its kill and at the end."""
     paidtwice: float
@@ -107,6 +158,10 @@ class SoakProgress:
     """Kills to do."""
     elapsed: float
     """Seconds since the first send."""
+    node_kills: int = 0
+    """Cluster nodes killed so far."""
+    node_kills_planned: int = 0
+    """Cluster nodes to kill (0: not a cluster soak)."""
 
     @property
     def rate(self) -> float:
@@ -123,7 +178,8 @@ class NodeKillLine:
     partitions: tuple[int, ...]
     """The partitions it led at the kill."""
     running: int
-    """Invocations on those partitions not yet completed at the kill (their output journaled later)."""
+    """Invocations on those partitions created before the kill and not yet completed at it (their output
+    journaled after it)."""
     cut_off: int
     """Model calls made in the attempts this kill cut off, whose answer never reached the journal: the most
     it can cost. An attempt is cut off by the leader's death, and again when leadership moves back to the
@@ -157,7 +213,9 @@ class SoakRecord:
     model_calls: int
     """Model calls of the soak's invocations, from the stub's ledger."""
     extra_model_calls: int
-    """Model calls beyond the clean count times the invocations sent."""
+    """Model calls beyond the clean count times the invocations sent; an invocation that did not complete
+    (failed, paused, still running when the soak gave up) counts only the calls it made beyond the clean
+    count, not those it never made."""
     kill_snapshots: tuple[KillSnapshot, ...]
     """What each kill cut off, in order."""
     extra_tool_runs: int
@@ -185,6 +243,12 @@ class SoakRecord:
     """The price data's date."""
     node_kills: tuple[NodeKillLine, ...] = field(default=())
     """On a cluster: each node killed and restarted while the invocations ran, in order."""
+    model_steps: tuple[str, ...] = field(default=())
+    """The names of the journal's Run steps that hold a model answer, found on the clean invocation (each of
+    its model calls answered into the next Run step to finish); empty when the agent journals none."""
+    waves: tuple[int, ...] = field(default=())
+    """With node kills, the invocations each wave sent, in order (the first before the agent's kills and the
+    first node kill, each next one just before its node kill); empty when all were sent at once."""
 
     @property
     def cut_off_by_node_kills(self) -> int:
@@ -232,18 +296,21 @@ def soak(
     node_kills: int = 0,
 ) -> SoakRecord:
     """Send `invocations` at once to one journaled agent and kill it `kills` times while they run; then, on a
-    cluster, kill `node_kills` nodes one after the other, each started again before the next.
+    cluster, kill `node_kills` nodes one after the other, each started again before the next. With node
+    kills the invocations go in one wave per node kill, each sent just before its kill.
 
     The soak waits until every invocation completed or paused, for at most `timeout` seconds (default
-    `soak_timeout(invocations)`) and gives up early when none settled for `stall` seconds. `progress`, if
-    given, is called about every `progress_every` seconds.
+    `soak_timeout(invocations, node_kills)`) and gives up early when none settled for `stall` seconds.
+    `progress`, if given, is called about every `progress_every` seconds.
     """
-    if invocations < 1 or kills < 0 or node_kills < 0:
-        raise ExperimentError("a soak needs at least one invocation and a non-negative number of kills")
     cluster = lab.server
-    if node_kills and not isinstance(cluster, RestateCluster):
-        raise ExperimentError("node kills need a cluster: run the soak with --cluster 3")
-    deadline_s = soak_timeout(invocations) if timeout is None else timeout
+    check_soak(
+        invocations=invocations,
+        kills=kills,
+        node_kills=node_kills,
+        cluster=len(cluster.nodes) if isinstance(cluster, RestateCluster) else 1,
+    )
+    deadline_s = soak_timeout(invocations, node_kills) if timeout is None else timeout
     service = f"Agent_soak_{lab.next_id()}"
     lane = lab.stub.open_lane(SCRIPTS["steady"], name=service.lower())
     with lab.new_agent(mode="journaled", lane=lane, service=service, target=target, cwd=app_dir) as agent:
@@ -251,25 +318,80 @@ def soak(
         lab.admin.register_deployment(agent.uri)
         clean_id = _run_clean(lab, service)
         clean_calls, clean_tools = len(lane.model_calls(clean_id)), len(lane.tool_runs(clean_id))
-        monitor = _Monitor(lab, service, agent, invocations, kills, progress, progress_every)
+        model_steps = _model_steps(lab.sql, clean_id, lane.model_calls(clean_id))
+        monitor = _Monitor(lab, service, agent, invocations, kills, node_kills, progress, progress_every)
         started = monitor.started = time.time()
         monitor.start()
+        # Filled as the soak goes, so that an interrupted soak still says what it did.
+        ids: list[str] = []
+        snapshots: list[KillSnapshot] = []
+        node_events: list[_NodeEvent] = []
+        attempts: list[AgentAttempt] = []
+        waves = _waves(invocations, node_kills)
+        interrupted = False
         try:
-            ids = _send_all(lab, service, invocations, monitor)
-            snapshots = _kill_repeatedly(lab, agent, lane, service, kills, kill_every, restart_delay, monitor)
-            node_events: list[_NodeEvent] = []
-            for _ in range(node_kills):
+            _send_all(lab, service, waves[0], monitor, ids)
+            _kill_repeatedly(
+                lab, agent, lane, service, model_steps, kills, kill_every, restart_delay, monitor, snapshots
+            )
+            for number in range(node_kills):
                 assert isinstance(cluster, RestateCluster)
+                if number:
+                    _send_all(lab, service, waves[number], monitor, ids)
                 if lab.cancelled.wait(kill_every):
                     raise LabCancelled("interrupted")
                 last = node_events[-1].node if node_events else None
                 node_events.append(_kill_node(lab, cluster, restart_delay=restart_delay, avoid=last))
+                monitor.killed_node()
             gave_up = monitor.wait_settled(invocations + 1, deadline_s, stall)
-            wall = time.time() - started
-            monitor.sample_memory()
             attempts = agent.attempts() if node_events else []
+        except (KeyboardInterrupt, LabCancelled):
+            # Ctrl-C or SIGTERM: what was sent so far is read from the server (which still runs) before the
+            # lab stops it, and handed back in `SoakInterrupted`.
+            interrupted, gave_up = True, "interrupted"
         finally:
+            wall = time.time() - started
             monitor.stop()
+    record = _record(
+        lab,
+        service=service,
+        lane=lane,
+        ids=ids,
+        started=started,
+        wall=wall,
+        gave_up=gave_up,
+        clean=(clean_calls, clean_tools),
+        model_steps=model_steps,
+        snapshots=snapshots,
+        node_events=node_events if not interrupted else [],
+        attempts=attempts,
+        waves=tuple(waves) if node_kills else (),
+        memory=monitor.peak_memory(),
+    )
+    if interrupted:
+        raise SoakInterrupted(record)
+    return record
+
+
+def _record(
+    lab: Lab,
+    *,
+    service: str,
+    lane: Lane,
+    ids: list[str],
+    started: float,
+    wall: float,
+    gave_up: str | None,
+    clean: tuple[int, int],
+    model_steps: frozenset[str],
+    snapshots: list[KillSnapshot],
+    node_events: list[_NodeEvent],
+    attempts: list[AgentAttempt],
+    waves: tuple[int, ...],
+    memory: PeakMemory,
+) -> SoakRecord:
+    """What the soak measured, read from the server's final state and the stub's ledger."""
+    clean_calls, clean_tools = clean
     rows = _final_rows(lab.sql, service)
     mine = [rows[i] for i in ids if i in rows]
     completed = sum(1 for row in mine if row.status == "completed" and row.result == "success")
@@ -279,13 +401,26 @@ def soak(
     if not gave_up and len(durations) == len(ids):
         # To the last completion as the server timed it, not to the poll that saw it.
         wall = max(row.completed or 0.0 for row in mine) - started
-    calls = sum(len(lane.model_calls(i)) for i in ids)
+    per_invocation = {i: len(lane.model_calls(i)) for i in ids}
+    calls = sum(per_invocation.values())
+    # An invocation that did not complete (failed, paused, unfinished, vanished) may not have made all its
+    # calls: it owes none of those it never made.
+    short = {i for i in ids if i not in rows or rows[i].status != "completed" or rows[i].result != "success"}
+    extra = sum(
+        max(0, made - clean_calls) if i in short else made - clean_calls for i, made in per_invocation.items()
+    )
     tool_runs = [len(lane.tool_runs(i)) for i in ids]
     all_calls = [c for i in ids for c in lane.model_calls(i)]
     paid = bill(all_calls, lab.price_model)
-    node_lines = _node_kill_lines(lab.sql, ids, lane, attempts, node_events) if node_events else ()
+    created = {i: rows[i].created for i in ids if i in rows}
+    node_lines = (
+        _node_kill_lines(lab.sql, ids, created, lane, attempts, node_events, model_steps)
+        if node_events
+        else ()
+    )
     return SoakRecord(
         node_kills=node_lines,
+        waves=waves,
         sent=len(ids),
         kills=len(snapshots),
         completed=completed,
@@ -295,21 +430,42 @@ def soak(
         gave_up=gave_up if unfinished else None,
         clean_model_calls=clean_calls,
         clean_tool_runs=clean_tools,
+        model_steps=tuple(sorted(model_steps)),
         model_calls=calls,
-        extra_model_calls=calls - clean_calls * len(ids),
-        kill_snapshots=tuple(snapshots),
+        extra_model_calls=extra,
+        kill_snapshots=tuple(
+            replace(
+                snapshot,
+                running=sum(
+                    1
+                    for row in mine
+                    if (row.created or float("inf")) <= snapshot.at < (row.completed or float("inf"))
+                ),
+            )
+            for snapshot in snapshots
+        ),
         extra_tool_runs=sum(count - clean_tools for count in tool_runs if count > clean_tools),
         wall_time=round(wall, 3),
         throughput=round(completed / wall, 2) if wall > 0 else 0.0,
         p50_completion=_percentile(durations, 0.50),
         p99_completion=_percentile(durations, 0.99),
-        peak_memory=monitor.peak_memory(),
+        peak_memory=memory,
         usage=paid.usage,
         cost_usd=paid.cost_usd,
         extra_cost_usd=bill(extra_calls(all_calls), lab.price_model).cost_usd,
         price_model=lab.price_model,
         prices_as_of=PRICES_AS_OF,
     )
+
+
+def write_soak(path: Path, record: SoakRecord) -> None:
+    """Write the record as JSON, atomically (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(tagged("soak", to_jsonable(record)), indent=2) + "\n")
+    with tmp.open("rb") as handle:
+        os.fsync(handle.fileno())
+    tmp.replace(path)
 
 
 def _run_clean(lab: Lab, service: str) -> str:
@@ -328,21 +484,24 @@ def _run_clean(lab: Lab, service: str) -> str:
             raise LabCancelled("interrupted")
 
 
-def _send_all(lab: Lab, service: str, invocations: int, monitor: _Monitor) -> list[str]:
+def _send_all(lab: Lab, service: str, invocations: int, monitor: _Monitor, ids: list[str]) -> None:
+    """Send `invocations`, adding each one's id to `ids` once the server has it."""
     ingress = lab.ingress
+    lock = threading.Lock()
 
-    def send(_: int) -> str:
+    def send(_: int) -> None:
         if lab.cancelled.is_set():
             raise LabCancelled("interrupted")
         invocation = ingress.send(service, "run", QUESTION)
+        with lock:
+            ids.append(invocation)
         monitor.sent_one()
-        return invocation
 
     # The server answers a send once it is in its log, which it writes in batches: more sends in flight fill
     # each batch (8 at a time sent 17 a second at a load average of 27 here).
     pool = ThreadPoolExecutor(max_workers=_SENDERS, thread_name_prefix="paidtwice-soak-send")
     try:
-        return list(pool.map(send, range(invocations)))
+        list(pool.map(send, range(invocations)))
     finally:
         # On Ctrl-C the sends not yet started are dropped, not made while the lab waits.
         pool.shutdown(wait=True, cancel_futures=True)
@@ -353,12 +512,14 @@ def _kill_repeatedly(
     agent: AgentHost,
     lane: Lane,
     service: str,
+    model_steps: frozenset[str],
     kills: int,
     kill_every: float,
     restart_delay: float,
     monitor: _Monitor,
-) -> list[KillSnapshot]:
-    snapshots = []
+    snapshots: list[KillSnapshot],
+) -> None:
+    """Kill the agent `kills` times, adding each kill's snapshot to `snapshots`."""
     alive_since = monitor.started
     for _ in range(kills):
         agent.prepare()
@@ -373,11 +534,12 @@ def _kill_repeatedly(
         monitor.killed_one()
         # Read after the replacement is up, so the down time stays the restart delay; the snapshot is of the
         # ledger and the journal as they stood before it listened (by their own timestamps).
-        answers = _journaled_model_answers(lab.sql, service, completed_after=killed_at, before=back_at)
+        answers = _journaled_model_answers(
+            lab.sql, service, model_steps, completed_after=killed_at, before=back_at
+        )
         dead_life = [call for call in lane.model_calls() if alive_since <= call.started < back_at]
         snapshots.append(_snapshot(dead_life, answers, killed_at, back_at))
         alive_since = back_at
-    return snapshots
 
 
 def _snapshot(
@@ -403,13 +565,49 @@ def _lacks(answers: dict[str, int | None], call: ModelCall) -> bool:
     return journaled is not None and journaled < call.turn
 
 
+def _model_steps(sql: SqlClient, invocation: str, calls: list[ModelCall]) -> frozenset[str]:
+    """The names of the Run steps the agent journals its model answers in, read from one clean invocation:
+    those whose result holds what the stub answered one of its model calls (the tool asked for, or the
+    words). Whatever the agent names them; empty when it journals no answer (a naive agent's next step,
+    the tool's, holds the weather, not the model's words)."""
+    markers = {_marker(call.answer) for call in calls} - {""}
+    rows = sql.query(
+        "SELECT index, entry_type, name, raw FROM sys_journal "
+        f"WHERE id = '{invocation}' AND entry_type IN ('Command: Run', 'Notification: Run') ORDER BY index"
+    )
+    pending: list[str] = []
+    names: set[str] = set()
+    for row in rows:
+        if row["entry_type"] == "Command: Run":
+            pending.append(str(row.get("name") or ""))
+        elif pending:
+            name = pending.pop(0)
+            try:
+                result = bytes.fromhex(str(row.get("raw") or ""))
+            except ValueError:
+                continue
+            if any(form in result for marker in markers for form in _encodings(marker)):
+                names.add(name)
+    return frozenset(names)
+
+
+def _marker(answer: Answer) -> str:
+    """What a journaled answer must hold: the tool the model asked for, else its words."""
+    return answer.tool_call.name if answer.tool_call is not None else answer.text
+
+
+def _encodings(text: str) -> tuple[bytes, bytes]:
+    """The text as it reads in a JSON-serialized result: raw UTF-8, or escaped as json.dumps escapes it."""
+    return text.encode(), json.dumps(text)[1:-1].encode()
+
+
 def _journaled_model_answers(
-    sql: SqlClient, service: str, *, completed_after: float, before: float
+    sql: SqlClient, service: str, model_steps: frozenset[str], *, completed_after: float, before: float
 ) -> dict[str, int | None]:
     """Model answers each invocation's journal held at `before`; None for an invocation that had completed
     by `completed_after`, whose every answer is in its journal.
 
-    A model answer is a `Notification: Run` completing a `Command: Run` named "model". The soak's agents
+    A model answer is a `Notification: Run` completing a `Command: Run` of `model_steps`. The soak's agents
     await each step before the next, so a journal's Run results follow its Run commands in order.
     """
     since = datetime.fromtimestamp(completed_after, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -432,7 +630,7 @@ def _journaled_model_answers(
         pending = steps.setdefault(invocation, [])
         if row["entry_type"] == "Command: Run":
             pending.append(str(row.get("name") or ""))
-        elif pending and pending.pop(0) == "model":
+        elif pending and pending.pop(0) in model_steps:
             answers[invocation] = (answers.get(invocation) or 0) + 1
     return answers
 
@@ -502,19 +700,22 @@ class _Monitor:
         agent: AgentHost,
         invocations: int,
         kills: int,
+        node_kills: int,
         progress: Callable[[SoakProgress], None] | None,
         progress_every: float,
     ) -> None:
         self._lab, self._service, self._agent = lab, service, agent
-        self._invocations, self._kills_planned = invocations, kills
+        self._invocations, self._kills_planned, self._node_kills_planned = invocations, kills, node_kills
         self._progress, self._progress_every = progress, progress_every
         self.started = time.time()
         self._lock = threading.Lock()
         self._sent = 0
         self._kills = 0
+        self._node_kills = 0
         self._counts: dict[str, int] = {}
         self._counted_at = 0.0
         self._agent_peak = 0.0
+        self._server_peak = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="paidtwice-soak-monitor", daemon=True)
 
@@ -533,14 +734,27 @@ class _Monitor:
         with self._lock:
             self._kills += 1
 
+    def killed_node(self) -> None:
+        with self._lock:
+            self._node_kills += 1
+
     def sample_memory(self) -> None:
         peak = _vm_hwm_mib(self._agent.pid)
+        server = self._lab.server
+        pids = (
+            [node.process.pid for node in server.live_nodes() if node.process is not None]
+            if isinstance(server, RestateCluster)
+            else [server.pid]
+        )
+        server_peak = max((_vm_hwm_mib(pid) for pid in pids), default=0.0)
         with self._lock:
             self._agent_peak = max(self._agent_peak, peak)
+            self._server_peak = max(self._server_peak, server_peak)
 
     def peak_memory(self) -> PeakMemory:
+        self.sample_memory()
         return PeakMemory(
-            server=round(_vm_hwm_mib(self._lab.server.pid), 1),
+            server=round(self._server_peak, 1),
             agent=round(self._agent_peak, 1),
             paidtwice=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         )
@@ -572,6 +786,8 @@ class _Monitor:
                 kills=self._kills,
                 kills_planned=self._kills_planned,
                 elapsed=time.time() - self.started,
+                node_kills=self._node_kills,
+                node_kills_planned=self._node_kills_planned,
             )
         self._progress(snapshot)
 
@@ -635,9 +851,11 @@ def _kill_node(lab: Lab, cluster: RestateCluster, *, restart_delay: float, avoid
 def _node_kill_lines(
     sql: SqlClient,
     ids: list[str],
+    created: dict[str, float | None],
     lane: Lane,
     attempts: list[AgentAttempt],
     events: list[_NodeEvent],
+    model_steps: frozenset[str],
 ) -> tuple[NodeKillLine, ...]:
     """Each node kill's figures, read once everything has settled, from the final journals' append times,
     the stub's ledger and the agent host's wire log.
@@ -664,7 +882,7 @@ def _node_kill_lines(
             steps = open_steps.setdefault(invocation, [])
             if row["entry_type"] == "Command: Run":
                 steps.append(str(row.get("name") or ""))
-            elif row["entry_type"] == "Notification: Run" and steps and steps.pop(0) == "model":
+            elif row["entry_type"] == "Notification: Run" and steps and steps.pop(0) in model_steps:
                 answers.setdefault(invocation, []).append(at)
             elif row["entry_type"] == "Command: Output":
                 outputs[invocation] = at
@@ -701,7 +919,11 @@ def _node_kill_lines(
             NodeKillLine(
                 node=event.node,
                 partitions=tuple(p.partition for p in event.led),
-                running=sum(1 for i in hit if outputs.get(i, float("inf")) > event.killed_at),
+                running=sum(
+                    1
+                    for i in hit
+                    if (created.get(i) or float("inf")) <= event.killed_at < outputs.get(i, float("inf"))
+                ),
                 cut_off=count,
                 down=round(event.back_at - event.killed_at, 3),
             )

@@ -10,10 +10,15 @@ __all__ = ["format_soak", "format_soak_progress"]
 
 
 def format_soak_progress(progress: SoakProgress) -> str:
-    """One line: sent, completed, kills done, rate."""
+    """One line: sent, completed, kills done (node kills too, on a cluster), rate."""
+    nodes = (
+        f", node kills {progress.node_kills}/{progress.node_kills_planned}"
+        if progress.node_kills_planned
+        else ""
+    )
     return (
         f"soak: sent {progress.sent}/{progress.invocations}, completed {progress.completed}, "
-        f"kills {progress.kills}/{progress.kills_planned}, {progress.rate:.1f} completed/s, "
+        f"kills {progress.kills}/{progress.kills_planned}{nodes}, {progress.rate:.1f} completed/s, "
         f"{progress.elapsed:.0f}s"
     )
 
@@ -22,23 +27,41 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}s"
 
 
+def _journaled_as(steps: tuple[str, ...]) -> str:
+    if not steps:
+        return "none journaled"
+    return "journaled as " + ", ".join(f"'{step}'" for step in steps)
+
+
 def format_soak(record: SoakRecord) -> str:
     """What the soak measured, and what is wrong if anything is."""
     memory = record.peak_memory
     lines = [
         f"sent {record.sent}, completed {record.completed}, paused {record.paused}, "
         f"lost {record.lost}, unfinished {record.unfinished}",
-        f"clean invocation: {count(record.clean_model_calls, 'model call')}, "
-        f"{count(record.clean_tool_runs, 'tool run')} "
+    ]
+    if len(record.waves) > 1:
+        sizes = ", ".join(map(str, record.waves))
+        lines.append(f"sent in {len(record.waves)} waves ({sizes}), each just before its node kill")
+    lines += [
+        f"clean invocation: {count(record.clean_model_calls, 'model call')} "
+        f"({_journaled_as(record.model_steps)}), {count(record.clean_tool_runs, 'tool run')} "
         "(measured before the soak)",
         f"model calls {record.model_calls}: {record.extra_model_calls} beyond the clean count "
         f"(bound: {record.bound} cut off by {count(record.kills, 'agent kill')}"
         + (f" and {count(len(record.node_kills), 'node kill')})" if record.node_kills else ")"),
     ]
     for number, kill in enumerate(record.kill_snapshots, start=1):
+        running = "" if kill.running is None else f"{kill.running} running, "
         lines.append(
-            f"  kill {number}: {kill.open_calls} open, {kill.unjournaled_answers} answered, not journaled, "
-            f"{count(kill.invocations_lacking, 'invocation')} to replay, down {kill.down:.2f}s"
+            f"  kill {number}: {running}{kill.open_calls} open, {kill.unjournaled_answers} answered, not "
+            f"journaled, {count(kill.invocations_lacking, 'invocation')} to replay, down {kill.down:.2f}s"
+        )
+    idle = [str(n) for n, kill in enumerate(record.kill_snapshots, start=1) if kill.running == 0]
+    if idle:
+        lines.append(
+            f"  {'kills' if len(idle) > 1 else 'kill'} {', '.join(idle)} came after every invocation had "
+            "settled and tested nothing: send more invocations, or kill sooner (--kill-every)"
         )
     for node in record.node_kills:
         led = ", ".join(map(str, node.partitions)) or "none"
