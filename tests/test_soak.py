@@ -3,10 +3,13 @@ what they cut off, a bound taken at each kill that an agent paying for journaled
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from paidtwice.lab import Lab
-from paidtwice.lab._soak import soak, soak_timeout
+from paidtwice.lab._soak import soak, soak_timeout, write_soak
+from paidtwice.report._load import load_results
 
 AGENTS = Path(__file__).parent / "agents"
 
@@ -56,7 +59,7 @@ def test_the_bound_reads_model_answers_in_steps_of_any_name(lab: Lab) -> None:
     assert not record.ok
 
 
-def test_failed_invocations_are_lost_and_owe_no_call_they_never_made(lab: Lab) -> None:
+def test_failed_invocations_are_lost_and_owe_no_call_they_never_made(lab: Lab, tmp_path: Path) -> None:
     record = soak(lab, invocations=50, kills=1, target="failing:app", app_dir=AGENTS)
     assert record.lost > 0 and record.completed + record.lost == 50
     assert record.model_steps == ("think",) and record.clean_model_calls == 2
@@ -64,3 +67,21 @@ def test_failed_invocations_are_lost_and_owe_no_call_they_never_made(lab: Lab) -
     assert record.extra_model_calls >= 0
     assert f"{record.lost} lost (failed or vanished)" in record.problems() and not record.ok
     assert all(snapshot.running is not None for snapshot in record.kill_snapshots)
+    # Its file reads back whole for `paidtwice report`, which draws its page from it.
+    write_soak(tmp_path / "soak.json", record)
+    assert load_results([tmp_path / "soak.json"]).soaks == (record,)
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "paidtwice",
+            "report",
+            str(tmp_path / "soak.json"),
+            "-o",
+            str(tmp_path / "s.html"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr
+    assert f"{record.lost} lost" in (tmp_path / "s.html").read_text()

@@ -9,7 +9,7 @@ import click
 from paidtwice._bad_input import BadInput
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import write_report
-from paidtwice.report._html import deck_sections, replay_check_section, sweep_sections
+from paidtwice.report._html import deck_sections, replay_check_section, soak_section, sweep_sections
 from paidtwice.report._load import load_results
 
 __all__ = ["report"]
@@ -32,21 +32,22 @@ __all__ = ["report"]
     help="The HTML file to write (default: the first results file with .html).",
 )
 def report(results: tuple[Path, ...], output: Path | None) -> None:
-    """Make one self-contained HTML report from result files (--json of deck, run, sweep or replay-check).
+    """Make one self-contained HTML report from result files (--json of deck, run, sweep, soak, replay-check).
 
     The page has the deck-against-measured table with verdicts; per run a timeline (attempts, the kill and
     the down time, model calls delivered or cut off, journal entries), the journal by index, the mismatch
     and the admin log; the restart-delay curve measured against predicted; for a sweep, a heatmap of crash
     points against mode and script, each cell linking to that point's timeline; for a replay-check, a row
-    per journal with its verdict, a divergence as the recorded and attempted commands side by side. Inline
-    CSS and SVG, no request: it opens from disk and prints to PDF. Exit 2 on a file that is not a paidtwice
-    result or is of an older format.
+    per journal with its verdict, a divergence as the recorded and attempted commands side by side; a soak's
+    counts, bound and kills. Inline CSS and SVG, no request: it opens from disk and prints to PDF. Exit 2 on
+    a file that is not a paidtwice result or is of an older format.
 
     \b
     Examples:
         paidtwice report paidtwice-results/deck-20261204-120000-4242.json -o deck.html
         paidtwice report deck.json sweep.json -o ci-report.html
         paidtwice report replay-check.json -o replay-check.html
+        paidtwice report paidtwice-results/soak-20261204-120000-4242.json -o soak.html
     """
     output = output or results[0].with_suffix(".html")
     if any(output.resolve() == r.resolve() for r in results):
@@ -60,6 +61,12 @@ def report(results: tuple[Path, ...], output: Path | None) -> None:
         sections += sweep_sections(loaded.points)
     if loaded.replays:
         sections.append(replay_check_section(loaded.replays))
-    present = (("deck", loaded.records), ("sweep", loaded.points), ("replay-check", loaded.replays))
+    sections += [soak_section(soak) for soak in loaded.soaks]
+    present = (
+        ("deck", loaded.records),
+        ("sweep", loaded.points),
+        ("soak", loaded.soaks),
+        ("replay-check", loaded.replays),
+    )
     kinds = [kind for kind, found in present if found]
     write_report(output, f"paidtwice report: {' and '.join(kinds)}", sections, list(results))

@@ -458,11 +458,15 @@ def _record(
     )
 
 
+SOAK_KIND = "soak"
+"""The kind a soak's record is tagged with in its file, for `paidtwice report` to know it."""
+
+
 def write_soak(path: Path, record: SoakRecord) -> None:
     """Write the record as JSON, atomically (a reader never sees half a file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(tagged("soak", to_jsonable(record)), indent=2) + "\n")
+    tmp.write_text(json.dumps(tagged(SOAK_KIND, to_jsonable(record)), indent=2) + "\n")
     with tmp.open("rb") as handle:
         os.fsync(handle.fileno())
     tmp.replace(path)

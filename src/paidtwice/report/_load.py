@@ -28,6 +28,7 @@ from paidtwice.lab._records import (
     RecoveryRecord,
     RunRecord,
 )
+from paidtwice.lab._soak import SOAK_KIND, SoakRecord
 from paidtwice.lab._sweep import PointResult
 from paidtwice.replay._replayer import RECORD_KIND, ReplayResult
 
@@ -55,6 +56,8 @@ class Results:
     """The files read."""
     replays: tuple[ReplayResult, ...] = ()
     """Verdicts of `replay-check`, one per journal."""
+    soaks: tuple[SoakRecord, ...] = ()
+    """Soaks (`soak --json`), one per file."""
 
 
 class _Bad(Exception):
@@ -62,10 +65,11 @@ class _Bad(Exception):
 
 
 def load_results(paths: Sequence[Path]) -> Results:
-    """Read result files written by `deck`, `run`, `sweep` or `replay-check` (`--json`)."""
+    """Read result files written by `deck`, `run`, `sweep`, `soak` or `replay-check` (`--json`)."""
     records: list[Record] = []
     points: list[PointResult] = []
     replays: list[ReplayResult] = []
+    soaks: list[SoakRecord] = []
     for path in paths:
         for number, (kind, data) in enumerate(_read(path), start=1):
             where = f"{path}: record {number} ({kind})"
@@ -74,18 +78,20 @@ def load_results(paths: Sequence[Path]) -> Results:
                     points.append(_build(PointResult, data))
                 elif kind == RECORD_KIND:
                     replays.append(_build(ReplayResult, data))
+                elif kind == SOAK_KIND:
+                    soaks.append(_build(SoakRecord, data))
                 else:
                     records.append(_build(_DECK_KINDS[kind], data))
             except _Bad as err:
                 raise UsageError(f"{where} is not a paidtwice result: {err}") from None
-    return Results(tuple(records), tuple(points), tuple(str(p) for p in paths), tuple(replays))
+    return Results(tuple(records), tuple(points), tuple(str(p) for p in paths), tuple(replays), tuple(soaks))
 
 
 def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
     if path.is_dir():
         raise UsageError(
             f"{path} is a directory; give the results files in it ({path / '*.json'}), written by --json "
-            "of deck, run, sweep or replay-check"
+            "of deck, run, sweep, soak or replay-check"
         )
     try:
         text = path.read_text()
@@ -110,10 +116,12 @@ def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
         and all(isinstance(item, dict) and {"code", "line", "message"} <= set(item) for item in data)
     ):
         raise UsageError(f"{path} is the output of paidtwice lint, not a result of a run")
+    if isinstance(data, dict) and data.get("record") == SOAK_KIND:
+        data = [data]  # a soak's file holds its one record, not a list
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise UsageError(
             f"{path} is not a paidtwice result (results are a JSON list of records, from --json of "
-            "deck, run, sweep or replay-check)"
+            "deck, run, sweep, soak or replay-check)"
         )
     if not data:
         raise UsageError(f"{path} holds no records yet (the run that writes it finished none)")
@@ -138,7 +146,7 @@ def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
                 f"{RESULTS_FORMAT}: use the paidtwice that wrote it, or run the experiment again"
             )
         kind = item.get("record")
-        if kind not in ("sweep-point", RECORD_KIND) and kind not in _DECK_KINDS:
+        if kind not in ("sweep-point", RECORD_KIND, SOAK_KIND) and kind not in _DECK_KINDS:
             raise UsageError(f"{path} holds a record of unknown kind {kind!r}")
         read.append((str(kind), item))
     return read
