@@ -21,6 +21,7 @@ from paidtwice.report._html import Section, write_html
 __all__ = [
     "DEFAULT_RESULTS",
     "RESULTS_ENV",
+    "check_writable",
     "cluster_option",
     "default_json",
     "echo_err",
@@ -51,11 +52,11 @@ def _check_price_model(ctx: click.Context, param: click.Parameter, value: str) -
 def _check_html_path(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
     # Checked before the lab runs: a page that cannot be written must not cost a whole deck or sweep first.
     if value is not None:
-        _writable_dir(value)
+        check_writable(value)
     return value
 
 
-def _writable_dir(path: Path) -> None:
+def check_writable(path: Path) -> None:
     """The directory a file is to be written in exists (made if need be) and can be written, or BadInput."""
     blocking = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
     if blocking is not None and not blocking.is_dir():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import UsageError
 from paidtwice.cli._errors import EXIT_INTERRUPTED, EXIT_TERMINATED, errors, terminated
 from paidtwice.cli._options import (
+    check_writable,
     cluster_option,
     default_json,
     echo_err,
@@ -96,7 +96,11 @@ def soak(
     except UsageError as err:
         raise BadInput(str(err)) from None
     json_path = json_path or default_json(results_dir, "soak")
-    _check_writable(json_path)
+    check_writable(json_path)
+    if html_path is not None and html_path.resolve() == json_path.resolve():
+        raise BadInput(
+            f"not writing the HTML report over {json_path}: it holds the soak's record (use another name)"
+        )
     stopped = False
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
@@ -125,16 +129,6 @@ def soak(
         echo_err(f"paidtwice: {how}; every process it started has been stopped; above is what ran until then")
         sys.exit(EXIT_TERMINATED if terminated() else EXIT_INTERRUPTED)
     sys.exit(0 if record.ok else 1)
-
-
-def _check_writable(path: Path) -> None:
-    """Before a soak of many minutes starts, not after it: its record must have somewhere to go."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not os.access(path.parent, os.W_OK):
-            raise PermissionError(f"{path.parent} is not writable")
-    except OSError as err:
-        raise BadInput(f"cannot write the soak's record to {path}: {err}") from None
 
 
 def _show_progress(progress: SoakProgress) -> None:
