@@ -115,7 +115,11 @@ def test_soak_bad_input() -> None:
     assert "'--timeout': 0.0 is not in the range x>=1.0" in one_line_error(["soak", "--timeout", "0"])
     # Refused before anything starts, not after a soak of many minutes whose record then had nowhere to go.
     said = one_line_error(["soak", "--json", "/proc/paidtwice/soak.json"])
-    assert said.startswith("Error: cannot write the soak's record to /proc/paidtwice/soak.json"), said
+    assert said.startswith("Error: cannot write /proc/paidtwice/soak.json"), said
+    over = one_line_error(
+        ["soak", "--json", "/tmp/paidtwice-same.json", "--html", "/tmp/paidtwice-same.json"]
+    )
+    assert "not writing the HTML report over /tmp/paidtwice-same.json" in over
     assert "3 to 7 nodes, not 100" in one_line_error(["soak", "--cluster", "100"])
 
 
