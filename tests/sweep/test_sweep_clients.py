@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from paidtwice._exceptions import UsageError
+from paidtwice.agent._env import agent_env
 from paidtwice.lab import Lab
 from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.lab._sweep_runs import NO_MODEL_CALL
@@ -148,3 +149,13 @@ def test_an_app_whose_framework_is_not_installed_is_one_line_and_exit_2() -> Non
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "needs google-adk, which is not installed" in lines[0], done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_agents_libraries_are_kept_from_reaching_past_the_stub() -> None:
+    # The Agents SDK would export traces to api.openai.com, litellm fetch its price list at import.
+    env = agent_env(openai_url="http://127.0.0.1:1/v1", given={})
+    assert env["OPENAI_AGENTS_DISABLE_TRACING"] == "1"
+    assert env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    # A user who wants them on says so, and is obeyed.
+    mine = agent_env(openai_url="http://127.0.0.1:1/v1", given={"OPENAI_AGENTS_DISABLE_TRACING": "0"})
+    assert mine["OPENAI_AGENTS_DISABLE_TRACING"] == "0"
