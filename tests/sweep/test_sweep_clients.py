@@ -159,3 +159,22 @@ def test_an_agents_libraries_are_kept_from_reaching_past_the_stub() -> None:
     # A user who wants them on says so, and is obeyed.
     mine = agent_env(openai_url="http://127.0.0.1:1/v1", given={"OPENAI_AGENTS_DISABLE_TRACING": "0"})
     assert mine["OPENAI_AGENTS_DISABLE_TRACING"] == "0"
+
+
+@pytest.mark.parametrize(
+    "where", [["--app", "requests_agent:app", "--app-dir"], ["--cmd", "node a.ts", "--cwd"]]
+)
+def test_a_directory_that_is_not_there_is_named_in_one_line(tmp_path: Path, where: list[str]) -> None:
+    missing = tmp_path / "no-such-dir"
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice", "sweep", *where, str(missing)]
+        + ["--service", "RequestsAgent", "--handler", "quote", "--input", json.dumps(QUESTION)]
+        + ["--script", str(SCRIPT)],
+        capture_output=True,
+        text=True,
+        cwd=CLIENTS,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    # Not "cannot import requests_agent" (found in the current directory, or not at all): the directory.
+    assert done.stderr.strip().splitlines() == [f"Error: {where[-1]} {missing} is not a directory"]
