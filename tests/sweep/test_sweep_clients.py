@@ -88,6 +88,15 @@ def test_a_client_the_host_does_not_follow_stops_the_sweep(lab: Lab) -> None:
         sweep_targets(lab, targets=[target], scripts=[("steady", load_script_file(SCRIPT, "steady"))])
 
 
+def test_a_clean_run_that_fails_every_attempt_stops_the_sweep_with_its_error(lab: Lab) -> None:
+    # Not a wait of minutes ending in "did not finish": the handler's own failure, read from the server.
+    target = SweepTarget(
+        "failing_agent:app", "FailingAgent", "quote", QUESTION, mode="fails", cwd=str(CLIENTS)
+    )
+    with pytest.raises(UsageError, match=r"fails: \d+ attempts ended in an error, .*KeyError.*'verdict'"):
+        sweep_targets(lab, targets=[target], scripts=[("steady", load_script_file(SCRIPT, "steady"))])
+
+
 def test_check_on_an_agent_whose_calls_never_reach_the_stub_exits_2() -> None:
     done = subprocess.run(
         [
