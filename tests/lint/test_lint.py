@@ -127,3 +127,15 @@ def test_cli_exits_0_when_clean_and_2_on_bad_input(tmp_path: Path) -> None:
     ]
     assert run_cli().returncode == 2
     assert "Traceback" not in missing.stderr
+    # A file that is not Python (a script file given by mistake) is named, not reported as unparsable code.
+    script = tmp_path / "script.toml"
+    script.write_text('[[turn]]\ntext = "Hello."\n')
+    wrong = run_cli(str(script))
+    assert wrong.returncode == 2
+    assert wrong.stderr.strip().splitlines() == [
+        f"Error: {script} is not a Python file (a .py file, or a script whose first line runs python)"
+    ]
+    # A script with a python shebang is one (pre-commit passes them as Python files).
+    tool = tmp_path / "deploy"
+    tool.write_text("#!/usr/bin/env python3\nprint('hi')\n")
+    assert run_cli(str(tool)).returncode == 0
