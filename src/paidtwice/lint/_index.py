@@ -16,9 +16,11 @@ from paidtwice.lint._rules import (
     LANGCHAIN_AGENT,
     LANGCHAIN_AGENT_MAKERS,
     LANGCHAIN_CHAIN,
+    RESTATE_CONTEXT,
     RESTATE_MIDDLEWARE,
     RUN_CONFIG_CLASSES,
     RUN_CONFIG_WITH_MODEL,
+    context_getter,
     derived_model,
     model_class,
 )
@@ -225,6 +227,8 @@ class Scope:
             return made if made is not None and derived_model(made, attrs) else None
         if qualified in LANGCHAIN_AGENT_MAKERS:
             return None if self._restate_middleware(value) else LANGCHAIN_AGENT
+        if context_getter(qualified):
+            return RESTATE_CONTEXT
         if qualified in CLIENT_CLASSES:
             return qualified
         made = model_class(qualified)

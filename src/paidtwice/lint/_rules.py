@@ -25,6 +25,7 @@ __all__ = [
     "RUN_CONFIG_CLASSES",
     "RUN_CONFIG_WITH_MODEL",
     "Rule",
+    "context_getter",
     "derived_model",
     "match_call",
     "match_method",
@@ -171,6 +172,7 @@ _MODEL_CLIENTS = {
 }
 # Agents and chat models of the frameworks: their run / invoke methods call the model.
 _PYDANTIC_AGENTS = {"pydantic_ai.Agent", "pydantic_ai.agent.Agent"}
+PYDANTIC_AGENTS = frozenset(_PYDANTIC_AGENTS)
 _PYDANTIC_RUNS = {"run", "run_sync", "run_stream", "run_stream_events", "iter"}
 CHAT_MODEL = "langchain.chat_model"
 """What lint calls any LangChain chat model: ChatOpenAI(...), init_chat_model(...), model.bind_tools(...)."""
@@ -212,6 +214,30 @@ _LANGCHAIN_DERIVED = {"bind_tools", "bind", "with_structured_output", "with_retr
 RESTATE_MIDDLEWARE = "restate.ext.langchain.RestateMiddleware"
 
 DURABLE_RUNNER_RUN = "restate.ext.openai.DurableRunner.run"
+RESTATE_CONTEXT = "restate.Context"
+"""What lint calls the context a tool gets from `restate_context()` (the integrations' getter)."""
+_CONTEXT_GETTERS = {"restate_context", "restate_object_context", "current_context"}
+
+
+def context_getter(qualified: str) -> bool:
+    """`restate.ext.openai.restate_context` and its kind: they return the handler's context."""
+    return qualified.startswith("restate.") and qualified.rsplit(".", 1)[-1] in _CONTEXT_GETTERS
+
+
+TOOL_DECORATORS = {
+    "agents.function_tool",
+    "agents.tool.function_tool",
+    "restate.ext.openai.durable_function_tool",
+    "restate.ext.openai.functions.durable_function_tool",
+    "langchain.tools.tool",
+    "langchain_core.tools.tool",
+}
+"""Decorators that make a function an agent's tool. A tool runs whenever the agent's run reaches it, on every
+replay too: Restate's integrations journal the model's answers, not the tools (`durable_function_tool`
+included), so a tool's side effect must be in a ctx.run action of its own."""
+PYDANTIC_TOOL_DECORATORS = {"tool", "tool_plain"}
+"""`@agent.tool` and `@agent.tool_plain` on a pydantic-ai agent (unless `RestateAgent(agent,
+auto_wrap_tools=True)` runs each in a step)."""
 AGENT_CLASSES = {"agents.Agent", "agents.agent.Agent"}
 RUN_CONFIG_CLASSES = {"agents.RunConfig", "agents.run.RunConfig", "agents.run_config.RunConfig"}
 AGENT_WITH_MODEL = "agents.Agent(model=<instance>)"

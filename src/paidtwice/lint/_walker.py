@@ -21,6 +21,7 @@ from paidtwice.lint._rules import (
     CLIENT_CLASSES,
     DEFAULT_CODES,
     DURABLE_RUNNER_RUN,
+    RESTATE_CONTEXT,
     RUN_CONFIG_WITH_MODEL,
     match_call,
     match_method,
@@ -212,7 +213,10 @@ class Walker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _is_context(self, node: ast.expr) -> bool:
-        """A parameter (ctx, or however the handler names it) that is not a known client or module."""
+        """A parameter (ctx, or however the handler names it) that is not a known client or module; or the
+        context a tool gets from the integrations' `restate_context()`."""
+        if self.scope.made(node) == RESTATE_CONTEXT:
+            return True
         return (
             isinstance(node, ast.Name)
             and node.id in self.params
