@@ -83,6 +83,22 @@ def test_a_file_that_does_not_parse_is_reported_and_the_run_goes_on() -> None:
     assert any(f.code == "PT001" and f.path.endswith("net_httpx_direct.py") for f in result.findings)
 
 
+def test_a_call_deep_in_helpers_names_its_place_once() -> None:
+    source = (
+        "import httpx, restate\n"
+        "svc = restate.Service('S')\n"
+        "def ask():\n"
+        "    return httpx.get('https://model.example')\n"
+        "def loop():\n"
+        "    return ask()\n"
+        "@svc.handler()\n"
+        "async def run(ctx: restate.Context) -> None:\n"
+        "    loop()\n"
+    )
+    (finding,) = lint_source(source, "agent.py")
+    assert finding.message.endswith("loop() calls ask() calls httpx.get (agent.py:4) in handler run()")
+
+
 def test_lint_source_resolves_aliases_in_one_module() -> None:
     source = (
         "import restate\nfrom time import time as now\nsvc = restate.Service('s')\n"

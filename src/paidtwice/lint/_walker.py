@@ -374,13 +374,10 @@ class Walker(ast.NodeVisitor):
         self_class: str | None,
     ) -> None:
         for effect in self.project.summary(module, function, self_class):
-            where = f"{Path(effect.path).name}:{effect.line}"
-            self.found.append(
-                (
-                    Effect(effect.code, f"{name}() calls {effect.what} ({where})", effect.path, effect.line),
-                    node,
-                )
-            )
+            where = f"({Path(effect.path).name}:{effect.line})"
+            # Said once, after the innermost call, however deep the helpers go.
+            what = effect.what if effect.what.endswith(where) else f"{effect.what} {where}"
+            self.found.append((Effect(effect.code, f"{name}() calls {what}", effect.path, effect.line), node))
 
     def _found(self, code: str, what: str, node: ast.AST) -> None:
         line = getattr(node, "lineno", 0)
