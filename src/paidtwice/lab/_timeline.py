@@ -17,7 +17,11 @@ from typing import Any
 
 from paidtwice.lab._records import CrashKind, CrashPoint
 
-__all__ = ["StepEvent", "derive_points", "model_calls_in_steps", "read_step_log", "step_runs"]
+__all__ = ["STATE_OPS", "StepEvent", "derive_points", "model_calls_in_steps", "read_step_log", "step_runs"]
+
+STATE_OPS = frozenset({"get", "set", "clear", "clear_all", "state_keys"})
+"""The host's operations on a Virtual Object's or a Workflow's state: each one journal entry, sent with the
+next operation that waits on the server."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,7 @@ class StepEvent:
     name: str
     """A step's or an operation's name; a gate line's gate."""
     kind: str
-    """An operation's kind ("run", "sleep", ...)."""
+    """An operation's kind ("run", "sleep", or one of `STATE_OPS`)."""
     at: float
     """Wall-clock time it happened."""
     step: int = 0
@@ -244,6 +248,7 @@ class _Walk:
         self.tool_starts = tool_starts
         self.found: list[CrashPoint] = []
         self.entries = 1  # the input
+        self.unsent = 0  # state commands made, not sent to the server yet
         self.counts = {"model_start": 0, "model_end": 0, "step_start": 0}
         self.in_step: StepEvent | None = None
         self.last_step = ""
@@ -342,7 +347,13 @@ class _Walk:
         follows_op = i > 0 and self.events[i - 1].event == "op" and self.events[i - 1].kind != "sleep"
         if not follows_op:
             self._after_entry(f"op:{event.n}:before")
-        self.entries += 1  # its command
+        if event.kind in STATE_OPS:
+            # Answered at once (a Virtual Object's state comes with the invocation), so nothing is sent:
+            # its command reaches the journal with the next operation's.
+            self.unsent += 1
+            return
+        self.entries += self.unsent + 1  # its command, and the state's before it
+        self.unsent = 0
         if event.kind == "sleep":
             after = f" after {self.last_step}" if self.last_step else ""
             self.begins = event.at

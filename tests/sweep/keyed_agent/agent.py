@@ -41,4 +41,17 @@ async def run(ctx: restate.WorkflowContext, question: str) -> str:
     return f"{ctx.key()}: {noted}"
 
 
-app = restate.app([counter, trip])
+chat = restate.VirtualObject("Chat")
+
+
+@chat.handler()
+async def say(ctx: restate.ObjectContext, question: str) -> str:
+    # A conversation kept in the object's state: read first, asked outside the journal, written back.
+    history = await ctx.get("history", type_hint=list) or []
+    answer = await ask(question)
+    noted = await ctx.run_typed("note", note, text=answer)
+    ctx.set("history", [*history, question, noted])
+    return f"{ctx.key()}: {noted}"
+
+
+app = restate.app([counter, trip, chat])
