@@ -22,6 +22,10 @@ __all__ = ["STATE_OPS", "StepEvent", "derive_points", "model_calls_in_steps", "r
 STATE_OPS = frozenset({"get", "set", "clear", "clear_all", "state_keys"})
 """The host's operations on a Virtual Object's or a Workflow's state: each one journal entry, sent with the
 next operation that waits on the server."""
+_ENTRIES = {"sleep": 2, "call": 3, "send": 2}
+"""Journal entries an operation adds by the time the handler goes on past it: a sleep's command and its
+completion; a call's command, the callee's invocation id and its result; a send's command and the id.
+Any other operation (a step's command, a state command), one."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,7 @@ class StepEvent:
     name: str
     """A step's or an operation's name; a gate line's gate."""
     kind: str
-    """An operation's kind ("run", "sleep", or one of `STATE_OPS`)."""
+    """An operation's kind ("run", "sleep", "call", "send", or one of `STATE_OPS`)."""
     at: float
     """Wall-clock time it happened."""
     step: int = 0
@@ -303,7 +307,7 @@ class _Walk:
         if event.event in self.counts:
             self.counts[event.event] += 1
         if event.event == "op":
-            self.entries += 2 if event.kind == "sleep" else 1
+            self.entries += _ENTRIES.get(event.kind, 1)
         elif event.event == "step_end":
             self.last_step = event.name
             self.entries += 1
@@ -344,7 +348,9 @@ class _Walk:
             self._add("model-returned", name, gate=f"model:{event.n}:after")
 
     def _op(self, i: int, event: StepEvent) -> None:
-        follows_op = i > 0 and self.events[i - 1].event == "op" and self.events[i - 1].kind != "sleep"
+        # A pause or a call waited on the server: what follows is a moment of its own.
+        waited = ("sleep", "call")
+        follows_op = i > 0 and self.events[i - 1].event == "op" and self.events[i - 1].kind not in waited
         if not follows_op:
             self._after_entry(f"op:{event.n}:before")
         if event.kind in STATE_OPS:
@@ -354,6 +360,9 @@ class _Walk:
             return
         self.entries += self.unsent + 1  # its command, and the state's before it
         self.unsent = 0
+        if event.kind in ("call", "send"):
+            # The handler went on: the callee's invocation id (and a call's result) came back.
+            self.entries += _ENTRIES[event.kind] - 1
         if event.kind == "sleep":
             after = f" after {self.last_step}" if self.last_step else ""
             self.begins = event.at
