@@ -42,7 +42,7 @@ _HOLD_SECONDS = 60.0
 """A held call stays open this long; the kill ends it much sooner (the stub sees the caller leave)."""
 _MOMENT_TIMEOUT = 60.0
 _SETTLE_TIMEOUT = 180.0
-_FAILED_ATTEMPTS = 3
+_FAILED_ATTEMPTS = 5
 """A clean run whose handler failed this many attempts is broken, not slow: the sweep stops and says why."""
 
 NO_MODEL_CALL = "no model call reached the stub: does the app read OPENAI_BASE_URL or ANTHROPIC_BASE_URL?"
