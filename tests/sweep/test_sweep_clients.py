@@ -168,6 +168,11 @@ def test_an_agents_libraries_are_kept_from_reaching_past_the_stub() -> None:
     # A user who wants them on says so, and is obeyed.
     mine = agent_env(openai_url="http://127.0.0.1:1/v1", given={"OPENAI_AGENTS_DISABLE_TRACING": "0"})
     assert mine["OPENAI_AGENTS_DISABLE_TRACING"] == "0"
+    # LangChain's ChatOpenAI reads OPENAI_API_BASE before OPENAI_BASE_URL: a user's own is replaced too.
+    proxied = agent_env(
+        openai_url="http://127.0.0.1:1/v1", given={"OPENAI_API_BASE": "https://proxy.example/v1"}
+    )
+    assert proxied["OPENAI_API_BASE"] == proxied["OPENAI_BASE_URL"] == "http://127.0.0.1:1/v1"
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ __all__ = [
     "ANTHROPIC_BASE_URL",
     "GATE",
     "OFFLINE_DEFAULTS",
+    "OPENAI_API_BASE",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "PAUSE_S",
@@ -28,6 +29,7 @@ __all__ = [
 ]
 
 OPENAI_BASE_URL = "OPENAI_BASE_URL"
+OPENAI_API_BASE = "OPENAI_API_BASE"
 OPENAI_API_KEY = "OPENAI_API_KEY"
 ANTHROPIC_BASE_URL = "ANTHROPIC_BASE_URL"
 ANTHROPIC_API_KEY = "ANTHROPIC_API_KEY"
@@ -77,6 +79,9 @@ def agent_env(
     for variable, default in OFFLINE_DEFAULTS.items():
         env.setdefault(variable, default)
     env[OPENAI_BASE_URL] = openai_url
+    # LangChain's ChatOpenAI (and litellm) read this one first: a user's own would send their calls past
+    # the stub, to a model that bills.
+    env[OPENAI_API_BASE] = openai_url
     env[OPENAI_API_KEY] = STUB_API_KEY
     if anthropic_url is not None:
         env[ANTHROPIC_BASE_URL] = anthropic_url
