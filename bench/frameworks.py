@@ -6,7 +6,8 @@
 Sweeps `examples/frameworks/` on one server and one stub (every point of every row at once) and prints, per
 framework and form: crash points, model calls paid again outside the journal (and at how many points),
 model calls cut off in flight, step runs beyond the clean run's, and under `changed` the points that end
-stuck or paused. `--matrices` also prints every point. A framework that is not installed is skipped, said.
+stuck or paused: the README's table, row for row. `--matrices` also prints every point. A framework that is
+not installed is skipped, said.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import importlib.util
 from pathlib import Path
 
+from paidtwice._words import count
 from paidtwice.lab import Lab
 from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.report._text import format_sweep
@@ -28,6 +30,15 @@ FRAMEWORKS = {
     "pydantic-ai": ("pydantic_ai", "pydantic_ai_app:app", "PydanticPlain", "PydanticDurable"),
     "langchain": ("langchain", "langchain_app:app", "LangchainPlain", "LangchainDurable"),
 }
+FORMS = {
+    "AgentsPlain": "OpenAI Agents SDK, `Runner.run`",
+    "AgentsDurable": "OpenAI Agents SDK, `DurableRunner.run`",
+    "PydanticPlain": "pydantic-ai, `Agent.run`",
+    "PydanticDurable": "pydantic-ai, `RestateAgent(agent).run`",
+    "LangchainPlain": "LangChain `create_agent`, no middleware",
+    "LangchainDurable": "LangChain `create_agent`, `RestateMiddleware()`",
+}
+"""Each service's row, as the README's table names it."""
 
 
 def targets(names: list[str]) -> list[SweepTarget]:
@@ -53,9 +64,10 @@ def row(steady: SweepMatrix, changed: SweepMatrix | None) -> str:
     if changed is not None:
         ended = [p for p in changed.points if p.status in ("paused", "stuck")]
         stuck = f"{len(ended)}/{len(changed.points)}"
+    paid = f"{outside} (at {count(outside_at, 'point')})" if outside else "0"
     return (
-        f"| {steady.mode} | {steady.clean.model_calls} | {len(points)} | {outside} (at {outside_at}) | "
-        f"{flight} | {steps} ({steps_outside} outside flight) | {stuck} |"
+        f"| {FORMS.get(steady.mode, steady.mode)} | {len(points)} | {paid} | {flight} | "
+        f"{steps} ({steps_outside}) | {stuck} |"
     )
 
 
@@ -74,11 +86,12 @@ def main() -> None:
         for matrix in matrices:
             print(format_sweep(matrix) + "\n")
     by = {(m.mode, m.script): m for m in matrices}
+    # The README's table, row for row; each clean run's own counts head its matrix (--matrices).
     print(
-        "| form | clean model calls | crash points | model calls paid again outside the journal | "
-        "cut off in flight | step runs again | stuck or paused under changed |"
+        "| framework / form | crash points | model calls paid again outside the journal | "
+        "cut off in flight | step runs again (outside flight) | stuck under `changed` |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|")
     for target in chosen:
         steady = by.get((target.mode, "steady"))
         if steady is not None:

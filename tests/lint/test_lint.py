@@ -83,6 +83,22 @@ def test_a_file_that_does_not_parse_is_reported_and_the_run_goes_on() -> None:
     assert any(f.code == "PT001" and f.path.endswith("net_httpx_direct.py") for f in result.findings)
 
 
+def test_a_call_deep_in_helpers_names_its_place_once() -> None:
+    source = (
+        "import httpx, restate\n"
+        "svc = restate.Service('S')\n"
+        "def ask():\n"
+        "    return httpx.get('https://model.example')\n"
+        "def loop():\n"
+        "    return ask()\n"
+        "@svc.handler()\n"
+        "async def run(ctx: restate.Context) -> None:\n"
+        "    loop()\n"
+    )
+    (finding,) = lint_source(source, "agent.py")
+    assert finding.message.endswith("loop() calls ask() calls httpx.get (agent.py:4) in handler run()")
+
+
 def test_lint_source_resolves_aliases_in_one_module() -> None:
     source = (
         "import restate\nfrom time import time as now\nsvc = restate.Service('s')\n"
@@ -127,3 +143,15 @@ def test_cli_exits_0_when_clean_and_2_on_bad_input(tmp_path: Path) -> None:
     ]
     assert run_cli().returncode == 2
     assert "Traceback" not in missing.stderr
+    # A file that is not Python (a script file given by mistake) is named, not reported as unparsable code.
+    script = tmp_path / "script.toml"
+    script.write_text('[[turn]]\ntext = "Hello."\n')
+    wrong = run_cli(str(script))
+    assert wrong.returncode == 2
+    assert wrong.stderr.strip().splitlines() == [
+        f"Error: {script} is not a Python file (a .py file, or a script whose first line runs python)"
+    ]
+    # A script with a python shebang is one (pre-commit passes them as Python files).
+    tool = tmp_path / "deploy"
+    tool.write_text("#!/usr/bin/env python3\nprint('hi')\n")
+    assert run_cli(str(tool)).returncode == 0

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from paidtwice._exceptions import UsageError
+from paidtwice.agent._env import agent_env
 from paidtwice.lab import Lab
 from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.lab._sweep_runs import NO_MODEL_CALL
@@ -87,6 +88,15 @@ def test_a_client_the_host_does_not_follow_stops_the_sweep(lab: Lab) -> None:
         sweep_targets(lab, targets=[target], scripts=[("steady", load_script_file(SCRIPT, "steady"))])
 
 
+def test_a_clean_run_that_fails_every_attempt_stops_the_sweep_with_its_error(lab: Lab) -> None:
+    # Not a wait of minutes ending in "did not finish": the handler's own failure, read from the server.
+    target = SweepTarget(
+        "failing_agent:app", "FailingAgent", "quote", QUESTION, mode="fails", cwd=str(CLIENTS)
+    )
+    with pytest.raises(UsageError, match=r"fails: \d+ attempts ended in an error, .*KeyError.*'verdict'"):
+        sweep_targets(lab, targets=[target], scripts=[("steady", load_script_file(SCRIPT, "steady"))])
+
+
 def test_check_on_an_agent_whose_calls_never_reach_the_stub_exits_2() -> None:
     done = subprocess.run(
         [
@@ -148,3 +158,37 @@ def test_an_app_whose_framework_is_not_installed_is_one_line_and_exit_2() -> Non
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "needs google-adk, which is not installed" in lines[0], done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_agents_libraries_are_kept_from_reaching_past_the_stub() -> None:
+    # The Agents SDK would export traces to api.openai.com, litellm fetch its price list at import.
+    env = agent_env(openai_url="http://127.0.0.1:1/v1", given={})
+    assert env["OPENAI_AGENTS_DISABLE_TRACING"] == "1"
+    assert env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    # A user who wants them on says so, and is obeyed.
+    mine = agent_env(openai_url="http://127.0.0.1:1/v1", given={"OPENAI_AGENTS_DISABLE_TRACING": "0"})
+    assert mine["OPENAI_AGENTS_DISABLE_TRACING"] == "0"
+    # LangChain's ChatOpenAI reads OPENAI_API_BASE before OPENAI_BASE_URL: a user's own is replaced too.
+    proxied = agent_env(
+        openai_url="http://127.0.0.1:1/v1", given={"OPENAI_API_BASE": "https://proxy.example/v1"}
+    )
+    assert proxied["OPENAI_API_BASE"] == proxied["OPENAI_BASE_URL"] == "http://127.0.0.1:1/v1"
+
+
+@pytest.mark.parametrize(
+    "where", [["--app", "requests_agent:app", "--app-dir"], ["--cmd", "node a.ts", "--cwd"]]
+)
+def test_a_directory_that_is_not_there_is_named_in_one_line(tmp_path: Path, where: list[str]) -> None:
+    missing = tmp_path / "no-such-dir"
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice", "sweep", *where, str(missing)]
+        + ["--service", "RequestsAgent", "--handler", "quote", "--input", json.dumps(QUESTION)]
+        + ["--script", str(SCRIPT)],
+        capture_output=True,
+        text=True,
+        cwd=CLIENTS,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    # Not "cannot import requests_agent" (found in the current directory, or not at all): the directory.
+    assert done.stderr.strip().splitlines() == [f"Error: {where[-1]} {missing} is not a directory"]

@@ -78,3 +78,25 @@ def test_lint_finds_exactly_the_plain_forms() -> None:
         ("pydantic_ai_app.py", "PT001"),
     ]
     assert all("handler quote()" in f.message for f in result.findings)
+
+
+CLIENTS = Path(__file__).resolve().parent / "clients"
+
+
+def test_durable_runner_does_not_journal_a_model_object(lab: Lab) -> None:
+    # Agent(model=OpenAIChatCompletionsModel(...)) through DurableRunner: its call is outside the journal.
+    app = "agents_model_object_agent:app"
+    target = SweepTarget(app, "AgentsModelObject", "quote", QUESTION, "model-object", cwd=str(CLIENTS))
+    script = load_script_file(CLIENTS / "answer.toml", "steady")
+    (matrix,) = sweep_targets(lab, targets=[target], scripts=[("steady", script)])
+    assert matrix.clean.model_calls == 1
+    assert matrix.clean.journaled_model_calls == 0
+    assert not any("call LLM" in entry for entry in matrix.clean.journal), matrix.clean.journal
+    returned = [p for p in matrix.points if p.kind == "model-returned"]
+    assert len(returned) == 1 and returned[0].confirmed
+    assert returned[0].extra_model_calls == 1 and returned[0].model_calls_in_flight == 0
+    with pytest.raises(AssertionError, match="paid twice"):
+        assert_pays_once([matrix])
+    path = CLIENTS / "agents_model_object_agent.py"
+    marked = [n for n, line in enumerate(path.read_text().splitlines(), 1) if "lint: model-object" in line]
+    assert [(f.line, f.code) for f in lint_paths([path]).findings] == [(marked[0], "PT001")]

@@ -24,12 +24,14 @@ def matrices(lab: Lab) -> dict[str, SweepMatrix]:
     targets = [
         SweepTarget("agent:app", "Counter", "tally", "weather?", mode="Counter", cwd=str(AGENT), key="k/1"),
         SweepTarget("agent:app", "Trip", "run", "weather?", mode="Trip", cwd=str(AGENT)),
+        SweepTarget("agent:app", "Chat", "say", "weather?", mode="Chat", cwd=str(AGENT), key="k/2"),
+        SweepTarget("agent:app", "Desk", "quote", "weather?", mode="Desk", cwd=str(AGENT)),
     ]
     script = load_script_file(AGENT / "script.toml", "steady")
     return {m.mode: m for m in sweep_targets(lab, targets=targets, scripts=[("steady", script)])}
 
 
-@pytest.mark.parametrize(("service", "key"), [("Counter", "k/1"), ("Trip", DEFAULT_KEY)])
+@pytest.mark.parametrize(("service", "key"), [("Counter", "k/1"), ("Trip", DEFAULT_KEY), ("Chat", "k/2")])
 def test_a_keyed_service_is_swept_with_its_key(
     matrices: dict[str, SweepMatrix], service: str, key: str
 ) -> None:
@@ -44,6 +46,29 @@ def test_a_keyed_service_is_swept_with_its_key(
     # The model call is outside the journal: once its answer came back, every later kill pays it again.
     returned = [p for p in matrix.points if p.kind == "model-returned"]
     assert all(p.extra_model_calls == 1 for p in returned)
+
+
+def test_an_object_that_keeps_its_conversation_in_state_lands_every_kill(
+    matrices: dict[str, SweepMatrix],
+) -> None:
+    # Its state's commands are in the journal: the points count them, and every kill lands where it says.
+    matrix = matrices["Chat"]
+    state = [e for e in matrix.clean.journal if "State" in e]
+    assert state == ["Command: GetEagerState", "Command: SetState"]
+    names = [p.crash_point for p in matrix.points]
+    assert "after entry 3 (Notification: Run)" in names, names  # the moment before the state is written
+    assert all(p.confirmed for p in matrix.points), names
+
+
+def test_a_handler_that_calls_another_service_lands_every_kill(matrices: dict[str, SweepMatrix]) -> None:
+    # The call's command, the callee's invocation id and its result are journal entries the points count.
+    matrix = matrices["Desk"]
+    assert matrix.clean.answer == json.dumps("desk: FINE WEATHER X1.08")
+    names = [p.crash_point for p in matrix.points]
+    assert "after entry 3 (Notification: Call)" in names, names  # the call returned, the step not begun
+    assert all(p.confirmed for p in matrix.points), names
+    returned = [p for p in matrix.points if p.kind == "model-returned"]
+    assert len(returned) == 1 and returned[0].extra_model_calls == 1
 
 
 def test_saved_journals_name_the_service_as_its_code_does_and_replay_offline(
@@ -61,7 +86,7 @@ def test_saved_journals_name_the_service_as_its_code_does_and_replay_offline(
             )
     saved = [load_journal(path) for path in sorted(tmp_path.glob("*.json"))]
     assert {journal.service for journal in saved} == set(matrices)
-    assert {journal.key for journal in saved} == {"k/1", DEFAULT_KEY}
+    assert {journal.key for journal in saved} == {"k/1", "k/2", DEFAULT_KEY, None}
     # The file named by the code's service replays against that code, matched by `when` in the script file
     # (the handlers' one model call is asked again on every replay).
     results = assert_replays("agent:app", saved, app_dir=AGENT, script=AGENT / "script.toml")

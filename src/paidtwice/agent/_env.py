@@ -15,6 +15,8 @@ __all__ = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "GATE",
+    "OFFLINE_DEFAULTS",
+    "OPENAI_API_BASE",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "PAUSE_S",
@@ -27,6 +29,7 @@ __all__ = [
 ]
 
 OPENAI_BASE_URL = "OPENAI_BASE_URL"
+OPENAI_API_BASE = "OPENAI_API_BASE"
 OPENAI_API_KEY = "OPENAI_API_KEY"
 ANTHROPIC_BASE_URL = "ANTHROPIC_BASE_URL"
 ANTHROPIC_API_KEY = "ANTHROPIC_API_KEY"
@@ -46,6 +49,13 @@ GATE = "PAIDTWICE_GATE"
 """The moment at which the host stops the handler for good ("" for none)."""
 STUB_API_KEY = "paidtwice-stub"
 """The API key the model's clients send: the stub takes any, the clients insist on one."""
+OFFLINE_DEFAULTS = {
+    "OPENAI_AGENTS_DISABLE_TRACING": "1",
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+}
+"""What keeps an agent's libraries from reaching past the stub, unless the user's environment says otherwise:
+the OpenAI Agents SDK exports traces to api.openai.com with the key it is given (the stub's, refused), and
+litellm fetches its price list from the internet at import (retrying for seconds when it cannot)."""
 
 
 def agent_env(
@@ -66,7 +76,12 @@ def agent_env(
     as it was."""
     env = dict(os.environ)
     env.update(given or {})
+    for variable, default in OFFLINE_DEFAULTS.items():
+        env.setdefault(variable, default)
     env[OPENAI_BASE_URL] = openai_url
+    # LangChain's ChatOpenAI (and litellm) read this one first: a user's own would send their calls past
+    # the stub, to a model that bills.
+    env[OPENAI_API_BASE] = openai_url
     env[OPENAI_API_KEY] = STUB_API_KEY
     if anthropic_url is not None:
         env[ANTHROPIC_BASE_URL] = anthropic_url

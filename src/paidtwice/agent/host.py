@@ -13,7 +13,8 @@ With a step log (`--step-log`, or env PAIDTWICE_STEP_LOG) the host also records,
 handler does: every model request (`model_start`/`model_end`: a request to a chat-completions, responses or
 Anthropic Messages path, through httpx/httpx2 (openai, anthropic, litellm), aiohttp, or http.client (urllib,
 requests); `step` names the executed step it was made in, 0 if none, so calls in flight at once are told
-apart), every context operation (`op`: run, run_typed, sleep) and every real execution of a
+apart), every context operation (`op`: run, run_typed, sleep, a call or send of another handler, and the
+state's get, set, clear, clear_all, state_keys) and every real execution of a
 `ctx.run`/`ctx.run_typed` action (`step_start`/`step_end`; a step replayed from the journal does not
 execute, so it logs nothing). Nothing is added to the requests: the stub counts each agent's calls on its
 own lane.
@@ -375,10 +376,34 @@ def _instrument_context(log: _StepLog) -> None:
         op(self, "sleep", str(kwargs.get("name") or ""))
         return original_sleep(self, *args, **kwargs)
 
+    def state(kind: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        """ctx.get / set / clear / clear_all / state_keys: each one command in the journal (a get of a
+        Virtual Object's state, which the server sends with the invocation, is answered at once), so the
+        timeline counts the journal's entries right for an agent that keeps its conversation in state."""
+
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            op(self, kind, str(args[0]) if args and isinstance(args[0], str) else "")
+            return original(self, *args, **kwargs)
+
+        return call
+
+    original_raw_call = Ctx.do_raw_call
+
+    def raw_call(self: Any, service: str, handler: str, *args: Any, **kwargs: Any) -> Any:
+        """Every call and send of another handler (service_call, object_send, generic_call, ...)."""
+        send = kwargs.get("send", args[5] if len(args) > 5 else False)
+        op(self, "send" if send else "call", f"{service}/{handler}")
+        return original_raw_call(self, service, handler, *args, **kwargs)
+
     for attribute, method in (
         ("run", step(original_run)),
         ("run_typed", step(original_run_typed)),
         ("sleep", sleep),
+        ("do_raw_call", raw_call),
+        *(
+            (name, state(name, getattr(Ctx, name)))
+            for name in ("get", "set", "clear", "clear_all", "state_keys")
+        ),
     ):
         setattr(Ctx, attribute, method)
 

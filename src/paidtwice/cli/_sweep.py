@@ -183,6 +183,10 @@ def sweep(
             --input '"What should I wear in Paris today?"' --script examples/ts_agent/script.toml
     """
     payload = _own_input(app, command, cmd_dir, service, handler, variations, scripts, input_json)
+    # Else the app's import fails for want of its module, which blames the module, not the directory.
+    for flag, directory in (("--app-dir", app_dir if app else None), ("--cwd", cmd_dir)):
+        if directory is not None and not directory.is_dir():
+            raise BadInput(f"{flag} {directory} is not a directory")
     if key is not None and app is None and command is None:
         raise BadInput("--key goes with --app or --cmd")
     own = app is not None or command is not None

@@ -42,6 +42,8 @@ _HOLD_SECONDS = 60.0
 """A held call stays open this long; the kill ends it much sooner (the stub sees the caller leave)."""
 _MOMENT_TIMEOUT = 60.0
 _SETTLE_TIMEOUT = 180.0
+_FAILED_ATTEMPTS = 5
+"""A clean run whose handler failed this many attempts is broken, not slow: the sweep stops and says why."""
 
 NO_MODEL_CALL = "no model call reached the stub: does the app read OPENAI_BASE_URL or ANTHROPIC_BASE_URL?"
 """Why a sweep stops when its clean run made no model call: it would have nothing to check."""
@@ -282,18 +284,22 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
     """Wait until the clean run completes or pauses, a call goes unanswered, or it fails before any model
     call."""
 
-    def failed_before_any_model_call() -> bool:
-        """A model client that does not reach the stub fails the handler; it would retry for good."""
-        if run.lane.model_calls():
-            return False
-        return any(a.last_event == "error" for a in run.agent.attempts(run.invocation_id))
+    def failed_attempts() -> int:
+        return sum(1 for a in run.agent.attempts(run.invocation_id) if a.last_event == "error")
 
+    def failing() -> bool:
+        """A model client that does not reach the stub fails the handler at once; any other error, attempt
+        after attempt. Either would retry for good."""
+        failed = failed_attempts()
+        return failed >= _FAILED_ATTEMPTS or (failed > 0 and not run.lane.model_calls())
+
+    name = f"{run.target.service}/{run.target.handler}"
     try:
         _wait(
             lab,
             stop,
             f"clean run {run.invocation_id} to settle",
-            lambda: settled(watch.last) or bool(_unanswered(run.lane)) or failed_before_any_model_call(),
+            lambda: settled(watch.last) or bool(_unanswered(run.lane)) or failing(),
             timeout=_SETTLE_TIMEOUT,
         )
     except ExperimentError:
@@ -303,10 +309,26 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         status = row.status if row is not None else "unknown"
         lab.admin.kill(run.invocation_id)
         raise UsageError(
-            f"the clean run of {run.target.service}/{run.target.handler} did not finish within "
-            f"{_SETTLE_TIMEOUT:.0f}s: it is {status} {last}; a sweep needs a handler that finishes on its "
-            "own (not one waiting for an awakeable, a promise or a service the app does not serve)"
+            f"the clean run of {name} did not finish within {_SETTLE_TIMEOUT:.0f}s: it is {status} {last}"
+            f"{_failure_of(row)}; a sweep needs a handler that finishes on its own (not one waiting for an "
+            "awakeable, a promise or a service the app does not serve)"
         ) from None
+    if run.lane.model_calls() and failed_attempts() >= _FAILED_ATTEMPTS and not settled(watch.last):
+        row = lab.sql.invocation(run.invocation_id)
+        lab.admin.kill(run.invocation_id)
+        raise UsageError(
+            f"the clean run of {name} fails: {failed_attempts()} attempts ended in an error"
+            f"{_failure_of(row)}; a sweep needs a handler that completes without a crash"
+        )
+
+
+def _failure_of(row: InvocationRow | None) -> str:
+    """', the last attempt failed: MESSAGE' (its first line, cut short), when the server kept one."""
+    message = (row.last_failure or "").strip() if row is not None else ""
+    if not message:
+        return ""
+    line = message.splitlines()[0]
+    return f", the last attempt failed: {line if len(line) <= 300 else line[:297] + '...'}"
 
 
 def _check_clean(lab: Lab, run: SweepRun, target: SweepTarget, watch: AttemptWatch) -> str:

@@ -17,7 +17,15 @@ from typing import Any
 
 from paidtwice.lab._records import CrashKind, CrashPoint
 
-__all__ = ["StepEvent", "derive_points", "model_calls_in_steps", "read_step_log", "step_runs"]
+__all__ = ["STATE_OPS", "StepEvent", "derive_points", "model_calls_in_steps", "read_step_log", "step_runs"]
+
+STATE_OPS = frozenset({"get", "set", "clear", "clear_all", "state_keys"})
+"""The host's operations on a Virtual Object's or a Workflow's state: each one journal entry, sent with the
+next operation that waits on the server."""
+_ENTRIES = {"sleep": 2, "call": 3, "send": 2}
+"""Journal entries an operation adds by the time the handler goes on past it: a sleep's command and its
+completion; a call's command, the callee's invocation id and its result; a send's command and the id.
+Any other operation (a step's command, a state command), one."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +39,7 @@ class StepEvent:
     name: str
     """A step's or an operation's name; a gate line's gate."""
     kind: str
-    """An operation's kind ("run", "sleep", ...)."""
+    """An operation's kind ("run", "sleep", "call", "send", or one of `STATE_OPS`)."""
     at: float
     """Wall-clock time it happened."""
     step: int = 0
@@ -244,6 +252,7 @@ class _Walk:
         self.tool_starts = tool_starts
         self.found: list[CrashPoint] = []
         self.entries = 1  # the input
+        self.unsent = 0  # state commands made, not sent to the server yet
         self.counts = {"model_start": 0, "model_end": 0, "step_start": 0}
         self.in_step: StepEvent | None = None
         self.last_step = ""
@@ -298,7 +307,7 @@ class _Walk:
         if event.event in self.counts:
             self.counts[event.event] += 1
         if event.event == "op":
-            self.entries += 2 if event.kind == "sleep" else 1
+            self.entries += _ENTRIES.get(event.kind, 1)
         elif event.event == "step_end":
             self.last_step = event.name
             self.entries += 1
@@ -339,10 +348,21 @@ class _Walk:
             self._add("model-returned", name, gate=f"model:{event.n}:after")
 
     def _op(self, i: int, event: StepEvent) -> None:
-        follows_op = i > 0 and self.events[i - 1].event == "op" and self.events[i - 1].kind != "sleep"
+        # A pause or a call waited on the server: what follows is a moment of its own.
+        waited = ("sleep", "call")
+        follows_op = i > 0 and self.events[i - 1].event == "op" and self.events[i - 1].kind not in waited
         if not follows_op:
             self._after_entry(f"op:{event.n}:before")
-        self.entries += 1  # its command
+        if event.kind in STATE_OPS:
+            # Answered at once (a Virtual Object's state comes with the invocation), so nothing is sent:
+            # its command reaches the journal with the next operation's.
+            self.unsent += 1
+            return
+        self.entries += self.unsent + 1  # its command, and the state's before it
+        self.unsent = 0
+        if event.kind in ("call", "send"):
+            # The handler went on: the callee's invocation id (and a call's result) came back.
+            self.entries += _ENTRIES[event.kind] - 1
         if event.kind == "sleep":
             after = f" after {self.last_step}" if self.last_step else ""
             self.begins = event.at

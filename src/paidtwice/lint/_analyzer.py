@@ -22,13 +22,22 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from paidtwice.lint._index import FunctionNode, ModuleInfo, attr_chain, dotted_name, index_module
-from paidtwice.lint._rules import CODES, DEFAULT_CODES, PARSE_ERROR
+from paidtwice.lint._index import FunctionNode, ModuleInfo, Scope, attr_chain, dotted_name, index_module
+from paidtwice.lint._rules import (
+    CODES,
+    DEFAULT_CODES,
+    PARSE_ERROR,
+    PYDANTIC_AGENTS,
+    PYDANTIC_TOOL_DECORATORS,
+    TOOL_DECORATORS,
+)
 from paidtwice.lint._walker import Project, Walker
 
 __all__ = ["Finding", "LintResult", "lint_paths", "lint_source"]
 
 _HANDLER_DECORATORS = {"handler", "main"}
+_ROLES = {"handler": "handler", "tool": "agent tool"}
+"""How a finding names where it is: a handler, or a tool an agent's run calls (again on every replay)."""
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".tox", ".nox", ".mypy_cache"}
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
@@ -101,11 +110,46 @@ def _handlers(module: ModuleInfo) -> Iterator[tuple[FunctionNode, str | None]]:
             yield function, None
 
 
+def _tools(module: ModuleInfo) -> Iterator[FunctionNode]:
+    """Every function the module makes an agent's tool (`@function_tool`, `@tool`, `@agent.tool_plain`),
+    except those of a pydantic-ai agent that `RestateAgent(agent, auto_wrap_tools=True)` runs in steps."""
+    scope = Scope(module, {})
+    wrapped = set()
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Call) and scope.qualify(node.func) == "restate.ext.pydantic.RestateAgent":
+            auto = any(
+                k.arg == "auto_wrap_tools" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in node.keywords
+            )
+            if auto and node.args and isinstance(node.args[0], ast.Name):
+                wrapped.add(node.args[0].id)
+
+    def tool(function: FunctionNode) -> bool:
+        for decorator in function.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if scope.qualify(target) in TOOL_DECORATORS:
+                return True
+            base, attrs = attr_chain(target)
+            if (
+                isinstance(base, ast.Name)
+                and attrs in ([name] for name in PYDANTIC_TOOL_DECORATORS)
+                and module.instances.get(base.id) in PYDANTIC_AGENTS
+                and base.id not in wrapped
+            ):
+                return True
+        return False
+
+    for function in module.functions.values():
+        if tool(function):
+            yield function
+
+
 def _analyze(project: Project, module: ModuleInfo) -> tuple[list[Finding], int]:
     findings: dict[tuple[int, str], Finding] = {}
     handlers = 0
-    for function, self_class in _handlers(module):
-        handlers += 1
+    roots = [(f, c, "handler") for f, c in _handlers(module)] + [(f, None, "tool") for f in _tools(module)]
+    for function, self_class, role in roots:
+        handlers += role == "handler"
         walker = Walker(project, module, function, self_class)
         walker.walk_body()
         for effect, node in walker.found:
@@ -121,7 +165,7 @@ def _analyze(project: Project, module: ModuleInfo) -> tuple[list[Finding], int]:
                 line,
                 getattr(node, "col_offset", 0) + 1,
                 effect.code,
-                f"{rule.kind}: {effect.what} in handler {function.name}()",
+                f"{rule.kind}: {effect.what} in {_ROLES[role]} {function.name}()",
             )
     return list(findings.values()), handlers
 

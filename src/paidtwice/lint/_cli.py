@@ -58,6 +58,11 @@ def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select:
         raise BadInput(f"unknown code {unknown[0]} (known: {', '.join(CODES)})")
     if not paths:
         raise BadInput("give at least one file or directory to lint")
+    for path in paths:
+        if Path(path).is_file() and not _python_file(Path(path)):
+            raise BadInput(
+                f"{path} is not a Python file (a .py file, or a script whose first line runs python)"
+            )
     try:
         result = lint_paths(list(paths), select=codes or None)
     except FileNotFoundError as err:
@@ -87,3 +92,12 @@ def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select:
         )
     if result.findings:
         raise SystemExit(1)
+
+
+def _python_file(path: Path) -> bool:
+    """A .py (or .pyi) file, or a script with a python shebang (pre-commit passes those as Python)."""
+    if path.suffix in (".py", ".pyi"):
+        return True
+    with path.open("rb") as file:
+        first = file.readline(200)
+    return first.startswith(b"#!") and b"python" in first

@@ -9,9 +9,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paidtwice.lint._rules import (
+    AGENT_CLASSES,
+    AGENT_WITH_MODEL,
+    CHAT_MODEL,
     CLIENT_CLASSES,
     LANGCHAIN_AGENT,
+    LANGCHAIN_AGENT_MAKERS,
+    LANGCHAIN_CHAIN,
+    RESTATE_CONTEXT,
     RESTATE_MIDDLEWARE,
+    RUN_CONFIG_CLASSES,
+    RUN_CONFIG_WITH_MODEL,
+    context_getter,
     derived_model,
     model_class,
 )
@@ -180,6 +189,8 @@ class Scope:
         self.module = module
         self.local_instances = local_instances
         self.local_functions: dict[str, FunctionNode] = {}
+        self._factories: set[str] = set()
+        """Factories being read, against a factory that calls itself."""
 
     def qualify(self, node: ast.expr) -> str | None:
         """`h.post` with `import httpx as h` -> "httpx.post"; None when not a dotted name."""
@@ -204,6 +215,8 @@ class Scope:
         """The class an expression makes an instance of, when it is a known client or an in-tree class."""
         if isinstance(value, ast.Await):
             value = value.value
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.BitOr):
+            return self._chain(value)
         if not isinstance(value, ast.Call):
             return None
         qualified = self.qualify(value.func)
@@ -212,19 +225,66 @@ class Scope:
             base, attrs = attr_chain(value.func)
             made = self.constructed(base) if isinstance(base, ast.Call) else self.instance(base)
             return made if made is not None and derived_model(made, attrs) else None
-        if qualified == LANGCHAIN_AGENT:
+        if qualified in LANGCHAIN_AGENT_MAKERS:
             return None if self._restate_middleware(value) else LANGCHAIN_AGENT
+        if context_getter(qualified):
+            return RESTATE_CONTEXT
         if qualified in CLIENT_CLASSES:
             return qualified
         made = model_class(qualified)
         if made is not None:
             return made
+        if qualified in AGENT_CLASSES | RUN_CONFIG_CLASSES:
+            if not self._model_instance(value):
+                return qualified
+            return AGENT_WITH_MODEL if qualified in AGENT_CLASSES else RUN_CONFIG_WITH_MODEL
+        factory = self._factory(qualified)
+        if factory is not None:
+            return factory
         if qualified.startswith("restate.") and qualified.rsplit(".", 1)[-1] in _SERVICE_CLASSES:
             return "restate." + qualified.rsplit(".", 1)[-1]
         if qualified in {"random.Random", "random.SystemRandom"}:
             return "random.Random"
         # Something that looks like a class: an in-tree one is resolved where its methods are called.
         return qualified if qualified.rsplit(".", 1)[-1][:1].isupper() else None
+
+    def made(self, node: ast.expr) -> str | None:
+        """What an expression holds: an instance made here, or one a name holds."""
+        return self.constructed(node) if isinstance(node, ast.Call | ast.BinOp) else self.instance(node)
+
+    def _chain(self, value: ast.BinOp) -> str | None:
+        """`prompt | model | parser`: a chain that calls the model when it runs, if a chat model (or an
+        agent) is in it."""
+        parts = (self.made(value.left), self.made(value.right))
+        return LANGCHAIN_CHAIN if {CHAT_MODEL, LANGCHAIN_AGENT, LANGCHAIN_CHAIN} & set(parts) else None
+
+    def _factory(self, qualified: str) -> str | None:
+        """What a function of this module returns, when it returns a known client: `get_model()` that makes
+        (and maybe caches) a chat model. Its return statements are read, else its return annotation."""
+        module_name, _, name = qualified.rpartition(".")
+        function = self.module.functions.get(name) if module_name == self.module.name else None
+        if function is None or name in self._factories:
+            return None
+        self._factories.add(name)  # a factory calling itself, or two calling each other
+        try:
+            for node in ast.walk(function):
+                if isinstance(node, ast.Return) and node.value is not None:
+                    made = self.made(node.value)
+                    if made in CLIENT_CLASSES:
+                        return made
+            annotated = self.qualify(function.returns) if function.returns is not None else None
+            if annotated is not None and annotated in CLIENT_CLASSES:
+                return annotated
+            return model_class(annotated) if annotated is not None else None
+        finally:
+            self._factories.discard(name)
+
+    def _model_instance(self, call: ast.Call) -> bool:
+        """Agent(..., model=X) or RunConfig(model=X), X a model object, not a name for the provider."""
+        for keyword in call.keywords:
+            if keyword.arg == "model":
+                return isinstance(keyword.value, ast.Call) or self.instance(keyword.value) is not None
+        return False
 
     def instance(self, node: ast.expr) -> str | None:
         """The class of the instance a bare name holds (a local one first), if known."""

@@ -9,15 +9,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "AGENT_CLASSES",
+    "AGENT_WITH_MODEL",
     "CHAT_MODEL",
     "CODES",
     "DEFAULT_CODES",
+    "DURABLE_RUNNER_RUN",
     "IDEMPOTENCY_HEADER",
     "LANGCHAIN_AGENT",
+    "LANGCHAIN_AGENT_MAKERS",
+    "LANGCHAIN_CHAIN",
     "OFF_BY_DEFAULT",
     "PARSE_ERROR",
     "RESTATE_MIDDLEWARE",
+    "RUN_CONFIG_CLASSES",
+    "RUN_CONFIG_WITH_MODEL",
     "Rule",
+    "context_getter",
     "derived_model",
     "match_call",
     "match_method",
@@ -164,11 +172,23 @@ _MODEL_CLIENTS = {
 }
 # Agents and chat models of the frameworks: their run / invoke methods call the model.
 _PYDANTIC_AGENTS = {"pydantic_ai.Agent", "pydantic_ai.agent.Agent"}
+PYDANTIC_AGENTS = frozenset(_PYDANTIC_AGENTS)
 _PYDANTIC_RUNS = {"run", "run_sync", "run_stream", "run_stream_events", "iter"}
 CHAT_MODEL = "langchain.chat_model"
 """What lint calls any LangChain chat model: ChatOpenAI(...), init_chat_model(...), model.bind_tools(...)."""
 LANGCHAIN_AGENT = "langchain.agents.create_agent"
-"""An agent from LangChain's create_agent without Restate's middleware: its model calls are not journaled."""
+"""An agent from LangChain's create_agent without Restate's middleware (or LangGraph's prebuilt
+create_react_agent, which takes none): its model calls are not journaled."""
+LANGCHAIN_AGENT_MAKERS = {
+    LANGCHAIN_AGENT,
+    "langchain.agents.factory.create_agent",
+    "langgraph.prebuilt.create_react_agent",
+    "langgraph.prebuilt.chat_agent_executor.create_react_agent",
+}
+"""The functions that make such an agent."""
+LANGCHAIN_CHAIN = "langchain.chain"
+"""What lint calls a LangChain runnable sequence with a chat model or an agent in it (`prompt | model`): its
+invoke calls the model."""
 _LANGCHAIN_MODEL_MODULES = (
     "langchain_openai.",
     "langchain_anthropic.",
@@ -193,6 +213,39 @@ _LANGCHAIN_DERIVED = {"bind_tools", "bind", "with_structured_output", "with_retr
 """Methods of a chat model that return another chat model."""
 RESTATE_MIDDLEWARE = "restate.ext.langchain.RestateMiddleware"
 
+DURABLE_RUNNER_RUN = "restate.ext.openai.DurableRunner.run"
+RESTATE_CONTEXT = "restate.Context"
+"""What lint calls the context a tool gets from `restate_context()` (the integrations' getter)."""
+_CONTEXT_GETTERS = {"restate_context", "restate_object_context", "current_context"}
+
+
+def context_getter(qualified: str) -> bool:
+    """`restate.ext.openai.restate_context` and its kind: they return the handler's context."""
+    return qualified.startswith("restate.") and qualified.rsplit(".", 1)[-1] in _CONTEXT_GETTERS
+
+
+TOOL_DECORATORS = {
+    "agents.function_tool",
+    "agents.tool.function_tool",
+    "restate.ext.openai.durable_function_tool",
+    "restate.ext.openai.functions.durable_function_tool",
+    "langchain.tools.tool",
+    "langchain_core.tools.tool",
+}
+"""Decorators that make a function an agent's tool. A tool runs whenever the agent's run reaches it, on every
+replay too: Restate's integrations journal the model's answers, not the tools (`durable_function_tool`
+included), so a tool's side effect must be in a ctx.run action of its own."""
+PYDANTIC_TOOL_DECORATORS = {"tool", "tool_plain"}
+"""`@agent.tool` and `@agent.tool_plain` on a pydantic-ai agent (unless `RestateAgent(agent,
+auto_wrap_tools=True)` runs each in a step)."""
+AGENT_CLASSES = {"agents.Agent", "agents.agent.Agent"}
+RUN_CONFIG_CLASSES = {"agents.RunConfig", "agents.run.RunConfig", "agents.run_config.RunConfig"}
+AGENT_WITH_MODEL = "agents.Agent(model=<instance>)"
+"""An Agents SDK agent given a model instance (`OpenAIChatCompletionsModel(...)`): DurableRunner journals only
+models its provider resolves by name, so the agent calls this one plainly."""
+RUN_CONFIG_WITH_MODEL = "agents.RunConfig(model=<instance>)"
+"""A run config given a model instance: the same, for every agent of the run."""
+
 _MODEL_MODULES = ("openai.", "anthropic.")
 _MODEL_ENDINGS = {"create", "parse", "stream", "generate", "complete", "count_tokens"}
 _FILE_METHODS = {"read_text", "read_bytes", "open"}
@@ -203,7 +256,7 @@ CLIENT_CLASSES = (
     | _MODEL_CLIENTS
     | _PATH_CLASSES
     | _PYDANTIC_AGENTS
-    | {"random.Random", CHAT_MODEL, LANGCHAIN_AGENT}
+    | {"random.Random", CHAT_MODEL, LANGCHAIN_AGENT, LANGCHAIN_CHAIN}
 )
 """Classes whose instances lint tracks through variables."""
 
@@ -267,6 +320,6 @@ def match_method(instance_of: str, chain: list[str]) -> str | None:
         return "PT003"
     if instance_of in _PYDANTIC_AGENTS and chain[-1] in _PYDANTIC_RUNS:
         return "PT001"
-    if instance_of in (CHAT_MODEL, LANGCHAIN_AGENT) and chain[-1] in _LANGCHAIN_CALLS:
+    if instance_of in (CHAT_MODEL, LANGCHAIN_AGENT, LANGCHAIN_CHAIN) and chain[-1] in _LANGCHAIN_CALLS:
         return "PT001"
     return None

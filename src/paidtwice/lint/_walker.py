@@ -16,7 +16,16 @@ from paidtwice.lint._index import (
     attr_chain,
     index_module,
 )
-from paidtwice.lint._rules import CLIENT_CLASSES, DEFAULT_CODES, match_call, match_method
+from paidtwice.lint._rules import (
+    AGENT_WITH_MODEL,
+    CLIENT_CLASSES,
+    DEFAULT_CODES,
+    DURABLE_RUNNER_RUN,
+    RESTATE_CONTEXT,
+    RUN_CONFIG_WITH_MODEL,
+    match_call,
+    match_method,
+)
 from paidtwice.lint._writes import writes_without_key
 
 __all__ = ["Project", "Walker"]
@@ -204,7 +213,10 @@ class Walker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _is_context(self, node: ast.expr) -> bool:
-        """A parameter (ctx, or however the handler names it) that is not a known client or module."""
+        """A parameter (ctx, or however the handler names it) that is not a known client or module; or the
+        context a tool gets from the integrations' `restate_context()`."""
+        if self.scope.made(node) == RESTATE_CONTEXT:
+            return True
         return (
             isinstance(node, ast.Name)
             and node.id in self.params
@@ -269,6 +281,11 @@ class Walker(ast.NodeVisitor):
             self._call(ast.copy_location(ast.Call(func=offloaded, args=[], keywords=[]), node))
             return
         qualified = self.scope.qualify(func)
+        if qualified == DURABLE_RUNNER_RUN:
+            unjournaled = self._unjournaled_model(node)
+            if unjournaled is not None:
+                self._found("PT001", f"{qualified} with {unjournaled}", node)
+            return
         if qualified is not None:
             code = match_call(qualified)
             if code is not None:
@@ -298,6 +315,22 @@ class Walker(ast.NodeVisitor):
                     node, f"{klass.name}.{chain[0]}", owner, klass.methods[chain[0]], klass.qualified
                 )
 
+    def _unjournaled_model(self, run: ast.Call) -> str | None:
+        """What DurableRunner.run(agent, input, run_config=...) runs outside the journal: a model instance on
+        the agent or in the run config (it journals only models its provider resolves by name)."""
+        agent = run.args[0] if run.args else None
+        config = None
+        for keyword in run.keywords:
+            if keyword.arg == "starting_agent":
+                agent = keyword.value
+            elif keyword.arg == "run_config":
+                config = keyword.value
+        if agent is not None and self.scope.made(agent) == AGENT_WITH_MODEL:
+            return "an agent given a model instance (journaled only when named: model='gpt-4o-mini')"
+        if config is not None and self.scope.made(config) == RUN_CONFIG_WITH_MODEL:
+            return "a run config given a model instance (journaled only when named: model='gpt-4o-mini')"
+        return None
+
     def _offloaded(self, node: ast.Call) -> ast.expr | None:
         """The function `asyncio.to_thread(f, ...)` or `loop.run_in_executor(executor, f, ...)` runs."""
         if self.scope.qualify(node.func) in _TO_THREAD and node.args:
@@ -312,8 +345,9 @@ class Walker(ast.NodeVisitor):
 
     def _instance_of(self, base: ast.expr, attrs: list[str]) -> tuple[str, list[str]] | None:
         """(class, remaining attribute chain) when the call's receiver is a known instance."""
-        if isinstance(base, ast.Call):
-            made = self.scope.constructed(base)  # Path("x").read_text(), httpx.Client().get(...)
+        if isinstance(base, ast.Call | ast.BinOp):
+            # Path("x").read_text(), httpx.Client().get(...), (prompt | model).invoke(...)
+            made = self.scope.constructed(base)
             return (made, list(attrs)) if made in CLIENT_CLASSES else None
         if not isinstance(base, ast.Name):
             return None
@@ -340,13 +374,10 @@ class Walker(ast.NodeVisitor):
         self_class: str | None,
     ) -> None:
         for effect in self.project.summary(module, function, self_class):
-            where = f"{Path(effect.path).name}:{effect.line}"
-            self.found.append(
-                (
-                    Effect(effect.code, f"{name}() calls {effect.what} ({where})", effect.path, effect.line),
-                    node,
-                )
-            )
+            where = f"({Path(effect.path).name}:{effect.line})"
+            # Said once, after the innermost call, however deep the helpers go.
+            what = effect.what if effect.what.endswith(where) else f"{effect.what} {where}"
+            self.found.append((Effect(effect.code, f"{name}() calls {what}", effect.path, effect.line), node))
 
     def _found(self, code: str, what: str, node: ast.AST) -> None:
         line = getattr(node, "lineno", 0)

@@ -29,6 +29,7 @@ from paidtwice._exceptions import ServerStartError
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.stub._ledger import INVOCATION_HEADER, Booking, Ledger, ModelCall, ToolRun
 from paidtwice.stub._scripts import SCRIPTS, Answer, Script, UnansweredCall
+from paidtwice.stub._stream import stream_events, wants_stream
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage, estimate_completion, estimate_prompt
 
 __all__ = ["UNANSWERED_STATUS", "Lane", "StubModel"]
@@ -326,7 +327,10 @@ class StubModel:
             payload = _response(request, messages, answer, turn)
         else:
             payload = _completion(request, messages, answer, turn, record.usage)
-        await _respond(send, answer.status, payload)
+        if answer.status == 200 and wants_stream(request):
+            await _respond_events(send, stream_events(api, request, payload))
+        else:
+            await _respond(send, answer.status, payload)
         self.ledger.close_model_call(slot, delivered=True)
 
     async def _book(self, lane: Lane, invocation_id: str, key: str, receive: Receive, send: Send) -> None:
@@ -568,6 +572,18 @@ async def _respond(send: Send, status: int, payload: dict[str, Any]) -> None:
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
             ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _respond_events(send: Send, body: bytes) -> None:
+    """A streamed answer: its whole event stream in one body (the clients read it event by event)."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
         }
     )
     await send({"type": "http.response.body", "body": body})

@@ -33,3 +33,19 @@ async def answer_wrapped_here(ctx: restate.Context, question: str) -> str:
     wrapped = RestateAgent(Agent("openai:gpt-4o-mini"))
     result = await wrapped.run(question)
     return result.output
+
+
+def make_agent() -> Agent:
+    return Agent("openai:gpt-4o-mini", instructions="Be concise.")
+
+
+@support.handler()
+async def answer_from_factory(ctx: restate.Context, question: str) -> str:
+    result = await make_agent().run(question)  # expect: PT001
+    return result.output
+
+
+@support.handler()
+async def answer_streamed(ctx: restate.Context, question: str) -> str:
+    async with agent.run_stream(question) as streamed:  # expect: PT001
+        return await streamed.get_output()

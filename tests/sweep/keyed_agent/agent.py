@@ -41,4 +41,35 @@ async def run(ctx: restate.WorkflowContext, question: str) -> str:
     return f"{ctx.key()}: {noted}"
 
 
-app = restate.app([counter, trip])
+chat = restate.VirtualObject("Chat")
+
+
+@chat.handler()
+async def say(ctx: restate.ObjectContext, question: str) -> str:
+    # A conversation kept in the object's state: read first, asked outside the journal, written back.
+    history = await ctx.get("history", type_hint=list) or []
+    answer = await ask(question)
+    noted = await ctx.run_typed("note", note, text=answer)
+    ctx.set("history", [*history, question, noted])
+    return f"{ctx.key()}: {noted}"
+
+
+rates = restate.Service("Rates")
+desk = restate.Service("Desk")
+
+
+@rates.handler()
+async def rate(ctx: restate.Context, currency: str) -> float:
+    return 1.08
+
+
+@desk.handler()
+async def quote(ctx: restate.Context, question: str) -> str:
+    # A tool that is a Restate service of its own, called between the model's answer and a step.
+    answer = await ask(question)
+    factor = await ctx.service_call(rate, arg="USD")
+    noted = await ctx.run_typed("note", note, text=f"{answer} x{factor}")
+    return f"desk: {noted}"
+
+
+app = restate.app([counter, trip, chat, rates, desk])
