@@ -245,3 +245,20 @@ def test_a_replay_matches_turns_as_the_recorded_run_did(tmp_path: Path) -> None:
     assert replayed.turn_of(messages) == script.turn_of(messages)
     # ... and answers each matched turn as its next ask.
     assert replayed.answer(turn=2, ask=1, call=1).summary == script.answer(turn=2, ask=2, call=2).summary
+
+
+def test_one_turn_answering_many_calls_counts_each_call_apart(stub: StubModel, tmp_path: Path) -> None:
+    from paidtwice.lab import extra_calls
+
+    text = '[[turn]]\nwhen = "^Write the part"\ntext = "A paragraph."\nchanged = { text = "Another." }\n'
+    lane = stub.open_lane(load_script_file(write(tmp_path, text), "changed"))
+    workers = [[{"role": "user", "content": f"Write the part '{part}'"}] for part in ("a", "b", "c")]
+    # Three workers asked once each: none of them is another worker asked again.
+    assert [content(ask(lane, w)) for w in workers] == ["A paragraph."] * 3
+    # The second worker asked again changes its mind; the first and third are still on their first ask.
+    assert content(ask(lane, workers[1])) == "Another."
+    calls = lane.model_calls("inv_1")
+    assert [(c.turn, c.ask) for c in calls] == [(1, 1), (1, 1), (1, 1), (1, 2)]
+    assert len({c.asked for c in calls}) == 3 and calls[1].asked == calls[3].asked
+    # What a crash added is that one call asked again, not the workers after the first.
+    assert extra_calls(calls) == [calls[3]]

@@ -101,11 +101,12 @@ def bill(calls: Sequence[ModelCall], model: str) -> Bill:
 
 
 def extra_calls(calls: Sequence[ModelCall]) -> list[ModelCall]:
-    """The calls a crash added: all but the first delivered answer of each turn (per invocation)."""
-    kept: set[tuple[str, int]] = set()
+    """The calls a crash added: all but the first delivered answer of each call (per invocation: each turn,
+    and each call a matched turn answers, as `ModelCall.asked` tells them apart)."""
+    kept: set[tuple[str, int, str]] = set()
     extra = []
     for call in calls:
-        turn = (call.invocation_id, call.turn)
+        turn = (call.invocation_id, call.turn, call.asked)
         if call.delivered and turn not in kept:
             kept.add(turn)
         else:

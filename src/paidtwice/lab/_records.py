@@ -69,7 +69,8 @@ class ModelLogLine:
     cost_usd: float = 0.0
     """Its price, at the run's price model."""
     extra: bool = False
-    """The crash added it: it is not the first delivered answer of its turn."""
+    """The crash added it: it is not the first delivered answer of its call (its turn; for a matched turn
+    that answers many calls, the one it asked)."""
 
 
 @dataclass(frozen=True)
@@ -501,8 +502,9 @@ class PointResult:
     model_answers_at_kill: int
     """Model answers delivered to the agent before the kill (the stub's ledger)."""
     answers_asked_again: int
-    """Model calls after the kill for a turn of the conversation answered before it: answers paid for again
-    (each retry that asks again counts). Zero when every answer that had come back was journaled."""
+    """Model calls after the kill for a call answered before it (its turn, and which of the calls a matched
+    turn answers): answers paid for again (each retry that asks again counts). Zero when every answer that
+    had come back was journaled."""
     step_runs: tuple[tuple[str, int], ...]
     """Real executions of each ctx.run step, by name (the host's step log; replays excluded)."""
     extra_step_runs: int
@@ -548,7 +550,7 @@ class PointResult:
     """Their price in dollars, at `price_model`."""
     extra_cost_usd: float = 0.0
     """What a crash at this moment cost: the price of the calls it added, every call that is not the first
-    delivered answer of its turn (as for runs; with the steady script that is the cost beyond the clean
+    delivered answer of its call (as for runs; with the steady script that is the cost beyond the clean
     run's, to the token)."""
     price_model: str = ""
     """The model whose prices the dollars are at."""

@@ -503,16 +503,17 @@ class _CallsAtKill:
     answered: int
     """Answered (delivered) before the kill."""
     asked_again: int
-    """Made after the kill for a turn answered before it."""
+    """Made after the kill for a call answered before it (the same turn, and for a turn that answers many
+    calls, the same call)."""
 
 
 def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float) -> _CallsAtKill:
     answered = [c for c in calls if c.delivered and c.finished is not None and c.finished <= kill_at]
-    answered_turns = {c.turn for c in answered}
+    answered_calls = {(c.turn, c.asked) for c in answered}
     return _CallsAtKill(
         in_flight=sum(1 for c in calls if c.started < kill_at and c.delivered is False),
         answered=len(answered),
-        asked_again=sum(1 for c in calls if c.started > kill_at and c.turn in answered_turns),
+        asked_again=sum(1 for c in calls if c.started > kill_at and (c.turn, c.asked) in answered_calls),
     )
 
 

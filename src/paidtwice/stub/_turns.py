@@ -36,7 +36,9 @@ positional turns only, turns past the last one answer like the last, as before. 
 `when`, a call no turn answers is not given a default: the stub answers it with an error saying so, and the
 ledger records it. Two turns that match one call are an error too.
 
-"How often this turn was asked" counts per turn that answered, so each call has its own `changed`. Each file
+"How often this turn was asked" counts per call: per turn that answered, and for a matched turn that answers
+several calls (one `when` for every worker), per call it answers, told apart by its last user message, system
+prompt and position. So each call has its own `changed`: asked again, it changes its mind. Each file
 gives three variations: `steady` (the same answer every time), `drifting` (the same decision in other words)
 and `changed` (from the second ask of a turn on, that turn's `changed` answer).
 """
@@ -44,6 +46,7 @@ and `changed` (from the second ask of a turn on, that turn's `changed` answer).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 import tomllib
@@ -148,6 +151,16 @@ class FileScript(Script):
         raise UnansweredCall(
             f"no turn of the script answers this call: {what}, conversation turn {position} ({self.path})"
         )
+
+    def call_of(self, messages: Sequence[Any], turn: int) -> str:
+        """A matched turn may answer many calls (one `when` for every worker of an orchestrator): each is
+        told apart by what it asks (its last user message and system prompt) and its position, so that a
+        worker asked for the first time is not counted as another worker asked again."""
+        if not 1 <= turn <= len(self.turns) or self.turns[turn - 1].positional:
+            return ""
+        user, system = _prompts(messages)
+        asked = f"{conversation_turn(messages)}\0{system}\0{user}"
+        return hashlib.blake2b(asked.encode(), digest_size=8).hexdigest()
 
     def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
         spec = self.turns[turn - 1]
