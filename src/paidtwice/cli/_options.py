@@ -31,6 +31,7 @@ __all__ = [
     "results_dir_option",
     "save_journals_option",
     "server_version_option",
+    "writable",
     "write_report",
 ]
 
@@ -126,9 +127,30 @@ def default_json(results_dir: Path, stem: str) -> Path:
     return results_dir / f"{stem}-{stamp}-{os.getpid()}.json"
 
 
+def writable(path: Path | None, what: str, *, directory: bool = False) -> None:
+    """Refuse, before anything runs, a place a command could not write its results to (its directory
+    cannot be made, or is not writable): one line and exit 2, where the write would have failed with a
+    traceback after the runs."""
+    if path is None:
+        return
+    folder = path if directory else path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".{path.name}.paidtwice-probe"
+        probe.touch()
+        probe.unlink()
+    except FileExistsError:
+        raise BadInput(f"cannot write {what} to {path}: {folder} is a file, not a directory") from None
+    except OSError as err:
+        raise BadInput(f"cannot write {what} to {path}: {err.strerror or err}") from None
+
+
 def write_report(path: Path | None, title: str, sections: list[Section], sources: list[Path]) -> None:
     """The --html page, when one was asked for."""
     if path is None:
         return
-    write_html(path, title, sections, sources=[str(s) for s in sources])
+    try:
+        write_html(path, title, sections, sources=[str(s) for s in sources])
+    except OSError as err:
+        raise BadInput(f"cannot write the HTML report to {path}: {err.strerror or err}") from None
     click.echo(f"HTML report: {path}")

@@ -288,6 +288,8 @@ def _app_targets(
     if not service or not handler or script is None:
         raise UsageError("sweeping an app needs its service, its handler and a script file")
     cwd = str(Path(app_dir or ".").resolve())
+    if not Path(cwd).is_dir():
+        raise UsageError(f"no directory {app_dir} to import {app} from")
     problem = check_app(app, service, handler, cwd=cwd)
     if problem:
         raise UsageError(problem)
