@@ -176,3 +176,17 @@ def test_report_to_a_place_it_cannot_write(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("")
     line = one_line_error(["report", str(results), "-o", str(tmp_path / "a-file" / "r.html")])
     assert f"cannot write the HTML report to {tmp_path / 'a-file' / 'r.html'}: " in line
+
+
+def test_provision_says_what_each_path_is() -> None:
+    # What scripts/setup.sh prints: the server's path on stdout (read by the script), every other line
+    # in words, never a path on its own line.
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice", "provision"], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).name == "restate-server"
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines and all(not line.startswith("/") for line in lines), lines
+    assert any(line.startswith("paidtwice: restatectl installed at /") for line in lines), lines
+    assert any(line.startswith("paidtwice: Node.js installed at /") for line in lines), lines

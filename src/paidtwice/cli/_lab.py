@@ -75,9 +75,10 @@ def provision(server_version: str) -> None:
         restatectl = ensure_restatectl(echo=echo_err)
         # Node 22 for TypeScript agents (sweep --cmd puts it first on the command's PATH).
         node = ensure_node_binary(echo=echo_err)
+    # stdout is the server's path alone (scripts/setup.sh reads it); the others are said on stderr, in words.
     click.echo(str(binary))
-    click.echo(str(restatectl), err=True)
-    click.echo(str(node), err=True)
+    echo_err(f"paidtwice: restatectl installed at {restatectl}")
+    echo_err(f"paidtwice: Node.js installed at {node}")
 
 
 @click.command("experiments")
