@@ -110,3 +110,14 @@ def test_an_agent_that_journals_no_model_call_is_said_to(matrix: SweepMatrix) ->
     first_answer = next(p.order for p in matrix.points if p.kind == "model-returned")
     for point in matrix.points:
         assert (point.model_answers_at_kill > 0) == (point.order >= first_answer), point.crash_point
+
+
+def test_the_html_report_prints_signed_differences(matrix: SweepMatrix) -> None:
+    from paidtwice.report._html_sweep import sweep_sections
+
+    page = "".join(section.body for section in sweep_sections(list(matrix.points)))
+    assert "+-" not in page
+    assert not WRONG_NUMBER.search(page), WRONG_NUMBER.search(page)
+    for point in matrix.points:
+        if point.extra_model_calls < 0:
+            assert f"{count(point.extra_model_calls, 'model call', sign=True)}, " in page

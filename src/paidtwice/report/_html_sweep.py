@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from paidtwice._words import agent_name
+from paidtwice._words import agent_name, count
 from paidtwice.lab._sweep import PointResult
 from paidtwice.report._html_parts import (
     Section,
@@ -35,7 +35,8 @@ def _extra(point: PointResult, by_cost: bool) -> float:
 
 
 def _amount(value: float, by_cost: bool) -> str:
-    return f"+${value:.4f}" if by_cost else f"+{round(value, 2):g}"
+    # A replay on a shorter path adds fewer calls than none: a signed number, never "+-1".
+    return f"+${value:.4f}" if by_cost else f"{round(value, 2):+g}"
 
 
 def _point_anchor(point: PointResult) -> str:
@@ -87,8 +88,9 @@ def _heatmap(mode: str, points: Sequence[PointResult], by_cost: bool, top: float
                 f'class="tiny">{esc(status)}</text>'
                 f"<title>{esc(mode)}/{esc(script)} #{point.order} {esc(point.crash_point)}: "
                 f"{esc(point.status)}, "
-                f"{point.extra_model_calls:+d} model calls, {point.extra_step_runs:+d} step runs, "
-                f"{point.mismatches} mismatches</title></g></a>"
+                f"{count(point.extra_model_calls, 'model call', sign=True)}, "
+                f"{count(point.extra_step_runs, 'step run', sign=True)}, "
+                f"{count(point.mismatches, 'mismatch', 'mismatches')}</title></g></a>"
             )
     out.append("</svg>")
     return "".join(out)
@@ -108,7 +110,7 @@ def _summary(points: Sequence[PointResult], by_cost: bool) -> tuple[str, ...]:
         str(n),
         f"{n - outside_at}/{n}",
         f"{kept}/{n}",
-        f"{outside} at {outside_at} points",
+        f"{outside} at {count(outside_at, 'point')}",
         str(flight),
         str(differ),
         str(stuck),
@@ -183,10 +185,11 @@ def _point_details(point: PointResult) -> str:
         f'<section class="point" id="{anchor}"><h3>{esc(point.mode)}/{esc(point.script)} '
         f"#{point.order}: {esc(point.crash_point)}</h3>"
         f"<p><b>{esc(point.status)}</b>{_answer_words(point)}; "
-        f"{point.extra_model_calls:+d} model calls ({point.model_calls_in_flight} cut off in flight), "
-        f"{point.extra_step_runs:+d} step runs, {point.attempts} attempts, "
-        f"{point.mismatches} mismatches; "
-        f"journal held {point.journal_at_kill} entries at the kill "
+        f"{count(point.extra_model_calls, 'model call', sign=True)} "
+        f"({point.model_calls_in_flight} cut off in flight), "
+        f"{count(point.extra_step_runs, 'step run', sign=True)}, {count(point.attempts, 'attempt')}, "
+        f"{count(point.mismatches, 'mismatch', 'mismatches')}; "
+        f"journal held {count(point.journal_at_kill, 'entry', 'entries')} at the kill "
         f"({landed}). "
         f'<code>{esc(point.invocation_id)}</code> <a href="#sweep">back to the heatmap</a></p>'
         + timeline_svg(timeline_of(point, f"timeline-{anchor}"))
