@@ -253,13 +253,16 @@ class _Walk:
         self.groups = {group.first: group for group in _parallel_groups(events)}
         self.group: _Group | None = None
         self.group_entries = 0
+        self.pauses: set[int] = set()
+        """The sleeps the handler waited out (their completion journaled before it went on)."""
 
     def points(self) -> list[CrashPoint]:
         for i, event in enumerate(self.events):
             # An "after entry" moment began when the event before it ended (a pause ends only when the
             # handler goes on, at this event); every other moment begins at its own event.
             before = self.events[i - 1] if i > 0 else None
-            self.begins = before.at if before is not None and before.kind != "sleep" else event.at
+            paused = before is not None and before.kind == "sleep" and before.n in self.pauses
+            self.begins = before.at if before is not None and not paused else event.at
             if self.group is None and i in self.groups:
                 self.group, self.group_entries = self.groups[i], self.entries
             if self.group is not None:
@@ -298,7 +301,10 @@ class _Walk:
         if event.event in self.counts:
             self.counts[event.event] += 1
         if event.event == "op":
-            self.entries += 2 if event.kind == "sleep" else 1
+            self.entries += 1
+            if event.kind == "sleep" and self._waited_out():
+                self.pauses.add(event.n)
+                self.entries += 1
         elif event.event == "step_end":
             self.last_step = event.name
             self.entries += 1
@@ -338,12 +344,21 @@ class _Walk:
             name = f"after model call {event.n} returned (not journaled)"
             self._add("model-returned", name, gate=f"model:{event.n}:after")
 
+    def _waited_out(self) -> bool:
+        """Did the handler wait for the sleep whose command was just counted? A sleep awaited alone is a
+        pause: its completion is the next entry. A timer raced against other work (`restate.select` with a
+        timeout) is not: the work goes on at once, and a timer that lost gets no completion before it."""
+        following = self.journal[self.entries] if self.entries < len(self.journal) else None
+        return following is None or following.startswith("Notification: Sleep")
+
     def _op(self, i: int, event: StepEvent) -> None:
-        follows_op = i > 0 and self.events[i - 1].event == "op" and self.events[i - 1].kind != "sleep"
+        before = self.events[i - 1] if i > 0 else None
+        follows_op = before is not None and before.event == "op" and before.n not in self.pauses
         if not follows_op:
             self._after_entry(f"op:{event.n}:before")
         self.entries += 1  # its command
-        if event.kind == "sleep":
+        if event.kind == "sleep" and self._waited_out():
+            self.pauses.add(event.n)
             after = f" after {self.last_step}" if self.last_step else ""
             self.begins = event.at
             self._add("pause", f"in pause{after}", pause_op=event.n)
