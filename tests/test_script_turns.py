@@ -195,6 +195,9 @@ def test_a_matched_conversation_with_a_tool_loop_answers_by_position(stub: StubM
         ('[[turn]]\nwhen_system = ["x"]\ntext = "a"\n', 2, "must be a non-empty regular expression"),
         ('[[turn]]\ntext = "a"\nposition = 2\n', 1, "`position` goes with `when` or `when_system`"),
         ('[[turn]]\nwhen = "a"\nposition = 0\ntext = "a"\n', 2, "`position` must be a conversation turn"),
+        ('[[turn]]\nwehn = "^Plan"\ntext = "a"\n', 1, "unknown key `wehn` (known: text, tool, arguments"),
+        ('[[turn]]\ntext = "a"\nchange = { text = "b" }\n', 1, "unknown key `change` (known: "),
+        ('[[turn]]\ntext = "a"\nchanged = { txt = "b" }\n', 1, "(changed): unknown key `txt` (known: text, "),
     ],
 )
 def test_bad_patterns_name_the_file_and_line(tmp_path: Path, text: str, line: int, message: str) -> None:

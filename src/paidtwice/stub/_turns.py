@@ -62,6 +62,9 @@ __all__ = ["VARIATIONS", "FileScript", "ScriptFileError", "Turn", "load_script_f
 
 VARIATIONS = ("steady", "drifting", "changed")
 
+_ANSWER_KEYS = ("text", "tool", "arguments", "usage")
+_TURN_KEYS = (*_ANSWER_KEYS, "drift", "changed", "when", "when_system", "position")
+
 
 @dataclass(frozen=True)
 class Turn:
@@ -198,6 +201,12 @@ def _answer(raw: Any, where: str) -> Answer:
     )
 
 
+def _known_keys(raw: Any, known: Sequence[str], where: str) -> None:
+    unknown = sorted(set(raw) - set(known)) if isinstance(raw, dict) else []
+    if unknown:
+        raise ScriptFileError(f"{where}: unknown key `{unknown[0]}` (known: {', '.join(known)})")
+
+
 def _usage(raw: Any, where: str) -> dict[str, int]:
     """A turn's `usage` table: prompt_tokens and/or completion_tokens, each a non-negative integer."""
     if not isinstance(raw, dict):
@@ -268,6 +277,11 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
         header, when_line = lines[number - 1] if number <= len(lines) else (0, None)
         line = when_line or header
         where = f"{path}:{line}: turn {number}" if line else f"{path} turn {number}"
+        # A misspelt key would be ignored: `wehn` would make the turn positional, `change` a turn that
+        # never changes its mind, and the sweep would measure another script than the one meant.
+        _known_keys(raw, _TURN_KEYS, where)
+        if isinstance(raw, dict) and isinstance(raw.get("changed"), dict):
+            _known_keys(raw["changed"], _ANSWER_KEYS, where + " (changed)")
         answer = _answer(raw, where)
         drift = raw.get("drift", [])
         if not isinstance(drift, list) or not all(isinstance(d, str) for d in drift):
