@@ -166,6 +166,8 @@ def test_a_replay_call_no_turn_answers_is_in_the_report(lab: Lab, tmp_path: Path
         assert "system prompt 'You are a technical support specialist." in reason
         assert f"#{point.order}: {reason}" in report
     assert matrix.points[0].status == "completed" and not matrix.points[0].unanswered
+    unanswered = len(matrix.points) - 1
+    assert f"; {unanswered} ended unanswered (a call no turn of the script answers" in report
 
 
 CLASSIFY_ONLY = '[[turn]]\nwhen = "(?i)support team"\ntext = "<selection>billing</selection>"\n'

@@ -666,6 +666,13 @@ class SweepMatrix:
             if paused
             else "none ended paused or stuck"
         )
+        unanswered = sum(1 for p in self.points if p.status == "unanswered")
+        if unanswered:
+            # Not measured to the end: the replay asked a call the script has no answer for.
+            stuck += (
+                f"; {unanswered} ended unanswered (a call no turn of the script answers, listed above): "
+                "not measured to the end"
+            )
         return [
             f"survived: the input at {n}/{n} points (every replay starts from it); completed context steps "
             f"at {steps_kept}/{n} (not run again); {answers}",
