@@ -483,7 +483,8 @@ class PointResult:
     kind: CrashKind
     """Its kind (see CrashKind)."""
     mode: str
-    """Agent mode ("naive", "journaled", "app" for a user's app, or a command's label: SweepTarget.mode)."""
+    """Agent mode ("naive", "journaled", "SERVICE/HANDLER" for a user's app, or a command's label:
+    SweepTarget.mode)."""
     script: str
     """Stub script (steady, drifting, changed)."""
     status: str

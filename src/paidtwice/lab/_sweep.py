@@ -293,7 +293,9 @@ def _app_targets(
     problem = check_app(app, service, handler, cwd=cwd)
     if problem:
         raise UsageError(problem)
-    targets = [SweepTarget(app, service, handler, input, mode="app", cwd=cwd)]
+    # Named by what is swept: two handlers of one app (a journaled and a naive form) are two matrices, two
+    # heatmaps, never "app" twice.
+    targets = [SweepTarget(app, service, handler, input, mode=f"{service}/{handler}", cwd=cwd)]
     return targets, [(name, load_script_file(Path(script), name)) for name in scripts]
 
 

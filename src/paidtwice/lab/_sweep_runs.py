@@ -64,7 +64,8 @@ class SweepTarget:
     input: Any
     """The JSON input of every invocation."""
     mode: str
-    """What the records call the agent's mode: "naive"/"journaled" for the deck's agent, "app" otherwise."""
+    """What the records call the agent's mode: "naive"/"journaled" for the deck's agent; for an app swept
+    from the command line, its service and handler ("Router/run_naive"); a command's label for a command."""
     env: tuple[tuple[str, str], ...] = ()
     """Extra environment of the agent process."""
     deck: bool = False
