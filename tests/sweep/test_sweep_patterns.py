@@ -229,10 +229,18 @@ def test_one_turn_for_many_workers_counts_each_worker_apart(
     journaled = {p.crash_point: p for p in orchestrator[("run", "changed")].points}
     together = journaled["in flight: model calls 2, 3 and 4 together"]
     assert together.model_calls_in_flight == 3 and together.extra_model_calls == 3
-    # The three workers cut off are each asked a second time, and each changes its mind; no other point
-    # asks anything again.
+    # The three workers cut off are each asked a second time, and each changes its mind.
     assert json.loads(together.answer or "") == ["Another paragraph."] * 3
-    assert [name for name, p in journaled.items() if not p.answer_matches] == [together.crash_point]
+    # The plan cut off is asked again and plans one part: one worker, asked for the first time. No other
+    # point asks anything again.
+    plan = journaled["in flight: model call 1"]
+    assert json.loads(plan.answer or "") == ["A paragraph."] and plan.extra_model_calls == -1
+    clean = orchestrator[("run", "changed")].clean
+    assert "; asked turn 2 of the script once, the clean run 3 times; " in str(plan.shorter_path(clean))
+    assert [n for n, p in journaled.items() if not p.answer_matches] == [
+        plan.crash_point,
+        together.crash_point,
+    ]
 
 
 def test_answers_asked_again_and_their_cost_count_each_worker_apart(

@@ -64,6 +64,8 @@ def test_a_shorter_replay_prints_signed_differences_and_says_what_it_skipped(mat
             skipped = [name for name, n in matrix.clean.step_runs if ran.get(name, 0) < n]
             assert skipped and path.startswith("answered without " + ", ".join(f"step {s}" for s in skipped))
             assert f"{count(point.model_calls, 'model call')} in all, the clean run 3" in path
+            # ... and which calls it left out: the turns after the first, which the replay never asked.
+            assert re.search(r"; never asked turns? (2, )?3 of the script; ", path), path
         elif point.status != "completed" or point.extra_step_runs >= 0:
             assert path is None and f"#{point.order} took a shorter path" not in text
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -581,11 +582,28 @@ class PointResult:
         parts = []
         if skipped:
             parts.append("answered without " + ", ".join(f"step {name}" for name in skipped))
+        # Which calls it left out, by the script's turn that answers them ("never asked turns 2, 3 of the
+        # script"; "asked turn 2 once, the clean run 3 times"): an agent with no step took its shorter path in
+        # its calls alone.
+        asked = Counter(line.turn for line in self.model_log)
+        fewer = [(t, n) for t, n in sorted(Counter(clean.model_turns).items()) if asked[t] < n]
+        never = [str(t) for t, _ in fewer if not asked[t]]
+        if never:
+            parts.append(f"never asked turn{'s' if len(never) > 1 else ''} {', '.join(never)} of the script")
+        for turn, times in fewer:
+            if asked[turn]:
+                parts.append(
+                    f"asked turn {turn} of the script {_times(asked[turn])}, the clean run {_times(times)}"
+                )
         parts.append(
             f"{count(self.model_calls, 'model call')} in all, the clean run {clean.model_calls}"
             + (f" ({self.model_calls_in_flight} cut off in flight)" if self.model_calls_in_flight else "")
         )
         return "; ".join(parts)
+
+
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
 @dataclass(frozen=True)
@@ -610,6 +628,8 @@ class CleanRun:
     """Tokens billed for its model calls."""
     cost_usd: float = 0.0
     """Their price in dollars."""
+    model_turns: tuple[int, ...] = ()
+    """The script's turn that answered each of its model calls, in order (the stub's ledger)."""
 
 
 @dataclass(frozen=True)

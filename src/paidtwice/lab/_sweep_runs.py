@@ -275,6 +275,7 @@ def clean_run(
             journal=tuple(e.label() for e in run.journal()),
             invocation_id=run.invocation_id,
             journaled_model_calls=_journaled_model_calls(run),
+            model_turns=tuple(c.turn for c in calls),
         )
     return clean, run
 
