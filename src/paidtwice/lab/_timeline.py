@@ -191,6 +191,26 @@ def _together(calls: Sequence[int], steps: Sequence[str]) -> str:
     return " and ".join(parts)
 
 
+def _calls_together_in_steps(events: Sequence[StepEvent]) -> dict[int, tuple[int, ...]]:
+    """Model calls one step has in flight at once (`asyncio.gather` inside a `ctx.run` action), each run of
+    overlapping calls by its first call: one moment, all of them held, as for branches in flight at once."""
+    spans: dict[int, tuple[int, int, int]] = {}  # call: (start, end, step)
+    for i, event in enumerate(events):
+        if event.event == "model_start" and event.step:
+            spans[event.n] = (i, len(events) - 1, event.step)
+        elif event.event == "model_end" and event.n in spans:
+            first, _, step = spans[event.n]
+            spans[event.n] = (first, i, step)
+    runs: list[list[tuple[int, tuple[int, int, int]]]] = []
+    for n, span in sorted(spans.items(), key=lambda item: item[1][0]):
+        run = runs[-1] if runs else []
+        if run and span[2] == run[0][1][2] and span[0] < max(s[1] for _, s in run):
+            run.append((n, span))
+        else:
+            runs.append([(n, span)])
+    return {run[0][0]: tuple(sorted(n for n, _ in run)) for run in runs if len(run) >= 2}
+
+
 def _steps_with_model_calls(events: Sequence[StepEvent]) -> set[int]:
     """The steps that made a model request."""
     steps = {e.step for e in events if e.event == "model_start" and e.step}
@@ -253,6 +273,8 @@ class _Walk:
         self.groups = {group.first: group for group in _parallel_groups(events)}
         self.group: _Group | None = None
         self.group_entries = 0
+        self.together = _calls_together_in_steps(events)
+        self.joined = {n for calls in self.together.values() for n in calls[1:]}
         self.pauses: set[int] = set()
         """The sleeps the handler waited out (their completion journaled before it went on)."""
 
@@ -335,7 +357,13 @@ class _Walk:
             self._after_entry(f"model:{event.n}:before")
         self.counts["model_start"] += 1
         self.begins = event.at
-        self._add("in-flight-model", f"in flight: model call {event.n}", model_holds=(event.n,))
+        if event.n in self.joined:
+            return  # in flight together with an earlier call of its step: that call's moment
+        calls = self.together.get(event.n)
+        if calls is not None:
+            self._add("in-flight-parallel", f"in flight: {_together(calls, [])} together", model_holds=calls)
+        else:
+            self._add("in-flight-model", f"in flight: model call {event.n}", model_holds=(event.n,))
 
     def _model_end(self, event: StepEvent) -> None:
         self.counts["model_end"] += 1
