@@ -265,3 +265,21 @@ def test_one_turn_answering_many_calls_counts_each_call_apart(stub: StubModel, t
     assert len({c.asked for c in calls}) == 3 and calls[1].asked == calls[3].asked
     # What a crash added is that one call asked again, not the workers after the first.
     assert extra_calls(calls) == [calls[3]]
+
+
+def test_a_call_asked_again_with_another_prompt_is_still_asked_again() -> None:
+    from paidtwice.lab._sweep_runs import _asked_again
+    from paidtwice.stub import ModelCall
+    from paidtwice.stub._scripts import Answer
+
+    def call(turn: int, asked: str, at: float) -> ModelCall:
+        return ModelCall("lane", "inv", 0, turn, 1, 1, Answer(text="x"), at, at, True, asked=asked)
+
+    plan, w1, w2, w3 = call(1, "plan", 1), call(2, "w1", 2), call(2, "w2", 0), call(2, "w3", 0)
+    # Sequential workers, killed after the first answered: the plan and worker 1 are asked again, workers 2
+    # and 3 for the first time.
+    assert _asked_again([plan, w1], [plan, w1, w2, w3]) == 2
+    # A prompt with the time in it changes between attempts: the replay's call is the answered one again.
+    assert _asked_again([call(1, "12:00:01", 1)], [call(1, "12:00:05", 5)]) == 1
+    # ... and each retry that asks again counts.
+    assert _asked_again([plan], [plan, plan]) == 2

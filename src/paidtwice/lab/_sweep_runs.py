@@ -511,12 +511,28 @@ class _CallsAtKill:
 
 def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float) -> _CallsAtKill:
     answered = [c for c in calls if c.delivered and c.finished is not None and c.finished <= kill_at]
-    answered_calls = {(c.turn, c.asked) for c in answered}
     return _CallsAtKill(
         in_flight=sum(1 for c in calls if c.started < kill_at and c.delivered is False),
         answered=len(answered),
-        asked_again=sum(1 for c in calls if c.started > kill_at and (c.turn, c.asked) in answered_calls),
+        asked_again=_asked_again(answered, [c for c in calls if c.started > kill_at]),
     )
+
+
+def _asked_again(answered: Sequence[ModelCall], after: Sequence[ModelCall]) -> int:
+    """The calls after the kill that ask again for an answer that had come back before it.
+
+    A call asking what an answered call asked (its turn, and for a turn that answers many calls, its
+    prompt) is one. A call of that turn with a prompt not seen before the kill is a call not made yet (the
+    next worker), unless an answered call of the turn is never asked again by its prompt: its prompt then
+    changed between attempts (a time in it), and that many of the new ones are it asked again."""
+    before = {(c.turn, c.asked) for c in answered}
+    again = sum(1 for c in after if (c.turn, c.asked) in before)
+    for turn in {c.turn for c in answered}:
+        seen = {c.asked for c in after if c.turn == turn}
+        lost = sum(1 for t, asked in before if t == turn and asked not in seen)
+        new = sum(1 for c in after if c.turn == turn and (turn, c.asked) not in before)
+        again += min(lost, new)
+    return again
 
 
 def _steps_in_flight(run: SweepRun, kill_at: float) -> int:
