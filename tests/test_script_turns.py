@@ -283,3 +283,19 @@ def test_a_call_asked_again_with_another_prompt_is_still_asked_again() -> None:
     assert _asked_again([call(1, "12:00:01", 1)], [call(1, "12:00:05", 5)]) == 1
     # ... and each retry that asks again counts.
     assert _asked_again([plan], [plan, plan]) == 2
+
+
+def test_a_call_asked_again_with_another_prompt_is_an_extra_cost() -> None:
+    from paidtwice.lab import extra_calls
+    from paidtwice.stub import ModelCall
+    from paidtwice.stub._scripts import Answer
+
+    def call(turn: int, asked: str) -> ModelCall:
+        return ModelCall("lane", "inv", 0, turn, 1, 1, Answer(text="x"), 0.0, 0.0, True, asked=asked)
+
+    first, again = call(1, "12:00:01"), call(1, "12:00:05")
+    # The clean run asked turn 1 once: its second first answer is the crash's.
+    assert extra_calls([first, again], clean_turns=[1]) == [again]
+    # Three workers of one turn, as the clean run asked them: none is extra.
+    workers = [call(2, "w1"), call(2, "w2"), call(2, "w3")]
+    assert extra_calls(workers, clean_turns=[2, 2, 2]) == []

@@ -627,14 +627,16 @@ def _measure(
         started_at=kill.started,
         killed_at=round(kill.at - kill.started, 3),
         down_time=round(kill.up_at - kill.at, 3),
-        model_log=model_log_of(calls, kill.started, price_model=lab.price_model),
+        model_log=model_log_of(
+            calls, kill.started, price_model=lab.price_model, clean_turns=clean.model_turns
+        ),
         tool_log=tool_log_of(tools, kill.started),
         attempt_log=attempt_log_of(agent_attempts, attempt_count, status, kill.started),
         journal=journal,
         covers=point.covers,
         usage=paid.usage,
         cost_usd=paid.cost_usd,
-        extra_cost_usd=bill(extra_calls(calls), lab.price_model).cost_usd,
+        extra_cost_usd=bill(extra_calls(calls, clean.model_turns), lab.price_model).cost_usd,
         price_model=lab.price_model,
         prices_as_of=PRICES_AS_OF,
     )
