@@ -115,7 +115,7 @@ def test_soak_bad_input() -> None:
     assert "'--timeout': 0.0 is not in the range x>=1.0" in one_line_error(["soak", "--timeout", "0"])
     # Refused before anything starts, not after a soak of many minutes whose record then had nowhere to go.
     said = one_line_error(["soak", "--json", "/proc/paidtwice/soak.json"])
-    assert said.startswith("Error: cannot write /proc/paidtwice/soak.json"), said
+    assert said.startswith("Error: cannot write the soak's record to /proc/paidtwice/soak.json"), said
     over = one_line_error(
         ["soak", "--json", "/tmp/paidtwice-same.json", "--html", "/tmp/paidtwice-same.json"]
     )
@@ -144,3 +144,57 @@ def test_soak_bad_input() -> None:
 def test_sweep_bad_input(args: list[str], message: str) -> None:
     # Refused before anything starts: no server, no agent.
     assert message in one_line_error(["sweep", *args])
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["run", "clean", "--json", "{file}/deck.json"], {}, "cannot write the records to {file}/deck.json"),
+        (
+            ["run", "clean"],
+            {"PAIDTWICE_RESULTS": "{file}/results"},
+            "cannot write the records to {file}/results/",
+        ),
+        (["deck", "--html", "{file}/deck.html"], {}, "cannot write the HTML report to {file}/deck.html"),
+        (["sweep", "--save-journals", "{file}/journals"], {}, "cannot write the journals to {file}/journals"),
+        (
+            ["sweep", "--app", "agent:app", "--service", "A", "--handler", "h", "--script", "s.toml"]
+            + ["--app-dir", "{file}/app"],
+            {},
+            "no directory {file}/app to import agent:app from",
+        ),
+    ],
+)
+def test_a_place_results_cannot_go_is_refused_before_anything_runs(
+    tmp_path: Path, args: list[str], env: dict[str, str], message: str
+) -> None:
+    # A file where a directory must be: nothing can be written under it. Refused in one line before a
+    # server starts (it used to be a traceback, after the runs for --html).
+    afile = tmp_path / "a-file"
+    afile.write_text("")
+    line = one_line_error(
+        [a.format(file=afile) for a in args], env={k: v.format(file=afile) for k, v in env.items()}
+    )
+    assert message.format(file=afile) in line, line
+    assert line.endswith((f"{afile} is a file, not a directory", ": Not a directory", " from")), line
+
+
+def test_report_to_a_place_it_cannot_write(tmp_path: Path) -> None:
+    results = Path(__file__).parent / "fixtures" / "results" / "sweep.json"
+    (tmp_path / "a-file").write_text("")
+    line = one_line_error(["report", str(results), "-o", str(tmp_path / "a-file" / "r.html")])
+    assert f"cannot write the HTML report to {tmp_path / 'a-file' / 'r.html'}: " in line
+
+
+def test_provision_says_what_each_path_is() -> None:
+    # What scripts/setup.sh prints: the server's path on stdout (read by the script), every other line
+    # in words, never a path on its own line.
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice", "provision"], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).name == "restate-server"
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines and all(not line.startswith("/") for line in lines), lines
+    assert any(line.startswith("paidtwice: restatectl installed at /") for line in lines), lines
+    assert any(line.startswith("paidtwice: Node.js installed at /") for line in lines), lines

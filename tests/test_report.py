@@ -195,7 +195,7 @@ def test_a_page_that_cannot_be_written_is_one_line_and_exit_2(tmp_path: Path) ->
     # On a lab command the page is checked before the lab runs, not after a whole run.
     done = paidtwice("run", "clean", "--html", str(blocker / "run.html"))
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [
-        f"Error: cannot write {blocker / 'run.html'}: {blocker} is a file, not a directory"
+        f"Error: cannot write the HTML report to {blocker / 'run.html'}: {blocker} is a file, not a directory"
     ], done.stderr
 
 

@@ -195,6 +195,9 @@ def test_a_matched_conversation_with_a_tool_loop_answers_by_position(stub: StubM
         ('[[turn]]\nwhen_system = ["x"]\ntext = "a"\n', 2, "must be a non-empty regular expression"),
         ('[[turn]]\ntext = "a"\nposition = 2\n', 1, "`position` goes with `when` or `when_system`"),
         ('[[turn]]\nwhen = "a"\nposition = 0\ntext = "a"\n', 2, "`position` must be a conversation turn"),
+        ('[[turn]]\nwehn = "^Plan"\ntext = "a"\n', 1, "unknown key `wehn` (known: text, tool, arguments"),
+        ('[[turn]]\ntext = "a"\nchange = { text = "b" }\n', 1, "unknown key `change` (known: "),
+        ('[[turn]]\ntext = "a"\nchanged = { txt = "b" }\n', 1, "(changed): unknown key `txt` (known: text, "),
     ],
 )
 def test_bad_patterns_name_the_file_and_line(tmp_path: Path, text: str, line: int, message: str) -> None:
@@ -245,3 +248,54 @@ def test_a_replay_matches_turns_as_the_recorded_run_did(tmp_path: Path) -> None:
     assert replayed.turn_of(messages) == script.turn_of(messages)
     # ... and answers each matched turn as its next ask.
     assert replayed.answer(turn=2, ask=1, call=1).summary == script.answer(turn=2, ask=2, call=2).summary
+
+
+def test_one_turn_answering_many_calls_counts_each_call_apart(stub: StubModel, tmp_path: Path) -> None:
+    from paidtwice.lab import extra_calls
+
+    text = '[[turn]]\nwhen = "^Write the part"\ntext = "A paragraph."\nchanged = { text = "Another." }\n'
+    lane = stub.open_lane(load_script_file(write(tmp_path, text), "changed"))
+    workers = [[{"role": "user", "content": f"Write the part '{part}'"}] for part in ("a", "b", "c")]
+    # Three workers asked once each: none of them is another worker asked again.
+    assert [content(ask(lane, w)) for w in workers] == ["A paragraph."] * 3
+    # The second worker asked again changes its mind; the first and third are still on their first ask.
+    assert content(ask(lane, workers[1])) == "Another."
+    calls = lane.model_calls("inv_1")
+    assert [(c.turn, c.ask) for c in calls] == [(1, 1), (1, 1), (1, 1), (1, 2)]
+    assert len({c.asked for c in calls}) == 3 and calls[1].asked == calls[3].asked
+    # What a crash added is that one call asked again, not the workers after the first.
+    assert extra_calls(calls) == [calls[3]]
+
+
+def test_a_call_asked_again_with_another_prompt_is_still_asked_again() -> None:
+    from paidtwice.lab._sweep_runs import _asked_again
+    from paidtwice.stub import ModelCall
+    from paidtwice.stub._scripts import Answer
+
+    def call(turn: int, asked: str, at: float) -> ModelCall:
+        return ModelCall("lane", "inv", 0, turn, 1, 1, Answer(text="x"), at, at, True, asked=asked)
+
+    plan, w1, w2, w3 = call(1, "plan", 1), call(2, "w1", 2), call(2, "w2", 0), call(2, "w3", 0)
+    # Sequential workers, killed after the first answered: the plan and worker 1 are asked again, workers 2
+    # and 3 for the first time.
+    assert _asked_again([plan, w1], [plan, w1, w2, w3]) == 2
+    # A prompt with the time in it changes between attempts: the replay's call is the answered one again.
+    assert _asked_again([call(1, "12:00:01", 1)], [call(1, "12:00:05", 5)]) == 1
+    # ... and each retry that asks again counts.
+    assert _asked_again([plan], [plan, plan]) == 2
+
+
+def test_a_call_asked_again_with_another_prompt_is_an_extra_cost() -> None:
+    from paidtwice.lab import extra_calls
+    from paidtwice.stub import ModelCall
+    from paidtwice.stub._scripts import Answer
+
+    def call(turn: int, asked: str) -> ModelCall:
+        return ModelCall("lane", "inv", 0, turn, 1, 1, Answer(text="x"), 0.0, 0.0, True, asked=asked)
+
+    first, again = call(1, "12:00:01"), call(1, "12:00:05")
+    # The clean run asked turn 1 once: its second first answer is the crash's.
+    assert extra_calls([first, again], clean_turns=[1]) == [again]
+    # Three workers of one turn, as the clean run asked them: none is extra.
+    workers = [call(2, "w1"), call(2, "w2"), call(2, "w3")]
+    assert extra_calls(workers, clean_turns=[2, 2, 2]) == []

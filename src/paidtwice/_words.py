@@ -17,6 +17,6 @@ def signed(number: int) -> str:
 
 
 def agent_name(mode: str) -> str:
-    """A swept agent by its mode, in a heading: "naive agent", "app agent"; a command's label ("Agent (node
-    agent.ts)") as it is."""
+    """A swept agent by its mode, in a heading: "naive agent", "journaled agent"; a user's app by its service
+    and handler ("Travel/quote") and a command's label ("Agent (node agent.ts)") as they are."""
     return f"{mode} agent" if mode in ("naive", "journaled", "app") else mode

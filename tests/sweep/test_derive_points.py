@@ -116,3 +116,60 @@ def test_a_sequential_timeline_has_no_parallel_point() -> None:
         "after entry 5 (Command: Run ask)",
         "in flight: model call 2",
     ]
+
+
+def test_a_timer_raced_against_a_model_call_is_no_pause() -> None:
+    # `restate.select(answer=ctx.run_typed("draft", ...), timeout=ctx.sleep(...))`: the timer's command is
+    # journaled beside the step's, the step runs at once, and the timer that lost is never completed.
+    journal = [
+        "Command: Input",
+        "Command: Run draft",
+        "Command: Sleep",
+        "Notification: Run",
+        "Command: Run check",
+        "Notification: Run",
+        "Command: Output",
+    ]
+    events = timeline(
+        ("op", 1, "run"),
+        ("op", 2, "sleep"),  # created before the handler awaits: sent with the run's command
+        ("step_start", 1, "draft"),
+        ("model_start", 1, "", 1),
+        ("model_end", 1, "", 1),
+        ("step_end", 1, "draft"),
+        ("op", 3, "run"),
+        ("step_start", 2, "check"),
+        ("model_start", 2, "", 2),
+        ("model_end", 2, "", 2),
+        ("step_end", 2, "check"),
+    )
+    assert brief(derive_points(events, journal)) == [
+        ("after entry 0 (Command: Input)", 1, "op:1:before", ()),
+        ("after entry 2 (Command: Sleep)", 3, "step:1:before", ()),
+        ("in flight: model call 1", 3, None, (1,)),
+        ("after entry 3 (Notification: Run)", 4, "op:3:before", ()),
+        ("after entry 4 (Command: Run check)", 5, "step:2:before", ()),
+        ("in flight: model call 2", 5, None, (2,)),
+    ]
+
+
+def test_model_calls_a_step_makes_at_once_are_one_moment() -> None:
+    # `ctx.run_typed("translate", both)` where `both` asks the model twice under `asyncio.gather`: the two
+    # calls are held together; holding one alone would let the other's answer come back into the kill.
+    journal = ["Command: Input", "Command: Run translate", "Notification: Run", "Command: Output"]
+    events = timeline(
+        ("op", 1, "run"),
+        ("step_start", 1, "translate"),
+        ("model_start", 1, "", 1),
+        ("model_start", 2, "", 1),
+        ("model_end", 2, "", 1),
+        ("model_end", 1, "", 1),
+        ("step_end", 1, "translate"),
+    )
+    points = derive_points(events, journal)
+    assert brief(points) == [
+        ("after entry 0 (Command: Input)", 1, "op:1:before", ()),
+        ("after entry 1 (Command: Run translate)", 2, "step:1:before", ()),
+        ("in flight: model calls 1 and 2 together", 2, None, (1, 2)),
+    ]
+    assert points[2].kind == "in-flight-parallel"

@@ -36,7 +36,7 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, object]]
     # --check: the example makes its model call outside the journal, so it pays twice.
     assert done.returncode == 1, done.stderr
     assert "paid twice for completed work" in done.stderr
-    assert "app agent, script steady" in done.stdout
+    assert "\nTravel/quote, script steady: clean run " in "\n" + done.stdout
     loaded: list[dict[str, object]] = json.loads(out.read_text())
     return loaded
 

@@ -3,6 +3,7 @@ and parallel calls, each with its model calls journaled (`run`) and not (`run_na
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,8 @@ def test_a_replay_call_no_turn_answers_is_in_the_report(lab: Lab, tmp_path: Path
         assert "system prompt 'You are a technical support specialist." in reason
         assert f"#{point.order}: {reason}" in report
     assert matrix.points[0].status == "completed" and not matrix.points[0].unanswered
+    unanswered = len(matrix.points) - 1
+    assert f"; {unanswered} ended unanswered (a call no turn of the script answers" in report
 
 
 CLASSIFY_ONLY = '[[turn]]\nwhen = "(?i)support team"\ntext = "<selection>billing</selection>"\n'
@@ -193,3 +196,63 @@ def test_the_example_scripts_answer_each_call_by_its_prompt() -> None:
     for directory, _, _ in AGENTS.values():
         loaded = load_script_file(EXAMPLES / directory / "script.toml")
         assert loaded.turns and all(not t.positional for t in loaded.turns), directory
+
+
+ORCHESTRATOR = Path(__file__).parent / "orchestrator_agent"
+
+
+@pytest.fixture(scope="module")
+def orchestrator(lab: Lab) -> dict[tuple[str, str], SweepMatrix]:
+    """An orchestrator whose three workers one `[[turn]]` answers: journaled with the workers at once, and
+    outside the journal one worker after the other; `steady` and `changed`."""
+    targets = [
+        SweepTarget(
+            "agent:app", "Orchestrator", handler, "A launch note.", mode=handler, cwd=str(ORCHESTRATOR)
+        )
+        for handler in ("run", "run_in_turn")
+    ]
+    scripts = [(v, load_script_file(ORCHESTRATOR / "script.toml", v)) for v in ("steady", "changed")]
+    swept = sweep_targets(lab, targets=targets, scripts=scripts, restart_delay=0.5)
+    return {(m.mode, m.script): m for m in swept}
+
+
+def test_one_turn_for_many_workers_counts_each_worker_apart(
+    orchestrator: dict[tuple[str, str], SweepMatrix],
+) -> None:
+    for mode in ("run", "run_in_turn"):
+        steady, changed = orchestrator[(mode, "steady")], orchestrator[(mode, "changed")]
+        # Each worker is asked once in a clean run: `changed` does not change the second and third workers.
+        assert changed.clean.answer == steady.clean.answer, mode
+        assert json.loads(steady.clean.answer or "") == ["A paragraph."] * 3, mode
+        for matrix in (steady, changed):
+            assert all(p.confirmed and not p.unanswered for p in matrix.points), mode
+    journaled = {p.crash_point: p for p in orchestrator[("run", "changed")].points}
+    together = journaled["in flight: model calls 2, 3 and 4 together"]
+    assert together.model_calls_in_flight == 3 and together.extra_model_calls == 3
+    # The three workers cut off are each asked a second time, and each changes its mind.
+    assert json.loads(together.answer or "") == ["Another paragraph."] * 3
+    # The plan cut off is asked again and plans one part: one worker, asked for the first time. No other
+    # point asks anything again.
+    plan = journaled["in flight: model call 1"]
+    assert json.loads(plan.answer or "") == ["A paragraph."] and plan.extra_model_calls == -1
+    clean = orchestrator[("run", "changed")].clean
+    assert "; asked turn 2 of the script once, the clean run 3 times; " in str(plan.shorter_path(clean))
+    assert [n for n, p in journaled.items() if not p.answer_matches] == [
+        plan.crash_point,
+        together.crash_point,
+    ]
+
+
+def test_answers_asked_again_and_their_cost_count_each_worker_apart(
+    orchestrator: dict[tuple[str, str], SweepMatrix],
+) -> None:
+    in_turn = orchestrator[("run_in_turn", "steady")]
+    for point in in_turn.points:
+        # Outside the journal, every answer that came back is asked for again, once, and no other: a worker
+        # not yet asked at the kill is asked for the first time.
+        assert point.answers_asked_again == point.model_answers_at_kill, point.crash_point
+        assert point.extra_model_calls == point.model_answers_at_kill + point.model_calls_in_flight
+    for matrix in (in_turn, orchestrator[("run", "steady")]):
+        for point in matrix.points:
+            # A point that added no model call cost nothing (the workers of the clean run are not extra).
+            assert (point.extra_cost_usd > 0) == (point.extra_model_calls > 0), point.crash_point

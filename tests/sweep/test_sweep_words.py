@@ -64,6 +64,8 @@ def test_a_shorter_replay_prints_signed_differences_and_says_what_it_skipped(mat
             skipped = [name for name, n in matrix.clean.step_runs if ran.get(name, 0) < n]
             assert skipped and path.startswith("answered without " + ", ".join(f"step {s}" for s in skipped))
             assert f"{count(point.model_calls, 'model call')} in all, the clean run 3" in path
+            # ... and which calls it left out: the turns after the first, which the replay never asked.
+            assert re.search(r"; never asked turns? (2, )?3 of the script; ", path), path
         elif point.status != "completed" or point.extra_step_runs >= 0:
             assert path is None and f"#{point.order} took a shorter path" not in text
 
@@ -110,3 +112,14 @@ def test_an_agent_that_journals_no_model_call_is_said_to(matrix: SweepMatrix) ->
     first_answer = next(p.order for p in matrix.points if p.kind == "model-returned")
     for point in matrix.points:
         assert (point.model_answers_at_kill > 0) == (point.order >= first_answer), point.crash_point
+
+
+def test_the_html_report_prints_signed_differences(matrix: SweepMatrix) -> None:
+    from paidtwice.report._html_sweep import sweep_sections
+
+    page = "".join(section.body for section in sweep_sections(list(matrix.points)))
+    assert "+-" not in page
+    assert not WRONG_NUMBER.search(page), WRONG_NUMBER.search(page)
+    for point in matrix.points:
+        if point.extra_model_calls < 0:
+            assert f"{count(point.extra_model_calls, 'model call', sign=True)}, " in page

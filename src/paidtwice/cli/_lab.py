@@ -21,6 +21,7 @@ from paidtwice.cli._options import (
     results_dir_option,
     save_journals_option,
     server_version_option,
+    writable,
     write_report,
 )
 from paidtwice.engine._sql import SqlClient
@@ -74,9 +75,10 @@ def provision(server_version: str) -> None:
         restatectl = ensure_restatectl(echo=echo_err)
         # Node 22 for TypeScript agents (sweep --cmd puts it first on the command's PATH).
         node = ensure_node_binary(echo=echo_err)
+    # stdout is the server's path alone (scripts/setup.sh reads it); the others are said on stderr, in words.
     click.echo(str(binary))
-    click.echo(str(restatectl), err=True)
-    click.echo(str(node), err=True)
+    echo_err(f"paidtwice: restatectl installed at {restatectl}")
+    echo_err(f"paidtwice: Node.js installed at {node}")
 
 
 @click.command("experiments")
@@ -138,6 +140,7 @@ def deck(
     """
     rows = _rows(only)
     json_path = json_path or default_json(results_dir, "deck")
+    _writable_outputs(json_path, html_path, save_journals)
     with errors():
         where = f"a {cluster}-node cluster of " if cluster > 1 else ""
         echo_err(f"paidtwice: {count(len(rows), 'experiment')} on {where}restate-server {server_version}")
@@ -186,6 +189,7 @@ def run(
     if model_latency is not None:
         row = with_model_latency(row, model_latency)
     json_path = json_path or default_json(results_dir, name)
+    _writable_outputs(json_path, html_path, save_journals)
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
             records = _run_rows(lab, [row], json_path=json_path, serial=True, journals=save_journals)
@@ -194,6 +198,12 @@ def run(
     click.echo(f"\nFull record: {json_path}")
     write_report(html_path, f"paidtwice run {name}", deck_sections(records), [json_path])
     sys.exit(0 if all(r.matches for r in records) else 1)
+
+
+def _writable_outputs(json_path: Path, html_path: Path | None, journals: Path | None) -> None:
+    writable(json_path, "the records")
+    writable(html_path, "the HTML report")
+    writable(journals, "the journals", directory=True)
 
 
 def _format_record(record: Record) -> str:

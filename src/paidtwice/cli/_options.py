@@ -21,7 +21,6 @@ from paidtwice.report._html import Section, write_html
 __all__ = [
     "DEFAULT_RESULTS",
     "RESULTS_ENV",
-    "check_writable",
     "cluster_option",
     "default_json",
     "echo_err",
@@ -33,6 +32,7 @@ __all__ = [
     "results_dir_option",
     "save_journals_option",
     "server_version_option",
+    "writable",
     "write_report",
 ]
 
@@ -51,22 +51,8 @@ def _check_price_model(ctx: click.Context, param: click.Parameter, value: str) -
 
 def _check_html_path(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
     # Checked before the lab runs: a page that cannot be written must not cost a whole deck or sweep first.
-    if value is not None:
-        check_writable(value)
+    writable(value, "the HTML report")
     return value
-
-
-def check_writable(path: Path) -> None:
-    """The directory a file is to be written in exists (made if need be) and can be written, or BadInput."""
-    blocking = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
-    if blocking is not None and not blocking.is_dir():
-        raise BadInput(f"cannot write {path}: {blocking} is a file, not a directory")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise BadInput(f"cannot write {path}: {err.strerror or err}") from None
-    if not os.access(path.parent, os.W_OK):
-        raise BadInput(f"cannot write {path}: {path.parent} is not writable")
 
 
 def _check_cluster(ctx: click.Context, param: click.Parameter, value: int) -> int:
@@ -160,6 +146,27 @@ def default_json(results_dir: Path, stem: str) -> Path:
     return results_dir / f"{stem}-{stamp}-{os.getpid()}.json"
 
 
+def writable(path: Path | None, what: str, *, directory: bool = False) -> None:
+    """Refuse, before anything runs, a place a command could not write its results to (its directory
+    cannot be made, or is not writable): one line and exit 2, where the write would have failed with a
+    traceback after the runs."""
+    if path is None:
+        return
+    folder = path if directory else path.parent
+    blocking = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise BadInput(f"cannot write {what} to {path}: {blocking} is a file, not a directory")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".{path.name}.paidtwice-probe"
+        probe.touch()
+        probe.unlink()
+    except FileExistsError:
+        raise BadInput(f"cannot write {what} to {path}: {folder} is a file, not a directory") from None
+    except OSError as err:
+        raise BadInput(f"cannot write {what} to {path}: {err.strerror or err}") from None
+
+
 def write_report(path: Path | None, title: str, sections: list[Section], sources: list[Path]) -> None:
     """The --html page, when one was asked for."""
     if path is None:
@@ -171,5 +178,5 @@ def write_report(path: Path | None, title: str, sections: list[Section], sources
     try:
         write_html(path, title, sections, sources=[str(s) for s in sources])
     except OSError as err:
-        raise BadInput(f"cannot write {path}: {err.strerror or err}") from None
+        raise BadInput(f"cannot write the HTML report to {path}: {err.strerror or err}") from None
     click.echo(f"HTML report: {path}")

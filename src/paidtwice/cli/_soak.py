@@ -11,7 +11,6 @@ from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import UsageError
 from paidtwice.cli._errors import EXIT_INTERRUPTED, EXIT_TERMINATED, errors, terminated
 from paidtwice.cli._options import (
-    check_writable,
     cluster_option,
     default_json,
     echo_err,
@@ -21,6 +20,7 @@ from paidtwice.cli._options import (
     price_model_option,
     results_dir_option,
     server_version_option,
+    writable,
     write_report,
 )
 from paidtwice.lab._soak import SoakInterrupted, SoakProgress, SoakRecord, check_soak, write_soak
@@ -96,7 +96,7 @@ def soak(
     except UsageError as err:
         raise BadInput(str(err)) from None
     json_path = json_path or default_json(results_dir, "soak")
-    check_writable(json_path)
+    writable(json_path, "the soak's record")
     if html_path is not None and html_path.resolve() == json_path.resolve():
         raise BadInput(
             f"not writing the HTML report over {json_path}: it holds the soak's record (use another name)"

@@ -25,6 +25,7 @@ from paidtwice.cli._options import (
     model_latency_option,
     price_model_option,
     results_dir_option,
+    writable,
     write_report,
 )
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
@@ -191,6 +192,9 @@ def sweep(
         raise BadInput("--key goes with --app or --cmd")
     own = app is not None or command is not None
     json_path = json_path or default_json(results_dir, "sweep")
+    writable(json_path, "the records")
+    writable(html_path, "the HTML report")
+    writable(save_journals, "the journals", directory=True)
     with errors(), ExitStack() as stack:
         lab = None
         if save_journals is not None:

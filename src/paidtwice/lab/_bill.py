@@ -10,6 +10,7 @@ answer, and pays for nothing else.
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -100,14 +101,22 @@ def bill(calls: Sequence[ModelCall], model: str) -> Bill:
     return Bill(usage, float(total))
 
 
-def extra_calls(calls: Sequence[ModelCall]) -> list[ModelCall]:
-    """The calls a crash added: all but the first delivered answer of each turn (per invocation)."""
-    kept: set[tuple[str, int]] = set()
+def extra_calls(calls: Sequence[ModelCall], clean_turns: Sequence[int] | None = None) -> list[ModelCall]:
+    """The calls a crash added: all but the first delivered answer of each call (per invocation: each turn,
+    and each call a matched turn answers, as `ModelCall.asked` tells them apart).
+
+    `clean_turns`, the turns a clean run asked (one per call): no turn keeps more first answers than the
+    clean run asked of it, so a call asked again with another prompt (the time in it) is extra too."""
+    kept: set[tuple[str, int, str]] = set()
+    allowed = Counter(clean_turns) if clean_turns is not None else None
+    per_turn: Counter[tuple[str, int]] = Counter()
     extra = []
     for call in calls:
-        turn = (call.invocation_id, call.turn)
-        if call.delivered and turn not in kept:
+        turn = (call.invocation_id, call.turn, call.asked)
+        room = allowed is None or per_turn[(call.invocation_id, call.turn)] < allowed[call.turn]
+        if call.delivered and turn not in kept and room:
             kept.add(turn)
+            per_turn[(call.invocation_id, call.turn)] += 1
         else:
             extra.append(call)
     return extra

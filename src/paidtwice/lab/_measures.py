@@ -66,9 +66,16 @@ class NodeKill:
     """Wall-clock time the lab saw the new leader."""
 
 
-def model_log_of(calls: Sequence[ModelCall], started: float, *, price_model: str) -> tuple[ModelLogLine, ...]:
-    """The stub ledger's calls of one invocation, timed from `started`, each billed at `price_model`."""
-    extra = {id(c) for c in extra_calls(calls)}
+def model_log_of(
+    calls: Sequence[ModelCall],
+    started: float,
+    *,
+    price_model: str,
+    clean_turns: Sequence[int] | None = None,
+) -> tuple[ModelLogLine, ...]:
+    """The stub ledger's calls of one invocation, timed from `started`, each billed at `price_model`; which
+    are extra as `extra_calls` says (against a clean run's turns, when given)."""
+    extra = {id(c) for c in extra_calls(calls, clean_turns)}
     return tuple(
         ModelLogLine(
             c.call,

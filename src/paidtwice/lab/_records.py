@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +70,8 @@ class ModelLogLine:
     cost_usd: float = 0.0
     """Its price, at the run's price model."""
     extra: bool = False
-    """The crash added it: it is not the first delivered answer of its turn."""
+    """The crash added it: it is not the first delivered answer of its call (its turn; for a matched turn
+    that answers many calls, the one it asked)."""
 
 
 @dataclass(frozen=True)
@@ -482,7 +484,8 @@ class PointResult:
     kind: CrashKind
     """Its kind (see CrashKind)."""
     mode: str
-    """Agent mode ("naive", "journaled", "app" for a user's app, or a command's label: SweepTarget.mode)."""
+    """Agent mode ("naive", "journaled", "SERVICE/HANDLER" for a user's app, or a command's label:
+    SweepTarget.mode)."""
     script: str
     """Stub script (steady, drifting, changed)."""
     status: str
@@ -501,8 +504,9 @@ class PointResult:
     model_answers_at_kill: int
     """Model answers delivered to the agent before the kill (the stub's ledger)."""
     answers_asked_again: int
-    """Model calls after the kill for a turn of the conversation answered before it: answers paid for again
-    (each retry that asks again counts). Zero when every answer that had come back was journaled."""
+    """Model calls after the kill for a call answered before it (its turn, and which of the calls a matched
+    turn answers): answers paid for again (each retry that asks again counts). Zero when every answer that
+    had come back was journaled."""
     step_runs: tuple[tuple[str, int], ...]
     """Real executions of each ctx.run step, by name (the host's step log; replays excluded)."""
     extra_step_runs: int
@@ -548,7 +552,7 @@ class PointResult:
     """Their price in dollars, at `price_model`."""
     extra_cost_usd: float = 0.0
     """What a crash at this moment cost: the price of the calls it added, every call that is not the first
-    delivered answer of its turn (as for runs; with the steady script that is the cost beyond the clean
+    delivered answer of its call (as for runs; with the steady script that is the cost beyond the clean
     run's, to the token)."""
     price_model: str = ""
     """The model whose prices the dollars are at."""
@@ -578,11 +582,28 @@ class PointResult:
         parts = []
         if skipped:
             parts.append("answered without " + ", ".join(f"step {name}" for name in skipped))
+        # Which calls it left out, by the script's turn that answers them ("never asked turns 2, 3 of the
+        # script"; "asked turn 2 once, the clean run 3 times"): an agent with no step took its shorter path in
+        # its calls alone.
+        asked = Counter(line.turn for line in self.model_log)
+        fewer = [(t, n) for t, n in sorted(Counter(clean.model_turns).items()) if asked[t] < n]
+        never = [str(t) for t, _ in fewer if not asked[t]]
+        if never:
+            parts.append(f"never asked turn{'s' if len(never) > 1 else ''} {', '.join(never)} of the script")
+        for turn, times in fewer:
+            if asked[turn]:
+                parts.append(
+                    f"asked turn {turn} of the script {_times(asked[turn])}, the clean run {_times(times)}"
+                )
         parts.append(
             f"{count(self.model_calls, 'model call')} in all, the clean run {clean.model_calls}"
             + (f" ({self.model_calls_in_flight} cut off in flight)" if self.model_calls_in_flight else "")
         )
         return "; ".join(parts)
+
+
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
 @dataclass(frozen=True)
@@ -607,6 +628,8 @@ class CleanRun:
     """Tokens billed for its model calls."""
     cost_usd: float = 0.0
     """Their price in dollars."""
+    model_turns: tuple[int, ...] = ()
+    """The script's turn that answered each of its model calls, in order (the stub's ledger)."""
 
 
 @dataclass(frozen=True)
@@ -664,6 +687,13 @@ class SweepMatrix:
             if paused
             else "none ended paused or stuck"
         )
+        unanswered = sum(1 for p in self.points if p.status == "unanswered")
+        if unanswered:
+            # Not measured to the end: the replay asked a call the script has no answer for.
+            stuck += (
+                f"; {unanswered} ended unanswered (a call no turn of the script answers, listed above): "
+                "not measured to the end"
+            )
         return [
             f"survived: the input at {n}/{n} points (every replay starts from it); completed context steps "
             f"at {steps_kept}/{n} (not run again); {answers}",

@@ -288,10 +288,14 @@ def _app_targets(
     if not service or not handler or script is None:
         raise UsageError("sweeping an app needs its service, its handler and a script file")
     cwd = str(Path(app_dir or ".").resolve())
+    if not Path(cwd).is_dir():
+        raise UsageError(f"no directory {app_dir} to import {app} from")
     problem = check_app(app, service, handler, cwd=cwd)
     if problem:
         raise UsageError(problem)
-    targets = [SweepTarget(app, service, handler, input, mode="app", cwd=cwd)]
+    # Named by what is swept: two handlers of one app (a journaled and a naive form) are two matrices, two
+    # heatmaps, never "app" twice.
+    targets = [SweepTarget(app, service, handler, input, mode=f"{service}/{handler}", cwd=cwd)]
     return targets, [(name, load_script_file(Path(script), name)) for name in scripts]
 
 

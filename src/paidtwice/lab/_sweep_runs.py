@@ -66,7 +66,8 @@ class SweepTarget:
     input: Any
     """The JSON input of every invocation."""
     mode: str
-    """What the records call the agent's mode: "naive"/"journaled" for the deck's agent, "app" otherwise."""
+    """What the records call the agent's mode: "naive"/"journaled" for the deck's agent; for an app swept
+    from the command line, its service and handler ("Router/run_naive"); a command's label for a command."""
     env: tuple[tuple[str, str], ...] = ()
     """Extra environment of the agent process."""
     deck: bool = False
@@ -276,6 +277,7 @@ def clean_run(
             journal=tuple(e.label() for e in run.journal()),
             invocation_id=run.invocation_id,
             journaled_model_calls=_journaled_model_calls(run),
+            model_turns=tuple(c.turn for c in calls),
         )
     return clean, run
 
@@ -525,17 +527,34 @@ class _CallsAtKill:
     answered: int
     """Answered (delivered) before the kill."""
     asked_again: int
-    """Made after the kill for a turn answered before it."""
+    """Made after the kill for a call answered before it (the same turn, and for a turn that answers many
+    calls, the same call)."""
 
 
 def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float) -> _CallsAtKill:
     answered = [c for c in calls if c.delivered and c.finished is not None and c.finished <= kill_at]
-    answered_turns = {c.turn for c in answered}
     return _CallsAtKill(
         in_flight=sum(1 for c in calls if c.started < kill_at and c.delivered is False),
         answered=len(answered),
-        asked_again=sum(1 for c in calls if c.started > kill_at and c.turn in answered_turns),
+        asked_again=_asked_again(answered, [c for c in calls if c.started > kill_at]),
     )
+
+
+def _asked_again(answered: Sequence[ModelCall], after: Sequence[ModelCall]) -> int:
+    """The calls after the kill that ask again for an answer that had come back before it.
+
+    A call asking what an answered call asked (its turn, and for a turn that answers many calls, its
+    prompt) is one. A call of that turn with a prompt not seen before the kill is a call not made yet (the
+    next worker), unless an answered call of the turn is never asked again by its prompt: its prompt then
+    changed between attempts (a time in it), and that many of the new ones are it asked again."""
+    before = {(c.turn, c.asked) for c in answered}
+    again = sum(1 for c in after if (c.turn, c.asked) in before)
+    for turn in {c.turn for c in answered}:
+        seen = {c.asked for c in after if c.turn == turn}
+        lost = sum(1 for t, asked in before if t == turn and asked not in seen)
+        new = sum(1 for c in after if c.turn == turn and (turn, c.asked) not in before)
+        again += min(lost, new)
+    return again
 
 
 def _steps_in_flight(run: SweepRun, kill_at: float) -> int:
@@ -630,14 +649,16 @@ def _measure(
         started_at=kill.started,
         killed_at=round(kill.at - kill.started, 3),
         down_time=round(kill.up_at - kill.at, 3),
-        model_log=model_log_of(calls, kill.started, price_model=lab.price_model),
+        model_log=model_log_of(
+            calls, kill.started, price_model=lab.price_model, clean_turns=clean.model_turns
+        ),
         tool_log=tool_log_of(tools, kill.started),
         attempt_log=attempt_log_of(agent_attempts, attempt_count, status, kill.started),
         journal=journal,
         covers=point.covers,
         usage=paid.usage,
         cost_usd=paid.cost_usd,
-        extra_cost_usd=bill(extra_calls(calls), lab.price_model).cost_usd,
+        extra_cost_usd=bill(extra_calls(calls, clean.model_turns), lab.price_model).cost_usd,
         price_model=lab.price_model,
         prices_as_of=PRICES_AS_OF,
     )

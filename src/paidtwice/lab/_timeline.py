@@ -199,6 +199,26 @@ def _together(calls: Sequence[int], steps: Sequence[str]) -> str:
     return " and ".join(parts)
 
 
+def _calls_together_in_steps(events: Sequence[StepEvent]) -> dict[int, tuple[int, ...]]:
+    """Model calls one step has in flight at once (`asyncio.gather` inside a `ctx.run` action), each run of
+    overlapping calls by its first call: one moment, all of them held, as for branches in flight at once."""
+    spans: dict[int, tuple[int, int, int]] = {}  # call: (start, end, step)
+    for i, event in enumerate(events):
+        if event.event == "model_start" and event.step:
+            spans[event.n] = (i, len(events) - 1, event.step)
+        elif event.event == "model_end" and event.n in spans:
+            first, _, step = spans[event.n]
+            spans[event.n] = (first, i, step)
+    runs: list[list[tuple[int, tuple[int, int, int]]]] = []
+    for n, span in sorted(spans.items(), key=lambda item: item[1][0]):
+        run = runs[-1] if runs else []
+        if run and span[2] == run[0][1][2] and span[0] < max(s[1] for _, s in run):
+            run.append((n, span))
+        else:
+            runs.append([(n, span)])
+    return {run[0][0]: tuple(sorted(n for n, _ in run)) for run in runs if len(run) >= 2}
+
+
 def _steps_with_model_calls(events: Sequence[StepEvent]) -> set[int]:
     """The steps that made a model request."""
     steps = {e.step for e in events if e.event == "model_start" and e.step}
@@ -262,13 +282,18 @@ class _Walk:
         self.groups = {group.first: group for group in _parallel_groups(events)}
         self.group: _Group | None = None
         self.group_entries = 0
+        self.together = _calls_together_in_steps(events)
+        self.joined = {n for calls in self.together.values() for n in calls[1:]}
+        self.pauses: set[int] = set()
+        """The sleeps the handler waited out (their completion journaled before it went on)."""
 
     def points(self) -> list[CrashPoint]:
         for i, event in enumerate(self.events):
             # An "after entry" moment began when the event before it ended (a pause ends only when the
             # handler goes on, at this event); every other moment begins at its own event.
             before = self.events[i - 1] if i > 0 else None
-            self.begins = before.at if before is not None and before.kind != "sleep" else event.at
+            paused = before is not None and before.kind == "sleep" and before.n in self.pauses
+            self.begins = before.at if before is not None and not paused else event.at
             if self.group is None and i in self.groups:
                 self.group, self.group_entries = self.groups[i], self.entries
             if self.group is not None:
@@ -307,7 +332,13 @@ class _Walk:
         if event.event in self.counts:
             self.counts[event.event] += 1
         if event.event == "op":
-            self.entries += _ENTRIES.get(event.kind, 1)
+            if event.kind != "sleep":
+                self.entries += _ENTRIES.get(event.kind, 1)
+            else:
+                self.entries += 1
+                if self._waited_out():
+                    self.pauses.add(event.n)
+                    self.entries += 1
         elif event.event == "step_end":
             self.last_step = event.name
             self.entries += 1
@@ -338,7 +369,13 @@ class _Walk:
             self._after_entry(f"model:{event.n}:before")
         self.counts["model_start"] += 1
         self.begins = event.at
-        self._add("in-flight-model", f"in flight: model call {event.n}", model_holds=(event.n,))
+        if event.n in self.joined:
+            return  # in flight together with an earlier call of its step: that call's moment
+        calls = self.together.get(event.n)
+        if calls is not None:
+            self._add("in-flight-parallel", f"in flight: {_together(calls, [])} together", model_holds=calls)
+        else:
+            self._add("in-flight-model", f"in flight: model call {event.n}", model_holds=(event.n,))
 
     def _model_end(self, event: StepEvent) -> None:
         self.counts["model_end"] += 1
@@ -347,10 +384,23 @@ class _Walk:
             name = f"after model call {event.n} returned (not journaled)"
             self._add("model-returned", name, gate=f"model:{event.n}:after")
 
+    def _waited_out(self) -> bool:
+        """Did the handler wait for the sleep whose command was just counted? A sleep awaited alone is a
+        pause: its completion is the next entry. A timer raced against other work (`restate.select` with a
+        timeout) is not: the work goes on at once, and a timer that lost gets no completion before it."""
+        following = self.journal[self.entries] if self.entries < len(self.journal) else None
+        return following is None or following.startswith("Notification: Sleep")
+
     def _op(self, i: int, event: StepEvent) -> None:
-        # A pause or a call waited on the server: what follows is a moment of its own.
-        waited = ("sleep", "call")
-        follows_op = i > 0 and self.events[i - 1].event == "op" and self.events[i - 1].kind not in waited
+        # A pause waited out, or a call waited on the server: what follows is a moment of its own. A timer
+        # raced against other work is no pause.
+        before = self.events[i - 1] if i > 0 else None
+        follows_op = (
+            before is not None
+            and before.event == "op"
+            and before.kind != "call"
+            and before.n not in self.pauses
+        )
         if not follows_op:
             self._after_entry(f"op:{event.n}:before")
         if event.kind in STATE_OPS:
@@ -363,7 +413,8 @@ class _Walk:
         if event.kind in ("call", "send"):
             # The handler went on: the callee's invocation id (and a call's result) came back.
             self.entries += _ENTRIES[event.kind] - 1
-        if event.kind == "sleep":
+        if event.kind == "sleep" and self._waited_out():
+            self.pauses.add(event.n)
             after = f" after {self.last_step}" if self.last_step else ""
             self.begins = event.at
             self._add("pause", f"in pause{after}", pause_op=event.n)

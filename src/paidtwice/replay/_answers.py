@@ -26,6 +26,10 @@ class _Reasked(Script):
         assert self.base is not None
         return self.base.turn_of(messages)
 
+    def call_of(self, messages: Sequence[Any], turn: int) -> str:
+        assert self.base is not None
+        return self.base.call_of(messages, turn)
+
     def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
         assert self.base is not None
         return self.base.answer(turn=turn, ask=ask + 1, call=call + 1, model_up=model_up)

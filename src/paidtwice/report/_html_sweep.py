@@ -95,8 +95,9 @@ def _heatmap(mode: str, points: Sequence[PointResult], by_cost: bool, top: float
                 )
                 + f"<title>{esc(mode)}/{esc(script)} #{point.order} {esc(point.crash_point)}: "
                 f"{esc(point.status)}, "
-                f"{point.extra_model_calls:+d} model calls, {point.extra_step_runs:+d} step runs, "
-                f"{point.mismatches} mismatches</title></g></a>"
+                f"{count(point.extra_model_calls, 'model call', sign=True)}, "
+                f"{count(point.extra_step_runs, 'step run', sign=True)}, "
+                f"{count(point.mismatches, 'mismatch', 'mismatches')}</title></g></a>"
             )
     out.append("</svg>")
     return "".join(out)

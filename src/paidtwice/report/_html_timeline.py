@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from paidtwice._words import count
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._records import AttemptLine, ModelLogLine, RunRecord, ToolLogLine
 from paidtwice.lab._sweep import PointResult
@@ -172,8 +173,10 @@ def _opening(tl: Timeline) -> str:
     return (
         f'<svg class="timeline" id="{tl.id}" data-attempts="{len(tl.attempts)}" '
         f'data-model-calls="{len(tl.model_calls)}" viewBox="0 0 {_WIDTH} {_HEIGHT}" width="100%" '
-        f'role="img" aria-label="timeline: {len(tl.attempts)} attempts, {len(tl.model_calls)} model calls, '
-        f'{len(tl.journal)} journal entries" xmlns="http://www.w3.org/2000/svg">'
+        f'role="img" aria-label="timeline: {count(len(tl.attempts), "attempt")}, '
+        f"{count(len(tl.model_calls), 'model call')}, "
+        f'{count(len(tl.journal), "journal entry", "journal entries")}" '
+        'xmlns="http://www.w3.org/2000/svg">'
     )
 
 

@@ -76,7 +76,7 @@ def _paid(runs: Sequence[RunRecord]) -> str:
     total = sum(r.usage.total_tokens for r in runs)
     cost = sum(r.cost_usd for r in runs)
     extra = sum(r.extra_cost_usd for r in runs)
-    return f"{calls} calls, {tokens(total)} tok, {usd(cost)} (+{usd(extra)})"
+    return f"{count(calls, 'call')}, {tokens(total)} tok, {usd(cost)} (+{usd(extra)})"
 
 
 def format_deck_table(records: Sequence[Record]) -> str:

@@ -39,7 +39,7 @@ class ModelCall:
     2 after the first tool result, ...); for a script file the number of its `[[turn]]`; 0 when no turn of the
     script answers the call (the answer is then the error saying why)."""
     ask: int
-    """How many times this invocation has asked for this turn, this call included."""
+    """How many times this invocation has asked for this call (of this turn), this call included."""
     messages: int
     """Number of messages in the request."""
     answer: Answer
@@ -55,6 +55,10 @@ class ModelCall:
     billed: TokenUsage | None = None
     """The tokens billed: `usage` when delivered; when cut off, the prompt and the completion tokens
     generated until the caller left (see `paidtwice.stub._usage`); None while in flight."""
+    asked: str = ""
+    """What tells this call apart from other calls its turn answers (`Script.call_of`): "" for a turn that
+    answers one call of its conversation; a digest of what was asked for a matched turn that may answer many
+    (the workers of an orchestrator). A call asked again has the same turn and the same `asked`."""
 
     @property
     def unanswered(self) -> bool:
@@ -124,8 +128,8 @@ class Ledger:
     """Slots of the model calls per (lane, invocation), and per (lane, None) for the whole lane."""
     _tool_slots: dict[tuple[str, str | None], list[int]] = field(default_factory=dict)
     """The same for the tool runs."""
-    _asks: dict[tuple[str, str, int], int] = field(default_factory=dict)
-    """How often each (lane, invocation, turn) was asked."""
+    _asks: dict[tuple[str, str, int, str], int] = field(default_factory=dict)
+    """How often each (lane, invocation, turn, asked) was asked."""
 
     def open_model_call(
         self,
@@ -136,17 +140,30 @@ class Ledger:
         messages: int,
         answer_for: AnswerFor,
         usage_for: UsageFor | None = None,
+        asked: str = "",
     ) -> int:
-        """Record a new model call and return its slot; the answer is chosen under the lock."""
+        """Record a new model call and return its slot; the answer is chosen under the lock. `asked` tells
+        apart the calls one turn answers (see `ModelCall.asked`): each counts its own asks."""
         with self._lock:
             call = len(self._model_slots.get((lane, invocation_id), ())) + 1
-            ask = self._asks.get((lane, invocation_id, turn), 0) + 1
-            self._asks[(lane, invocation_id, turn)] = ask
+            ask = self._asks.get((lane, invocation_id, turn, asked), 0) + 1
+            self._asks[(lane, invocation_id, turn, asked)] = ask
             answer = answer_for(turn, ask, call)
             usage = usage_for(answer) if usage_for is not None else NO_TOKENS
             self._model.append(
                 ModelCall(
-                    lane, invocation_id, call, turn, ask, messages, answer, time.time(), None, None, usage
+                    lane,
+                    invocation_id,
+                    call,
+                    turn,
+                    ask,
+                    messages,
+                    answer,
+                    time.time(),
+                    None,
+                    None,
+                    usage,
+                    asked=asked,
                 )
             )
             return _index(self._model_slots, lane, invocation_id, len(self._model) - 1)

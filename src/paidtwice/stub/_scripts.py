@@ -132,6 +132,11 @@ class Script:
         """
         return conversation_turn(messages)
 
+    def call_of(self, messages: Sequence[Any], turn: int) -> str:
+        """What tells apart the calls `turn` answers, so that each call's asks are counted on their own;
+        "" when the turn is one call of its conversation (a turn answered by its position)."""
+        return ""
+
     def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
         """The answer for `turn` (1-based), asked for the `ask`-th time; `call` counts all calls.
 

@@ -284,8 +284,9 @@ class StubModel:
         except (ValueError, AttributeError):
             await _respond(send, 400, {"error": {"message": f"body is not a {api} request"}})
             return
+        chat = _as_chat(api, request, messages)
         try:
-            turn = lane.script.turn_of(_as_chat(api, request, messages))
+            turn = lane.script.turn_of(chat)
             unanswered = ""
         except UnansweredCall as err:
             # Never a silent default: the call is in the ledger (turn 0) with the reason as its error answer.
@@ -304,6 +305,7 @@ class StubModel:
             messages=len(messages),
             answer_for=answer_for,
             usage_for=lambda answer: _usage(answer, prompt),
+            asked=lane.script.call_of(chat, turn) if turn else "",
         )
         record = self.ledger.model_call(slot)
         hold = lane.script.hold_of(record.call)

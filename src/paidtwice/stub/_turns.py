@@ -36,7 +36,9 @@ positional turns only, turns past the last one answer like the last, as before. 
 `when`, a call no turn answers is not given a default: the stub answers it with an error saying so, and the
 ledger records it. Two turns that match one call are an error too.
 
-"How often this turn was asked" counts per turn that answered, so each call has its own `changed`. Each file
+"How often this turn was asked" counts per call: per turn that answered, and for a matched turn that answers
+several calls (one `when` for every worker), per call it answers, told apart by its last user message, system
+prompt and position. So each call has its own `changed`: asked again, it changes its mind. Each file
 gives three variations: `steady` (the same answer every time), `drifting` (the same decision in other words)
 and `changed` (from the second ask of a turn on, that turn's `changed` answer).
 """
@@ -44,6 +46,7 @@ and `changed` (from the second ask of a turn on, that turn's `changed` answer).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 import tomllib
@@ -58,6 +61,9 @@ from paidtwice.stub._scripts import Answer, Script, ToolCall, UnansweredCall, co
 __all__ = ["VARIATIONS", "FileScript", "ScriptFileError", "Turn", "load_script_file"]
 
 VARIATIONS = ("steady", "drifting", "changed")
+
+_ANSWER_KEYS = ("text", "tool", "arguments", "usage")
+_TURN_KEYS = (*_ANSWER_KEYS, "drift", "changed", "when", "when_system", "position")
 
 
 @dataclass(frozen=True)
@@ -149,6 +155,16 @@ class FileScript(Script):
             f"no turn of the script answers this call: {what}, conversation turn {position} ({self.path})"
         )
 
+    def call_of(self, messages: Sequence[Any], turn: int) -> str:
+        """A matched turn may answer many calls (one `when` for every worker of an orchestrator): each is
+        told apart by what it asks (its last user message and system prompt) and its position, so that a
+        worker asked for the first time is not counted as another worker asked again."""
+        if not 1 <= turn <= len(self.turns) or self.turns[turn - 1].positional:
+            return ""
+        user, system = _prompts(messages)
+        asked = f"{conversation_turn(messages)}\0{system}\0{user}"
+        return hashlib.blake2b(asked.encode(), digest_size=8).hexdigest()
+
     def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
         spec = self.turns[turn - 1]
         if self.variation == "changed" and ask >= 2 and spec.changed is not None:
@@ -183,6 +199,12 @@ def _answer(raw: Any, where: str) -> Answer:
         prompt_tokens=prompt,
         completion_tokens=completion,
     )
+
+
+def _known_keys(raw: Any, known: Sequence[str], where: str) -> None:
+    unknown = sorted(set(raw) - set(known)) if isinstance(raw, dict) else []
+    if unknown:
+        raise ScriptFileError(f"{where}: unknown key `{unknown[0]}` (known: {', '.join(known)})")
 
 
 def _usage(raw: Any, where: str) -> dict[str, int]:
@@ -255,6 +277,11 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
         header, when_line = lines[number - 1] if number <= len(lines) else (0, None)
         line = when_line or header
         where = f"{path}:{line}: turn {number}" if line else f"{path} turn {number}"
+        # A misspelt key would be ignored: `wehn` would make the turn positional, `change` a turn that
+        # never changes its mind, and the sweep would measure another script than the one meant.
+        _known_keys(raw, _TURN_KEYS, where)
+        if isinstance(raw, dict) and isinstance(raw.get("changed"), dict):
+            _known_keys(raw["changed"], _ANSWER_KEYS, where + " (changed)")
         answer = _answer(raw, where)
         drift = raw.get("drift", [])
         if not isinstance(drift, list) or not all(isinstance(d, str) for d in drift):
