@@ -177,6 +177,11 @@ class SweepRun:
         key = self.target.key
         if key is None and self.service in deployment.keyed:
             key = DEFAULT_KEY
+        elif key is not None and self.service not in deployment.keyed:
+            raise UsageError(
+                f"--key {key!r} given, but {self.target.service} is a plain Service, called without a key "
+                "(only a Virtual Object's or a Workflow's handler takes one): leave --key out"
+            )
         self.invocation_id = self.lab.ingress.send(
             self.service, self.target.handler, self.target.input, key=key
         )
