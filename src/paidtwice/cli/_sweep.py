@@ -32,6 +32,7 @@ from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._sweep import PointResult, SweepMatrix, write_sweep
 from paidtwice.lab._sweep import sweep as run_sweep
+from paidtwice.lab._watch import epoch
 from paidtwice.report._html import sweep_sections
 from paidtwice.report._text import format_crash_cost, format_sweep
 from paidtwice.stub._turns import VARIATIONS
@@ -309,6 +310,29 @@ def _print_sweep(
     twice = [p for p in ordered if p.pays_twice]
     if missed:
         echo_err(f"{count(len(missed), 'kill')} did not land where its point says; see 'landed'")
+        for point in missed:
+            if (why := short_pause(point)) is not None:
+                echo_err(f"  #{point.order} {point.crash_point}: {why}")
     if check and twice:
         echo_err(f"{count(len(twice), 'crash point')} paid twice for completed work")
     return 1 if missed or (check and twice) else 0
+
+
+def short_pause(point: PointResult) -> str | None:
+    """Why a pause point's kill missed the pause, when the pause ended first: the server appended the
+    sleep's completion before the kill (the pause was shorter than the lab takes to kill on this machine)."""
+    if point.kind != "pause" or point.confirmed or point.started_at is None or point.killed_at is None:
+        return None
+    kill = point.started_at + point.killed_at
+    sleeps = [epoch(e.appended_at) for e in point.journal if e.type == "Command: Sleep"]
+    woken = [epoch(e.appended_at) for e in point.journal if e.type == "Notification: Sleep"]
+    # Sleeps one after another: the n-th completion is the n-th sleep's; the pause is the last begun.
+    began = [at for at in sleeps if at is not None and at <= kill]
+    if not began or len(woken) < len(began) or (ended := woken[len(began) - 1]) is None or ended > kill:
+        return None
+    start = began[-1]
+    return (
+        f"the pause lasted {ended - start:.2f}s and ended before the kill, which came {kill - start:.2f}s "
+        "after it began: shorter than the lab needs to kill inside it on this machine (a longer sleep, or "
+        "a less loaded machine, lets the kill land in it)"
+    )

@@ -13,6 +13,7 @@ import os
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -536,24 +537,35 @@ class _CallsAtKill:
     calls, the same call)."""
 
 
-def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float) -> _CallsAtKill:
+def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean_turns: Sequence[int]) -> _CallsAtKill:
     answered = [c for c in calls if c.delivered and c.finished is not None and c.finished <= kill_at]
     return _CallsAtKill(
         in_flight=sum(1 for c in calls if c.started < kill_at and c.delivered is False),
         answered=len(answered),
-        asked_again=_asked_again(answered, [c for c in calls if c.started > kill_at]),
+        asked_again=_asked_again(answered, [c for c in calls if c.started > kill_at], clean_turns),
     )
 
 
-def _asked_again(answered: Sequence[ModelCall], after: Sequence[ModelCall]) -> int:
+def _asked_again(
+    answered: Sequence[ModelCall], after: Sequence[ModelCall], clean_turns: Sequence[int]
+) -> int:
     """The calls after the kill that ask again for an answer that had come back before it.
 
     A call asking what an answered call asked (its turn, and for a turn that answers many calls, its
     prompt) is one. A call of that turn with a prompt not seen before the kill is a call not made yet (the
     next worker), unless an answered call of the turn is never asked again by its prompt: its prompt then
-    changed between attempts (a time in it), and that many of the new ones are it asked again."""
+    changed between attempts (a time in it), and that many of the new ones are it asked again.
+
+    A positional turn tells no calls apart: when the clean run asked it more often than it had been answered
+    at the kill (one-message questions, each turn 1 of its own conversation), that many of the calls after
+    the kill are the ones not made yet, not answers asked again."""
     before = {(c.turn, c.asked) for c in answered}
     again = sum(1 for c in after if (c.turn, c.asked) in before)
+    clean = Counter(clean_turns)
+    for turn in {c.turn for c in answered if not c.asked}:
+        answered_of_turn = sum(1 for c in answered if c.turn == turn and not c.asked)
+        after_of_turn = sum(1 for c in after if c.turn == turn and not c.asked)
+        again -= min(after_of_turn, max(0, clean[turn] - answered_of_turn))
     for turn in {c.turn for c in answered}:
         seen = {c.asked for c in after if c.turn == turn}
         lost = sum(1 for t, asked in before if t == turn and asked not in seen)
@@ -617,7 +629,7 @@ def _measure(
     answer = run.answer(status)
     calls = run.lane.model_calls()
     tools = run.lane.tool_runs()
-    at_kill = _calls_at_kill(calls, kill.at)
+    at_kill = _calls_at_kill(calls, kill.at, clean.model_turns)
     steps = run.steps()
     attempt_count = watch.count(agent_attempts)
     confirmed = journal_at_kill == point.journal_entries
