@@ -135,6 +135,10 @@ def soak(
     calls stay within the bound. Ctrl-C stops it (exit 130) with what it measured until then printed and
     written.
 
+    With --app, your own Restate app is soaked, its code unchanged: each model request it makes is tagged
+    with its invocation by paidtwice's host, its model answered by the --script file; its model calls are
+    counted (tool runs are the deck agent's). An app whose calls never reach the stub is refused (exit 2).
+
     \b
     Example:
         paidtwice soak --invocations 10000 --kills 10
