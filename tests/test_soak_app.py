@@ -12,9 +12,11 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
-from paidtwice.lab._soak import soak, soak_target
+from paidtwice.lab._soak import _places_in_life, _snapshot, soak, soak_target
 from paidtwice.lab._sweep_runs import NO_MODEL_CALL
 from paidtwice.report._soak import format_soak
+from paidtwice.stub._ledger import ModelCall
+from paidtwice.stub._scripts import Answer
 from paidtwice.stub._turns import load_script_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,7 +25,8 @@ CLIENTS = ROOT / "tests" / "sweep" / "clients"
 KEYED = ROOT / "tests" / "sweep" / "keyed_agent"
 SCRIPT = AGENTS / "concierge.toml"
 APP = ("--app", "concierge:app", "--service", "Concierge")
-TRIP = {"city": "Lisbon", "pause": 2}
+TRIP = {"city": "Lisbon", "pause": 2, "asks": 2}
+"""Two model calls per invocation, both answered by the script's one turn: the bound cannot go by turns."""
 
 
 def test_a_journaled_user_agent_loses_nothing_and_stays_within_the_bound(lab: Lab) -> None:
@@ -31,12 +34,12 @@ def test_a_journaled_user_agent_loses_nothing_and_stays_within_the_bound(lab: La
     record = soak(lab, invocations=200, kills=2, target=target, script=load_script_file(SCRIPT))
     assert record.sent == 200 and record.completed == 200
     assert record.lost == 0 and record.unfinished == 0 and record.gave_up is None
-    # Measured on the clean invocation: one model call, journaled in the step the agent names.
-    assert record.clean_model_calls == 1 and record.model_steps == ("advice 1",)
+    # Measured on the clean invocation: two model calls, journaled in the steps the agent names.
+    assert record.clean_model_calls == 2 and record.model_steps == ("advice 1", "advice 2")
     assert record.clean_tool_runs == 0 and record.extra_tool_runs == 0  # a user's app: model calls only
     assert len(record.kill_snapshots) == 2
     assert any(kill.running for kill in record.kill_snapshots)  # the kills landed in running invocations
-    assert record.model_calls >= 200
+    assert record.model_calls >= 400
     assert 0 <= record.extra_model_calls <= record.bound
     assert record.ok
     assert record.app == "concierge:app Concierge/plan"
@@ -47,7 +50,7 @@ def test_its_naive_twin_pays_again_within_the_bound(lab: Lab) -> None:
     target = soak_target("concierge:app", "ConciergeNaive", "plan", TRIP, app_dir=AGENTS)
     record = soak(lab, invocations=200, kills=2, target=target, script=load_script_file(SCRIPT))
     assert record.completed == 200 and record.lost == 0 and record.unfinished == 0
-    assert record.clean_model_calls == 1 and record.model_steps == ()  # nothing of the model journaled
+    assert record.clean_model_calls == 2 and record.model_steps == ()  # nothing of the model journaled
     # Each replay asks again: the extras are real, and the kills cut off at least as many.
     assert 0 < record.extra_model_calls <= record.bound
 
@@ -65,6 +68,21 @@ def test_an_app_whose_calls_never_reach_the_stub_is_refused_before_the_soak(lab:
     with pytest.raises(UsageError) as raised:
         soak(lab, invocations=50, kills=1, target=target, script=load_script_file(CLIENTS / "script.toml"))
     assert str(raised.value) == NO_MODEL_CALL
+
+
+def test_without_turns_in_order_a_call_s_place_is_its_order_since_the_restart() -> None:
+    # One script turn answers every call: the second call of an invocation with one answer journaled when
+    # the life began is its third answer, whatever its turn.
+    calls = [_call("inv_a", 10.0), _call("inv_b", 10.1), _call("inv_a", 10.2), _call("inv_c", 10.3)]
+    assert _places_in_life(calls, {"inv_a": 1, "inv_b": None}) == [2, 1, 3, 1]
+    snapshot = _snapshot(calls, {"inv_a": 2, "inv_b": 1}, 11.0, 11.3, [2, 1, 3, 1])
+    # inv_a's third answer and inv_c's first are not journaled: both count; by turn (all 1), only inv_c's.
+    assert snapshot.bound == 2 and snapshot.invocations_lacking == 2
+    assert _snapshot(calls, {"inv_a": 2, "inv_b": 1}, 11.0, 11.3).bound == 1
+
+
+def _call(invocation: str, started: float) -> ModelCall:
+    return ModelCall("lane", invocation, 1, 1, 1, 1, Answer(text="x"), started, started + 0.1, True)
 
 
 def _soak_cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -365,6 +365,12 @@ def soak(
         if own is not None:
             clean_tools = 0  # tool runs are the deck's: a user's app has its model calls counted only
         model_steps = _model_steps(lab.sql, clean_id, lane.model_calls(clean_id))
+        # A call's place among its invocation's answers is its script turn when the clean invocation's turns
+        # are 1, 2, 3... in order (the deck's conversation turns); a user's script may answer several calls
+        # with one turn, or match them out of order: then it is the call's order since the last restart.
+        by_order = own is not None and [c.turn for c in lane.model_calls(clean_id)] != list(
+            range(1, clean_calls + 1)
+        )
         monitor = _Monitor(lab, service, agent, invocations, kills, node_kills, progress, progress_every)
         started = monitor.started = time.time()
         monitor.start()
@@ -378,7 +384,17 @@ def soak(
         try:
             _send_all(lab, calling, waves[0], monitor, ids)
             _kill_repeatedly(
-                lab, agent, lane, service, model_steps, kills, kill_every, restart_delay, monitor, snapshots
+                lab,
+                agent,
+                lane,
+                service,
+                model_steps,
+                kills,
+                kill_every,
+                restart_delay,
+                monitor,
+                snapshots,
+                by_order=by_order,
             )
             for number in range(node_kills):
                 assert isinstance(cluster, RestateCluster)
@@ -624,9 +640,14 @@ def _kill_repeatedly(
     restart_delay: float,
     monitor: _Monitor,
     snapshots: list[KillSnapshot],
+    *,
+    by_order: bool = False,
 ) -> None:
-    """Kill the agent `kills` times, adding each kill's snapshot to `snapshots`."""
+    """Kill the agent `kills` times, adding each kill's snapshot to `snapshots`. `by_order`: a call's place
+    among its invocation's answers is the answers journaled when its agent life began plus its order in
+    that life (a journaled agent's replay asks only for what its journal lacks), not its script turn."""
     alive_since = monitor.started
+    journaled_at_start: dict[str, int | None] = {}
     for _ in range(kills):
         agent.prepare()
         agent.wait_ready()
@@ -644,15 +665,33 @@ def _kill_repeatedly(
             lab.sql, service, model_steps, completed_after=killed_at, before=back_at
         )
         dead_life = [call for call in lane.model_calls() if alive_since <= call.started < back_at]
-        snapshots.append(_snapshot(dead_life, answers, killed_at, back_at))
-        alive_since = back_at
+        places = _places_in_life(dead_life, journaled_at_start) if by_order else None
+        snapshots.append(_snapshot(dead_life, answers, killed_at, back_at, places))
+        alive_since, journaled_at_start = back_at, answers
+
+
+def _places_in_life(calls: list[ModelCall], journaled_at_start: dict[str, int | None]) -> list[int]:
+    """Each call's place among its invocation's model answers: those journaled when the life began, plus
+    its order among the invocation's calls in this life."""
+    seen: dict[str, int] = {}
+    places = []
+    for call in calls:
+        seen[call.invocation_id] = seen.get(call.invocation_id, 0) + 1
+        places.append((journaled_at_start.get(call.invocation_id) or 0) + seen[call.invocation_id])
+    return places
 
 
 def _snapshot(
-    calls: list[ModelCall], answers: dict[str, int | None], killed_at: float, back_at: float
+    calls: list[ModelCall],
+    answers: dict[str, int | None],
+    killed_at: float,
+    back_at: float,
+    places: list[int] | None = None,
 ) -> KillSnapshot:
-    """Of the calls one agent life made, those whose turn the journal had not answered."""
-    lacking = [call for call in calls if _lacks(answers, call)]
+    """Of the calls one agent life made, those whose place (their turn, unless `places` are given, one per
+    call) the journal had not answered."""
+    turns = places if places is not None else [call.turn for call in calls]
+    lacking = [call for call, turn in zip(calls, turns, strict=True) if _lacks(answers, call, turn)]
     answered = [c for c in lacking if c.finished is not None and c.finished <= killed_at and c.delivered]
     return KillSnapshot(
         at=killed_at,
@@ -663,12 +702,12 @@ def _snapshot(
     )
 
 
-def _lacks(answers: dict[str, int | None], call: ModelCall) -> bool:
+def _lacks(answers: dict[str, int | None], call: ModelCall, turn: int) -> bool:
     """The journal lacked this call's answer when the replacement started (turn N: the N-th model answer)."""
     if call.invocation_id not in answers:
         return True
     journaled = answers[call.invocation_id]
-    return journaled is not None and journaled < call.turn
+    return journaled is not None and journaled < turn
 
 
 def _model_steps(sql: SqlClient, invocation: str, calls: list[ModelCall]) -> frozenset[str]:
