@@ -12,8 +12,9 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
-from paidtwice.lab._soak import _places_in_life, _snapshot, soak, soak_target
+from paidtwice.lab._soak import _places_in_life, _snapshot, soak, soak_target, write_soak
 from paidtwice.lab._sweep_runs import NO_MODEL_CALL
+from paidtwice.report._load import load_results
 from paidtwice.report._soak import format_soak
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
@@ -29,7 +30,7 @@ TRIP = {"city": "Lisbon", "pause": 2, "asks": 2}
 """Two model calls per invocation, both answered by the script's one turn: the bound cannot go by turns."""
 
 
-def test_a_journaled_user_agent_loses_nothing_and_stays_within_the_bound(lab: Lab) -> None:
+def test_a_journaled_user_agent_loses_nothing_and_stays_within_the_bound(lab: Lab, tmp_path: Path) -> None:
     target = soak_target("concierge:app", "Concierge", "plan", TRIP, app_dir=AGENTS)
     record = soak(lab, invocations=200, kills=2, target=target, script=load_script_file(SCRIPT))
     assert record.sent == 200 and record.completed == 200
@@ -44,6 +45,8 @@ def test_a_journaled_user_agent_loses_nothing_and_stays_within_the_bound(lab: La
     assert record.ok
     assert record.app == "concierge:app Concierge/plan"
     assert "tool runs: not counted" in format_soak(record)
+    write_soak(tmp_path / "soak.json", record)
+    assert load_results([tmp_path / "soak.json"]).soaks == (record,)  # `paidtwice report` reads it whole
 
 
 def test_its_naive_twin_pays_again_within_the_bound(lab: Lab) -> None:
