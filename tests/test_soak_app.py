@@ -127,3 +127,26 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_starts(args: list[str]
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_an_app_whose_calls_never_reach_the_stub_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = _soak_cli(
+        "--app",
+        "unreachable_agent:app",
+        "--app-dir",
+        str(CLIENTS),
+        "--service",
+        "UnreachableAgent",
+        "--handler",
+        "quote",
+        "--input",
+        '"How much is 120 EUR in USD?"',
+        "--script",
+        str(CLIENTS / "script.toml"),
+        "--json",
+        str(tmp_path / "soak.json"),
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].endswith(NO_MODEL_CALL), done.stderr
+    assert not (tmp_path / "soak.json").exists()  # refused before the soak: nothing was sent to soak
