@@ -66,6 +66,12 @@ def test_a_workflow_gets_a_key_per_invocation(lab: Lab) -> None:
     assert record.clean_model_calls == 1
 
 
+def test_a_key_for_a_plain_service_is_refused_before_the_soak(lab: Lab) -> None:
+    target = soak_target("concierge:app", "Concierge", "plan", TRIP, key="trip", app_dir=AGENTS)
+    with pytest.raises(UsageError, match="--key goes with a Virtual Object or a Workflow; Concierge is a"):
+        soak(lab, invocations=10, kills=1, target=target, script=load_script_file(SCRIPT))
+
+
 def test_an_app_whose_calls_never_reach_the_stub_is_refused_before_the_soak(lab: Lab) -> None:
     target = soak_target("unreachable_agent:app", "UnreachableAgent", "quote", "Hi", app_dir=CLIENTS)
     with pytest.raises(UsageError) as raised:

@@ -354,6 +354,10 @@ def soak(
     ) as agent:
         agent.start()
         deployment = lab.admin.register_deployment(agent.uri)
+        if own is not None and own.key is not None and service not in deployment.keyed:
+            raise UsageError(
+                f"--key goes with a Virtual Object or a Workflow; {own.service} is a plain service (no key)"
+            )
         calling = _Calling(
             service=service,
             handler=own.handler if own is not None else "run",
