@@ -15,6 +15,7 @@ __all__ = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "GATE",
+    "INVOCATION_HEADER",
     "OFFLINE_DEFAULTS",
     "OPENAI_API_BASE",
     "OPENAI_API_KEY",
@@ -47,6 +48,9 @@ STEP_LOG = "PAIDTWICE_STEP_LOG"
 """Where the host writes its step log (one JSON line per step)."""
 GATE = "PAIDTWICE_GATE"
 """The moment at which the host stops the handler for good ("" for none)."""
+INVOCATION_HEADER = "x-paidtwice-invocation"
+"""The request header that tells the stub which invocation a call serves; the host adds it to every model
+request a handler makes without one, so the stub counts a user's calls per invocation, code unchanged."""
 STUB_API_KEY = "paidtwice-stub"
 """The API key the model's clients send: the stub takes any, the clients insist on one."""
 OFFLINE_DEFAULTS = {

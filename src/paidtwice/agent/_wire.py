@@ -9,6 +9,10 @@ A ProposeRunCompletion is a `ctx.run` action's result on its way to the journal:
 when the server has appended it and sent back its completion, so the host logs the proposal and the next
 frame from the server, the journal round trip the handler waited on.
 
+The host also needs, in the handler's own code, the invocation each attempt serves: the middleware puts a
+cell in a context variable before the app runs and fills it from the StartMessage, so every task the
+attempt's handler starts (each inherits the context) reads it with `attempt_invocation()`.
+
 So the attempt log written here counts what polling `sys_invocation` can only sample: every attempt that
 reached the agent, its failure code, and, through the retry count, the attempts made while the agent was
 down. Each event is one line, written with one write(2) on an O_APPEND descriptor, so it is on disk even if
@@ -27,9 +31,10 @@ import os
 import struct
 import time
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["MISMATCH_ERROR_CODE", "AttemptWire", "FrameReader", "read_fields"]
+__all__ = ["MISMATCH_ERROR_CODE", "AttemptWire", "FrameReader", "attempt_invocation", "read_fields"]
 
 START = 0x0000
 ERROR = 0x0002
@@ -104,15 +109,38 @@ def read_fields(data: bytes) -> dict[int, int | bytes]:
     return fields
 
 
-class AttemptWire:
-    """ASGI middleware: logs each invocation attempt's start, first progress, failure and end."""
+class _AttemptCell:
+    """The invocation id of one attempt, filled in when its StartMessage arrives ("" until then)."""
 
-    def __init__(self, app: App, fd: int) -> None:
+    __slots__ = ("invocation",)
+
+    def __init__(self) -> None:
+        self.invocation = ""
+
+
+_ATTEMPT: ContextVar[_AttemptCell | None] = ContextVar("paidtwice_attempt", default=None)
+"""The cell of the attempt the running code serves. A cell, not the id: the id arrives after the app has
+started (in the request's body), and the tasks started meanwhile hold the context as it was."""
+
+
+def attempt_invocation() -> str:
+    """The invocation id of the attempt the calling code serves, from its StartMessage; "" outside one."""
+    cell = _ATTEMPT.get()
+    return cell.invocation if cell is not None else ""
+
+
+class AttemptWire:
+    """ASGI middleware: tells the attempt's code its invocation (`attempt_invocation`), and with a file
+    descriptor logs each attempt's start, first progress, failure and end."""
+
+    def __init__(self, app: App, fd: int | None) -> None:
         self.app = app
         self.fd = fd
         self._numbers = itertools.count(1)
 
     def _write(self, **fields: Any) -> None:
+        if self.fd is None:
+            return
         line = json.dumps({**fields, "pid": os.getpid(), "at": time.time()})
         os.write(self.fd, (line + "\n").encode())
 
@@ -121,6 +149,7 @@ class AttemptWire:
             await self.app(scope, receive, send)
             return
         attempt = next(self._numbers)
+        cell = _AttemptCell()
         state: dict[str, Any] = {"invocation": None, "progressed": False, "proposed": False}
         inbound, outbound = FrameReader(), FrameReader()
 
@@ -134,7 +163,8 @@ class AttemptWire:
                     if kind == START and state["invocation"] is None:
                         fields = read_fields(body)
                         debug_id = fields.get(2, b"")
-                        state["invocation"] = debug_id.decode() if isinstance(debug_id, bytes) else ""
+                        cell.invocation = debug_id.decode() if isinstance(debug_id, bytes) else ""
+                        state["invocation"] = cell.invocation
                         log("start", retry=int(fields.get(7, 0)), known=int(fields.get(3, 0)))
                     elif state["proposed"]:
                         state["proposed"] = False
@@ -156,4 +186,8 @@ class AttemptWire:
                         log("end" if kind == END else "suspend")
             await send(message)
 
-        await self.app(scope, receive_logged, send_logged)
+        token = _ATTEMPT.set(cell)
+        try:
+            await self.app(scope, receive_logged, send_logged)
+        finally:
+            _ATTEMPT.reset(token)

@@ -16,8 +16,12 @@ requests); `step` names the executed step it was made in, 0 if none, so calls in
 apart), every context operation (`op`: run, run_typed, sleep, a call or send of another handler, and the
 state's get, set, clear, clear_all, state_keys) and every real execution of a
 `ctx.run`/`ctx.run_typed` action (`step_start`/`step_end`; a step replayed from the journal does not
-execute, so it logs nothing). Nothing is added to the requests: the stub counts each agent's calls on its
-own lane.
+execute, so it logs nothing).
+
+With a step log or without, every model request a handler makes carries the invocation it serves in the
+`x-paidtwice-invocation` header (added unless the request has one): the attempt's id, as the wire showed
+it (`paidtwice.agent._wire.attempt_invocation`). So the stub counts a user's calls per invocation, with many
+in flight at once in one process, the user's code unchanged.
 
 A gate (`--gate`, or env PAIDTWICE_GATE) stops the handler for good at one moment, after logging a `gate`
 line, so a sweep can kill the process exactly there: `model:N:before`, `model:N:after` (the N-th model
@@ -53,8 +57,8 @@ from typing import Any
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
-from paidtwice.agent._env import GATE, SERVICE_AS, STEP_LOG
-from paidtwice.agent._wire import AttemptWire
+from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_AS, STEP_LOG
+from paidtwice.agent._wire import AttemptWire, attempt_invocation
 
 __all__ = ["main"]
 
@@ -145,6 +149,10 @@ class _StepLog:
 
 
 def _invocation() -> str:
+    """The invocation the calling code serves: its attempt's, else the SDK's context's; "" outside one."""
+    invocation = attempt_invocation()
+    if invocation:
+        return invocation
     from restate.server_context import current_context
 
     try:
@@ -182,24 +190,30 @@ _IN_MODEL_REQUEST: contextvars.ContextVar[bool] = contextvars.ContextVar("paidtw
 transport under httpx) logs it once."""
 
 
-class _ModelRequests:
-    """Logs and gates model requests, whichever HTTP client makes them: no header, the invocation is the
-    handler's own (Restate's context variable), and the stub counts calls per lane."""
+_Begun = tuple[str, int]
+"""A model request under way: (invocation, n), the n-th model request of that invocation (0 without a log)."""
 
-    def __init__(self, log: _StepLog) -> None:
+
+class _ModelRequests:
+    """Tags, and with a step log logs and gates, model requests, whichever HTTP client makes them; the
+    invocation is the attempt's own."""
+
+    def __init__(self, log: _StepLog | None) -> None:
         self.log = log
 
-    def begin(self, url: Any) -> tuple[str, int] | None:
+    def begin(self, url: Any) -> _Begun | None:
         """(invocation, n) when this is the n-th model request of a handler; None for anything else."""
         if _IN_MODEL_REQUEST.get():
             return None
         invocation = _invocation()
         if not invocation or not _is_model_request(url):
             return None
-        return invocation, self.log.next(invocation, "model")
+        return invocation, self.log.next(invocation, "model") if self.log is not None else 0
 
     def start(self, invocation: str, n: int) -> bool:
         """Log the request's start; True when the gate before it holds the handler."""
+        if self.log is None:
+            return False
         if self.log.gated(invocation, f"model:{n}:before"):
             return True
         self.log.write(invocation, "model_start", n=n, step=_STEP.get())
@@ -207,12 +221,13 @@ class _ModelRequests:
 
     def end(self, invocation: str, n: int, response: Any) -> bool:
         """Log the answer's arrival; True when the gate after it holds the handler."""
+        if self.log is None:
+            return False
         status = getattr(response, "status_code", None) or getattr(response, "status", None)
         self.log.write(invocation, "model_end", n=n, status=status)
         return self.log.gated(invocation, f"model:{n}:after")
 
-    async def send_async(self, url: Any, send: Callable[[], Awaitable[Any]]) -> Any:
-        begun = self.begin(url)
+    async def send_async(self, begun: _Begun | None, send: Callable[[], Awaitable[Any]]) -> Any:
         if begun is None:
             return await send()
         if self.start(*begun):
@@ -226,8 +241,7 @@ class _ModelRequests:
             await _hold_forever()
         return response
 
-    def send_sync(self, url: Any, send: Callable[[], Any]) -> Any:
-        begun = self.begin(url)
+    def send_sync(self, begun: _Begun | None, send: Callable[[], Any]) -> Any:
         if begun is None:
             return send()
         if self.start(*begun):
@@ -246,7 +260,7 @@ _HTTPX_MODULES = ("httpx", "httpx2")
 """httpx, and httpx2 (the openai and anthropic clients', from 3.0 and 2.0)."""
 
 
-def _instrument_http(log: _StepLog) -> None:
+def _instrument_http(log: _StepLog | None) -> None:
     """Model requests made through httpx, httpx2, aiohttp and http.client (urllib, requests, urllib3)."""
     requests = _ModelRequests(log)
     for name in _HTTPX_MODULES:
@@ -267,11 +281,17 @@ def _patch_httpx(module: Any, requests: _ModelRequests) -> None:
     async_send = module.AsyncClient.send
     sync_send = module.Client.send
 
+    def tagged(request: Any) -> _Begun | None:
+        begun = requests.begin(request.url)
+        if begun is not None and INVOCATION_HEADER not in request.headers:
+            request.headers[INVOCATION_HEADER] = begun[0]
+        return begun
+
     async def send_async(self: Any, request: Any, **kwargs: Any) -> Any:
-        return await requests.send_async(request.url, lambda: async_send(self, request, **kwargs))
+        return await requests.send_async(tagged(request), lambda: async_send(self, request, **kwargs))
 
     def send_sync(self: Any, request: Any, **kwargs: Any) -> Any:
-        return requests.send_sync(request.url, lambda: sync_send(self, request, **kwargs))
+        return requests.send_sync(tagged(request), lambda: sync_send(self, request, **kwargs))
 
     module.AsyncClient.send = send_async
     module.Client.send = send_sync
@@ -279,25 +299,48 @@ def _patch_httpx(module: Any, requests: _ModelRequests) -> None:
 
 def _patch_aiohttp(module: Any, requests: _ModelRequests) -> None:
     original = module.ClientSession._request
+    from multidict import CIMultiDict
 
     async def request(self: Any, method: str, url: Any, *args: Any, **kwargs: Any) -> Any:
-        return await requests.send_async(url, lambda: original(self, method, url, *args, **kwargs))
+        begun = requests.begin(url)
+        if begun is not None:
+            headers = CIMultiDict(kwargs.get("headers") or {})
+            if INVOCATION_HEADER not in headers and INVOCATION_HEADER not in (self.headers or {}):
+                headers[INVOCATION_HEADER] = begun[0]
+                kwargs["headers"] = headers
+        return await requests.send_async(begun, lambda: original(self, method, url, *args, **kwargs))
 
     module.ClientSession._request = request
 
 
 def _patch_http_client(requests: _ModelRequests) -> None:
     """urllib, and requests through urllib3: the request starts at `putrequest` (before its headers and
-    body go out) and its answer arrives at `getresponse`."""
+    body go out) and its answer arrives at `getresponse`. The invocation's header goes in at `endheaders`,
+    unless the caller put one."""
     connection = http.client.HTTPConnection
-    putrequest, getresponse = connection.putrequest, connection.getresponse
+    putrequest, putheader = connection.putrequest, connection.putheader
+    endheaders, getresponse = connection.endheaders, connection.getresponse
 
     def put(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         begun = requests.begin(url)
         self._paidtwice_model = begun
+        self._paidtwice_tag = begun[0] if begun is not None else None
         if begun is not None and requests.start(*begun):
             _hold_forever_sync()
         return putrequest(self, method, url, *args, **kwargs)
+
+    def header(self: Any, name: Any, *values: Any) -> Any:
+        given = name.decode("latin-1") if isinstance(name, bytes) else str(name)
+        if given.lower() == INVOCATION_HEADER:
+            self._paidtwice_tag = None
+        return putheader(self, name, *values)
+
+    def end(self: Any, *args: Any, **kwargs: Any) -> Any:
+        tag = getattr(self, "_paidtwice_tag", None)
+        self._paidtwice_tag = None
+        if tag:
+            putheader(self, INVOCATION_HEADER, tag)
+        return endheaders(self, *args, **kwargs)
 
     def get(self: Any) -> Any:
         begun = getattr(self, "_paidtwice_model", None)
@@ -308,6 +351,8 @@ def _patch_http_client(requests: _ModelRequests) -> None:
         return response
 
     connection.putrequest = put  # type: ignore[method-assign]
+    connection.putheader = header  # type: ignore[method-assign, assignment]
+    connection.endheaders = end  # type: ignore[method-assign]
     connection.getresponse = get  # type: ignore[method-assign]
 
 
@@ -485,13 +530,16 @@ def main(argv: list[str] | None = None) -> int:
     module, app = _load(args.target)
     if args.service_as:
         app = _rename(module, _services(module), args.service_as)
+    log = None
     if args.step_log:
         log = _StepLog(os.open(args.step_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), args.gate)
-        _instrument_http(log)
         _instrument_context(log)
+    # Always: every model request is tagged with its invocation, logged or not.
+    _instrument_http(log)
+    fd = None
     if args.attempt_log:
         fd = os.open(args.attempt_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        app = AttemptWire(app, fd)
+    app = AttemptWire(app, fd)
     if args.ready_file:
         with open(args.ready_file, "w") as ready:
             ready.write(f"loaded {os.getpid()}\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -21,17 +22,22 @@ from paidtwice.report._html import Section, write_html
 __all__ = [
     "DEFAULT_RESULTS",
     "RESULTS_ENV",
+    "app_dir_option",
     "cluster_option",
     "default_json",
     "echo_err",
+    "handler_option",
     "html_option",
+    "input_option",
     "json_option",
     "model_latency_option",
     "open_lab",
+    "parse_input",
     "price_model_option",
     "results_dir_option",
     "save_journals_option",
     "server_version_option",
+    "service_option",
     "writable",
     "write_report",
 ]
@@ -120,6 +126,29 @@ save_journals_option = click.option(
     metavar="DIR",
     help="Write each invocation's journal file here, for `paidtwice replay-check`.",
 )
+
+
+# A user's app, for `sweep --app` and `soak --app`: the same names and meanings in both.
+service_option = click.option("--service", metavar="NAME", help="With --app: the service to call.")
+handler_option = click.option("--handler", metavar="NAME", help="With --app: the handler to call.")
+input_option = click.option(
+    "--input", "input_json", metavar="JSON", default="null", help="With --app: the handler's input."
+)
+app_dir_option = click.option(
+    "--app-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="With --app: the directory MODULE is imported from.",
+)
+
+
+def parse_input(input_json: str) -> Any:
+    """The handler's input given as --input; BadInput if it is not JSON."""
+    try:
+        return json.loads(input_json)
+    except ValueError as err:
+        raise BadInput(f"--input is not JSON: {err}") from None
 
 
 def json_option(help: str) -> Callable[[F], F]:

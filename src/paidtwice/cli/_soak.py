@@ -1,9 +1,11 @@
-"""`paidtwice soak`: many journaled invocations at once, the agent killed while they run."""
+"""`paidtwice soak`: many journaled invocations at once, the agent (the deck's, or your own app) killed while
+they run."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -11,22 +13,38 @@ from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import UsageError
 from paidtwice.cli._errors import EXIT_INTERRUPTED, EXIT_TERMINATED, errors, terminated
 from paidtwice.cli._options import (
+    app_dir_option,
     cluster_option,
     default_json,
     echo_err,
+    handler_option,
     html_option,
+    input_option,
     json_option,
     open_lab,
+    parse_input,
     price_model_option,
     results_dir_option,
     server_version_option,
+    service_option,
     writable,
     write_report,
 )
-from paidtwice.lab._soak import SoakInterrupted, SoakProgress, SoakRecord, check_soak, write_soak
+from paidtwice.lab._runner import DECK_AGENT
+from paidtwice.lab._soak import (
+    SoakInterrupted,
+    SoakProgress,
+    SoakRecord,
+    check_soak,
+    soak_target,
+    write_soak,
+)
 from paidtwice.lab._soak import soak as run_soak
+from paidtwice.lab._sweep_runs import SweepTarget
 from paidtwice.report._html import soak_section
 from paidtwice.report._soak import format_soak, format_soak_progress
+from paidtwice.stub._scripts import Script
+from paidtwice.stub._turns import load_script_file
 
 __all__ = ["soak"]
 
@@ -54,6 +72,32 @@ __all__ = ["soak"]
     help="With --cluster: kill and restart this many nodes, one at a time, after the agent's kills; the "
     "invocations go in one wave per node kill (20 or more each), sent just before it.",
 )
+@click.option(
+    "--app",
+    metavar="MODULE:APP",
+    help="Soak your own Restate app instead of the deck's agent (with --service, --handler, --script); "
+    "its model calls are counted, not its tool runs (those are the deck agent's).",
+)
+@service_option
+@handler_option
+@input_option
+@click.option(
+    "--key",
+    metavar="KEY",
+    default=None,
+    help="With --app: a Virtual Object's or a Workflow's invocations are each called with a key of their "
+    "own, KEY-1, KEY-2, ... (default: paidtwice-N), so that they run at once instead of queueing behind one "
+    "key.",
+)
+@click.option(
+    "--script",
+    "script_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    default=None,
+    help="With --app: the script file giving the model's answer to each call (its steady variation).",
+)
+@app_dir_option
 @json_option(
     "Where the soak's record is written, also when Ctrl-C stops it (default: RESULTS_DIR/soak-TIME-PID.json)."
 )
@@ -68,6 +112,13 @@ def soak(
     kill_every: float,
     timeout: float | None,
     node_kills: int,
+    app: str | None,
+    service: str | None,
+    handler: str | None,
+    input_json: str,
+    key: str | None,
+    script_path: Path | None,
+    app_dir: Path,
     json_path: Path | None,
     results_dir: Path,
     html_path: Path | None,
@@ -84,17 +135,24 @@ def soak(
     calls stay within the bound. Ctrl-C stops it (exit 130) with what it measured until then printed and
     written.
 
+    With --app, your own Restate app is soaked, its code unchanged: each model request it makes is tagged
+    with its invocation by paidtwice's host, its model answered by the --script file; its model calls are
+    counted (tool runs are the deck agent's). An app whose calls never reach the stub is refused (exit 2).
+
     \b
     Example:
         paidtwice soak --invocations 10000 --kills 10
         paidtwice soak --invocations 200 --kills 5 --html soak.html --price-model gpt-4o
         paidtwice soak --cluster 3 --node-kills 3
+        paidtwice soak --app agent:app --app-dir examples/travel_agent --service Travel --handler quote \\
+            --input '"How much is 120 EUR in USD?"' --script examples/travel_agent/script.toml
     """
     on_terminal = sys.stderr.isatty()
     try:
         check_soak(invocations=invocations, kills=kills, node_kills=node_kills, cluster=cluster)
     except UsageError as err:
         raise BadInput(str(err)) from None
+    target, script = _own_app(app, service, handler, input_json, key, script_path, app_dir)
     json_path = json_path or default_json(results_dir, "soak")
     writable(json_path, "the soak's record")
     if html_path is not None and html_path.resolve() == json_path.resolve():
@@ -114,6 +172,8 @@ def soak(
                     progress=_show_progress if on_terminal else _log_progress,
                     progress_every=0.5 if on_terminal else 5.0,
                     node_kills=node_kills,
+                    target=target if target is not None else DECK_AGENT,
+                    script=script,
                 )
             except SoakInterrupted as interrupted:
                 stopped, record = True, interrupted.record
@@ -129,6 +189,32 @@ def soak(
         echo_err(f"paidtwice: {how}; every process it started has been stopped; above is what ran until then")
         sys.exit(EXIT_TERMINATED if terminated() else EXIT_INTERRUPTED)
     sys.exit(0 if record.ok else 1)
+
+
+def _own_app(
+    app: str | None,
+    service: str | None,
+    handler: str | None,
+    input_json: str,
+    key: str | None,
+    script_path: Path | None,
+    app_dir: Path,
+) -> tuple[SweepTarget | None, Script | None]:
+    """Your app and its script, checked before anything starts (BadInput); (None, None) for the deck's."""
+    if app is None:
+        if service or handler or key or script_path or input_json != "null":
+            raise BadInput("--service, --handler, --input, --key and --script go with --app")
+        return None, None
+    if not service or not handler:
+        raise BadInput("with --app, name the service and the handler: --service NAME --handler NAME")
+    if script_path is None:
+        raise BadInput("with --app, give the script file of the model's answers: --script FILE")
+    payload: Any = parse_input(input_json)
+    try:
+        script = load_script_file(script_path, "steady")
+        return soak_target(app, service, handler, payload, key=key, app_dir=app_dir), script
+    except UsageError as err:
+        raise BadInput(str(err)) from None
 
 
 def _show_progress(progress: SoakProgress) -> None:

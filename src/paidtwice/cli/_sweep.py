@@ -3,7 +3,6 @@ moment of a clean run and measure what each replay paid again."""
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Callable
@@ -17,14 +16,19 @@ from paidtwice._bad_input import BadInput
 from paidtwice._words import count
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (
+    app_dir_option,
     cluster_option,
     default_json,
     echo_err,
+    handler_option,
     html_option,
+    input_option,
     json_option,
     model_latency_option,
+    parse_input,
     price_model_option,
     results_dir_option,
+    service_option,
     writable,
     write_report,
 )
@@ -82,11 +86,9 @@ __all__ = ["sweep"]
     default=None,
     help="With --cmd: the directory the command runs in (default: the current one).",
 )
-@click.option("--service", metavar="NAME", help="With --app: the service to call.")
-@click.option("--handler", metavar="NAME", help="With --app: the handler to call.")
-@click.option(
-    "--input", "input_json", metavar="JSON", default="null", help="With --app: the handler's input."
-)
+@service_option
+@handler_option
+@input_option
 @click.option(
     "--key",
     metavar="KEY",
@@ -94,13 +96,7 @@ __all__ = ["sweep"]
     help="With --app or --cmd: the key a Virtual Object's or a Workflow's handler is called with "
     "(default: 'paidtwice' when the service is keyed).",
 )
-@click.option(
-    "--app-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("."),
-    show_default=True,
-    help="With --app: the directory MODULE is imported from.",
-)
+@app_dir_option
 @click.option(
     "--restart-delay",
     type=click.FloatRange(min=0),
@@ -252,10 +248,7 @@ def _own_input(
         raise BadInput(f"with {own}, give one script file: --script FILE")
     if not service or not handler:
         raise BadInput(f"with {own}, name the service and the handler: --service NAME --handler NAME")
-    try:
-        return json.loads(input_json)
-    except ValueError as err:
-        raise BadInput(f"--input is not JSON: {err}") from None
+    return parse_input(input_json)
 
 
 def _point_saver(json_path: Path, journals: Path | None, lab: Lab | None) -> Callable[[PointResult], None]:

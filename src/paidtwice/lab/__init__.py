@@ -60,6 +60,7 @@ from paidtwice.lab._soak import (
     SoakRecord,
     check_soak,
     soak,
+    soak_target,
     soak_timeout,
     write_soak,
 )
@@ -140,6 +141,7 @@ __all__ = [
     "run_rows",
     "run_walk",
     "soak",
+    "soak_target",
     "soak_timeout",
     "sweep",
     "sweep_targets",

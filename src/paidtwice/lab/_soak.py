@@ -12,6 +12,12 @@ takes the agent's kills), so that every node kill lands while invocations run: a
 again takes a cluster more than ten seconds to settle from, and one wave sent at once had settled before a
 second kill came.
 
+A user's own app is soaked the same way (`target` a `SweepTarget`): its service is renamed for the soak,
+each invocation sent to its handler with its input (a Virtual Object or Workflow with a key of its own, so
+the invocations do not queue behind one key), its model answered by a script. The host tags each model
+request with its invocation, so the stub counts the app's calls per invocation with no change to its code.
+Tool runs are the deck's idea (the stub's tool endpoints): for a user's app only model calls are counted.
+
 Every figure scales with the work: the ledger is indexed by lane and invocation, the server is asked for
 counts per status (one query) and, at each kill, for the Run entries of the invocations not completed before
 it (one query), never for each invocation by id.
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import statistics
 import threading
@@ -30,17 +37,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError, UsageError
+from paidtwice.agent._env import ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, SERVICE_AS, STUB_API_KEY
 from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.engine._cluster import PartitionLeader, RestateCluster
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab
+from paidtwice.lab._sweep_runs import DEFAULT_KEY, NO_MODEL_CALL, SweepTarget
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._ledger import ModelCall
-from paidtwice.stub._scripts import SCRIPTS, Answer
+from paidtwice.stub._scripts import SCRIPTS, Answer, Script
 from paidtwice.stub._server import Lane
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
@@ -53,6 +63,7 @@ __all__ = [
     "SoakRecord",
     "check_soak",
     "soak",
+    "soak_target",
     "soak_timeout",
     "write_soak",
 ]
@@ -249,6 +260,9 @@ class SoakRecord:
     waves: tuple[int, ...] = field(default=())
     """With node kills, the invocations each wave sent, in order (the first before the agent's kills and the
     first node kill, each next one just before its node kill); empty when all were sent at once."""
+    app: str = ""
+    """The user's app soaked, as "MODULE:APP SERVICE/HANDLER"; "" for the deck's agent (or an app that
+    stands in for it). A user's app has its model calls counted, not its tool runs: the tool counts stay 0."""
 
     @property
     def cut_off_by_node_kills(self) -> int:
@@ -289,8 +303,9 @@ def soak(
     restart_delay: float = 0.3,
     timeout: float | None = None,
     stall: float = 120.0,
-    target: str = DECK_AGENT,
+    target: str | SweepTarget = DECK_AGENT,
     app_dir: Path | None = None,
+    script: Script | None = None,
     progress: Callable[[SoakProgress], None] | None = None,
     progress_every: float = 1.0,
     node_kills: int = 0,
@@ -298,6 +313,12 @@ def soak(
     """Send `invocations` at once to one journaled agent and kill it `kills` times while they run; then, on a
     cluster, kill `node_kills` nodes one after the other, each started again before the next. With node
     kills the invocations go in one wave per node kill, each sent just before its kill.
+
+    `target` is the deck's agent, or "MODULE:APP" (from `app_dir`) of an app that reads the deck agent's
+    environment, or a user's app as a `SweepTarget` (its service, handler and input; see `soak_target`).
+    The stub answers by `script` (default: the steady script the deck's agent is written for). A clean
+    invocation whose calls never reach the stub, or that the script does not answer, raises a `UsageError`
+    before the soak starts.
 
     The soak waits until every invocation completed or paused, for at most `timeout` seconds (default
     `soak_timeout(invocations, node_kills)`) and gives up early when none settled for `stall` seconds.
@@ -311,14 +332,49 @@ def soak(
         cluster=len(cluster.nodes) if isinstance(cluster, RestateCluster) else 1,
     )
     deadline_s = soak_timeout(invocations, node_kills) if timeout is None else timeout
-    service = f"Agent_soak_{lab.next_id()}"
-    lane = lab.stub.open_lane(SCRIPTS["steady"], name=service.lower())
-    with lab.new_agent(mode="journaled", lane=lane, service=service, target=target, cwd=app_dir) as agent:
+    own = target if isinstance(target, SweepTarget) else None
+    soak_id = lab.next_id()
+    service = f"{_safe(own.service)}_soak_{soak_id}" if own is not None else f"Agent_soak_{soak_id}"
+    lane = lab.stub.open_lane(script or SCRIPTS["steady"], name=service.lower())
+    extra_env: dict[str, str] = {}
+    if own is not None:
+        extra_env = {
+            **dict(own.env),
+            SERVICE_AS: f"{own.service}={service}",
+            ANTHROPIC_BASE_URL: lane.anthropic_base_url,
+            ANTHROPIC_API_KEY: STUB_API_KEY,
+        }
+    with lab.new_agent(
+        mode="journaled",
+        lane=lane,
+        service=service,
+        target=own.app if own is not None else str(target),
+        cwd=Path(own.cwd) if own is not None and own.cwd else app_dir,
+        extra_env=extra_env,
+    ) as agent:
         agent.start()
-        lab.admin.register_deployment(agent.uri)
-        clean_id = _run_clean(lab, service)
+        deployment = lab.admin.register_deployment(agent.uri)
+        if own is not None and own.key is not None and service not in deployment.keyed:
+            raise UsageError(
+                f"--key goes with a Virtual Object or a Workflow; {own.service} is a plain service (no key)"
+            )
+        calling = _Calling(
+            service=service,
+            handler=own.handler if own is not None else "run",
+            input=own.input if own is not None else QUESTION,
+            key=(own.key or DEFAULT_KEY) if own is not None and service in deployment.keyed else None,
+        )
+        clean_id = _run_clean(lab, calling, agent, lane)
         clean_calls, clean_tools = len(lane.model_calls(clean_id)), len(lane.tool_runs(clean_id))
+        if own is not None:
+            clean_tools = 0  # tool runs are the deck's: a user's app has its model calls counted only
         model_steps = _model_steps(lab.sql, clean_id, lane.model_calls(clean_id))
+        # A call's place among its invocation's answers is its script turn when the clean invocation's turns
+        # are 1, 2, 3... in order (the deck's conversation turns); a user's script may answer several calls
+        # with one turn, or match them out of order: then it is the call's order since the last restart.
+        by_order = own is not None and [c.turn for c in lane.model_calls(clean_id)] != list(
+            range(1, clean_calls + 1)
+        )
         monitor = _Monitor(lab, service, agent, invocations, kills, node_kills, progress, progress_every)
         started = monitor.started = time.time()
         monitor.start()
@@ -330,14 +386,24 @@ def soak(
         waves = _waves(invocations, node_kills)
         interrupted = False
         try:
-            _send_all(lab, service, waves[0], monitor, ids)
+            _send_all(lab, calling, waves[0], monitor, ids)
             _kill_repeatedly(
-                lab, agent, lane, service, model_steps, kills, kill_every, restart_delay, monitor, snapshots
+                lab,
+                agent,
+                lane,
+                service,
+                model_steps,
+                kills,
+                kill_every,
+                restart_delay,
+                monitor,
+                snapshots,
+                by_order=by_order,
             )
             for number in range(node_kills):
                 assert isinstance(cluster, RestateCluster)
                 if number:
-                    _send_all(lab, service, waves[number], monitor, ids)
+                    _send_all(lab, calling, waves[number], monitor, ids)
                 if lab.cancelled.wait(kill_every):
                     raise LabCancelled("interrupted")
                 last = node_events[-1].node if node_events else None
@@ -367,6 +433,7 @@ def soak(
         attempts=attempts,
         waves=tuple(waves) if node_kills else (),
         memory=monitor.peak_memory(),
+        app=f"{own.app} {own.service}/{own.handler}" if own is not None else "",
     )
     if interrupted:
         raise SoakInterrupted(record)
@@ -389,6 +456,7 @@ def _record(
     attempts: list[AgentAttempt],
     waves: tuple[int, ...],
     memory: PeakMemory,
+    app: str,
 ) -> SoakRecord:
     """What the soak measured, read from the server's final state and the stub's ledger."""
     clean_calls, clean_tools = clean
@@ -409,7 +477,7 @@ def _record(
     extra = sum(
         max(0, made - clean_calls) if i in short else made - clean_calls for i, made in per_invocation.items()
     )
-    tool_runs = [len(lane.tool_runs(i)) for i in ids]
+    tool_runs = [len(lane.tool_runs(i)) for i in ids] if not app else []
     all_calls = [c for i in ids for c in lane.model_calls(i)]
     paid = bill(all_calls, lab.price_model)
     created = {i: rows[i].created for i in ids if i in rows}
@@ -419,6 +487,7 @@ def _record(
         else ()
     )
     return SoakRecord(
+        app=app,
         node_kills=node_lines,
         waves=waves,
         sent=len(ids),
@@ -472,31 +541,84 @@ def write_soak(path: Path, record: SoakRecord) -> None:
     tmp.replace(path)
 
 
-def _run_clean(lab: Lab, service: str) -> str:
-    """Send one invocation and wait for it to complete with no fault: the clean counts are its counts."""
-    invocation = lab.ingress.send(service, "run", QUESTION)
+def soak_target(
+    app: str, service: str, handler: str, input: Any, *, key: str | None = None, app_dir: Path | None = None
+) -> SweepTarget:
+    """A user's app to soak, once it is seen to import and to serve `service`/`handler` (in a process of
+    its own, nothing started yet); `UsageError` in one line if it does not."""
+    from paidtwice.lab._sweep import check_app
+
+    cwd = str((app_dir or Path(".")).resolve())
+    if not Path(cwd).is_dir():
+        raise UsageError(f"no directory {cwd}")
+    problem = check_app(app, service, handler, cwd=cwd)
+    if problem:
+        raise UsageError(problem)
+    return SweepTarget(app, service, handler, input, mode="app", cwd=cwd, key=key)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+@dataclass(frozen=True)
+class _Calling:
+    """How each of the soak's invocations is sent."""
+
+    service: str
+    """The service as registered for this soak."""
+    handler: str
+    """The handler called."""
+    input: Any
+    """The JSON input of every invocation."""
+    key: str | None
+    """For a keyed service, the stem of each invocation's own key ("STEM-N"); None for a plain service."""
+
+    def send(self, lab: Lab, n: int | str) -> str:
+        """Send the invocation numbered `n`; its id."""
+        key = f"{self.key}-{n}" if self.key is not None else None
+        return lab.ingress.send(self.service, self.handler, self.input, key=key)
+
+
+def _run_clean(lab: Lab, calling: _Calling, agent: AgentHost, lane: Lane) -> str:
+    """Send one invocation and wait for it to complete with no fault: the clean counts are its counts. An
+    invocation that fails before any model call reached the stub, or whose call the script does not answer,
+    is a `UsageError`: the soak would count nothing, or only errors."""
+    invocation = calling.send(lab, "clean")
     deadline = time.monotonic() + _CLEAN_TIMEOUT
     while True:
         row = lab.sql.invocation(invocation)
-        if row is not None and row.status in _SETTLED:
+        calls = lane.model_calls(invocation)
+        unanswered = [c for c in calls if c.unanswered]
+        problem = None
+        if unanswered:
+            problem = f"{unanswered[0].answer.text} (model call {unanswered[0].call} of the clean invocation)"
+        elif not calls and any(a.last_event == "error" for a in agent.attempts(invocation)):
+            problem = NO_MODEL_CALL
+        elif row is not None and row.status in _SETTLED:
             if row.status != "completed" or row.completion_result != "success":
                 raise ExperimentError(f"the soak's clean invocation did not complete ({row.status})")
+            if not calls:
+                raise UsageError(NO_MODEL_CALL)
             return invocation
+        if problem is not None:
+            lab.admin.kill(invocation)
+            raise UsageError(problem)
         if time.monotonic() > deadline:
             raise ExperimentError(f"the soak's clean invocation did not settle in {_CLEAN_TIMEOUT:.0f}s")
         if lab.cancelled.wait(0.05):
             raise LabCancelled("interrupted")
 
 
-def _send_all(lab: Lab, service: str, invocations: int, monitor: _Monitor, ids: list[str]) -> None:
+def _send_all(lab: Lab, calling: _Calling, invocations: int, monitor: _Monitor, ids: list[str]) -> None:
     """Send `invocations`, adding each one's id to `ids` once the server has it."""
-    ingress = lab.ingress
     lock = threading.Lock()
+    first = len(ids)  # the waves go one after the other: each invocation's number (and key) is its own
 
-    def send(_: int) -> None:
+    def send(n: int) -> None:
         if lab.cancelled.is_set():
             raise LabCancelled("interrupted")
-        invocation = ingress.send(service, "run", QUESTION)
+        invocation = calling.send(lab, first + n)
         with lock:
             ids.append(invocation)
         monitor.sent_one()
@@ -522,9 +644,14 @@ def _kill_repeatedly(
     restart_delay: float,
     monitor: _Monitor,
     snapshots: list[KillSnapshot],
+    *,
+    by_order: bool = False,
 ) -> None:
-    """Kill the agent `kills` times, adding each kill's snapshot to `snapshots`."""
+    """Kill the agent `kills` times, adding each kill's snapshot to `snapshots`. `by_order`: a call's place
+    among its invocation's answers is the answers journaled when its agent life began plus its order in
+    that life (a journaled agent's replay asks only for what its journal lacks), not its script turn."""
     alive_since = monitor.started
+    journaled_at_start: dict[str, int | None] = {}
     for _ in range(kills):
         agent.prepare()
         agent.wait_ready()
@@ -542,15 +669,33 @@ def _kill_repeatedly(
             lab.sql, service, model_steps, completed_after=killed_at, before=back_at
         )
         dead_life = [call for call in lane.model_calls() if alive_since <= call.started < back_at]
-        snapshots.append(_snapshot(dead_life, answers, killed_at, back_at))
-        alive_since = back_at
+        places = _places_in_life(dead_life, journaled_at_start) if by_order else None
+        snapshots.append(_snapshot(dead_life, answers, killed_at, back_at, places))
+        alive_since, journaled_at_start = back_at, answers
+
+
+def _places_in_life(calls: list[ModelCall], journaled_at_start: dict[str, int | None]) -> list[int]:
+    """Each call's place among its invocation's model answers: those journaled when the life began, plus
+    its order among the invocation's calls in this life."""
+    seen: dict[str, int] = {}
+    places = []
+    for call in calls:
+        seen[call.invocation_id] = seen.get(call.invocation_id, 0) + 1
+        places.append((journaled_at_start.get(call.invocation_id) or 0) + seen[call.invocation_id])
+    return places
 
 
 def _snapshot(
-    calls: list[ModelCall], answers: dict[str, int | None], killed_at: float, back_at: float
+    calls: list[ModelCall],
+    answers: dict[str, int | None],
+    killed_at: float,
+    back_at: float,
+    places: list[int] | None = None,
 ) -> KillSnapshot:
-    """Of the calls one agent life made, those whose turn the journal had not answered."""
-    lacking = [call for call in calls if _lacks(answers, call)]
+    """Of the calls one agent life made, those whose place (their turn, unless `places` are given, one per
+    call) the journal had not answered."""
+    turns = places if places is not None else [call.turn for call in calls]
+    lacking = [call for call, turn in zip(calls, turns, strict=True) if _lacks(answers, call, turn)]
     answered = [c for c in lacking if c.finished is not None and c.finished <= killed_at and c.delivered]
     return KillSnapshot(
         at=killed_at,
@@ -561,12 +706,12 @@ def _snapshot(
     )
 
 
-def _lacks(answers: dict[str, int | None], call: ModelCall) -> bool:
+def _lacks(answers: dict[str, int | None], call: ModelCall, turn: int) -> bool:
     """The journal lacked this call's answer when the replacement started (turn N: the N-th model answer)."""
     if call.invocation_id not in answers:
         return True
     journaled = answers[call.invocation_id]
-    return journaled is not None and journaled < call.turn
+    return journaled is not None and journaled < turn
 
 
 def _model_steps(sql: SqlClient, invocation: str, calls: list[ModelCall]) -> frozenset[str]:

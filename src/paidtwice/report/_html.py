@@ -43,7 +43,8 @@ __all__ = [
 def soak_section(record: SoakRecord) -> Section:
     """A soak's figures, with its verdict (and what is wrong, when something is), its bill and each kill."""
     memory = record.peak_memory
-    rows = [
+    rows = [("app soaked", esc(record.app))] if record.app else []
+    rows += [
         ("invocations sent", str(record.sent)),
         ("completed", str(record.completed)),
         ("paused", str(record.paused)),
@@ -57,7 +58,10 @@ def soak_section(record: SoakRecord) -> Section:
         ("model calls beyond the clean count", str(record.extra_model_calls)),
         ("clean count per invocation (measured)", f"{record.clean_model_calls} model calls"),
         ("bound: answers the journal lacked at the kills", str(record.bound)),
-        ("tool runs beyond one per invocation", str(record.extra_tool_runs)),
+        (
+            "tool runs beyond one per invocation",
+            "not counted for your app (model calls only)" if record.app else str(record.extra_tool_runs),
+        ),
         (
             "paid",
             f"{tokens(record.usage.total_tokens)} tokens, {usd(record.cost_usd)} at "

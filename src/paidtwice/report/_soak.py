@@ -36,17 +36,19 @@ def _journaled_as(steps: tuple[str, ...]) -> str:
 def format_soak(record: SoakRecord) -> str:
     """What the soak measured, and what is wrong if anything is."""
     memory = record.peak_memory
-    lines = [
+    lines = [f"soaked {record.app}"] if record.app else []
+    lines.append(
         f"sent {record.sent}, completed {record.completed}, paused {record.paused}, "
-        f"lost {record.lost}, unfinished {record.unfinished}",
-    ]
+        f"lost {record.lost}, unfinished {record.unfinished}"
+    )
     if len(record.waves) > 1:
         sizes = ", ".join(map(str, record.waves))
         lines.append(f"sent in {len(record.waves)} waves ({sizes}), each just before its node kill")
+    # Tool runs are the deck's (the stub's tool endpoints): a user's app has its model calls counted only.
+    tools = "" if record.app else f", {count(record.clean_tool_runs, 'tool run')}"
     lines += [
         f"clean invocation: {count(record.clean_model_calls, 'model call')} "
-        f"({_journaled_as(record.model_steps)}), {count(record.clean_tool_runs, 'tool run')} "
-        "(measured before the soak)",
+        f"({_journaled_as(record.model_steps)}){tools} (measured before the soak)",
         f"model calls {record.model_calls}: {record.extra_model_calls} beyond the clean count "
         f"(bound: {record.bound} cut off by {count(record.kills, 'agent kill')}"
         + (f" and {count(len(record.node_kills), 'node kill')})" if record.node_kills else ")"),
@@ -72,7 +74,9 @@ def format_soak(record: SoakRecord) -> str:
     lines += [
         f"paid {tokens(record.usage.total_tokens)} tokens, {usd(record.cost_usd)} at {record.price_model} "
         f"(prices as of {record.prices_as_of}); the kills added {usd(record.extra_cost_usd)}",
-        f"tool runs beyond the clean count: {record.extra_tool_runs}",
+        "tool runs: not counted (your app's model calls are; tool runs are the deck agent's)"
+        if record.app
+        else f"tool runs beyond the clean count: {record.extra_tool_runs}",
         f"throughput {record.throughput} completed/s over {record.wall_time:.1f}s; completion time "
         f"p50 {_seconds(record.p50_completion)}, p99 {_seconds(record.p99_completion)}",
         f"peak memory: server {memory.server:.0f} MiB, agent {memory.agent:.0f} MiB, "

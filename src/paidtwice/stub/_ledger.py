@@ -1,7 +1,8 @@
 """The stub's ledgers: every model call and every tool call, per lane and invocation.
 
 A lane is one agent process's view of the stub (its own base URL), so concurrent experiments on one stub keep
-their counts apart; within a lane, calls are told apart by the invocation id the agent sends in a header.
+their counts apart; within a lane, calls are told apart by the invocation id in a header
+(`INVOCATION_HEADER`), which the agent host adds to every model request a handler makes.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from paidtwice.agent._env import INVOCATION_HEADER
 from paidtwice.stub._scripts import Answer
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
 __all__ = ["INVOCATION_HEADER", "Booking", "Ledger", "ModelCall", "ToolRun"]
-
-INVOCATION_HEADER = "x-paidtwice-invocation"
 
 AnswerFor = Callable[[int, int, int], Answer]
 """Chooses an answer from (turn, ask, call)."""
