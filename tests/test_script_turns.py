@@ -283,6 +283,11 @@ def test_a_call_asked_again_with_another_prompt_is_still_asked_again() -> None:
     assert _asked_again([call(1, "12:00:01", 1)], [call(1, "12:00:05", 5)]) == 1
     # ... and each retry that asks again counts.
     assert _asked_again([plan], [plan, plan]) == 2
+    # Two one-message questions are both turn 1 of a positional script: killed after the first answered,
+    # the replay asks it again and then the second for the first time, which the clean run asked as well.
+    tags, summary = call(1, "", 1), call(1, "", 0)
+    assert _asked_again([tags], [tags, summary], clean_turns=[1, 1]) == 1
+    assert _asked_again([tags], [tags, tags, summary], clean_turns=[1, 1]) == 2  # and each retry counts
 
 
 def test_a_call_asked_again_with_another_prompt_is_an_extra_cost() -> None:
@@ -299,3 +304,10 @@ def test_a_call_asked_again_with_another_prompt_is_an_extra_cost() -> None:
     # Three workers of one turn, as the clean run asked them: none is extra.
     workers = [call(2, "w1"), call(2, "w2"), call(2, "w3")]
     assert extra_calls(workers, clean_turns=[2, 2, 2]) == []
+    # Two one-message questions of a positional script (both turn 1), as the clean run asked them: neither
+    # is extra; asked again after a kill, the third turn-1 answer is.
+    tags, summary, tags_again = call(1, ""), call(1, ""), call(1, "")
+    assert extra_calls([tags, summary], clean_turns=[1, 1]) == []
+    assert extra_calls([tags, tags_again, summary], clean_turns=[1, 1]) == [summary]
+    # Without the clean run's turns (deck, run, soak), a positional turn keeps its first answer only.
+    assert extra_calls([tags, summary]) == [summary]

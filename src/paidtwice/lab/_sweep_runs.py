@@ -547,7 +547,7 @@ def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean_turns: Sequ
 
 
 def _asked_again(
-    answered: Sequence[ModelCall], after: Sequence[ModelCall], clean_turns: Sequence[int]
+    answered: Sequence[ModelCall], after: Sequence[ModelCall], clean_turns: Sequence[int] = ()
 ) -> int:
     """The calls after the kill that ask again for an answer that had come back before it.
 
