@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
+from pathlib import Path
+from typing import Any
 
 from support import LOOPBACK, assert_eventually, listening_addresses, pids_in_group
 
@@ -61,3 +64,21 @@ def test_server_keeps_its_temporary_files_in_its_own_directory(
     tmp = lab.server.base_dir / "tmp"
     assert environ["TMPDIR"] == str(tmp)
     assert deck_records and any(tmp.iterdir()), "the server wrote no temporary files where it was told"
+
+
+def test_lock_files_nobody_holds_are_removed_and_held_ones_kept(tmp_path: Path, monkeypatch: Any) -> None:
+    # What a SIGKILLed lab leaves: lock files whose locks the kernel released. A live lab's stay.
+    from paidtwice.engine import _ports
+
+    monkeypatch.setattr(_ports, "_LOCK_DIR", tmp_path / "paidtwice-ports")
+    _ports._LOCK_DIR.mkdir()
+    (_ports._LOCK_DIR / "40001.lock").touch()
+    held = os.open(_ports._LOCK_DIR / "40002.lock", os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _ports._remove_unheld()
+        assert sorted(p.name for p in _ports._LOCK_DIR.iterdir()) == ["40002.lock"]
+    finally:
+        os.close(held)
+    _ports._remove_unheld()
+    assert not _ports._LOCK_DIR.exists()

@@ -5,7 +5,8 @@ lab could take the same number. Each port handed out here is also locked (an flo
 under the system temp dir) for as long as this process holds the `PortLease`, and two labs never hold the
 same lock. An agent that is killed and restarted keeps its port because the lease outlives the process.
 A released lease removes its lock file while it still holds the lock, and the directory once it is empty:
-a lab that ended leaves nothing in the temp dir. (A lock is taken only on a file that is still in place after
+a lab that ended leaves nothing in the temp dir. At exit a process also removes the files no one holds (a
+SIGKILLed lab's), in the same way. (A lock is taken only on a file that is still in place after
 the flock, so a holder's removal never lets two processes hold one port.)
 """
 
@@ -85,6 +86,22 @@ def _release_held() -> None:
         held = list(_HELD)
     for lease in held:
         lease.release()
+    _remove_unheld()
+
+
+def _remove_unheld() -> None:
+    """Remove the lock files no process holds: those of a lab that was SIGKILLed (the kernel released its
+    locks, but nothing removed their files). Each is removed while locked here, as a release does."""
+    with contextlib.suppress(OSError):
+        for path in _LOCK_DIR.glob("*.lock"):
+            if not path.stem.isdigit():
+                continue
+            fd = _lock(int(path.stem))
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                os.close(fd)
+        _LOCK_DIR.rmdir()  # only when no lease of any lab has a file in it
 
 
 def _lock_path(port: int) -> Path:
