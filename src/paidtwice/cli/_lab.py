@@ -10,6 +10,7 @@ import click
 from paidtwice._words import count
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (
+    check_outputs,
     cluster_option,
     default_json,
     echo_err,
@@ -21,7 +22,6 @@ from paidtwice.cli._options import (
     results_dir_option,
     save_journals_option,
     server_version_option,
-    writable,
     write_report,
 )
 from paidtwice.engine._sql import SqlClient
@@ -140,7 +140,7 @@ def deck(
     """
     rows = _rows(only)
     json_path = json_path or default_json(results_dir, "deck")
-    _writable_outputs(json_path, html_path, save_journals)
+    check_outputs(json_path, html_path, journals=save_journals)
     with errors():
         where = f"a {cluster}-node cluster of " if cluster > 1 else ""
         echo_err(f"paidtwice: {count(len(rows), 'experiment')} on {where}restate-server {server_version}")
@@ -189,7 +189,7 @@ def run(
     if model_latency is not None:
         row = with_model_latency(row, model_latency)
     json_path = json_path or default_json(results_dir, name)
-    _writable_outputs(json_path, html_path, save_journals)
+    check_outputs(json_path, html_path, journals=save_journals)
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
             records = _run_rows(lab, [row], json_path=json_path, serial=True, journals=save_journals)
@@ -198,12 +198,6 @@ def run(
     click.echo(f"\nFull record: {json_path}")
     write_report(html_path, f"paidtwice run {name}", deck_sections(records), [json_path])
     sys.exit(0 if all(r.matches for r in records) else 1)
-
-
-def _writable_outputs(json_path: Path, html_path: Path | None, journals: Path | None) -> None:
-    writable(json_path, "the records")
-    writable(html_path, "the HTML report")
-    writable(journals, "the journals", directory=True)
 
 
 def _format_record(record: Record) -> str:

@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_RESULTS",
     "RESULTS_ENV",
     "app_dir_option",
+    "check_outputs",
     "cluster_option",
     "default_json",
     "echo_err",
@@ -196,14 +197,28 @@ def writable(path: Path | None, what: str, *, directory: bool = False) -> None:
         raise BadInput(f"cannot write {what} to {path}: {err.strerror or err}") from None
 
 
+def check_outputs(
+    json_path: Path, html_path: Path | None, *, journals: Path | None = None, what: str = "the records"
+) -> None:
+    """Where a lab command writes, refused before anything runs when it cannot be written (the --html page
+    is checked by its option) or when the page would replace the results."""
+    writable(json_path, what)
+    _not_over(html_path, [json_path])
+    writable(journals, "the journals", directory=True)
+
+
+def _not_over(page: Path | None, sources: list[Path]) -> None:
+    if page is not None and any(page.resolve() == source.resolve() for source in sources):
+        raise BadInput(
+            f"not writing the HTML report over {page}: it holds the results (give --html NAME.html)"
+        )
+
+
 def write_report(path: Path | None, title: str, sections: list[Section], sources: list[Path]) -> None:
     """The --html page, when one was asked for."""
     if path is None:
         return
-    if any(path.resolve() == source.resolve() for source in sources):
-        raise BadInput(
-            f"not writing the HTML report over {path}: it holds the results (give --html NAME.html)"
-        )
+    _not_over(path, sources)
     try:
         write_html(path, title, sections, sources=[str(s) for s in sources])
     except OSError as err:

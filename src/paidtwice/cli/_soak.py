@@ -14,6 +14,7 @@ from paidtwice._exceptions import UsageError
 from paidtwice.cli._errors import EXIT_INTERRUPTED, EXIT_TERMINATED, errors, terminated
 from paidtwice.cli._options import (
     app_dir_option,
+    check_outputs,
     cluster_option,
     default_json,
     echo_err,
@@ -27,7 +28,6 @@ from paidtwice.cli._options import (
     results_dir_option,
     server_version_option,
     service_option,
-    writable,
     write_report,
 )
 from paidtwice.lab._runner import DECK_AGENT
@@ -154,11 +154,7 @@ def soak(
         raise BadInput(str(err)) from None
     target, script = _own_app(app, service, handler, input_json, key, script_path, app_dir)
     json_path = json_path or default_json(results_dir, "soak")
-    writable(json_path, "the soak's record")
-    if html_path is not None and html_path.resolve() == json_path.resolve():
-        raise BadInput(
-            f"not writing the HTML report over {json_path}: it holds the soak's record (use another name)"
-        )
+    check_outputs(json_path, html_path, what="the soak's record")
     stopped = False
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:

@@ -17,6 +17,7 @@ from paidtwice._words import count
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (
     app_dir_option,
+    check_outputs,
     cluster_option,
     default_json,
     echo_err,
@@ -29,7 +30,6 @@ from paidtwice.cli._options import (
     price_model_option,
     results_dir_option,
     service_option,
-    writable,
     write_report,
 )
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
@@ -189,9 +189,7 @@ def sweep(
         raise BadInput("--key goes with --app or --cmd")
     own = app is not None or command is not None
     json_path = json_path or default_json(results_dir, "sweep")
-    writable(json_path, "the records")
-    writable(html_path, "the HTML report")
-    writable(save_journals, "the journals", directory=True)
+    check_outputs(json_path, html_path, journals=save_journals)
     with errors(), ExitStack() as stack:
         lab = None
         if save_journals is not None:

@@ -74,6 +74,14 @@ __all__ = ["Lab"]
 
 QUESTION = "What should I wear in Paris today?"
 DECK_AGENT = "paidtwice.agent.weather:app"
+
+
+def renamed_service(service: str, tag: str) -> str:
+    """The name a service is registered under for one run of the lab (`SERVICE_TAG`), so that many copies
+    of one app live on one server; anything but letters, digits and '_' becomes '_'."""
+    return f"{re.sub(r'[^A-Za-z0-9_]', '_', service)}_{re.sub(r'[^A-Za-z0-9]', '_', tag)}"
+
+
 _RUN_TIMEOUT = 180.0
 SOURCES = {
     "model_calls": "stub ledger, the run's lane and invocation",
@@ -384,7 +392,7 @@ class Lab:
         delay = experiment.restart_delay if restart_delay is None else restart_delay
         started = time.time()
         run_id = self.next_id()
-        service = "Agent_" + re.sub(r"[^A-Za-z0-9]", "_", experiment.name) + f"_{run_id}"
+        service = renamed_service("Agent", f"{experiment.name}_{run_id}")
         script = script_by_name(experiment.script, hold=experiment.hold)
         lane = self.stub.open_lane(script, name=f"{service.lower()}")
         lane.model_up = not experiment.model_down

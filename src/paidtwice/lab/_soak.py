@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import resource
 import statistics
 import threading
@@ -46,7 +45,7 @@ from paidtwice.engine._cluster import PartitionLeader, RestateCluster
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._records import tagged, to_jsonable
-from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab
+from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, renamed_service
 from paidtwice.lab._sweep_runs import DEFAULT_KEY, NO_MODEL_CALL, SweepTarget
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._ledger import ModelCall
@@ -334,7 +333,7 @@ def soak(
     deadline_s = soak_timeout(invocations, node_kills) if timeout is None else timeout
     own = target if isinstance(target, SweepTarget) else None
     soak_id = lab.next_id()
-    service = f"{_safe(own.service)}_soak_{soak_id}" if own is not None else f"Agent_soak_{soak_id}"
+    service = renamed_service(own.service if own is not None else "Agent", f"soak_{soak_id}")
     lane = lab.stub.open_lane(script or SCRIPTS["steady"], name=service.lower())
     extra_env: dict[str, str] = {}
     if own is not None:
@@ -555,10 +554,6 @@ def soak_target(
     if problem:
         raise UsageError(problem)
     return SweepTarget(app, service, handler, input, mode="app", cwd=cwd, key=key)
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
 @dataclass(frozen=True)

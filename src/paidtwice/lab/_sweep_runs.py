@@ -28,7 +28,15 @@ from paidtwice.engine._sql import InvocationRow, JournalEntry
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._command import CommandAgent
 from paidtwice.lab._records import CleanRun, CrashPoint, PointResult
-from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, attempt_log_of, model_log_of, tool_log_of
+from paidtwice.lab._runner import (
+    DECK_AGENT,
+    QUESTION,
+    Lab,
+    attempt_log_of,
+    model_log_of,
+    renamed_service,
+    tool_log_of,
+)
 from paidtwice.lab._timeline import StepEvent, model_calls_in_steps, read_step_log, step_runs
 from paidtwice.lab._watch import AttemptWatch, Watcher, epoch, mismatches_of, settled, wait_for
 from paidtwice.lab._wire_timeline import wire_model_calls_in_steps
@@ -125,7 +133,7 @@ class SweepRun:
         self.lab = lab
         self.target = target
         safe = re.sub(r"[^A-Za-z0-9]", "_", tag)
-        self.service = f"{re.sub(r'[^A-Za-z0-9_]', '_', target.service)}_{safe}"
+        self.service = renamed_service(target.service, tag)
         self.lane: Lane = lab.stub.open_lane(script, name=f"sweep-{safe.lower()}")
         self.lane.latency = model_latency
         workdir = lab.workdir / "sweep" / safe
