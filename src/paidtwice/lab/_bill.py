@@ -107,18 +107,18 @@ def extra_calls(calls: Sequence[ModelCall], clean_turns: Sequence[int] | None = 
 
     `clean_turns`, the turns a clean run asked (one per call): no turn keeps more first answers than the
     clean run asked of it, so a call asked again with another prompt (the time in it) is extra too."""
-    kept: Counter[tuple[str, int, str]] = Counter()
+    kept: set[tuple[str, int, str]] = set()
     allowed = Counter(clean_turns) if clean_turns is not None else None
     per_turn: Counter[tuple[str, int]] = Counter()
     extra = []
     for call in calls:
         turn = (call.invocation_id, call.turn, call.asked)
         room = allowed is None or per_turn[(call.invocation_id, call.turn)] < allowed[call.turn]
-        # A positional turn tells no calls apart (`asked` is empty): when the clean run asked it more than
-        # once (each call a new one-message conversation), it keeps as many first answers as the clean run.
-        first = not kept[turn] or (not call.asked and allowed is not None and kept[turn] < allowed[call.turn])
+        # A positional turn tells no calls apart (`asked` is empty): against a clean run, each of its answers
+        # is a first one while there is room (the clean run asked it once per one-message conversation).
+        first = turn not in kept or (not call.asked and allowed is not None)
         if call.delivered and first and room:
-            kept[turn] += 1
+            kept.add(turn)
             per_turn[(call.invocation_id, call.turn)] += 1
         else:
             extra.append(call)
