@@ -561,6 +561,8 @@ class PointResult:
     service: str = ""
     """The swept service's name in the user's code, where the lab ran each point under a name of its own;
     empty for the deck's agent, which takes the lab's name from its environment."""
+    handler: str = ""
+    """The swept handler's name; empty for the deck's agent (its Agent/run)."""
 
     @property
     def pays_twice(self) -> bool:
