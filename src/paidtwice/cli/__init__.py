@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from paidtwice.cli._check import check
 from paidtwice.cli._errors import EXIT_TERMINATED, handle_sigterm, terminated
 from paidtwice.cli._invocation import explain, journal, recover
 from paidtwice.cli._lab import deck, experiments, provision, run
@@ -37,6 +38,7 @@ def cli() -> None:
     paidtwice lint src/              find calls a replay will pay for twice
     paidtwice replay-check --app agent:app journals/
                                      will new code replay captured journals? offline, no server
+    paidtwice check                  everything [tool.paidtwice] in pyproject.toml names, for CI
 
     \b
     Where results go: deck, run and sweep write their records to paidtwice-results/ in the current
@@ -58,6 +60,7 @@ for _command in (
     lint_command,
     capture_command,
     replay_check_command,
+    check,
 ):
     cli.add_command(_command)
 

@@ -9,8 +9,10 @@ import click
 
 from paidtwice._bad_input import BadInput
 from paidtwice._words import count
+from paidtwice.cli._ci import CiOutputs, ci_options
 from paidtwice.lint._analyzer import lint_paths
 from paidtwice.lint._rules import CODES, OFF_BY_DEFAULT
+from paidtwice.report._findings import lint_cases, lint_findings
 
 __all__ = ["lint_command"]
 
@@ -20,10 +22,11 @@ __all__ = ["lint_command"]
 @click.option(
     "--format",
     "output",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "github"]),
     default="text",
     show_default=True,
-    help="text: path:line:col: CODE message; json: a list of findings with their fix.",
+    help="text: path:line:col: CODE message; json: a list of findings with their fix; github: GitHub "
+    "Actions annotations (::error file=...,line=...::...).",
 )
 @click.option("--codes", "show_codes", is_flag=True, help="List the codes with what each finds and its fix.")
 @click.option(
@@ -33,7 +36,15 @@ __all__ = ["lint_command"]
     metavar="CODE[,CODE]",
     help="Report only these codes (default: all but PT006, which is off unless selected).",
 )
-def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select: tuple[str, ...]) -> None:
+@ci_options(format_option=False)
+def lint_command(
+    paths: tuple[Path, ...],
+    output: str,
+    show_codes: bool,
+    select: tuple[str, ...],
+    sarif_path: Path | None,
+    junit_path: Path | None,
+) -> None:
     """Find the calls in Restate handlers that a replay makes, and pays for, again.
 
     Reports network and model calls, clock reads, randomness and fresh ids, environment and file reads made
@@ -46,7 +57,10 @@ def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select:
         paidtwice lint agent.py --format json
         paidtwice lint --select PT006 src/     # HTTP writes in ctx.run actions without a key
         paidtwice lint --codes
+        paidtwice lint src/ --sarif lint.sarif --junit lint.xml --format github
     """
+    outputs = CiOutputs(sarif_path, junit_path, github=output == "github")
+    outputs.check()
     if show_codes:
         for rule in CODES.values():
             off = " (off by default: --select it)" if rule.code in OFF_BY_DEFAULT else ""
@@ -69,6 +83,10 @@ def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select:
         raise BadInput(f"no such file or directory: {err.args[0]}") from None
     if result.files == 0:
         raise BadInput("no Python files under " + ", ".join(str(p) for p in paths))
+    root = Path.cwd()
+    outputs.emit(
+        lint_findings(result.findings, root), lint_cases(result.findings, root, [str(p) for p in paths])
+    )
     if output == "json":
         records = [
             {
@@ -83,7 +101,7 @@ def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select:
         ]
         click.echo(json.dumps(records, indent=2))
     else:
-        for finding in result.findings:
+        for finding in result.findings if output == "text" else ():
             click.echo(finding.format())
         click.echo(
             f"{count(len(result.findings), 'finding')} in {count(result.files, 'file')}, "
