@@ -62,7 +62,13 @@ def whole(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.Co
     """Both handlers of the app (none named): the naive one pays twice."""
     root = make_project(tmp_path_factory.mktemp("whole"))
     done = paidtwice(
-        "check", "--sarif", "out/check.sarif", "--junit", "out/check.xml", "--json", "out/points.json",
+        "check",
+        "--sarif",
+        "out/check.sarif",
+        "--junit",
+        "out/check.xml",
+        "--json",
+        "out/points.json",
         cwd=root,
     )
     return root, done
@@ -92,7 +98,9 @@ def test_naive_agent_fails_the_check(whole: tuple[Path, subprocess.CompletedProc
     assert "paidtwice check: 3 of 5 checks fail" in done.stdout
 
 
-def test_sarif_is_valid_and_on_the_handlers_line(whole: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+def test_sarif_is_valid_and_on_the_handlers_line(
+    whole: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
     root, _ = whole
     log = json.loads((root / "out" / "check.sarif").read_text())
     jsonschema.validate(log, json.loads(SCHEMA.read_text()))
@@ -108,7 +116,9 @@ def test_sarif_is_valid_and_on_the_handlers_line(whole: tuple[Path, subprocess.C
         assert location["artifactLocation"]["uri"] == "agents/naive_agent.py"
         assert location["region"]["startLine"] == handler_line
     lint = [r for r in results if r["ruleId"] == "PT001"]
-    assert lint and lint[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("agents/")
+    assert lint and lint[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith(
+        "agents/"
+    )
 
 
 def test_junit_has_a_case_per_crash_point(whole: tuple[Path, subprocess.CompletedProcess[str]]) -> None:

@@ -21,7 +21,11 @@ PROJECT = Path(__file__).resolve().parent / "project"
 
 def check(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "paidtwice", "check", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+        [sys.executable, "-m", "paidtwice", "check", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
     )
 
 
@@ -29,7 +33,10 @@ def check(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     ("table", "named"),
     [
         ('[tool.paidtwice]\nlnit = ["src"]\n', "pyproject.toml: tool.paidtwice.lnit: unknown key"),
-        ("[tool.paidtwice]\nlint = \"src\"\n", "pyproject.toml: tool.paidtwice.lint: expected a list of strings"),
+        (
+            '[tool.paidtwice]\nlint = "src"\n',
+            "pyproject.toml: tool.paidtwice.lint: expected a list of strings",
+        ),
         (
             '[tool.paidtwice.budget]\nrepaid-model-calls = "none"\n',
             "pyproject.toml: tool.paidtwice.budget.repaid-model-calls: expected a non-negative integer, "
@@ -43,7 +50,10 @@ def check(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
             '[[tool.paidtwice.sweep]]\napp = "a:app"\nscirpt = "s.toml"\n',
             "pyproject.toml: tool.paidtwice.sweep[0].scirpt: unknown key",
         ),
-        ('[[tool.paidtwice.sweep]]\nhandler = "run"\n', "pyproject.toml: tool.paidtwice.sweep[0].app: expected"),
+        (
+            '[[tool.paidtwice.sweep]]\nhandler = "run"\n',
+            "pyproject.toml: tool.paidtwice.sweep[0].app: expected",
+        ),
         ("[tool.paidtwice\n", "pyproject.toml: not valid TOML"),
     ],
 )
