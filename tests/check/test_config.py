@@ -76,7 +76,8 @@ def test_paths_are_relative_to_the_file(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "paidtwice.toml").write_text(
         'app-dir = "agents"\n\n[[sweep]]\napp = "app"\nscript = "agents/s.toml"\ninput = \'{"a": [1]}\'\n\n'
-        '[replay-check]\napp = "app:app"\njournals = "journals"\n\n[budget]\nexpected-extra-usd-per-1000 = 0.05\n'
+        '[replay-check]\napp = "app:app"\njournals = "journals"\n\n'
+        "[budget]\nexpected-extra-usd-per-1000 = 0.05\n"
     )
     found = find_config(tmp_path / "sub")
     assert found == tmp_path / "paidtwice.toml"
