@@ -203,8 +203,8 @@ def sweep(
         paidtwice sweep --cmd 'node agent.ts' --cwd examples/ts_agent --service Agent --handler run \\
             --input '"What should I wear in Paris today?"' --script examples/ts_agent/script.toml
     """
-    named = _handlers(service, handlers, command)
-    handler = named[0].partition("/")[2] if command is not None and named else None
+    named = _handlers(service, handlers)
+    handler = named[0].partition("/")[2] if command is not None and len(named) == 1 else None
     payload = _own_input(app, command, cmd_dir, service, handler, named, variations, scripts, input_json)
     outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
     outputs.check()
@@ -254,7 +254,7 @@ def sweep(
     sys.exit(status)
 
 
-def _handlers(service: str | None, handlers: tuple[str, ...], command: str | None) -> list[str]:
+def _handlers(service: str | None, handlers: tuple[str, ...]) -> list[str]:
     """The handlers named, each as SERVICE/HANDLER (a bare NAME is --service's)."""
     named = []
     for item in handlers:
@@ -266,8 +266,6 @@ def _handlers(service: str | None, handlers: tuple[str, ...], command: str | Non
             raise BadInput(f"--handler {item}: name its service (--handler SERVICE/{item}, or --service)")
     if service and not handlers:
         named.append(service)
-    if command is not None and (len(named) != 1 or "/" not in named[0]):
-        raise BadInput("with --cmd, name the service and the handler: --service NAME --handler NAME")
     return named
 
 
