@@ -2,8 +2,12 @@
 
     python -m paidtwice.agent.host MODULE:APP --port N [--attempt-log FILE] [--wait-for-go]
                                    [--step-log FILE] [--gate GATE] [--service-as OLD=NEW]
+    python -m paidtwice.agent.host MODULE:APP --discover
 
-The app is the user's code, unchanged. With an attempt log the host reads each attempt's protocol frames on
+The app is the user's code, unchanged: MODULE:APP is that app object as given, whatever modules its
+services come from; MODULE alone is an app of every Restate service the module's globals hold (examples
+often build theirs only under `if __name__ == "__main__":`). `--discover` prints the app's own discovery
+manifest (what a Restate server reads at registration) and where each handler is defined, as JSON. With an attempt log the host reads each attempt's protocol frames on
 their way through (`paidtwice.agent._wire`) and logs its start, the server's count of failed attempts since
 the last progress, its first new command and its failure code: that is how the lab counts attempts,
 including those made while the agent was down, and mismatches, without sampling the server.
@@ -30,7 +34,8 @@ request of an invocation), `op:N:before` (the N-th context operation), `step:N:b
 of several branches in flight at once (`model:2:after,model:3:after`: both parallel answers came back).
 
 `--service-as OLD=NEW` serves service OLD under the name NEW, so several copies of one app can be
-registered on one server.
+registered on one server: renamed in the app's own endpoint (found in the SDK's ASGI closure, or under a
+middleware's `app`), so the app served is still the one named.
 """
 
 from __future__ import annotations
