@@ -7,7 +7,9 @@
 The app is the user's code, unchanged: MODULE:APP is that app object as given, whatever modules its
 services come from; MODULE alone is an app of every Restate service the module's globals hold (examples
 often build theirs only under `if __name__ == "__main__":`). `--discover` prints the app's own discovery
-manifest (what a Restate server reads at registration) and where each handler is defined, as JSON. With an attempt log the host reads each attempt's protocol frames on
+manifest (what a Restate server reads at registration) and where each handler is defined, as JSON.
+
+With an attempt log the host reads each attempt's protocol frames on
 their way through (`paidtwice.agent._wire`) and logs its start, the server's count of failed attempts since
 the last progress, its first new command and its failure code: that is how the lab counts attempts,
 including those made while the agent was down, and mismatches, without sampling the server.
