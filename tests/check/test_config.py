@@ -55,6 +55,10 @@ def check(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
             "pyproject.toml: tool.paidtwice.sweep[0].app: expected",
         ),
         ("[tool.paidtwice\n", "pyproject.toml: not valid TOML"),
+        (
+            '[[tool.paidtwice.sweep]]\napp = "a:app"\nscript = "missing.toml"\n',
+            "pyproject.toml: tool.paidtwice.sweep[0].script: no such file",
+        ),
     ],
 )
 def test_a_broken_config_is_one_line_and_exit_2(tmp_path: Path, table: str, named: str) -> None:

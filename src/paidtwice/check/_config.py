@@ -104,6 +104,9 @@ class Config:
     """Where `paidtwice check` writes the sweeps' records (absolute)."""
     price_model: str | None
     """The model whose prices the dollars are at; None: paidtwice's default."""
+    table: str = "tool.paidtwice"
+    """The table the settings were read from ("tool.paidtwice", or "paidtwice" for a top-level
+    paidtwice.toml), for messages that name a key."""
 
 
 CONFIG_FILE = "paidtwice.toml"
@@ -227,6 +230,7 @@ def load_config(path: Path) -> Config:
         budget=_budget(path, f"{name}.budget", budget),
         results_dir=results,
         price_model=price_model,
+        table=name,
     )
 
 

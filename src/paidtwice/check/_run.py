@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paidtwice._words import count
-from paidtwice.check._config import Budget, Config, SweepConfig
+from paidtwice.check._config import Budget, Config, ConfigError, SweepConfig
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL
 from paidtwice.lab._records import PointResult
 from paidtwice.lab._runner import Lab
@@ -32,6 +32,7 @@ from paidtwice.report._findings import (
 __all__ = [
     "CHECKS",
     "Outcome",
+    "check_sweeps",
     "open_check_lab",
     "run_budgets",
     "run_lint",
@@ -93,6 +94,7 @@ def run_sweeps(
     on_point: Callable[[PointResult], None] | None = None,
 ) -> list[Outcome]:
     """Every sweep of the config on one lab; an outcome per swept handler."""
+    check_sweeps(config)
     outcomes = []
     for entry in config.sweeps:
         matrices = sweep(
@@ -110,6 +112,21 @@ def run_sweeps(
         )
         outcomes += _sweep_outcomes(matrices, config.budget, shard, source(entry))
     return outcomes
+
+
+def check_sweeps(config: Config) -> None:
+    """Refuse, before a lab starts, a sweep that cannot run: `ConfigError` naming its key."""
+    for i, entry in enumerate(config.sweeps):
+        key = f"{config.path.name}: {config.table}.sweep[{i}]"
+        if entry.script is None:
+            raise ConfigError(
+                f"{key}.script: expected the script file answering the model's calls "
+                '(script = "path/to/script.toml"), got nothing'
+            )
+        if not entry.script.is_file():
+            raise ConfigError(f"{key}.script: no such file: {entry.script}")
+        if not entry.app_dir.is_dir():
+            raise ConfigError(f"{key}.app-dir: no such directory: {entry.app_dir}")
 
 
 def _sweep_outcomes(

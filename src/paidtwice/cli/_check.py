@@ -13,6 +13,7 @@ from paidtwice.check._config import Config, ConfigError, find_config, load_confi
 from paidtwice.check._run import (
     CHECKS,
     Outcome,
+    check_sweeps,
     open_check_lab,
     run_lint,
     run_replay_check,
@@ -86,6 +87,8 @@ def check(
     json_path = json_path or default_json(config.results_dir, "check")
     outcomes: list[Outcome] = []
     with errors(), ExitStack() as stack:
+        if "sweep" in wanted:
+            check_sweeps(config)
         if "lint" in wanted:
             try:
                 outcomes.append(_echo(run_lint(config, root)))

@@ -108,9 +108,12 @@ def choose_handlers(
     for name in wanted:
         service, _, handler = name.partition("/")
         matched = [h for h in found if h.service == service and (not handler or h.handler == handler)]
+        if not any(h.service == service for h in found):
+            services = ", ".join(dict.fromkeys(h.service for h in found))
+            raise UsageError(f"no Restate service {service!r} in {app} (services found: {services})")
         if not matched:
-            known = ", ".join(h.name for h in found)
-            raise UsageError(f"{app} serves no handler {name} (it serves: {known})")
+            handlers = ", ".join(h.handler for h in found if h.service == service)
+            raise UsageError(f"service {service!r} has no handler {handler!r} (handlers: {handlers})")
         chosen += [h for h in matched if h not in chosen]
     return chosen, []
 
