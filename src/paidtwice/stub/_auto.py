@@ -35,9 +35,22 @@ from typing import Any
 from paidtwice._exceptions import ScriptFileError, UnsatisfiableSchema
 from paidtwice.schema import value_for
 from paidtwice.stub._scripts import Answer, Asked, Script, ToolCall, conversation_turn
-from paidtwice.stub._turns import prompts
+from paidtwice.stub._turns import load_script_file, prompts
 
-__all__ = ["DEFAULT_SEED", "TOOL_TURNS", "AutoBook", "AutoScript", "Tool", "auto_script"]
+__all__ = [
+    "AUTO",
+    "DEFAULT_SEED",
+    "TOOL_TURNS",
+    "AutoBook",
+    "AutoScript",
+    "Tool",
+    "auto_script",
+    "script_for",
+    "write_turns",
+]
+
+AUTO = "auto"
+"""The `--script` that asks for answers made from each request."""
 
 DEFAULT_SEED = 0
 TOOL_TURNS = 1
@@ -87,13 +100,13 @@ class AutoBook:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._asked: dict[tuple[int, str, str], Asked] = {}
+        self._asked: dict[Call, Asked] = {}
 
-    def note(self, key: tuple[int, str, str], asked: Asked) -> None:
+    def note(self, key: Call, asked: Asked) -> None:
         with self._lock:
             self._asked.setdefault(key, asked)
 
-    def calls(self) -> list[tuple[tuple[int, str, str], Asked]]:
+    def calls(self) -> list[tuple[Call, Asked]]:
         with self._lock:
             return list(self._asked.items())
 
@@ -128,25 +141,56 @@ class AutoScript(Script):
         each call the same (steady), in other words (drifting) and changed as this script did; the number
         of turns written."""
         turns = []
-        for (position, system, user), asked in sorted(self.book.calls(), key=lambda kv: kv[0]):
+        for key, asked in self.book.calls():
             steady = answer_to(asked, seed=self.seed, variation="steady", ask=1)
             changed = answer_to(asked, seed=self.seed, variation="changed", ask=2)
-            turn: dict[str, Any] = {"when": f"^{re.escape(user)}$"}
-            if system:
-                turn["when_system"] = f"^{re.escape(system)}$"
-            turn["position"] = position
-            turn.update(_answer_table(steady))
             drift = [answer_to(asked, seed=self.seed, variation="drifting", ask=a).text for a in (1, 2, 3, 4)]
-            if len(set(drift)) > 1:
-                turn["drift"] = drift
-            if changed != steady:
-                turn["changed"] = _answer_table(changed)
-            turns.append(turn)
-        if not turns:
-            raise ScriptFileError(f"no model call was answered: nothing to write to {path}")
-        text = _toml(turns, path) if path.suffix == ".toml" else json.dumps({"turn": turns}, indent=2) + "\n"
+            turns.append((key, steady, tuple(drift) if len(set(drift)) > 1 else (), changed))
+        return write_turns(path, turns, "Answers given by `--script auto`")
+
+
+Call = tuple[int, str, str]
+"""A call as a script file matches it: its conversation position, system prompt and last user message."""
+
+
+def write_turns(
+    path: Path, answers: Sequence[tuple[Call, Answer, tuple[str, ...], Answer | None]], heading: str
+) -> int:
+    """Write a script file (TOML if `path` ends in .toml, else JSON) with a turn per call: matched by its
+    exact last user message, system prompt and position; its steady answer, drift and changed answer."""
+    turns = []
+    for (position, system, user), steady, drift, changed in sorted(answers, key=lambda a: a[0]):
+        turn: dict[str, Any] = {"when": f"^{re.escape(user)}$"}
+        if system:
+            turn["when_system"] = f"^{re.escape(system)}$"
+        turn["position"] = position
+        turn.update(_answer_table(steady))
+        if drift:
+            turn["drift"] = list(drift)
+        if changed is not None and changed != steady:
+            turn["changed"] = _answer_table(changed)
+        turns.append(turn)
+    if not turns:
+        raise ScriptFileError(f"no model call was answered: nothing to write to {path}")
+    if path.suffix == ".toml":
+        text = _toml(turns, path, heading)
+    else:
+        text = json.dumps({"turn": turns}, indent=2) + "\n"
+    try:
         path.write_text(text)
-        return len(turns)
+    except OSError as err:
+        raise ScriptFileError(f"cannot write the script file {path}: {err.strerror}") from None
+    return len(turns)
+
+
+def script_for(
+    script: str | Path | None, variation: str, *, seed: int = DEFAULT_SEED, book: AutoBook | None = None
+) -> Script:
+    """The answers of a user's app: `auto` (or no script) answers from each request; a path is a script
+    file, which wins over auto answers whenever it is given."""
+    if script is None or str(script) == AUTO:
+        return auto_script(variation, seed=seed, book=book)
+    return load_script_file(Path(script), variation)
 
 
 def auto_script(variation: str, *, seed: int = DEFAULT_SEED, book: AutoBook | None = None) -> AutoScript:
@@ -297,8 +341,8 @@ def _answer_table(answer: Answer) -> dict[str, Any]:
     return table
 
 
-def _toml(turns: list[dict[str, Any]], path: Path) -> str:
-    lines = ["# Answers given by `--script auto`; edit and pass with --script."]
+def _toml(turns: list[dict[str, Any]], path: Path, heading: str) -> str:
+    lines = [f"# {heading}; edit and pass with --script."]
     for turn in turns:
         lines.append("")
         lines.append("[[turn]]")
@@ -322,4 +366,3 @@ def _toml_value(value: Any, path: Path) -> str:
         inner = ", ".join(f"{json.dumps(str(k))} = {_toml_value(v, path)}" for k, v in value.items())
         return "{ " + inner + " }" if inner else "{}"
     raise ScriptFileError(f"{path}: cannot write {value!r} in TOML")
-
