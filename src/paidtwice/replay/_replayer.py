@@ -530,7 +530,7 @@ def kept_journal_judge(
         calls = f"{count(result.calls_during_replay, 'model call')} outside the journal paid again"
         if result.verdict == "diverges":
             return (
-                f"CERTAIN MISMATCH at index {result.index}: replayed offline on {code}, the journal has "
+                f"CERTAIN MISMATCH at {result.where}: replayed offline on {code}, the journal has "
                 f"{result.recorded}, the code attempts {result.attempted} ({calls})",
                 result.index,
             )
