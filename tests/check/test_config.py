@@ -112,20 +112,22 @@ def test_an_app_of_imported_services_is_served_as_given() -> None:
     assert {h.name for h in discover("journaled_agent", cwd=str(PROJECT))} == {"Journaled/answer"}
 
 
-def test_a_handler_that_needs_input_and_has_none_is_asked_for_it(tmp_path: Path) -> None:
+def test_a_handler_given_no_input_gets_one_from_its_schema(tmp_path: Path) -> None:
+    """The input is made from the handler's schema in the app's manifest and said before anything runs
+    (here the missing script file then stops the sweep before a lab starts)."""
     done = subprocess.run(
         [sys.executable, "-m", "paidtwice", "sweep", "--app", "app:app", "--app-dir", str(PROJECT)]
-        + ["--script", str(PROJECT / "script.toml"), "--handler", "Naive/answer"],
+        + ["--script", str(tmp_path / "missing.toml"), "--handler", "Naive/answer"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
         timeout=120,
     )
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        'Error: Naive/answer needs an input (its schema: {"type": "string"}): give it with --input JSON '
-        "(or input = '...' in the config's sweep)"
-    ]
+    assert done.returncode == 2, done.stderr
+    made = [line for line in done.stderr.splitlines() if "input of Naive/answer, made from its schema" in line]
+    assert len(made) == 1, done.stderr
+    assert isinstance(json.loads(made[0].split("(seed 0): ", 1)[1]), str)
+    assert "Journaled/answer" not in done.stderr  # only the handler named
 
 
 def test_the_pre_commit_hook_lints_with_pre_commit_itself(tmp_path: Path) -> None:

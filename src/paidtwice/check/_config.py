@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from paidtwice._exceptions import UsageError
+from paidtwice.stub._auto import AUTO, DEFAULT_SEED
 from paidtwice.stub._turns import VARIATIONS
 
 __all__ = [
@@ -49,7 +50,9 @@ class SweepConfig:
     input: Any
     """The handlers' input (parsed from the key's JSON); None when absent."""
     script: Path | None
-    """The script file answering the model calls (absolute)."""
+    """The script file answering the model calls (absolute); None: answers made from each request."""
+    seed: int
+    """What made answers and made inputs are derived from."""
     variations: tuple[str, ...]
     """The script's variations swept."""
     key: str | None
@@ -260,13 +263,17 @@ def _sweep(path: Path, name: str, data: Any, app_dir: Path) -> SweepConfig:
     bad = [v for v in variations if v not in VARIATIONS]
     if bad:
         table.fail(table.key("variations"), f"variations among {', '.join(VARIATIONS)}", bad[0])
+    script = table.string("script")
     config = SweepConfig(
         app=app,
         app_dir=table.path("app-dir", app_dir) or app_dir,
         service=service,
         handler=handler,
         input=_json(table, "input"),
-        script=table.path("script"),
+        script=None if script in (None, AUTO) else (path.parent / script).resolve(),
+        seed=table.take(
+            "seed", lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer", DEFAULT_SEED
+        ),
         variations=variations,
         key=table.string("key"),
     )

@@ -106,6 +106,7 @@ def run_sweeps(
             scripts=entry.variations,
             app_dir=entry.app_dir,
             key=entry.key,
+            seed=entry.seed,
             lab=lab,
             shard=shard,
             on_point=on_point,
@@ -118,12 +119,7 @@ def check_sweeps(config: Config) -> None:
     """Refuse, before a lab starts, a sweep that cannot run: `ConfigError` naming its key."""
     for i, entry in enumerate(config.sweeps):
         key = f"{config.path.name}: {config.table}.sweep[{i}]"
-        if entry.script is None:
-            raise ConfigError(
-                f"{key}.script: expected the script file answering the model's calls "
-                '(script = "path/to/script.toml"), got nothing'
-            )
-        if not entry.script.is_file():
+        if entry.script is not None and not entry.script.is_file():
             raise ConfigError(f"{key}.script: no such file: {entry.script}")
         if not entry.app_dir.is_dir():
             raise ConfigError(f"{key}.app-dir: no such directory: {entry.app_dir}")

@@ -30,16 +30,18 @@ from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import agent_env
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
 from paidtwice.lab._command import CommandAgent, check_command, command_label
-from paidtwice.lab._discovery import choose_handlers, discover, needs_input
+from paidtwice.lab._discovery import AppHandler, choose_handlers, discover, needs_input
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
+from paidtwice.lab._inputs import made_input
 from paidtwice.lab._records import CleanRun, CrashPoint, PointResult, SweepMatrix, tagged, to_jsonable
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._sweep_runs import SweepRun, SweepTarget, clean_run, deck_target, node_path, point_run
 from paidtwice.lab._timeline import derive_points
 from paidtwice.lab._watch import Watcher
 from paidtwice.lab._wire_timeline import wire_points
+from paidtwice.stub._auto import AUTO, DEFAULT_SEED, AutoBook, auto_script, script_for
 from paidtwice.stub._scripts import Script, script_by_name
-from paidtwice.stub._turns import VARIATIONS, load_script_file
+from paidtwice.stub._turns import VARIATIONS
 
 __all__ = [
     "CrashPoint",
@@ -200,6 +202,8 @@ def sweep(
     port_env: str = "PORT",
     key: str | None = None,
     shard: Shard | None = None,
+    seed: int = DEFAULT_SEED,
+    write_script: Path | None = None,
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
@@ -216,13 +220,26 @@ def sweep(
     `DEFAULT_KEY`). `model_latency` makes the stub's model take that many seconds per answer;
     `price_model` prices the calls (a shared lab's own price model otherwise). `shard` (K, N) runs the
     K-th of N shares of the crash points. Bad input raises a `UsageError` before anything starts.
+
+    An app or a command without a `script` (or with `script="auto"`) gets answers made from each request
+    (`paidtwice.stub._auto`), derived from `seed`; `write_script` then names the file they are written to,
+    in the script-file format, once the sweep is done. A handler given no `input` whose input schema needs
+    one gets a value made from its schema (`paidtwice.lab._inputs`), derived from `seed`.
     """
     unknown = [name for name in scripts if name not in VARIATIONS]
     if unknown or not scripts:
         raise UsageError(f"unknown script {', '.join(unknown) or '(none)'} (known: {', '.join(VARIATIONS)})")
+    book = AutoBook()
+    auto = (app is not None or command is not None) and (script is None or str(script) == AUTO)
+    if write_script is not None and not auto:
+        raise UsageError("--write-script writes auto answers: it goes with --app or --cmd and no script file")
+
+    def answers(name: str) -> Script:
+        return script_for(script, name, seed=seed, book=book)
+
     if command is not None:
         targets, named = _command_targets(
-            command, service, handler, input, script, scripts, app_dir, port_env
+            command, service, handler, input, answers, scripts, app_dir, port_env
         )
     elif app is None:
         targets, named = _deck_targets(modes, scripts)
@@ -230,7 +247,7 @@ def sweep(
         if handler and not service:
             raise UsageError("a handler is named with its service: SERVICE/HANDLER, or service and handler")
         wanted = [*handlers, *([f"{service}/{handler or ''}".rstrip("/")] if service else [])]
-        targets, named = _app_targets(app, wanted, input, script, scripts, app_dir)
+        targets, named = _app_targets(app, wanted, input, answers, scripts, app_dir, seed)
     if model_latency < 0:
         raise UsageError(f"a model latency cannot be negative ({model_latency:g})")
     if key is not None:
@@ -251,9 +268,13 @@ def sweep(
     if lab is not None:
         if price_model is not None:
             lab.price_model = check_price_model(price_model)
-        return run(lab)
-    with Lab(price_model=price_model or DEFAULT_PRICE_MODEL, cluster=cluster) as own:
-        return run(own)
+        matrices = run(lab)
+    else:
+        with Lab(price_model=price_model or DEFAULT_PRICE_MODEL, cluster=cluster) as own:
+            matrices = run(own)
+    if write_script is not None:
+        auto_script("steady", seed=seed, book=book).write(write_script)
+    return matrices
 
 
 _Targets = tuple[list[SweepTarget], list[tuple[str, Script]]]
@@ -265,18 +286,18 @@ def _command_targets(
     service: str | None,
     handler: str | None,
     input: Any,
-    script: str | Path | None,
+    answers: Callable[[str], Script],
     scripts: Sequence[str],
     app_dir: str | Path | None,
     port_env: str,
 ) -> _Targets:
     """A command's deployment, once it is seen to serve `service`/`handler`."""
-    if not service or not handler or script is None:
-        raise UsageError("sweeping a command needs its service, its handler and a script file")
+    if not service or not handler:
+        raise UsageError("sweeping a command needs its service and its handler")
     where = Path(app_dir or ".").resolve()
     if not where.is_dir():
         raise UsageError(f"no directory {where}")
-    named: list[tuple[str, Script]] = [(name, load_script_file(Path(script), name)) for name in scripts]
+    named: list[tuple[str, Script]] = [(name, answers(name)) for name in scripts]
     check_dir = Path(tempfile.mkdtemp(prefix="paidtwice-check-"))
     check_env = {**os.environ, **_command_env_for_check()}
     check_command(command, service, handler, env=check_env, workdir=check_dir, port_env=port_env, cwd=where)
@@ -308,14 +329,13 @@ def _app_targets(
     app: str,
     handlers: Sequence[str],
     input: Any,
-    script: str | Path | None,
+    answers: Callable[[str], Script],
     scripts: Sequence[str],
     app_dir: str | Path | None,
+    seed: int,
 ) -> _Targets:
     """A user's app served by paidtwice's host: the `handlers` named (SERVICE/HANDLER or SERVICE), or every
     handler its discovery manifest lists, once the app is seen to import and to serve them."""
-    if script is None:
-        raise UsageError("sweeping an app needs a script file")
     cwd = str(Path(app_dir or ".").resolve())
     if not Path(cwd).is_dir():
         raise UsageError(f"no directory {app_dir} to import {app} from")
@@ -325,18 +345,22 @@ def _app_targets(
             f"not swept: {handler.name}, a Workflow's shared handler, works beside the workflow's run "
             f"(name it to sweep it alone: --handler {handler.name})"
         )
-    if input is None:
-        wanting = [h for h in chosen if needs_input(h.input_schema)]
-        if wanting:
-            first = wanting[0]
-            raise UsageError(
-                f"{first.name} needs an input (its schema: {json.dumps(first.input_schema)}): give it with "
-                "--input JSON (or input = '...' in the config's sweep)"
-            )
     # Named by what is swept: two handlers of one app (a journaled and a naive form) are two matrices, two
     # heatmaps, never "app" twice.
-    targets = [SweepTarget(app, h.service, h.handler, input, mode=h.name, cwd=cwd) for h in chosen]
-    return targets, [(name, load_script_file(Path(script), name)) for name in scripts]
+    targets = [
+        SweepTarget(app, h.service, h.handler, _input(h, input, seed), mode=h.name, cwd=cwd) for h in chosen
+    ]
+    return targets, [(name, answers(name)) for name in scripts]
+
+
+def _input(handler: AppHandler, given: Any, seed: int) -> Any:
+    """The input `handler` is called with: the one given, else (when its schema needs one) a value made
+    from its input schema, said on stderr as it is made so a run can be repeated with --input."""
+    if given is not None or not needs_input(handler.input_schema):
+        return given
+    made = made_input(handler.input_schema, handler=handler.name, seed=seed)
+    _note(f"input of {handler.name}, made from its schema (seed {seed}): {json.dumps(made)}")
+    return made
 
 
 def _note(line: str) -> None:
