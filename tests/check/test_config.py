@@ -124,7 +124,8 @@ def test_a_handler_given_no_input_gets_one_from_its_schema(tmp_path: Path) -> No
         timeout=120,
     )
     assert done.returncode == 2, done.stderr
-    made = [line for line in done.stderr.splitlines() if "input of Naive/answer, made from its schema" in line]
+    said = "input of Naive/answer, made from its schema"
+    made = [line for line in done.stderr.splitlines() if said in line]
     assert len(made) == 1, done.stderr
     assert isinstance(json.loads(made[0].split("(seed 0): ", 1)[1]), str)
     assert "Journaled/answer" not in done.stderr  # only the handler named
