@@ -14,6 +14,7 @@ from paidtwice.lab._records import PointResult
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._sweep import Shard, SweepMatrix, sweep, write_sweep
 from paidtwice.lint._analyzer import lint_paths
+from paidtwice.lint._parse import Parser, project_target
 from paidtwice.replay._journal import journal_paths, load_journal
 from paidtwice.replay._replayer import Replayer
 from paidtwice.report._findings import (
@@ -69,16 +70,21 @@ class Outcome:
 
 def run_lint(config: Config, root: Path) -> Outcome:
     paths = list(config.lint)
-    result = lint_paths(paths, select=None)
+    # The project's own Python (requires-python), as `paidtwice lint` parses with.
+    found = project_target(paths)
+    result = lint_paths(paths, select=None, parser=Parser(*found) if found else Parser())
     target = ", ".join(str(_rel(p, root)) for p in paths)
     summary = (
         f"{count(len(result.findings), 'finding')} in {count(result.files, 'file')}, "
         f"{count(result.handlers, 'Restate handler')}"
     )
+    if result.unchecked:
+        # A file not checked is not passed, as in `paidtwice lint`.
+        summary += f"; {count(len(result.unchecked), 'file')} not checked ({result.unchecked[0][1]})"
     return Outcome(
         "lint",
         target,
-        not result.findings,
+        not result.findings and not result.unchecked,
         summary,
         tuple(lint_findings(result.findings, root)),
         tuple(lint_cases(result.findings, root, [str(p) for p in paths])),
