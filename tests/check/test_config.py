@@ -112,23 +112,23 @@ def test_an_app_of_imported_services_is_served_as_given() -> None:
     assert {h.name for h in discover("journaled_agent", cwd=str(PROJECT))} == {"Journaled/answer"}
 
 
-def test_a_handler_given_no_input_gets_one_from_its_schema(tmp_path: Path) -> None:
-    """The input is made from the handler's schema in the app's manifest and said before anything runs
-    (here the missing script file then stops the sweep before a lab starts)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "paidtwice", "sweep", "--app", "app:app", "--app-dir", str(PROJECT)]
-        + ["--script", str(tmp_path / "missing.toml"), "--handler", "Naive/answer"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert done.returncode == 2, done.stderr
-    said = "input of Naive/answer, made from its schema"
-    made = [line for line in done.stderr.splitlines() if said in line]
-    assert len(made) == 1, done.stderr
-    assert isinstance(json.loads(made[0].split("(seed 0): ", 1)[1]), str)
-    assert "Journaled/answer" not in done.stderr  # only the handler named
+def test_a_handler_given_no_input_gets_one_from_its_schema() -> None:
+    """The input is made from the handler's schema in the app's manifest, the same every time; only the
+    handlers named are swept; a given input wins."""
+    from paidtwice.lab._sweep import _app_targets
+
+    def answers(name: str) -> object:
+        return name
+
+    def targets(handlers: list[str], given: object, seed: int = 0) -> list[object]:
+        made, _ = _app_targets("app:app", handlers, given, answers, ["steady"], PROJECT, seed)
+        return made
+
+    (naive,) = targets(["Naive/answer"], None)
+    assert naive.mode == "Naive/answer" and isinstance(naive.input, str)
+    assert [t.input for t in targets(["Naive/answer"], None)] == [naive.input]
+    assert [t.mode for t in targets([], "hi")] == ["Naive/answer", "Journaled/answer"]
+    assert {t.input for t in targets([], "hi")} == {"hi"}
 
 
 def test_the_pre_commit_hook_lints_with_pre_commit_itself(tmp_path: Path) -> None:

@@ -571,6 +571,9 @@ class PointResult:
     empty for the deck's agent, which takes the lab's name from its environment."""
     handler: str = ""
     """The swept handler's name; empty for the deck's agent (its Agent/run)."""
+    input: Any = None
+    """The JSON input the handler was called with (given, or made from its input schema); None for the
+    deck's agent."""
 
     @property
     def pays_twice(self) -> bool:

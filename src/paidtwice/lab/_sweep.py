@@ -355,12 +355,10 @@ def _app_targets(
 
 def _input(handler: AppHandler, given: Any, seed: int) -> Any:
     """The input `handler` is called with: the one given, else (when its schema needs one) a value made
-    from its input schema, said on stderr as it is made so a run can be repeated with --input."""
+    from its input schema (each point's record and the summary say which)."""
     if given is not None or not needs_input(handler.input_schema):
         return given
-    made = made_input(handler.input_schema, handler=handler.name, seed=seed)
-    _note(f"input of {handler.name}, made from its schema (seed {seed}): {json.dumps(made)}")
-    return made
+    return made_input(handler.input_schema, handler=handler.name, seed=seed)
 
 
 def _note(line: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 
@@ -537,6 +538,8 @@ def format_handler_summary(points: Sequence[PointResult]) -> str:
             line += f"; at most {count(worst, 'model call')} paid again outside flight"
         if missed:
             line += f"; {count(len(missed), 'kill')} missed (undecided)"
+        if mine[0].input is not None:
+            line += f"; input {json.dumps(mine[0].input)}"
         lines.append(line)
     return "\n".join(lines)
 
