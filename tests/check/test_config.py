@@ -115,12 +115,12 @@ def test_an_app_of_imported_services_is_served_as_given() -> None:
 def test_a_handler_given_no_input_gets_one_from_its_schema() -> None:
     """The input is made from the handler's schema in the app's manifest, the same every time; only the
     handlers named are swept; a given input wins."""
-    from paidtwice.lab._sweep import _app_targets
+    from paidtwice.lab._sweep import SweepTarget, _app_targets
 
     def answers(name: str) -> object:
         return name
 
-    def targets(handlers: list[str], given: object, seed: int = 0) -> list[object]:
+    def targets(handlers: list[str], given: object, seed: int = 0) -> list[SweepTarget]:
         made, _ = _app_targets("app:app", handlers, given, answers, ["steady"], PROJECT, seed)
         return made
 
