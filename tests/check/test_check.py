@@ -95,7 +95,7 @@ def test_naive_agent_fails_the_check(whole: tuple[Path, subprocess.CompletedProc
     assert any(line.startswith("ok    sweep") and "Journaled/answer" in line for line in lines), done.stdout
     assert any(line.startswith("FAIL  budget") and "Naive/answer" in line for line in lines), done.stdout
     assert any(line.startswith("ok    budget") and "Journaled/answer" in line for line in lines), done.stdout
-    assert "paidtwice check: 3 of 5 checks fail" in done.stdout
+    assert "verdict: 3 of 5 checks fail" in done.stdout
 
 
 def test_sarif_is_valid_and_on_the_handlers_line(
@@ -142,7 +142,7 @@ def test_journaled_agent_passes(journaled: dict[str, Any]) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "ok    sweep" in done.stdout and "Journaled/answer" in done.stdout
     assert "Naive" not in done.stdout
-    assert "paidtwice check: all 2 checks hold" in done.stdout
+    assert "verdict: all 2 checks hold" in done.stdout
 
 
 def test_shards_together_are_one_run(journaled: dict[str, Any]) -> None:

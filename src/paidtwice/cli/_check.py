@@ -124,7 +124,7 @@ def check(
     verdict = (
         f"{len(failed)} of {len(outcomes)} checks fail" if failed else f"all {len(outcomes)} checks hold"
     )
-    click.echo(f"paidtwice check: {verdict}")
+    click.echo(f"verdict: {verdict}")
     sys.exit(1 if failed else 0)
 
 
