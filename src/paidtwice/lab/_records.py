@@ -287,6 +287,17 @@ class RunRecord:
     nothing."""
     node_kill: NodeKillRecord | None = None
     """For a run that killed a cluster node: which node, who took over, and the stall."""
+    explicit_recovery: bool = False
+    """The agent ran under restate-sdk's preview `explicit_recovery` (a retry replays nothing and executes
+    every context operation again)."""
+    retry_policy: str = ""
+    """The agent's own retry policy, when the row set one ("" for the deck's)."""
+    server_flags: tuple[str, ...] = ()
+    """Experimental restate-server settings the row's own server ran with ("NAME=value"); none on the
+    lab's shared server."""
+    completion_result: str | None = None
+    """sys_invocation.completion_result once completed: "success", or "failure" (an invocation the retry
+    policy killed, or one that failed terminally)."""
 
 
 @dataclass(frozen=True)
@@ -315,6 +326,13 @@ class CurvePoint:
     """Their price in dollars."""
     extra_cost_usd: float = 0.0
     """The price of the calls the crash added."""
+    max_attempts: int | None = None
+    """For a retry-policy curve: the point's `max_attempts` (None on a restart-delay curve)."""
+    on_max_attempts: str = ""
+    """For a retry-policy curve: what Restate did once they were spent ("pause" or "kill")."""
+    outcome: str = ""
+    """How the invocation ended, read from sys_invocation: "paused", "succeeded" or "failed" (killed by
+    the policy ends as a completed invocation with a failure)."""
 
     @property
     def agrees(self) -> bool:
@@ -341,6 +359,8 @@ class CurveRecord:
     """Every measurement lies in its predicted range, and the deck's figures agree."""
     runs: tuple[RunRecord, ...]
     """The full record of each point's run."""
+    varies: str = "restart delay"
+    """The curve's x axis: "restart delay" or "max attempts" (the retry policy varies, the delay fixed)."""
 
 
 @dataclass(frozen=True)
@@ -411,8 +431,8 @@ class ComparisonRecord:
     """What is compared: "recovery" or "booking effects"."""
     deck_says: str
     """What is claimed."""
-    runs: tuple[RunRecord, RunRecord]
-    """The run without the remedy, then the run with it."""
+    runs: tuple[RunRecord, ...]
+    """The run without the remedy, then the run with it, then any further runs the row sets beside them."""
     difference: float | None
     """First minus second: seconds of recovery from the first replay that reached the restarted agent to
     completion, or booking effects (what the claim is checked on)."""
