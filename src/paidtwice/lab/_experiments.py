@@ -353,6 +353,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     ),
 )
 
+PROTOCOL_V7 = "RESTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7"
+"""restate-server 1.7's opt-in for service protocol v7 (new clusters only)."""
+
 CHANGED_FOR_GOOD = next(row for row in EXPERIMENTS if row.name == "naive-changed-for-good")
 EXPLICIT_RECOVERY_KILL_IN_PAUSE = next(
     row for row in EXPERIMENTS if row.name == "explicit-recovery-kill-in-pause"
@@ -370,8 +373,24 @@ SCENARIOS: tuple[Experiment, ...] = (
         "pauses after 20 attempts with the first answer and the tool result recorded",
         expected=Expected("paused", 21, 1, attempts=20),
     ),
+    Experiment(
+        name="changed-for-good-protocol-v7",
+        mode="naive",
+        script="changed",
+        fault=KILL_IN_PAUSE,
+        section="knobs",
+        retry_policy=RetryPolicy(20, "pause", initial_interval=0.1, max_interval=0.4),
+        restart_delay=0.6,
+        server_flags=((PROTOCOL_V7, "true"),),
+        deck_says="not in the deck: naive-changed-for-good on a server of its own with protocol v7 on (an "
+        "experimental flag of restate-server 1.7). Protocol v7 lets an SDK ask for a pause at a journal "
+        "mismatch, but restate-sdk 1.3.0 never asks (its VM takes no such option), so the invocation still "
+        "retries to the end of its policy: 18 paid calls and 17 RT0016, as on protocol 6",
+        expected=Expected("paused", 18, 1, mismatches=17, attempts=20, attempts_reached_agent=17),
+    ),
 )
-"""Runs beyond the deck, for the recovery tools; `paidtwice run` knows them, `paidtwice deck` does not."""
+"""Runs beyond the deck, for the recovery tools and the knobs' evidence; `paidtwice run` knows them,
+`paidtwice deck` does not."""
 
 _FAST_RETRIES = {"initial_interval": 0.1, "max_interval": 0.4}
 """The retry-policy curve's backoff: 100 ms doubling to 400 ms, so 20 attempts take about 8 s, not the

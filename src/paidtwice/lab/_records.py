@@ -295,6 +295,9 @@ class RunRecord:
     server_flags: tuple[str, ...] = ()
     """Experimental restate-server settings the row's own server ran with ("NAME=value"); none on the
     lab's shared server."""
+    protocol_version: int | None = None
+    """The service protocol version the invocation ran on (sys_invocation.pinned_service_protocol_version):
+    6 by default on restate-server 1.7, 7 with RESTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7."""
     completion_result: str | None = None
     """sys_invocation.completion_result once completed: "success", or "failure" (an invocation the retry
     policy killed, or one that failed terminally)."""

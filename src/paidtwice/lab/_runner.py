@@ -95,6 +95,7 @@ SOURCES = {
     "attempt_log": "agent host's wire log; the numbers it skips are attempts that found the agent down",
     "attempts_while_down": "attempts minus those in the agent host's wire log",
     "mismatches": "agent host's wire log: attempts whose ErrorMessage carried code 570 (RT0016)",
+    "protocol_version": "sys_invocation.pinned_service_protocol_version",
     "recovery_s": "from the agent listening again (the lab) to the output's append (sys_journal)",
     "recovery_breakdown": "regain_s: the agent host's step log (the context operation the kill interrupted, "
     "called again); model waits: stub ledger; journal round trips: agent host's wire log",
@@ -665,6 +666,7 @@ class Lab:
             retry_policy=experiment.retry_policy.describe() if experiment.retry_policy else "",
             server_flags=tuple(f"{name}={value}" for name, value in experiment.server_flags),
             completion_result=final.completion_result if final is not None else None,
+            protocol_version=sql.protocol_version(invocation_id),
         )
         checks = compare(experiment.expected, record)
         return replace(record, checks=checks, matches=all(c.ok for c in checks))

@@ -225,6 +225,7 @@ def format_run(record: RunRecord) -> str:
         f"invocation {record.invocation_id}: {record.status}, {count(record.model_calls, 'model call')}, "
         f"{count(record.tool_calls, 'tool call')}, {count(record.attempts, 'attempt')}"
         + (f", down {record.down_time:.2f}s" if record.down_time is not None else ""),
+        *_knobs(record),
         "",
         "Journal:",
         format_journal(record.journal),
@@ -253,6 +254,20 @@ def format_run(record: RunRecord) -> str:
     if record.answer is not None:
         parts += ["", f"Answer: {record.answer}"]
     return "\n".join(parts)
+
+
+def _knobs(record: RunRecord) -> list[str]:
+    """The run's own settings beyond the deck's: explicit recovery, its retry policy, its server's flags."""
+    said = []
+    if record.explicit_recovery:
+        said.append("explicit_recovery (a retry replays nothing; every ctx.run executes again)")
+    if record.retry_policy:
+        said.append(f"retry policy: {record.retry_policy}")
+    if record.server_flags:
+        said.append(f"on a server of its own with {', '.join(record.server_flags)}")
+    if said and record.protocol_version is not None:
+        said.append(f"service protocol v{record.protocol_version}")
+    return [f"Knobs: {'; '.join(said)}"] if said else []
 
 
 def format_node_kill(kill: NodeKillRecord) -> str:
