@@ -653,6 +653,10 @@ class CleanRun:
     """Their price in dollars."""
     model_turns: tuple[int, ...] = ()
     """The script's turn that answered each of its model calls, in order (the stub's ledger)."""
+    explicit_recovery: bool = False
+    """The handler runs under restate-sdk's preview `explicit_recovery` (the agent host saw it on the
+    handler or its service): a retry replays nothing, so its journaled model calls and steps are made again
+    after a kill. False also where paidtwice cannot tell (a command's deployment, in another language)."""
 
 
 @dataclass(frozen=True)
@@ -692,7 +696,18 @@ class SweepMatrix:
         steps_kept = sum(1 for p in self.points if p.extra_step_runs <= p.steps_in_flight)
         differ = sum(1 for p in self.points if p.status == "completed" and not p.answer_matches)
         paused = [p for p in self.points if p.status in ("paused", "stuck")]
-        if not self.clean.journaled_model_calls:
+        explicit = self.clean.explicit_recovery
+        if explicit:
+            answers = (
+                "model answers: the handler runs under explicit_recovery, so a retry replays nothing and a "
+                "journaled answer is asked for again after a kill: "
+                + (
+                    f"kept at {kept}/{len(answered)} points where an answer had come back before the kill"
+                    if answered
+                    else "no point had a model answer before the kill"
+                )
+            )
+        elif not self.clean.journaled_model_calls:
             answers = (
                 f"model answers: no model call is journaled in this agent (none of the clean run's "
                 f"{count(self.clean.model_calls, 'model call')} is made inside a ctx.run step)"
@@ -717,10 +732,11 @@ class SweepMatrix:
                 f"; {unanswered} ended unanswered (a call no turn of the script answers, listed above): "
                 "not measured to the end"
             )
+        where = "journaled or not (explicit_recovery)" if explicit else "outside the journal"
         return [
             f"survived: the input at {n}/{n} points (every replay starts from it); completed context steps "
             f"at {steps_kept}/{n} (not run again); {answers}",
-            f"paid again: {count(outside, 'model answer')} asked for again outside the journal "
+            f"paid again: {count(outside, 'model answer')} asked for again {where} "
             f"(at {count(outside_at, 'point')}); {count(flight, 'model call')} and "
             f"{count(step_flight, 'step run')} cut off in flight",
             f"lost: {count(differ, 'point')} completed with a different answer; {stuck}",
