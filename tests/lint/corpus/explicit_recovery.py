@@ -1,5 +1,6 @@
-"""Handlers under restate-sdk's preview explicit_recovery: a retry replays nothing, so a model call journaled
-with ctx.run is paid again on every attempt (PT007). A handler without it is not reported for the same line."""
+"""Handlers under restate-sdk's preview explicit_recovery: a retry replays nothing, so a model call
+journaled with ctx.run is paid again on every attempt (PT007). A handler without it is not reported for the
+same line."""
 
 import os
 
@@ -22,7 +23,8 @@ if os.environ.get("EXPLICIT") == "1":
 
 
 async def ask(prompt: str) -> str:
-    out = await client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}])
+    messages = [{"role": "user", "content": prompt}]
+    out = await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
     return out.choices[0].message.content or ""
 
 
