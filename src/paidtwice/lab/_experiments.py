@@ -544,6 +544,11 @@ def _booking(key: str, effects: int) -> Experiment:
     )
 
 
+_BOOKING_PAUSE = 3.0
+"""Seconds of the booking agent's pause after its booking, in which the kill lands: longer than the weather
+agent's 2 s, since nothing but the journal tells a kill that missed it (no model call follows it)."""
+
+
 def _explicit_booking(key: str, effects: int) -> Experiment:
     return Experiment(
         name=f"explicit-recovery-changed-{key}",
@@ -557,7 +562,7 @@ def _explicit_booking(key: str, effects: int) -> Experiment:
         section="knobs",
         agent="paidtwice.agent.booking:app",
         booking_key=key,
-        booking_pause=2.0,
+        booking_pause=_BOOKING_PAUSE,
     )
 
 

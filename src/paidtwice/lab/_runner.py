@@ -561,7 +561,11 @@ class Lab:
         if fault.kind == "kill-in-pause":
             self._prepare_replacement(agent)  # a held call's was prepared before the wait inside it
         kill_at = agent.kill()
-        if fault.kind == "kill-in-pause" and len(lane.model_calls(invocation_id)) > calls_in_pause:
+        if fault.kind == "kill-in-pause" and (
+            len(lane.model_calls(invocation_id)) > calls_in_pause
+            # An agent that asks no model after its pause (the booking agent) says so in its journal.
+            or any(e.type == "Command: Output" for e in sql.journal(invocation_id))
+        ):
             raise ExperimentError(
                 f"{experiment.name}: the agent was killed after the durable pause had ended; the kill "
                 "missed its moment (the machine is too slow for the agent's pause, PAIDTWICE_PAUSE_S)"
