@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,7 +38,7 @@ from paidtwice.lab._timeline import derive_points
 from paidtwice.lab._watch import Watcher
 from paidtwice.lab._wire_timeline import wire_points
 from paidtwice.stub._scripts import Script, script_by_name
-from paidtwice.stub._turns import VARIATIONS, load_script_file
+from paidtwice.stub._turns import VARIATIONS, load_script_file, state_entries
 
 __all__ = [
     "CrashPoint",
@@ -178,6 +178,7 @@ def sweep(
     command: str | None = None,
     port_env: str = "PORT",
     key: str | None = None,
+    state: Mapping[str, Any] | None = None,
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
@@ -188,9 +189,10 @@ def sweep(
     and stopped before returning. With `command` (a shell command serving a Restate deployment in any
     language, run in `app_dir`, told its port in `port_env`) instead of `app`, that deployment is swept
     through a protocol proxy. A keyed service (Virtual Object, Workflow) is called with `key` (by default
-    `DEFAULT_KEY`). `model_latency` makes the stub's model take that many seconds per answer;
-    `price_model` prices the calls (a shared lab's own price model otherwise). Bad input raises a
-    `UsageError` before anything starts.
+    `DEFAULT_KEY`), its state set to `state` (names and JSON values; by default the script file's `[state]`
+    table, if any) before the clean run and every point. `model_latency` makes the stub's model take that
+    many seconds per answer; `price_model` prices the calls (a shared lab's own price model otherwise). Bad
+    input raises a `UsageError` before anything starts.
     """
     unknown = [name for name in scripts if name not in VARIATIONS]
     if unknown or not scripts:
@@ -207,6 +209,9 @@ def sweep(
         raise UsageError(f"a model latency cannot be negative ({model_latency:g})")
     if key is not None:
         targets = [dataclasses.replace(target, key=key) for target in targets]
+    if state is not None:
+        entries = state_entries(state, "the state")
+        targets = [dataclasses.replace(target, state=entries) for target in targets]
 
     def run(on: Lab) -> list[SweepMatrix]:
         return sweep_targets(

@@ -120,6 +120,9 @@ class Script:
     """Hold back one tool call's answer."""
     more_holds: tuple[Hold, ...] = ()
     """Further model calls held back alongside `hold` (a sweep's point with parallel calls in flight)."""
+    state: tuple[tuple[str, str], ...] = ()
+    """The state a Virtual Object (or Workflow) is given before each run, as (name, JSON value): a script
+    file's `[state]` table, so that a later message of a conversation is swept, not only its first."""
 
     def hold_of(self, call: int) -> Hold | None:
         """How the model call numbered `call` (within its invocation) is held back, if it is."""

@@ -58,7 +58,7 @@ from typing import Any
 from paidtwice._exceptions import ScriptFileError
 from paidtwice.stub._scripts import Answer, Script, ToolCall, UnansweredCall, conversation_turn
 
-__all__ = ["VARIATIONS", "FileScript", "ScriptFileError", "Turn", "load_script_file"]
+__all__ = ["VARIATIONS", "FileScript", "ScriptFileError", "Turn", "load_script_file", "state_entries"]
 
 VARIATIONS = ("steady", "drifting", "changed")
 
@@ -265,6 +265,7 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
     except (tomllib.TOMLDecodeError, ValueError) as err:
         raise ScriptFileError(f"script file {path} does not parse: {err}") from None
     raw_turns = data.get("turn", data.get("turns")) if isinstance(data, dict) else data
+    state = state_entries(data.get("state", {}) if isinstance(data, dict) else {}, f"script file {path}")
     if not isinstance(raw_turns, list) or not raw_turns:
         raise ScriptFileError(f"script file {path}: expected a non-empty list of turns (`[[turn]]`)")
     # JSON: the turns' objects are the `{` lines after the list opens (one turn per object, as written).
@@ -316,4 +317,15 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
         turns=tuple(turns),
         variation=variation,
         path=str(path),
+        state=state,
     )
+
+
+def state_entries(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """A state given as a table (`[state]`, `--state JSON`): each entry's name and its value as JSON, the
+    bytes the SDK's default serde reads back."""
+    if not isinstance(raw, dict):
+        raise ScriptFileError(
+            f'{where}: the state must be a table of names and values, e.g. {{"history": []}}'
+        )
+    return tuple((str(name), json.dumps(value)) for name, value in raw.items())
