@@ -49,31 +49,43 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Answer:
-    """One model answer: a tool call (with optional words) or a final text."""
+    """One model answer: tool calls (with optional words), a final text, or an HTTP error."""
 
     text: str
-    """The assistant message's content (words said alongside a tool call, or the final answer)."""
-    tool_call: ToolCall | None = None
-    """The tool the model asks for; None for a final answer."""
+    """The assistant message's content (words said alongside tool calls, or the final answer); for an error,
+    its message."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The tools the model asks for, in order (several at once, as parallel tool calling asks); () for a
+    final answer."""
     status: int = 200
     """HTTP status; anything but 200 is an error answer (the model endpoint failing)."""
+    retry_after: float | None = None
+    """For an error answer: the seconds its `Retry-After` header asks the client to wait; None: no header."""
+    delay: float = 0.0
+    """Seconds the stub holds the answer back first (a model that times out: a client that waits less
+    gives up, and the call is never delivered)."""
     prompt_tokens: int | None = None
     """The `usage` this answer reports for the prompt, as a script sets it; None: the stub's estimate."""
     completion_tokens: int | None = None
     """The `usage` this answer reports for the completion, as a script sets it; None: the stub's estimate."""
 
     @property
+    def tool_call(self) -> ToolCall | None:
+        """The first tool the model asks for; None for a final answer."""
+        return self.tool_calls[0] if self.tool_calls else None
+
+    @property
     def decision(self) -> str:
-        """What the model decided, without its words: "tool:get_weather" or "answer"."""
+        """What the model decided, without its words: "tool:get_weather", "tool:a+b" or "answer"."""
         if self.status != 200:
             return f"error:{self.status}"
-        return f"tool:{self.tool_call.name}" if self.tool_call else "answer"
+        return "tool:" + "+".join(t.name for t in self.tool_calls) if self.tool_calls else "answer"
 
     def summary(self) -> str:
         if self.status != 200:
             return f"HTTP {self.status}"
-        if self.tool_call is not None:
-            return f"{self.tool_call.name}({self.tool_call.arguments})"
+        if self.tool_calls:
+            return ", ".join(f"{t.name}({t.arguments})" for t in self.tool_calls)
         return self.text
 
 
@@ -157,8 +169,8 @@ class Script:
         if kind == "changed" and ask >= 2:
             return Answer(text=_DIRECT)
         if kind == "drifting":
-            return Answer(text=_DECIDE_DRIFT[(call - 1) % len(_DECIDE_DRIFT)], tool_call=_WEATHER)
-        return Answer(text=_DECIDE_TOOL, tool_call=_WEATHER)
+            return Answer(text=_DECIDE_DRIFT[(call - 1) % len(_DECIDE_DRIFT)], tool_calls=(_WEATHER,))
+        return Answer(text=_DECIDE_TOOL, tool_calls=(_WEATHER,))
 
 
 SCRIPTS: dict[str, Script] = {

@@ -62,8 +62,11 @@ __all__ = ["VARIATIONS", "FileScript", "ScriptFileError", "Turn", "load_script_f
 
 VARIATIONS = ("steady", "drifting", "changed")
 
-_ANSWER_KEYS = ("text", "tool", "arguments", "usage")
-_TURN_KEYS = (*_ANSWER_KEYS, "drift", "changed", "when", "when_system", "position")
+_ANSWER_KEYS = ("text", "tool", "arguments", "tools", "usage")
+_TURN_KEYS = (*_ANSWER_KEYS, "drift", "changed", "errors", "when", "when_system", "position")
+_ERROR_KEYS = ("status", "retry_after", "timeout", "message")
+_TIMEOUT_STATUS = 504
+"""What a `timeout` error answers once its time is up, to a client that waited that long."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,10 @@ class Turn:
     """Other words for the same decision, one per ask of this turn, in turn (variation `drifting`)."""
     changed: Answer | None = None
     """The answer from the second ask of this turn on (variation `changed`); None: never changes."""
+    errors: tuple[Answer, ...] = ()
+    """HTTP errors the first asks of this turn get, one per ask, in order, before its answers (a 429, a 500,
+    a timeout): the agent's error path (its client's retries, the handler's) is swept. The asks after them
+    count from 1 again for `drift` and `changed`."""
     when: str | None = None
     """Regular expression searched in the last user message; None: not matched on it."""
     when_system: str | None = None
@@ -167,6 +174,9 @@ class FileScript(Script):
 
     def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
         spec = self.turns[turn - 1]
+        if ask <= len(spec.errors):
+            return spec.errors[ask - 1]
+        ask -= len(spec.errors)
         if self.variation == "changed" and ask >= 2 and spec.changed is not None:
             return spec.changed
         if self.variation == "drifting" and spec.drift:
@@ -185,20 +195,89 @@ def _answer(raw: Any, where: str) -> Answer:
         raise ScriptFileError(f"{where}: `text` must be a string")
     usage = _usage(raw.get("usage", {}), where)
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    tool = raw.get("tool")
-    if tool is None:
-        return Answer(text=text, prompt_tokens=prompt, completion_tokens=completion)
-    if not isinstance(tool, str):
-        raise ScriptFileError(f"{where}: `tool` must be the tool's name")
-    arguments = raw.get("arguments", {})
+    return Answer(
+        text=text, tool_calls=_tool_calls(raw, where), prompt_tokens=prompt, completion_tokens=completion
+    )
+
+
+def _tool_calls(raw: dict[str, Any], where: str) -> tuple[ToolCall, ...]:
+    """`tool` and `arguments` (one call), or `tools`: a list of tables of `name` and `arguments` (several
+    calls in one answer, as parallel tool calling asks)."""
+    if "tools" in raw:
+        if "tool" in raw or "arguments" in raw:
+            raise ScriptFileError(f"{where}: give `tool` and `arguments`, or `tools`, not both")
+        tools = raw["tools"]
+        if not isinstance(tools, list) or not tools:
+            raise ScriptFileError(
+                f"{where}: `tools` must be a non-empty list of {{ name, arguments }} tables"
+            )
+        calls = []
+        for number, item in enumerate(tools, start=1):
+            at = f"{where} (tools[{number}])"
+            if not isinstance(item, dict):
+                raise ScriptFileError(f"{at}: expected a table with `name` and `arguments`")
+            _known_keys(item, ("name", "arguments"), at)
+            calls.append(_tool_call(item.get("name"), item.get("arguments", {}), at, "name"))
+        return tuple(calls)
+    if raw.get("tool") is None:
+        if "arguments" in raw:
+            raise ScriptFileError(f"{where}: `arguments` goes with `tool`")
+        return ()
+    return (_tool_call(raw["tool"], raw.get("arguments", {}), where, "tool"),)
+
+
+def _tool_call(name: Any, arguments: Any, where: str, key: str) -> ToolCall:
+    if not isinstance(name, str) or not name:
+        raise ScriptFileError(f"{where}: `{key}` must be the tool's name")
     if not isinstance(arguments, dict):
         raise ScriptFileError(f"{where}: `arguments` must be a table")
-    return Answer(
-        text=text,
-        tool_call=ToolCall(tool, json.dumps(arguments)),
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-    )
+    return ToolCall(name, json.dumps(arguments))
+
+
+def _errors(raw: Any, where: str) -> tuple[Answer, ...]:
+    """A turn's `errors`: per ask, `{ status = 429, retry_after = 2 }`, `{ status = 500 }` or
+    `{ timeout = 30 }` (no answer for that many seconds, then a 504), each with an optional `message`."""
+    if not isinstance(raw, list) or not raw:
+        raise ScriptFileError(
+            f"{where}: `errors` must be a non-empty list of tables, e.g. [{{ status = 429 }}]"
+        )
+    errors = []
+    for number, item in enumerate(raw, start=1):
+        at = f"{where} (errors[{number}])"
+        if not isinstance(item, dict):
+            raise ScriptFileError(f"{at}: expected a table with `status` or `timeout`")
+        _known_keys(item, _ERROR_KEYS, at)
+        message = item.get("message")
+        if message is not None and not isinstance(message, str):
+            raise ScriptFileError(f"{at}: `message` must be a string")
+        timeout = item.get("timeout")
+        if timeout is not None:
+            if "status" in item or "retry_after" in item:
+                raise ScriptFileError(
+                    f"{at}: a `timeout` answers nothing in time: no `status` or `retry_after`"
+                )
+            if not _seconds(timeout) or timeout <= 0:
+                raise ScriptFileError(f"{at}: `timeout` must be a number of seconds above 0")
+            text = message or f"the model did not answer within {timeout:g}s"
+            errors.append(Answer(text=text, status=_TIMEOUT_STATUS, delay=float(timeout)))
+            continue
+        status = item.get("status")
+        if type(status) is not int or not 400 <= status <= 599:
+            raise ScriptFileError(
+                f"{at}: `status` must be an HTTP error status, 400 to 599 (or give `timeout`)"
+            )
+        retry_after = item.get("retry_after")
+        if retry_after is not None and (not _seconds(retry_after) or retry_after < 0):
+            raise ScriptFileError(f"{at}: `retry_after` must be a number of seconds, 0 or more")
+        text = message or f"paidtwice stub: scripted HTTP {status}"
+        errors.append(
+            Answer(text=text, status=status, retry_after=None if retry_after is None else float(retry_after))
+        )
+    return tuple(errors)
+
+
+def _seconds(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _known_keys(raw: Any, known: Sequence[str], where: str) -> None:
@@ -288,6 +367,7 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
         if not isinstance(drift, list) or not all(isinstance(d, str) for d in drift):
             raise ScriptFileError(f"{where}: `drift` must be a list of strings")
         changed = _answer(raw["changed"], where + " (changed)") if "changed" in raw else None
+        errors = _errors(raw["errors"], where) if "errors" in raw else ()
         position = raw.get("position")
         if position is not None and (type(position) is not int or position < 1):
             raise ScriptFileError(f"{where}: `position` must be a conversation turn: 1, 2, ...")
@@ -295,6 +375,7 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
             answer,
             tuple(drift),
             changed,
+            errors=errors,
             when=_pattern(raw, "when", where),
             when_system=_pattern(raw, "when_system", where),
             position=position,
