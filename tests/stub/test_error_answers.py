@@ -84,16 +84,3 @@ def test_bad_errors_name_the_file_and_turn(tmp_path: Path, errors: str, expected
     with pytest.raises(ScriptFileError, match=expected) as raised:
         load_script_file(path)
     assert f"{path}:1: turn 1" in str(raised.value)
-
-
-def test_several_tools_in_one_answer_are_read_and_bad_ones_refused(tmp_path: Path) -> None:
-    path = script(tmp_path, '[[turn]]\ntools = [{ name = "a", arguments = { x = 1 } }, { name = "b" }]\n')
-    answer = load_script_file(path).answer(turn=1, ask=1, call=1)
-    assert [(t.name, t.arguments) for t in answer.tool_calls] == [("a", '{"x": 1}'), ("b", "{}")]
-    assert answer.decision == "tool:a+b"
-    both = script(tmp_path, '[[turn]]\ntool = "a"\ntools = [{ name = "b" }]\n')
-    with pytest.raises(ScriptFileError, match="`tool` and `arguments`, or `tools`, not both"):
-        load_script_file(both)
-    nameless = script(tmp_path, "[[turn]]\ntools = [{ arguments = { x = 1 } }]\n")
-    with pytest.raises(ScriptFileError, match="`name` must be the tool's name"):
-        load_script_file(nameless)

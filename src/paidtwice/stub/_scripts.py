@@ -19,6 +19,7 @@ from paidtwice._exceptions import NotFound
 __all__ = [
     "SCRIPTS",
     "Answer",
+    "Asked",
     "Hold",
     "Script",
     "ToolCall",
@@ -49,44 +50,56 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Answer:
-    """One model answer: tool calls (with optional words), a final text, or an HTTP error."""
+    """One model answer: a tool call (with optional words) or a final text."""
 
     text: str
-    """The assistant message's content (words said alongside tool calls, or the final answer); for an error,
-    its message."""
-    tool_calls: tuple[ToolCall, ...] = ()
-    """The tools the model asks for, in order (several at once, as parallel tool calling asks); () for a
-    final answer."""
+    """The assistant message's content (words said alongside a tool call, or the final answer)."""
+    tool_call: ToolCall | None = None
+    """The tool the model asks for; None for a final answer."""
     status: int = 200
     """HTTP status; anything but 200 is an error answer (the model endpoint failing)."""
+    prompt_tokens: int | None = None
+    """The `usage` this answer reports for the prompt, as a script sets it; None: the stub's estimate."""
+    completion_tokens: int | None = None
+    """The `usage` this answer reports for the completion, as a script sets it; None: the stub's estimate."""
+    more_tool_calls: tuple[ToolCall, ...] = ()
+    """Further tools asked for in the same answer, beside `tool_call` (parallel tool calls)."""
     retry_after: float | None = None
     """For an error answer: the seconds its `Retry-After` header asks the client to wait; None: no header."""
     delay: float = 0.0
     """Seconds the stub holds the answer back first (a model that times out: a client that waits less
     gives up, and the call is never delivered)."""
-    prompt_tokens: int | None = None
-    """The `usage` this answer reports for the prompt, as a script sets it; None: the stub's estimate."""
-    completion_tokens: int | None = None
-    """The `usage` this answer reports for the completion, as a script sets it; None: the stub's estimate."""
 
     @property
-    def tool_call(self) -> ToolCall | None:
-        """The first tool the model asks for; None for a final answer."""
-        return self.tool_calls[0] if self.tool_calls else None
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """Every tool this answer asks for, in order (none for a final answer)."""
+        return (self.tool_call, *self.more_tool_calls) if self.tool_call is not None else ()
 
     @property
     def decision(self) -> str:
-        """What the model decided, without its words: "tool:get_weather", "tool:a+b" or "answer"."""
+        """What the model decided, without its words: "tool:get_weather" or "answer"."""
         if self.status != 200:
             return f"error:{self.status}"
-        return "tool:" + "+".join(t.name for t in self.tool_calls) if self.tool_calls else "answer"
+        return "+".join(f"tool:{t.name}" for t in self.tool_calls) or "answer"
 
     def summary(self) -> str:
         if self.status != 200:
             return f"HTTP {self.status}"
-        if self.tool_calls:
+        if self.tool_call is not None:
             return ", ".join(f"{t.name}({t.arguments})" for t in self.tool_calls)
         return self.text
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A model request as the stub received it, for a script that answers from the request itself."""
+
+    api: str
+    """"chat" (chat completions), "responses" or "messages" (Anthropic)."""
+    request: dict[str, Any]
+    """The request's body, parsed."""
+    chat: list[Any]
+    """Its messages as chat-completions messages (see the server's `_as_chat`)."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +165,15 @@ class Script:
         "" when the turn is one call of its conversation (a turn answered by its position)."""
         return ""
 
+    def respond(self, asked: Asked, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
+        """The answer to the request `asked`: by default the script's `answer` for its turn; a script that
+        answers from the request (`--script auto`) reads it."""
+        return self.answer(turn=turn, ask=ask, call=call, model_up=model_up)
+
+    async def prepare(self, asked: Asked) -> None:
+        """Called with each request before it is answered; a script that asks a real model for its answer
+        (`paidtwice record`) does so here, off the ledger's lock."""
+
     def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
         """The answer for `turn` (1-based), asked for the `ask`-th time; `call` counts all calls.
 
@@ -169,8 +191,8 @@ class Script:
         if kind == "changed" and ask >= 2:
             return Answer(text=_DIRECT)
         if kind == "drifting":
-            return Answer(text=_DECIDE_DRIFT[(call - 1) % len(_DECIDE_DRIFT)], tool_calls=(_WEATHER,))
-        return Answer(text=_DECIDE_TOOL, tool_calls=(_WEATHER,))
+            return Answer(text=_DECIDE_DRIFT[(call - 1) % len(_DECIDE_DRIFT)], tool_call=_WEATHER)
+        return Answer(text=_DECIDE_TOOL, tool_call=_WEATHER)
 
 
 SCRIPTS: dict[str, Script] = {

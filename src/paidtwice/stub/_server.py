@@ -28,7 +28,7 @@ from hypercorn.config import Config
 from paidtwice._exceptions import ServerStartError
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.stub._ledger import INVOCATION_HEADER, Booking, Ledger, ModelCall, ToolRun
-from paidtwice.stub._scripts import SCRIPTS, Answer, Script, ToolCall, UnansweredCall
+from paidtwice.stub._scripts import SCRIPTS, Answer, Asked, Script, UnansweredCall
 from paidtwice.stub._stream import stream_events, wants_stream
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage, estimate_completion, estimate_prompt
 
@@ -292,10 +292,16 @@ class StubModel:
             # Never a silent default: the call is in the ledger (turn 0) with the reason as its error answer.
             turn, unanswered = 0, str(err)
 
+        asked = Asked(api, request, chat)
+        try:
+            await lane.script.prepare(asked)
+        except UnansweredCall as err:
+            turn, unanswered = 0, str(err)
+
         def answer_for(t: int, ask: int, call: int) -> Answer:
             if unanswered:
                 return Answer(text=unanswered, status=UNANSWERED_STATUS)
-            return lane.script.answer(turn=t, ask=ask, call=call, model_up=lane.model_up)
+            return lane.script.respond(asked, turn=t, ask=ask, call=call, model_up=lane.model_up)
 
         prompt = estimate_prompt(messages, request.get("tools") if isinstance(request, dict) else None)
         slot = self.ledger.open_model_call(
@@ -336,9 +342,8 @@ class StubModel:
         if answer.status == 200 and wants_stream(request):
             await _respond_events(send, stream_events(api, request, payload))
         else:
-            retry = (
-                () if answer.retry_after is None else ((b"retry-after", f"{answer.retry_after:g}".encode()),)
-            )
+            after = answer.retry_after
+            retry = () if after is None else ((b"retry-after", f"{after:g}".encode()),)
             await _respond(send, answer.status, payload, headers=retry)
         self.ledger.close_model_call(slot, delivered=True)
 
@@ -378,10 +383,9 @@ def _usage(answer: Answer, prompt: int) -> TokenUsage:
     """The tokens an answer reports: the script's figures where it sets them, else the stub's estimate."""
     if answer.status != 200:
         return NO_TOKENS  # an error answer is not billed
-    # The words, then each tool's name and arguments (by the same rule as for one tool).
-    completion = estimate_completion(answer.text) + sum(
-        estimate_completion("", tool.name, tool.arguments) for tool in answer.tool_calls
-    )
+    completion = estimate_completion(answer.text)
+    for tool in answer.tool_calls:
+        completion += estimate_completion("", tool.name, tool.arguments) - estimate_completion("")
     return TokenUsage(
         answer.prompt_tokens if answer.prompt_tokens is not None else prompt,
         answer.completion_tokens if answer.completion_tokens is not None else completion,
@@ -393,14 +397,14 @@ def _completion(
 ) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": answer.text}
     finish = "stop"
-    if answer.tool_calls:
+    if answer.tool_call is not None:
         message["tool_calls"] = [
             {
-                "id": f"call_{_call_digest(turn, number, tool)}",
+                "id": f"call_{_call_id(turn, i, tool.arguments)}",
                 "type": "function",
                 "function": {"name": tool.name, "arguments": tool.arguments},
             }
-            for number, tool in enumerate(answer.tool_calls)
+            for i, tool in enumerate(answer.tool_calls)
         ]
         finish = "tool_calls"
     return {
@@ -417,11 +421,11 @@ def _completion(
     }
 
 
-def _call_digest(turn: int, number: int, tool: ToolCall) -> str:
-    """A tool call's id, the same on every ask of the turn (a replayed conversation matches the first):
-    the first call's as it always was, the others' told apart by their place in the answer."""
-    seed = f"{turn}:{tool.arguments}" if number == 0 else f"{turn}:{number}:{tool.name}:{tool.arguments}"
-    return hashlib.sha1(seed.encode()).hexdigest()[:12]
+def _call_id(turn: int, index: int, what: str) -> str:
+    """A tool call's id: the same for the same answer (a replay's call matches the journaled one); the
+    first call of an answer keeps the id it had before answers could hold several."""
+    salt = f":{index}" if index else ""
+    return hashlib.sha1(f"{turn}:{what}{salt}".encode()).hexdigest()[:12]
 
 
 def _as_chat(api: str, request: dict[str, Any], messages: list[Any]) -> list[Any]:
@@ -474,14 +478,13 @@ def _response(request: dict[str, Any], items: list[Any], answer: Answer, turn: i
                 "content": [{"type": "output_text", "text": answer.text, "annotations": []}],
             }
         )
-    for number, tool in enumerate(answer.tool_calls):
-        # The first call's ids as they always were; the others', by their place in the answer.
-        call = digest if number == 0 else _call_digest(turn, number, tool)
+    for i, tool in enumerate(answer.tool_calls):
+        ident = _call_id(turn, i, answer.summary())
         output.append(
             {
                 "type": "function_call",
-                "id": f"fc_{call}",
-                "call_id": f"call_{call}",
+                "id": f"fc_{ident}",
+                "call_id": f"call_{ident}",
                 "name": tool.name,
                 "arguments": tool.arguments,
                 "status": "completed",
@@ -521,13 +524,13 @@ def _message(request: dict[str, Any], messages: list[Any], answer: Answer, turn:
     if answer.text:
         content.append({"type": "text", "text": answer.text})
     stop = "end_turn"
-    for number, tool in enumerate(answer.tool_calls):
+    for i, tool in enumerate(answer.tool_calls):
         try:
             arguments = json.loads(tool.arguments or "{}")
         except ValueError:
             arguments = {}
-        digest = _call_digest(turn, number, tool)
-        content.append({"type": "tool_use", "id": f"toolu_{digest}", "name": tool.name, "input": arguments})
+        ident = _call_id(turn, i, tool.arguments)
+        content.append({"type": "tool_use", "id": f"toolu_{ident}", "name": tool.name, "input": arguments})
         stop = "tool_use"
     # Anthropic's content is a string or a list of blocks; count the words of either.
     words = sum(len(json.dumps(m.get("content") or "").split()) + 4 for m in messages if isinstance(m, dict))

@@ -22,6 +22,8 @@
     drift = ["Converting now.", "One moment, converting."]   # drifting: other words on each ask
     changed = { text = "About 108 USD." }                    # changed: the answer from the 2nd ask on
     usage = { prompt_tokens = 1200, completion_tokens = 40 } # optional: the tokens this turn reports
+    # parallel = [{ tool = "convert", arguments = { amount = 5, source = "EUR", target = "GBP" } }]
+    #                                                        # optional: more tools called in the same answer
 
     [[turn]]                                                 # no `when`: the conversation's second turn
     text = "100 EUR is 108.00 USD."
@@ -58,11 +60,19 @@ from typing import Any
 from paidtwice._exceptions import ScriptFileError
 from paidtwice.stub._scripts import Answer, Script, ToolCall, UnansweredCall, conversation_turn
 
-__all__ = ["VARIATIONS", "FileScript", "ScriptFileError", "Turn", "load_script_file", "state_entries"]
+__all__ = [
+    "VARIATIONS",
+    "FileScript",
+    "ScriptFileError",
+    "Turn",
+    "load_script_file",
+    "prompts",
+    "state_entries",
+]
 
 VARIATIONS = ("steady", "drifting", "changed")
 
-_ANSWER_KEYS = ("text", "tool", "arguments", "tools", "usage")
+_ANSWER_KEYS = ("text", "tool", "arguments", "usage", "parallel")
 _TURN_KEYS = (*_ANSWER_KEYS, "drift", "changed", "errors", "when", "when_system", "position")
 _ERROR_KEYS = ("status", "retry_after", "timeout", "message")
 _TIMEOUT_STATUS = 504
@@ -114,7 +124,7 @@ def _text_of(message: dict[str, Any]) -> str:
     return "" if content is None else str(content)
 
 
-def _prompts(messages: Sequence[Any]) -> tuple[str, str]:
+def prompts(messages: Sequence[Any]) -> tuple[str, str]:
     """The last user message and the system prompt (system or developer messages) of a request."""
     dicts = [m for m in messages if isinstance(m, dict)]
     users = [_text_of(m) for m in dicts if m.get("role") == "user"]
@@ -140,7 +150,7 @@ class FileScript(Script):
 
     def turn_of(self, messages: Sequence[Any]) -> int:
         """The number (1-based, in file order) of the turn that answers a request with these messages."""
-        user, system = _prompts(messages)
+        user, system = prompts(messages)
         position = conversation_turn(messages)
         matched = [n for n, t in enumerate(self.turns, start=1) if t.matches(user, system, position)]
         what = f"last user message {_excerpt(user)}"
@@ -168,7 +178,7 @@ class FileScript(Script):
         worker asked for the first time is not counted as another worker asked again."""
         if not 1 <= turn <= len(self.turns) or self.turns[turn - 1].positional:
             return ""
-        user, system = _prompts(messages)
+        user, system = prompts(messages)
         asked = f"{conversation_turn(messages)}\0{system}\0{user}"
         return hashlib.blake2b(asked.encode(), digest_size=8).hexdigest()
 
@@ -195,52 +205,39 @@ def _answer(raw: Any, where: str) -> Answer:
         raise ScriptFileError(f"{where}: `text` must be a string")
     usage = _usage(raw.get("usage", {}), where)
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    return Answer(
-        text=text, tool_calls=_tool_calls(raw, where), prompt_tokens=prompt, completion_tokens=completion
-    )
-
-
-def _tool_calls(raw: dict[str, Any], where: str) -> tuple[ToolCall, ...]:
-    """`tool` and `arguments` (one call), or `tools`: a list of tables of `name` and `arguments` (several
-    calls in one answer, as parallel tool calling asks)."""
-    if "tools" in raw:
-        if "tool" in raw or "arguments" in raw:
-            raise ScriptFileError(f"{where}: give `tool` and `arguments`, or `tools`, not both")
-        tools = raw["tools"]
-        if not isinstance(tools, list) or not tools:
-            raise ScriptFileError(
-                f"{where}: `tools` must be a non-empty list of {{ name, arguments }} tables"
-            )
-        calls = []
-        for number, item in enumerate(tools, start=1):
-            at = f"{where} (tools[{number}])"
-            if not isinstance(item, dict):
-                raise ScriptFileError(f"{at}: expected a table with `name` and `arguments`")
-            _known_keys(item, ("name", "arguments"), at)
-            calls.append(_tool_call(item.get("name"), item.get("arguments", {}), at, "name"))
-        return tuple(calls)
-    if raw.get("tool") is None:
-        if "arguments" in raw:
-            raise ScriptFileError(f"{where}: `arguments` goes with `tool`")
-        return ()
-    return (_tool_call(raw["tool"], raw.get("arguments", {}), where, "tool"),)
-
-
-def _tool_call(name: Any, arguments: Any, where: str, key: str) -> ToolCall:
-    if not isinstance(name, str) or not name:
-        raise ScriptFileError(f"{where}: `{key}` must be the tool's name")
+    tool = raw.get("tool")
+    if tool is None:
+        return Answer(text=text, prompt_tokens=prompt, completion_tokens=completion)
+    if not isinstance(tool, str):
+        raise ScriptFileError(f"{where}: `tool` must be the tool's name")
+    arguments = raw.get("arguments", {})
     if not isinstance(arguments, dict):
         raise ScriptFileError(f"{where}: `arguments` must be a table")
-    return ToolCall(name, json.dumps(arguments))
+    parallel = raw.get("parallel", [])
+    if not isinstance(parallel, list):
+        raise ScriptFileError(f"{where}: `parallel` must be a list of tables with `tool` and `arguments`")
+    more = []
+    for other in parallel:
+        _known_keys(other, ("tool", "arguments"), where + " (parallel)")
+        if not isinstance(other, dict) or not isinstance(other.get("tool"), str):
+            raise ScriptFileError(f"{where}: each of `parallel` needs `tool`, the tool's name")
+        if not isinstance(other.get("arguments", {}), dict):
+            raise ScriptFileError(f"{where}: `arguments` in `parallel` must be a table")
+        more.append(ToolCall(other["tool"], json.dumps(other.get("arguments", {}))))
+    return Answer(
+        text=text,
+        tool_call=ToolCall(tool, json.dumps(arguments)),
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        more_tool_calls=tuple(more),
+    )
 
 
 def _errors(raw: Any, where: str) -> tuple[Answer, ...]:
     """A turn's `errors`: per ask, `{ status = 429, retry_after = 2 }`, `{ status = 500 }` or
     `{ timeout = 30 }` (no answer for that many seconds, then a 504), each with an optional `message`."""
     if not isinstance(raw, list) or not raw:
-        raise ScriptFileError(
-            f"{where}: `errors` must be a non-empty list of tables, e.g. [{{ status = 429 }}]"
-        )
+        raise ScriptFileError(f"{where}: `errors` must be a non-empty list, e.g. [{{ status = 429 }}]")
     errors = []
     for number, item in enumerate(raw, start=1):
         at = f"{where} (errors[{number}])"
@@ -263,21 +260,27 @@ def _errors(raw: Any, where: str) -> tuple[Answer, ...]:
             continue
         status = item.get("status")
         if type(status) is not int or not 400 <= status <= 599:
-            raise ScriptFileError(
-                f"{at}: `status` must be an HTTP error status, 400 to 599 (or give `timeout`)"
-            )
+            raise ScriptFileError(f"{at}: `status` must be an HTTP error status, 400 to 599 (or a `timeout`)")
         retry_after = item.get("retry_after")
         if retry_after is not None and (not _seconds(retry_after) or retry_after < 0):
             raise ScriptFileError(f"{at}: `retry_after` must be a number of seconds, 0 or more")
         text = message or f"paidtwice stub: scripted HTTP {status}"
-        errors.append(
-            Answer(text=text, status=status, retry_after=None if retry_after is None else float(retry_after))
-        )
+        after = None if retry_after is None else float(retry_after)
+        errors.append(Answer(text=text, status=status, retry_after=after))
     return tuple(errors)
 
 
 def _seconds(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def state_entries(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """A state given as a table (`[state]`, `--state JSON`): each entry's name and its value as JSON, the
+    bytes the SDK's default serde reads back."""
+    if not isinstance(raw, dict):
+        example = '{"history": []}'
+        raise ScriptFileError(f"{where}: the state must be a table of names and values, e.g. {example}")
+    return tuple((str(name), json.dumps(value)) for name, value in raw.items())
 
 
 def _known_keys(raw: Any, known: Sequence[str], where: str) -> None:
@@ -400,13 +403,3 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
         path=str(path),
         state=state,
     )
-
-
-def state_entries(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
-    """A state given as a table (`[state]`, `--state JSON`): each entry's name and its value as JSON, the
-    bytes the SDK's default serde reads back."""
-    if not isinstance(raw, dict):
-        raise ScriptFileError(
-            f'{where}: the state must be a table of names and values, e.g. {{"history": []}}'
-        )
-    return tuple((str(name), json.dumps(value)) for name, value in raw.items())
