@@ -55,7 +55,8 @@ class LabUp:
 
 
 @contextmanager
-def lab_up(work: Path, *extra: str) -> Iterator[LabUp]:
+def lab_up(work: Path, *extra: str, max_attempts: int = 14) -> Iterator[LabUp]:
+    """`lab up` with the checkout agent, whose retry policy pauses an invocation after `max_attempts`."""
     info_path = work / "lab.json"
     process = subprocess.Popen(
         [sys.executable, "-m", "paidtwice", "lab", "up", "--app", "payment_agent:app", "--app-dir", str(HERE)]
@@ -71,6 +72,7 @@ def lab_up(work: Path, *extra: str) -> Iterator[LabUp]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "CHECKOUT_MAX_ATTEMPTS": str(max_attempts)},  # the agent inherits it
     )
     try:
         assert_eventually(

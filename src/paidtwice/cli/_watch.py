@@ -223,7 +223,12 @@ def _judges(stack: ExitStack, scanner: Scanner, *, app: str, app_dir: Path | Non
 
 @click.group("lab")
 def lab() -> None:
-    """A lab that stays up: restate-server, the stub model and an app, to watch and to explore."""
+    """A lab that stays up: restate-server, the stub model and an app, to watch and to explore.
+
+    \b
+    Example:
+        paidtwice lab up --app agent:app --app-dir src --script script.toml --variation changed
+    """
 
 
 @lab.command("up")
