@@ -34,7 +34,8 @@ from watch.labup import (
 
 from paidtwice.engine._ports import lease_port
 
-DEPLOY = Path(__file__).parents[2] / "deploy"
+HERE = Path(__file__).parent
+DEPLOY = HERE.parents[1] / "deploy"
 
 
 @dataclass
@@ -102,6 +103,24 @@ def test_later_it_is_listed_paused_with_a_resume_way_out(scene: Scene) -> None:
     assert entry["attempts"] is None and "unknown" in entry["attempts_source"]
     code, _ = snapshot(scene.lab)
     assert code == 1  # something is stuck
+
+
+def test_app_gives_replay_checks_verdict_of_the_journal_against_that_code(scene: Scene) -> None:
+    app = ["--app", "payment_agent:app", "--app-dir", str(HERE), "--script", str(HERE / "checkout.toml")]
+    verdicts = {}
+    for variation in ("changed", "steady"):
+        _, record = snapshot(scene.lab, *app, "--variation", variation)
+        entry = next(s for s in record["stuck"] if s["invocation_id"] == scene.invocation_id)
+        verdicts[variation] = entry["replay_verdict"]
+        assert record["app"] == "payment_agent:app"
+        assert entry["ways_out"][0]["replay"] == entry["replay_verdict"]  # recover's judge for a resume
+    # The model that changed its mind makes the code return where the journal holds the lookup.
+    assert verdicts["changed"].startswith("CERTAIN MISMATCH at index 1:")
+    assert "the journal has run lookup, the code attempts handler return" in verdicts["changed"]
+    # With the answers recorded, the code gets past the journal to the payment, which (in a fresh process)
+    # times out on its first attempt: no mismatch, and the replay says what stopped it.
+    assert "MISMATCH" not in verdicts["steady"]
+    assert "TimeoutError('payment provider timed out')" in verdicts["steady"]
 
 
 def test_the_live_watch_serves_it_by_service_and_ran_the_hook_once(scene: Scene) -> None:

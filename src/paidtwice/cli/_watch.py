@@ -81,6 +81,13 @@ def _headers(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     metavar="NAME|FILE",
     help="With --app: the stub's answers.",
 )
+@click.option(
+    "--variation",
+    type=click.Choice(["steady", "drifting", "changed"]),
+    default="steady",
+    show_default=True,
+    help="With --app and a script file: which of its variations answers the replay.",
+)
 @click.option("--once", is_flag=True, help="Print one snapshot and exit.")
 @click.option(
     "--interval",
@@ -119,6 +126,7 @@ def watch(
     app: str | None,
     app_dir: Path | None,
     script: str,
+    variation: str,
     once: bool,
     interval: float,
     json_target: str | None,
@@ -143,6 +151,7 @@ def watch(
             --profile sweep.json --price-model gpt-4o --metrics 0.0.0.0:9464 \\
             --on-pause 'curl -s -X POST -H "Content-Type: application/json" -d @- "$SLACK_WEBHOOK"'
         paidtwice watch --once --json stuck.json && paidtwice report stuck.json -o stuck.html
+        paidtwice watch --once --app agent:app --app-dir src --script script.toml --variation changed
     """
     headers = _headers(header_values)
     json_path = None if json_target in (None, "-") else Path(str(json_target))
@@ -153,12 +162,13 @@ def watch(
     with errors(), ExitStack() as stack:
         nodes = tuple(SqlClient(url.rstrip("/"), headers=headers) for url in admin_urls)
         loaded = load_profile(profile) if profile is not None else None
-        scanner = Scanner(nodes=nodes, price_model=price_model, profile=loaded, app=app or "")
+        scanner = Scanner(nodes=nodes, price_model=price_model, profile=loaded)
         first = scanner.snapshot()  # an admin API that does not answer is bad input, said before anything
         if loaded is not None:
             check_profile(scanner.sql, loaded)
         if app is not None:
-            scanner.judge_for = _judges(stack, scanner, app=app, app_dir=app_dir, script=script)
+            judges = _judges(stack, scanner, app=app, app_dir=app_dir, script=script, variation=variation)
+            scanner.judge_with(judges, app)
             first = scanner.snapshot()
         metrics = None
         if listen is not None:
@@ -208,15 +218,26 @@ def _show(snapshot: WatchSnapshot, *, to_stdout: bool, refresh: bool) -> None:
     click.echo(format_watch(snapshot))
 
 
-def _judges(stack: ExitStack, scanner: Scanner, *, app: str, app_dir: Path | None, script: str) -> JudgeFor:
+def _judges(
+    stack: ExitStack, scanner: Scanner, *, app: str, app_dir: Path | None, script: str, variation: str
+) -> JudgeFor:
     """replay-check's judge of each journal against `app`, one Replayer for the watch's life."""
     from paidtwice.replay._journal import capture_journal
     from paidtwice.replay._replayer import Replayer, kept_journal_judge
 
-    replayer = stack.enter_context(Replayer(app, app_dir=app_dir, script=script))
+    replayer = stack.enter_context(Replayer(app, app_dir=app_dir, script=script, variation=variation))
 
     def judge_for(invocation_id: str) -> Judge:
-        return kept_journal_judge(replayer, capture_journal(scanner.sql, invocation_id), app)
+        judge = kept_journal_judge(replayer, capture_journal(scanner.sql, invocation_id), app)
+        verdicts: dict[int, tuple[str, int | None]] = {}
+
+        def once_per_prefix(last_index: int) -> tuple[str, int | None]:
+            # One replay per prefix: the resume's way out and the verdict judge the same whole journal.
+            if last_index not in verdicts:
+                verdicts[last_index] = judge(last_index)
+            return verdicts[last_index]
+
+        return once_per_prefix
 
     return judge_for
 

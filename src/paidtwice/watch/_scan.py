@@ -66,6 +66,11 @@ class Scanner:
     _attempts: dict[str, int] = field(default_factory=dict)
     _current: int = 0
 
+    def judge_with(self, judge_for: JudgeFor, app: str) -> None:
+        """From now on, replay-check each journal against `app` (what was read without it is read again)."""
+        self.judge_for, self.app = judge_for, app
+        self._reads.clear()
+
     @property
     def sql(self) -> SqlClient:
         """The node that answered last."""
