@@ -56,10 +56,14 @@ STUB_API_KEY = "paidtwice-stub"
 OFFLINE_DEFAULTS = {
     "OPENAI_AGENTS_DISABLE_TRACING": "1",
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LOGFIRE_IGNORE_NO_CONFIG": "1",
 }
-"""What keeps an agent's libraries from reaching past the stub, unless the user's environment says otherwise:
-the OpenAI Agents SDK exports traces to api.openai.com with the key it is given (the stub's, refused), and
-litellm fetches its price list from the internet at import (retrying for seconds when it cannot)."""
+"""What keeps an agent's libraries from reaching past the stub, and their chatter out of paidtwice's output,
+unless the user's environment says otherwise: the OpenAI Agents SDK exports traces to api.openai.com with the
+key it is given (the stub's, refused; without one it says "OPENAI_API_KEY is not set, skipping trace export"),
+litellm fetches its price list from the internet at import (retrying for seconds when it cannot), and
+logfire (pydantic-ai's instrumentation) warns that it was not configured. Set for the agent processes of the
+lab and for the app replay-check loads in its own process."""
 
 
 def agent_env(

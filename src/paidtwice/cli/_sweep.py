@@ -30,6 +30,7 @@ from paidtwice.cli._options import (
     price_model_option,
     results_dir_option,
     service_option,
+    writable,
     write_report,
 )
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
@@ -39,6 +40,7 @@ from paidtwice.lab._sweep import sweep as run_sweep
 from paidtwice.lab._watch import epoch
 from paidtwice.report._html import sweep_sections
 from paidtwice.report._text import format_crash_cost, format_sweep
+from paidtwice.stub._auto import AUTO, DEFAULT_SEED
 from paidtwice.stub._turns import VARIATIONS
 
 __all__ = ["sweep"]
@@ -58,8 +60,24 @@ __all__ = ["sweep"]
     multiple=True,
     metavar="NAME|FILE",
     help="The deck's agent: stub scripts steady, drifting, changed (default: all three). "
-    "With --app: the script file giving the model's answer to each call (a `[[turn]]` matched by `when`, or "
-    "by its position in the conversation).",
+    "With --app or --cmd: the script file giving the model's answer to each call (a `[[turn]]` matched by "
+    "`when`, or by its position in the conversation), or `auto` (the default): answers made from each "
+    "request (a tool call with arguments valid against the tool's schema, then a final answer).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="With auto answers: what every answer is derived from (the same seed answers the same).",
+)
+@click.option(
+    "--write-script",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="With auto answers: write the answers given to FILE as a script file (TOML for .toml, else JSON), "
+    "to read, edit and pass with --script.",
 )
 @click.option(
     "--variation",
@@ -135,6 +153,8 @@ __all__ = ["sweep"]
 def sweep(
     modes: tuple[str, ...],
     scripts: tuple[str, ...],
+    seed: int,
+    write_script: Path | None,
     variations: tuple[str, ...],
     app: str | None,
     command: str | None,
@@ -190,6 +210,13 @@ def sweep(
     own = app is not None or command is not None
     json_path = json_path or default_json(results_dir, "sweep")
     check_outputs(json_path, html_path, journals=save_journals)
+    if write_script is not None and (not own or scripts not in ((), (AUTO,))):
+        raise BadInput("--write-script writes auto answers: it goes with --app or --cmd and no --script FILE")
+    writable(write_script, "the script file")
+    if own and scripts in ((), (AUTO,)):
+        echo_err(
+            f"answers: auto, made from each request (seed {seed}; --seed to change, --script FILE to pin)"
+        )
     with errors(), ExitStack() as stack:
         lab = None
         if save_journals is not None:
@@ -203,8 +230,11 @@ def sweep(
             handler=handler,
             input=payload,
             key=key,
-            # The deck's agent takes the stub's scripts by name; your own code, one script file's variations.
-            script=Path(scripts[0]) if own else None,
+            # The deck's agent takes the stub's scripts by name; your own code, one script file's variations
+            # or auto answers.
+            script=scripts[0] if own and scripts else None,
+            seed=seed,
+            write_script=write_script,
             modes=modes or ("naive", "journaled"),
             scripts=(variations if own else scripts) or VARIATIONS,
             app_dir=(cmd_dir or Path(".")) if command is not None else app_dir,
@@ -242,8 +272,8 @@ def _own_input(
         if service or handler or variations:
             raise BadInput("--service, --handler and --variation go with --app or --cmd")
         return None
-    if len(scripts) != 1:
-        raise BadInput(f"with {own}, give one script file: --script FILE")
+    if len(scripts) > 1:
+        raise BadInput(f"with {own}, give one script file (--script FILE) or none (auto answers)")
     if not service or not handler:
         raise BadInput(f"with {own}, name the service and the handler: --service NAME --handler NAME")
     return parse_input(input_json)

@@ -322,7 +322,8 @@ class Walk:
     deck_says: str
     """What the deck reports."""
     mismatch_at: int
-    """Journal index at which the resumed replay mismatches, and recover predicts it will."""
+    """The journal entry (by entry index) at which the resumed replay mismatches, and recover predicts it
+    will."""
     recorded: str
     """The journal's entry at that index ("run weather")."""
     attempted: str

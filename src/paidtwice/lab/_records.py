@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from paidtwice._words import count
+from paidtwice._words import count, entry_at
 from paidtwice.engine._admin import AdminCall
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._experiments import Expected, RecordedStatus
@@ -110,16 +110,24 @@ class ToolLogLine:
 class Mismatch:
     """A journal mismatch (RT0016), read against the journal it refers to."""
 
-    index: int
-    """Journal index the message names."""
+    index: int | None
+    """The journal entry the message is about, by the journal's entry index (commands and notifications, as
+    `paidtwice journal` numbers them); None when the journal has no command at the message's index."""
     recorded: str
-    """What the journal holds at that index, read from the journal itself ("run weather")."""
+    """What the journal holds at that entry, read from the journal itself ("run weather")."""
     attempted: str
     """What the code attempted instead, as the message tells it."""
     labels_agree: bool
     """Whether the message's "recorded"/"attempted" labels agree with the journal."""
     message: str
     """The raw message."""
+    command_index: int | None = None
+    """The index the message names: the SDK's command index (commands only), shown beside the entry's."""
+
+    @property
+    def where(self) -> str:
+        """ "entry 5 (command index 3)"."""
+        return entry_at(self.index, self.command_index)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paidtwice.lint._index import FunctionNode, ModuleInfo, Scope, attr_chain, dotted_name, index_module
+from paidtwice.lint._parse import NeedsNewerParser, Parser
 from paidtwice.lint._rules import (
     CODES,
     DEFAULT_CODES,
@@ -79,6 +80,8 @@ class LintResult:
     """Lines read."""
     handlers: int
     """Restate handlers found."""
+    unchecked: tuple[tuple[str, str], ...] = ()
+    """Files not checked, and why: they need a newer parser than the running Python's (path, reason)."""
 
 
 def _noqa(line: str, code: str) -> bool:
@@ -182,10 +185,14 @@ def _python_files(paths: Iterable[Path]) -> Iterator[Path]:
             yield path
 
 
-def lint_paths(paths: Sequence[Path], *, select: Iterable[str] | None = None) -> LintResult:
+def lint_paths(
+    paths: Sequence[Path], *, select: Iterable[str] | None = None, parser: Parser | None = None
+) -> LintResult:
     """Lint files and directories (recursively, `*.py`). Missing paths raise FileNotFoundError.
 
-    `select` names the codes reported (default: every code but those off by default, PT006)."""
+    `select` names the codes reported (default: every code but those off by default, PT006). `parser`
+    parses as the project's Python (default: the running one's grammar, then any newer python3.N on PATH)."""
+    parser = parser or Parser()
     for path in paths:
         if not path.exists():
             raise FileNotFoundError(str(path))
@@ -203,11 +210,15 @@ def lint_paths(paths: Sequence[Path], *, select: Iterable[str] | None = None) ->
         sources.append((path, text))
         files.setdefault(dotted_name(path), path)
     selected = frozenset(select) if select is not None else DEFAULT_CODES
-    project = Project(files, selected | {PARSE_ERROR})
+    project = Project(files, selected | {PARSE_ERROR}, parser)
     handlers = 0
+    unchecked: list[tuple[str, str]] = []
     for path, text in sources:
         try:
-            tree = ast.parse(text, filename=str(path))
+            tree = parser.parse(text, str(path))
+        except NeedsNewerParser as err:
+            unchecked.append((str(path), str(err)))
+            continue
         except SyntaxError as err:
             findings.append(
                 Finding(
@@ -232,7 +243,7 @@ def lint_paths(paths: Sequence[Path], *, select: Iterable[str] | None = None) ->
         findings.extend(found)
         handlers += count
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
-    return LintResult(tuple(findings), len(sources), lines, handlers)
+    return LintResult(tuple(findings), len(sources), lines, handlers, tuple(unchecked))
 
 
 def lint_source(source: str, path: str = "<source>", *, select: Iterable[str] | None = None) -> list[Finding]:

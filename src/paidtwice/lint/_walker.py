@@ -16,6 +16,7 @@ from paidtwice.lint._index import (
     attr_chain,
     index_module,
 )
+from paidtwice.lint._parse import NeedsNewerParser, Parser
 from paidtwice.lint._rules import (
     AGENT_WITH_MODEL,
     CLIENT_CLASSES,
@@ -37,8 +38,11 @@ _TO_THREAD = {"asyncio.to_thread", "anyio.to_thread.run_sync"}
 class Project:
     """The linted files, parsed on first use, and what is known about each function."""
 
-    def __init__(self, files: dict[str, Path], selected: frozenset[str] = DEFAULT_CODES) -> None:
+    def __init__(
+        self, files: dict[str, Path], selected: frozenset[str] = DEFAULT_CODES, parser: Parser | None = None
+    ) -> None:
         self._files = files
+        self._parser = parser or Parser()
         """module name -> file, for every file found."""
         self.selected = selected
         """The codes reported."""
@@ -57,8 +61,8 @@ class Project:
         if path is not None:
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
-                tree = ast.parse(text, filename=str(path))
-            except (OSError, SyntaxError, ValueError):
+                tree = self._parser.parse(text, str(path))
+            except (OSError, SyntaxError, ValueError, NeedsNewerParser):
                 tree = None
             if tree is not None:
                 result = index_module(name, str(path), tree, text)

@@ -98,8 +98,8 @@ def mismatch_panel(mismatch: Mismatch) -> str:
     return (
         '<div class="mismatch"><h4>Journal mismatch (RT0016)</h4>'
         + html_table(
-            ("journal index", "the journal holds", "the code attempted", "labels agree"),
-            [(str(mismatch.index), esc(mismatch.recorded), esc(mismatch.attempted), agree)],
+            ("journal entry", "the journal holds", "the code attempted", "labels agree"),
+            [(esc(mismatch.where), esc(mismatch.recorded), esc(mismatch.attempted), agree)],
         )
         + f"<pre>{esc(mismatch.message.strip())}</pre></div>"
     )

@@ -24,6 +24,7 @@ from paidtwice.lab._records import (
     RESULTS_FORMAT,
     ComparisonRecord,
     CurveRecord,
+    Mismatch,
     Record,
     RecoveryRecord,
     RunRecord,
@@ -171,6 +172,8 @@ T = typing.TypeVar("T")
 def _build(cls: type[T], data: Any) -> T:
     if not isinstance(data, dict):
         raise _Bad(f"{cls.__name__} should be an object, not {type(data).__name__}")
+    if cls in (Mismatch, ReplayResult):
+        data = _older_index(data)
     hints = _hints(cls)  # type: ignore[arg-type]  # a class is hashable; mypy does not see type[T] as such
     values: dict[str, Any] = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
@@ -182,6 +185,14 @@ def _build(cls: type[T], data: Any) -> T:
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise _Bad(f"{cls.__name__} has no {field.name!r}")
     return cls(**values)
+
+
+def _older_index(data: dict[str, Any]) -> dict[str, Any]:
+    """A mismatch written before "command_index" existed named the SDK's command index as "index": keep it as
+    the command index, and the entry as unknown rather than a wrong one."""
+    if "command_index" in data or data.get("index") is None:
+        return data
+    return {**data, "command_index": data["index"], "index": None}
 
 
 @functools.cache

@@ -206,7 +206,7 @@ def format_mismatch(mismatch: Mismatch) -> str:
         else "NO: the message's labels are swapped; trust the index, not the labels"
     )
     lines = [
-        f"journal index   {mismatch.index}",
+        f"at              {mismatch.where}",
         f"journal holds   {mismatch.recorded}   (read from sys_journal)",
         f"code attempted  {mismatch.attempted}",
         f"labels agree    {agree}",
@@ -415,9 +415,7 @@ def format_plan(plan: RecoveryPlan) -> str:
         parts.append(f"last failure: {plan.failure.code} ({plan.failure.source})")
         if plan.failure.mismatch is not None:
             m = plan.failure.mismatch
-            parts.append(
-                f"  mismatch at index {m.index}: journal has {m.recorded}, code attempted {m.attempted}"
-            )
+            parts.append(f"  mismatch at {m.where}: journal has {m.recorded}, code attempted {m.attempted}")
     for way in plan.ways:
         parts += [
             "",

@@ -22,6 +22,8 @@
     drift = ["Converting now.", "One moment, converting."]   # drifting: other words on each ask
     changed = { text = "About 108 USD." }                    # changed: the answer from the 2nd ask on
     usage = { prompt_tokens = 1200, completion_tokens = 40 } # optional: the tokens this turn reports
+    # parallel = [{ tool = "convert", arguments = { amount = 5, source = "EUR", target = "GBP" } }]
+    #                                                        # optional: more tools called in the same answer
 
     [[turn]]                                                 # no `when`: the conversation's second turn
     text = "100 EUR is 108.00 USD."
@@ -58,11 +60,11 @@ from typing import Any
 from paidtwice._exceptions import ScriptFileError
 from paidtwice.stub._scripts import Answer, Script, ToolCall, UnansweredCall, conversation_turn
 
-__all__ = ["VARIATIONS", "FileScript", "ScriptFileError", "Turn", "load_script_file"]
+__all__ = ["VARIATIONS", "FileScript", "ScriptFileError", "Turn", "load_script_file", "prompts"]
 
 VARIATIONS = ("steady", "drifting", "changed")
 
-_ANSWER_KEYS = ("text", "tool", "arguments", "usage")
+_ANSWER_KEYS = ("text", "tool", "arguments", "usage", "parallel")
 _TURN_KEYS = (*_ANSWER_KEYS, "drift", "changed", "when", "when_system", "position")
 
 
@@ -107,7 +109,7 @@ def _text_of(message: dict[str, Any]) -> str:
     return "" if content is None else str(content)
 
 
-def _prompts(messages: Sequence[Any]) -> tuple[str, str]:
+def prompts(messages: Sequence[Any]) -> tuple[str, str]:
     """The last user message and the system prompt (system or developer messages) of a request."""
     dicts = [m for m in messages if isinstance(m, dict)]
     users = [_text_of(m) for m in dicts if m.get("role") == "user"]
@@ -133,7 +135,7 @@ class FileScript(Script):
 
     def turn_of(self, messages: Sequence[Any]) -> int:
         """The number (1-based, in file order) of the turn that answers a request with these messages."""
-        user, system = _prompts(messages)
+        user, system = prompts(messages)
         position = conversation_turn(messages)
         matched = [n for n, t in enumerate(self.turns, start=1) if t.matches(user, system, position)]
         what = f"last user message {_excerpt(user)}"
@@ -161,7 +163,7 @@ class FileScript(Script):
         worker asked for the first time is not counted as another worker asked again."""
         if not 1 <= turn <= len(self.turns) or self.turns[turn - 1].positional:
             return ""
-        user, system = _prompts(messages)
+        user, system = prompts(messages)
         asked = f"{conversation_turn(messages)}\0{system}\0{user}"
         return hashlib.blake2b(asked.encode(), digest_size=8).hexdigest()
 
@@ -193,11 +195,23 @@ def _answer(raw: Any, where: str) -> Answer:
     arguments = raw.get("arguments", {})
     if not isinstance(arguments, dict):
         raise ScriptFileError(f"{where}: `arguments` must be a table")
+    parallel = raw.get("parallel", [])
+    if not isinstance(parallel, list):
+        raise ScriptFileError(f"{where}: `parallel` must be a list of tables with `tool` and `arguments`")
+    more = []
+    for other in parallel:
+        _known_keys(other, ("tool", "arguments"), where + " (parallel)")
+        if not isinstance(other, dict) or not isinstance(other.get("tool"), str):
+            raise ScriptFileError(f"{where}: each of `parallel` needs `tool`, the tool's name")
+        if not isinstance(other.get("arguments", {}), dict):
+            raise ScriptFileError(f"{where}: `arguments` in `parallel` must be a table")
+        more.append(ToolCall(other["tool"], json.dumps(other.get("arguments", {}))))
     return Answer(
         text=text,
         tool_call=ToolCall(tool, json.dumps(arguments)),
         prompt_tokens=prompt,
         completion_tokens=completion,
+        more_tool_calls=tuple(more),
     )
 
 
