@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from jsonschema import Draft202012Validator
 from support import alive, assert_eventually
 from watch.labup import (
     PROFILE,
@@ -223,6 +224,9 @@ def test_report_reads_a_snapshot_back_into_its_page(scene: Scene, tmp_path: Path
     done = run_watch("--once", "--json", str(out), "--profile", str(PROFILE), *admin_args(scene.lab))
     assert done.returncode == 1, done.stderr
     assert scene.invocation_id in done.stdout  # the table is printed beside the file
+    schema = json.loads((HERE.parents[1] / "docs/reference/schemas/watch.schema.json").read_text())
+    problems = [e.message for e in Draft202012Validator(schema).iter_errors(json.loads(out.read_text()))]
+    assert problems == []
     page = tmp_path / "watch.html"
     made = subprocess.run(
         [sys.executable, "-m", "paidtwice", "report", str(out), "-o", str(page)],
