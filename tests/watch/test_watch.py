@@ -99,7 +99,8 @@ def test_later_it_is_listed_paused_with_a_resume_way_out(scene: Scene) -> None:
     assert entry["mismatch"]["index"] == 1
     assert entry["burn_usd_per_hour"] == 0.0  # paused: it pays nothing until someone acts
     assert [way["name"] for way in entry["ways_out"]][:2] == ["resume", "restart"]
-    assert "RT0016 at index 1" in entry["ways_out"][0]["replay"]
+    assert "RT0016 at entry 1" in entry["ways_out"][0]["replay"]
+    assert "(journal: run lookup; code: handler return)" in entry["ways_out"][0]["replay"]
     # A fresh --once never saw it retry, and the server drops the count once paused: it says so.
     assert entry["attempts"] is None and "unknown" in entry["attempts_source"]
     code, _ = snapshot(scene.lab)
@@ -116,7 +117,7 @@ def test_app_gives_replay_checks_verdict_of_the_journal_against_that_code(scene:
         assert record["app"] == "payment_agent:app"
         assert entry["ways_out"][0]["replay"] == entry["replay_verdict"]  # recover's judge for a resume
     # The model that changed its mind makes the code return where the journal holds the lookup.
-    assert verdicts["changed"].startswith("CERTAIN MISMATCH at index 1:")
+    assert verdicts["changed"].startswith("CERTAIN MISMATCH at entry 1 (command index 1):")
     assert "the journal has run lookup, the code attempts handler return" in verdicts["changed"]
     # With the answers recorded, the code gets past the journal to the payment, which (in a fresh process)
     # times out on its first attempt: no mismatch, and the replay says what stopped it.
@@ -236,7 +237,7 @@ def test_report_reads_a_snapshot_back_into_its_page(scene: Scene, tmp_path: Path
     assert made.returncode == 0, made.stderr
     html = page.read_text()
     assert "Watch snapshot" in html and scene.invocation_id in html
-    assert "index 1: journal run lookup, code handler return" in html
+    assert "entry 1 (command index 1): journal run lookup, code handler return" in html
 
 
 def test_bad_input_is_one_line_and_exit_2(scene: Scene, tmp_path: Path) -> None:

@@ -103,7 +103,7 @@ def _details(s: StuckInvocation) -> list[str]:
     if s.mismatch is not None:
         m = s.mismatch
         out.append(
-            f"  mismatch    at journal index {m.index}: the journal holds {m.recorded}, the code attempted "
+            f"  mismatch    at journal {m.where}: the journal holds {m.recorded}, the code attempted "
             f"{m.attempted}" + ("" if m.labels_agree else " (the message's labels are swapped)")
         )
     if s.journal_model_steps:
@@ -137,7 +137,7 @@ def watch_section(snapshot: WatchSnapshot) -> Section:
             _attempts(s),
             esc(s.since),
             esc(
-                f"index {s.mismatch.index}: journal {s.mismatch.recorded}, code {s.mismatch.attempted}"
+                f"{s.mismatch.where}: journal {s.mismatch.recorded}, code {s.mismatch.attempted}"
                 if s.mismatch
                 else (s.last_error.strip().splitlines() or [""])[0]
             ),
