@@ -26,10 +26,12 @@ from paidtwice.cli._options import (
     input_option,
     json_option,
     model_latency_option,
+    output_width,
     parse_input,
     price_model_option,
     results_dir_option,
     service_option,
+    wide_option,
     writable,
     write_report,
 )
@@ -150,6 +152,7 @@ __all__ = ["sweep"]
     help="Crashes per 1,000 invocations: also print the expected extra cost per 1,000 invocations.",
 )
 @cluster_option
+@wide_option
 def sweep(
     modes: tuple[str, ...],
     scripts: tuple[str, ...],
@@ -176,6 +179,7 @@ def sweep(
     model_latency: float | None,
     crash_rate: float | None,
     cluster: int,
+    wide: bool,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
@@ -247,7 +251,14 @@ def sweep(
             cluster=cluster,
         )
     sys.exit(
-        _print_sweep(matrices, json_path=json_path, check=check, crash_rate=crash_rate, html_path=html_path)
+        _print_sweep(
+            matrices,
+            json_path=json_path,
+            check=check,
+            crash_rate=crash_rate,
+            html_path=html_path,
+            width=output_width(wide),
+        )
     )
 
 
@@ -315,15 +326,16 @@ def _print_sweep(
     check: bool,
     crash_rate: float | None,
     html_path: Path | None,
+    width: int | None,
 ) -> int:
-    """The matrices, the crash cost and the verdict; the exit status."""
+    """The matrices, the crash cost and the verdict; the exit status. The tables fit `width` (None: full)."""
     ordered = [p for m in matrices for p in m.points]
     if check and not ordered:
         raise BadInput("--check found no crash point to check")
     write_sweep(json_path, ordered)
     for matrix in matrices:
-        click.echo(format_sweep(matrix) + "\n")
-    click.echo(format_crash_cost(matrices, crash_rate) + "\n")
+        click.echo(format_sweep(matrix, width=width) + "\n")
+    click.echo(format_crash_cost(matrices, crash_rate, width=width) + "\n")
     wall = matrices[0].wall_time if matrices else 0.0
     click.echo(f"{count(len(ordered), 'crash point')} in {wall:.1f}s; every point's record: {json_path}")
     write_report(html_path, "paidtwice sweep", sweep_sections(ordered), [json_path])
