@@ -67,7 +67,7 @@ from hypercorn.config import Config
 from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_AS, STEP_LOG
 from paidtwice.agent._wire import AttemptWire, attempt_invocation
 
-__all__ = ["main"]
+__all__ = ["APP_LINE", "explicit_handlers", "main"]
 
 
 def _load(target: str) -> Any:
@@ -190,6 +190,12 @@ def _endpoint(app: Any, depth: int = 4) -> Any:
         if found is not None:
             return found
     return None
+
+
+def _served(app: Any) -> list[Any]:
+    """The services `app` serves, by the names it serves them under; none when its endpoint is not found."""
+    endpoint = _endpoint(app)
+    return list(endpoint.services.values()) if endpoint is not None else []
 
 
 def _filled(cell: Any) -> bool:
@@ -536,6 +542,21 @@ def _instrument_context(log: _StepLog) -> None:
         setattr(Ctx, attribute, method)
 
 
+APP_LINE = "*"
+"""The `invocation` of step-log lines about the whole app, not one invocation."""
+
+
+def explicit_handlers(services: list[Any]) -> list[str]:
+    """SERVICE/HANDLER of every handler under restate-sdk's preview `explicit_recovery` (on its service or
+    on itself), by the name it is served under."""
+    return sorted(
+        f"{service.name}/{name}"
+        for service in services
+        for name, handler in service.handlers.items()
+        if getattr(service, "explicit_recovery", False) or getattr(handler, "explicit_recovery", False)
+    )
+
+
 def _rename(app: Any, renames: list[str]) -> None:
     """Serve each OLD service as NEW, in the app's own endpoint: the app the user named is the app that
     runs (its other services, protocol, identity keys and codec as they were)."""
@@ -657,6 +678,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.step_log:
         log = _StepLog(os.open(args.step_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), args.gate)
         _instrument_context(log)
+        # Once per process, for no invocation: which handlers replay nothing on a retry (a sweep must not
+        # call their journaled answers kept).
+        log.write(APP_LINE, "explicit_recovery", handlers=explicit_handlers(_served(app)))
     # Always: every model request is tagged with its invocation, logged or not.
     _instrument_http(log)
     fd = None
