@@ -3,6 +3,7 @@ moment of a clean run and measure what each replay paid again."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -116,6 +117,15 @@ __all__ = ["sweep"]
     help="With --app or --cmd: the key a Virtual Object's or a Workflow's handler is called with "
     "(default: 'paidtwice' when the service is keyed).",
 )
+@click.option(
+    "--state",
+    "state_json",
+    metavar="JSON",
+    default=None,
+    help="With --app or --cmd: a Virtual Object's state, set under its key before the clean run and every "
+    "point (a JSON object of names and values, each as the SDK's JSON serde writes it), so a later message "
+    "of a conversation is swept; default: the script file's [state] table, if any.",
+)
 @app_dir_option
 @click.option(
     "--restart-delay",
@@ -167,6 +177,7 @@ def sweep(
     handler: str | None,
     input_json: str,
     key: str | None,
+    state_json: str | None,
     app_dir: Path,
     restart_delay: float,
     parallel: int,
@@ -211,6 +222,9 @@ def sweep(
             raise BadInput(f"{flag} {directory} is not a directory")
     if key is not None and app is None and command is None:
         raise BadInput("--key goes with --app or --cmd")
+    state = _state(state_json) if state_json is not None else None
+    if state is not None and app is None and command is None:
+        raise BadInput("--state goes with --app or --cmd")
     own = app is not None or command is not None
     json_path = json_path or default_json(results_dir, "sweep")
     check_outputs(json_path, html_path, journals=save_journals)
@@ -234,6 +248,7 @@ def sweep(
             handler=handler,
             input=payload,
             key=key,
+            state=state,
             # The deck's agent takes the stub's scripts by name; your own code, one script file's variations
             # or auto answers.
             script=scripts[0] if own and scripts else None,
@@ -260,6 +275,17 @@ def sweep(
             width=output_width(wide),
         )
     )
+
+
+def _state(text: str) -> dict[str, Any]:
+    """--state: a JSON object of the state's names and values."""
+    try:
+        state = json.loads(text)
+    except ValueError as err:
+        raise BadInput(f"--state is not JSON: {err}") from None
+    if not isinstance(state, dict):
+        raise BadInput('--state must be a JSON object of names and values, e.g. \'{"history": ["Hi"]}\'')
+    return state
 
 
 def _own_input(
