@@ -43,6 +43,7 @@ __all__ = [
     "TOOL_TURNS",
     "AutoBook",
     "AutoScript",
+    "Call",
     "Tool",
     "auto_script",
     "script_for",
@@ -55,6 +56,9 @@ AUTO = "auto"
 DEFAULT_SEED = 0
 TOOL_TURNS = 1
 """Conversation turns that call tools before the final answer (unless the request forces a tool)."""
+
+Call = tuple[int, str, str]
+"""A call as a script file matches it: its conversation position, system prompt and last user message."""
 
 _OUTPUT_TOOL = re.compile(r"^final_result")
 _HANDOFF = re.compile(r"^transfer_to_")
@@ -147,10 +151,6 @@ class AutoScript(Script):
             drift = [answer_to(asked, seed=self.seed, variation="drifting", ask=a).text for a in (1, 2, 3, 4)]
             turns.append((key, steady, tuple(drift) if len(set(drift)) > 1 else (), changed))
         return write_turns(path, turns, "Answers given by `--script auto`")
-
-
-Call = tuple[int, str, str]
-"""A call as a script file matches it: its conversation position, system prompt and last user message."""
 
 
 def write_turns(
