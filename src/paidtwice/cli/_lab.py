@@ -93,14 +93,20 @@ def experiments() -> None:
         click.echo(f"{row.name:26} {row.mode:9} {row.script:9} {row.fault.describe()}")
         click.echo(f"{'':26} deck: {row.deck_says}")
     for curve in CURVES:
-        delays = ", ".join(f"{d:g}" for d in curve.delays)
-        click.echo(f"{curve.name:26} {curve.base.mode:9} {curve.base.script:9} delays {delays} s")
+        if curve.policies:
+            attempts = ", ".join(dict.fromkeys(str(p.max_attempts) for p in curve.policies))
+            then = "/".join(dict.fromkeys(p.on_max_attempts for p in curve.policies))
+            varies = f"max_attempts {attempts}, then {then}; delay {curve.base.restart_delay:g} s"
+        else:
+            varies = "delays " + ", ".join(f"{d:g}" for d in curve.delays) + " s"
+        click.echo(f"{curve.name:26} {curve.base.mode:9} {curve.base.script:9} {varies}")
         click.echo(f"{'':26} deck: {curve.deck_says}")
     for walk in WALKS:
         click.echo(f"{walk.name:26} recover {walk.base.name}'s paused invocation; fix: {walk.fix_mode}")
         click.echo(f"{'':26} deck: {walk.deck_says}")
     for pair in COMPARISONS:
-        click.echo(f"{pair.name:26} {pair.first.name} vs {pair.second.name}, {pair.first.fault.describe()}")
+        sides = " vs ".join(run.name for run in pair.runs())
+        click.echo(f"{pair.name:26} {sides}, {pair.first.fault.describe()}")
         click.echo(f"{'':26} beyond the deck: {pair.deck_says}")
 
 

@@ -168,6 +168,20 @@ class SqlClient:
         )
         return _invocation(rows[0]) if rows else None
 
+    def protocol_version(self, invocation_id: str) -> int | None:
+        """The service protocol version the invocation runs on (`pinned_service_protocol_version`: 6 by
+        default on 1.7, 7 with its experimental flag); None before it is pinned, or on a server without
+        the column."""
+        try:
+            rows = self.query(
+                "SELECT pinned_service_protocol_version FROM sys_invocation "
+                f"WHERE id = '{_checked(invocation_id)}'"
+            )
+        except QueryFailed:
+            return None
+        value = rows[0].get("pinned_service_protocol_version") if rows else None
+        return int(value) if value is not None else None
+
     def invocations(self, invocation_ids: Sequence[str]) -> dict[str, InvocationRow]:
         """Rows of several invocations in one query (ids not found are absent)."""
         if not invocation_ids:

@@ -37,7 +37,13 @@ from paidtwice.lab._runner import (
     renamed_service,
     tool_log_of,
 )
-from paidtwice.lab._timeline import StepEvent, model_calls_in_steps, read_step_log, step_runs
+from paidtwice.lab._timeline import (
+    StepEvent,
+    explicit_handlers,
+    model_calls_in_steps,
+    read_step_log,
+    step_runs,
+)
 from paidtwice.lab._watch import AttemptWatch, Watcher, epoch, mismatches_of, settled, wait_for
 from paidtwice.lab._wire_timeline import wire_model_calls_in_steps
 from paidtwice.stub._ledger import ModelCall
@@ -292,6 +298,7 @@ def clean_run(
             invocation_id=run.invocation_id,
             journaled_model_calls=_journaled_model_calls(run),
             model_turns=tuple(c.turn for c in calls),
+            explicit_recovery=f"{run.service}/{target.handler}" in explicit_handlers(run.step_log),
         )
     return clean, run
 

@@ -17,7 +17,15 @@ from typing import Any
 
 from paidtwice.lab._records import CrashKind, CrashPoint
 
-__all__ = ["STATE_OPS", "StepEvent", "derive_points", "model_calls_in_steps", "read_step_log", "step_runs"]
+__all__ = [
+    "STATE_OPS",
+    "StepEvent",
+    "derive_points",
+    "explicit_handlers",
+    "model_calls_in_steps",
+    "read_step_log",
+    "step_runs",
+]
 
 STATE_OPS = frozenset({"get", "set", "clear", "clear_all", "state_keys"})
 """The host's operations on a Virtual Object's or a Workflow's state: each one journal entry, sent with the
@@ -72,6 +80,24 @@ def read_step_log(step_log: Path, invocation_id: str) -> list[StepEvent]:
                 )
             )
     return events
+
+
+def explicit_handlers(step_log: Path) -> frozenset[str]:
+    """SERVICE/HANDLER of the handlers the host found under `explicit_recovery` (its line for the whole
+    app, `invocation` "*"); empty when the log has none (no host, or none of its handlers is)."""
+    try:
+        lines = step_log.read_text().splitlines()
+    except FileNotFoundError:
+        return frozenset()
+    found: set[str] = set()
+    for line in lines:
+        try:
+            raw = json.loads(line)
+        except ValueError:
+            continue
+        if raw.get("invocation") == "*" and raw.get("event") == "explicit_recovery":
+            found.update(str(h) for h in raw.get("handlers", []))
+    return frozenset(found)
 
 
 def step_runs(events: Sequence[StepEvent]) -> tuple[tuple[str, int], ...]:

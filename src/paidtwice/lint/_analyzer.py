@@ -27,6 +27,7 @@ from paidtwice.lint._parse import NeedsNewerParser, Parser
 from paidtwice.lint._rules import (
     CODES,
     DEFAULT_CODES,
+    EXPLICIT_RECOVERY,
     PARSE_ERROR,
     PYDANTIC_AGENTS,
     PYDANTIC_TOOL_DECORATORS,
@@ -92,6 +93,44 @@ def _noqa(line: str, code: str) -> bool:
     return codes is None or code in re.split(r"[\s,]+", codes.upper())
 
 
+def _explicit_services(module: ModuleInfo) -> set[str]:
+    """Services the module puts under `explicit_recovery` unconditionally, at module level:
+    `explicit_recovery(svc)`, `svc = explicit_recovery(restate.Service(...))`, `svc.explicit_recovery = True`.
+    One applied under an `if` is not counted: whether it applies is decided at run time."""
+    scope = Scope(module, {})
+    found: set[str] = set()
+    for statement in module.tree.body:
+        value = statement.value if isinstance(statement, ast.Expr | ast.Assign) else None
+        if isinstance(value, ast.Call) and scope.qualify(value.func) == EXPLICIT_RECOVERY and value.args:
+            if isinstance(statement, ast.Assign):
+                found |= {t.id for t in statement.targets if isinstance(t, ast.Name)}
+            if isinstance(value.args[0], ast.Name):
+                found.add(value.args[0].id)
+        if (
+            isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Constant)
+            and statement.value.value is True
+        ):
+            for target in statement.targets:
+                if isinstance(target, ast.Attribute) and target.attr == "explicit_recovery":
+                    if isinstance(target.value, ast.Name):
+                        found.add(target.value.id)
+    return found
+
+
+def _explicit_handler(module: ModuleInfo, function: FunctionNode, services: set[str]) -> bool:
+    """The handler runs under explicit_recovery: decorated with it, or registered on a service that is."""
+    scope = Scope(module, {})
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if scope.qualify(target) == EXPLICIT_RECOVERY:
+            return True
+        base, attrs = attr_chain(target)
+        if isinstance(base, ast.Name) and attrs and attrs[0] in _HANDLER_DECORATORS and base.id in services:
+            return True
+    return False
+
+
 def _handlers(module: ModuleInfo) -> Iterator[tuple[FunctionNode, str | None]]:
     """Every function registered as a Restate handler, with the class it is a method of (if any)."""
 
@@ -151,9 +190,11 @@ def _analyze(project: Project, module: ModuleInfo) -> tuple[list[Finding], int]:
     findings: dict[tuple[int, str], Finding] = {}
     handlers = 0
     roots = [(f, c, "handler") for f, c in _handlers(module)] + [(f, None, "tool") for f in _tools(module)]
+    explicit = _explicit_services(module)
     for function, self_class, role in roots:
         handlers += role == "handler"
         walker = Walker(project, module, function, self_class)
+        walker.explicit_recovery = role == "handler" and _explicit_handler(module, function, explicit)
         walker.walk_body()
         for effect, node in walker.found:
             line = getattr(node, "lineno", 0)

@@ -9,6 +9,7 @@ from paidtwice._words import agent_name, count, signed
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._records import (
     ComparisonRecord,
+    CurvePoint,
     CurveRecord,
     Mismatch,
     NodeKillRecord,
@@ -20,6 +21,7 @@ from paidtwice.lab._recover import RecoveryPlan
 from paidtwice.lab._sweep import SweepMatrix
 
 __all__ = [
+    "curve_x",
     "format_attempt_log",
     "format_bill",
     "format_checks",
@@ -223,6 +225,7 @@ def format_run(record: RunRecord) -> str:
         f"invocation {record.invocation_id}: {record.status}, {count(record.model_calls, 'model call')}, "
         f"{count(record.tool_calls, 'tool call')}, {count(record.attempts, 'attempt')}"
         + (f", down {record.down_time:.2f}s" if record.down_time is not None else ""),
+        *_knobs(record),
         "",
         "Journal:",
         format_journal(record.journal),
@@ -253,6 +256,20 @@ def format_run(record: RunRecord) -> str:
     return "\n".join(parts)
 
 
+def _knobs(record: RunRecord) -> list[str]:
+    """The run's own settings beyond the deck's: explicit recovery, its retry policy, its server's flags."""
+    said = []
+    if record.explicit_recovery:
+        said.append("explicit_recovery (a retry replays nothing; every ctx.run executes again)")
+    if record.retry_policy:
+        said.append(f"retry policy: {record.retry_policy}")
+    if record.server_flags:
+        said.append(f"on a server of its own with {', '.join(record.server_flags)}")
+    if said and record.protocol_version is not None:
+        said.append(f"service protocol v{record.protocol_version}")
+    return [f"Knobs: {'; '.join(said)}"] if said else []
+
+
 def format_node_kill(kill: NodeKillRecord) -> str:
     """Who led the invocation's partition, who took over, and how long the invocation stalled."""
 
@@ -269,16 +286,24 @@ def format_node_kill(kill: NodeKillRecord) -> str:
     )
 
 
+def curve_x(point: CurvePoint) -> str:
+    """A curve point's x: its restart delay, or its retry policy's attempts and what follows them."""
+    if point.max_attempts is not None:
+        return f"{point.max_attempts}, then {point.on_max_attempts}"
+    return f"{point.delay:.2f}"
+
+
 def format_curve(curve: CurveRecord) -> str:
     rows = []
     deck = list(curve.deck_model_calls) + [None] * len(curve.points)
+    policy = curve.varies == "max attempts"
     for point, deck_calls in zip(curve.points, deck, strict=False):
         low, high = point.predicted_range
         exact = point.predicted_model_calls
         predicted = str(exact) if exact is not None else f"{low}-{high}?"
         rows.append(
             (
-                f"{point.delay:.2f}",
+                curve_x(point),
                 f"{point.down_time:.3f}",
                 str(point.attempts_while_down),
                 str(point.model_calls),
@@ -287,10 +312,12 @@ def format_curve(curve: CurveRecord) -> str:
                 "ok" if point.agrees else "DIFFERS",
                 tokens(point.usage.total_tokens),
                 f"{usd(point.cost_usd)} (+{usd(point.extra_cost_usd)})",
+                *((point.outcome,) if policy else ()),
             )
         )
-    headers = ("delay s", "down s", "tries while down", "paid calls", "predicted", "deck", "")
-    return table((*headers, "tokens", "paid"), rows)
+    first = "max attempts" if policy else "delay s"
+    headers = (first, "down s", "tries while down", "paid calls", "predicted", "deck", "")
+    return table((*headers, "tokens", "paid", *(("ended",) if policy else ())), rows)
 
 
 def format_comparison(record: ComparisonRecord) -> str:
