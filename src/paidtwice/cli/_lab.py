@@ -18,10 +18,12 @@ from paidtwice.cli._options import (
     json_option,
     model_latency_option,
     open_lab,
+    output_width,
     price_model_option,
     results_dir_option,
     save_journals_option,
     server_version_option,
+    wide_option,
     write_report,
 )
 from paidtwice.engine._sql import SqlClient
@@ -122,6 +124,7 @@ def experiments() -> None:
 @server_version_option
 @cluster_option
 @price_model_option
+@wide_option
 def deck(
     only: tuple[str, ...],
     json_path: Path | None,
@@ -132,6 +135,7 @@ def deck(
     server_version: str,
     price_model: str,
     cluster: int,
+    wide: bool,
 ) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
 
@@ -152,7 +156,7 @@ def deck(
         echo_err(f"paidtwice: {count(len(rows), 'experiment')} on {where}restate-server {server_version}")
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
             records = _run_rows(lab, rows, json_path=json_path, serial=serial, journals=save_journals)
-    click.echo(format_deck_table(records))
+    click.echo(format_deck_table(records, width=output_width(wide)))
     for record in records:
         if not isinstance(record, RunRecord):
             click.echo(f"\n{record.name}:")

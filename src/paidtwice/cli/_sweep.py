@@ -3,6 +3,7 @@ moment of a clean run and measure what each replay paid again."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -26,10 +27,12 @@ from paidtwice.cli._options import (
     input_option,
     json_option,
     model_latency_option,
+    output_width,
     parse_input,
     price_model_option,
     results_dir_option,
     service_option,
+    wide_option,
     writable,
     write_report,
 )
@@ -130,6 +133,15 @@ __all__ = ["sweep"]
     help="With --app or --cmd: the key a Virtual Object's or a Workflow's handler is called with "
     "(default: 'paidtwice' when the service is keyed).",
 )
+@click.option(
+    "--state",
+    "state_json",
+    metavar="JSON",
+    default=None,
+    help="With --app or --cmd: a Virtual Object's state, set under its key before the clean run and every "
+    "point (a JSON object of names and values, each as the SDK's JSON serde writes it), so a later message "
+    "of a conversation is swept; default: the script file's [state] table, if any.",
+)
 @app_dir_option
 @click.option(
     "--restart-delay",
@@ -166,6 +178,7 @@ __all__ = ["sweep"]
     help="Crashes per 1,000 invocations: also print the expected extra cost per 1,000 invocations.",
 )
 @cluster_option
+@wide_option
 def sweep(
     modes: tuple[str, ...],
     scripts: tuple[str, ...],
@@ -182,6 +195,7 @@ def sweep(
     handler: str | None,
     input_json: str,
     key: str | None,
+    state_json: str | None,
     app_dir: Path,
     restart_delay: float,
     parallel: int,
@@ -194,6 +208,7 @@ def sweep(
     model_latency: float | None,
     crash_rate: float | None,
     cluster: int,
+    wide: bool,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
@@ -225,6 +240,9 @@ def sweep(
             raise BadInput(f"{flag} {directory} is not a directory")
     if key is not None and app is None and command is None:
         raise BadInput("--key goes with --app or --cmd")
+    state = _state(state_json) if state_json is not None else None
+    if state is not None and app is None and command is None:
+        raise BadInput("--state goes with --app or --cmd")
     own = app is not None or command is not None
     json_path = json_path or default_json(results_dir, "sweep")
     check_outputs(json_path, html_path, journals=save_journals)
@@ -253,6 +271,7 @@ def sweep(
             handler=handler,
             input=payload,
             key=key,
+            state=state,
             # The deck's agent takes the stub's scripts by name; your own code, one script file's variations
             # or auto answers.
             script=scripts[0] if own and scripts else None,
@@ -272,8 +291,26 @@ def sweep(
             cluster=cluster,
         )
     sys.exit(
-        _print_sweep(matrices, json_path=json_path, check=check, crash_rate=crash_rate, html_path=html_path)
+        _print_sweep(
+            matrices,
+            json_path=json_path,
+            check=check,
+            crash_rate=crash_rate,
+            html_path=html_path,
+            width=output_width(wide),
+        )
     )
+
+
+def _state(text: str) -> dict[str, Any]:
+    """--state: a JSON object of the state's names and values."""
+    try:
+        state = json.loads(text)
+    except ValueError as err:
+        raise BadInput(f"--state is not JSON: {err}") from None
+    if not isinstance(state, dict):
+        raise BadInput('--state must be a JSON object of names and values, e.g. \'{"history": ["Hi"]}\'')
+    return state
 
 
 def _own_input(
@@ -340,15 +377,16 @@ def _print_sweep(
     check: bool,
     crash_rate: float | None,
     html_path: Path | None,
+    width: int | None,
 ) -> int:
-    """The matrices, the crash cost and the verdict; the exit status."""
+    """The matrices, the crash cost and the verdict; the exit status. The tables fit `width` (None: full)."""
     ordered = [p for m in matrices for p in m.points]
     if check and not ordered:
         raise BadInput("--check found no crash point to check")
     write_sweep(json_path, ordered)
     for matrix in matrices:
-        click.echo(format_sweep(matrix) + "\n")
-    click.echo(format_crash_cost(matrices, crash_rate) + "\n")
+        click.echo(format_sweep(matrix, width=width) + "\n")
+    click.echo(format_crash_cost(matrices, crash_rate, width=width) + "\n")
     wall = matrices[0].wall_time if matrices else 0.0
     click.echo(f"{count(len(ordered), 'crash point')} in {wall:.1f}s; every point's record: {json_path}")
     write_report(html_path, "paidtwice sweep", sweep_sections(ordered), [json_path])

@@ -155,6 +155,14 @@ class SqlClient:
         rows: list[dict[str, Any]] = response.json().get("rows", [])
         return rows
 
+    def state(self, service: str, key: str) -> dict[str, str]:
+        """A Virtual Object's (or a Workflow's) state under `key`: each entry's value as UTF-8 text."""
+        rows = self.query(
+            "SELECT key, value_utf8 FROM state "
+            f"WHERE service_name = '{_quoted(service)}' AND service_key = '{_quoted(key)}'"
+        )
+        return {str(row["key"]): str(row.get("value_utf8") or "") for row in rows}
+
     def journal(self, invocation_id: str) -> list[JournalEntry]:
         rows = self.query(
             "SELECT index, entry_type, name, appended_at FROM sys_journal "
@@ -273,3 +281,8 @@ def _checked(invocation_id: str) -> str:
     if not _ID.match(invocation_id):
         raise PaidtwiceError(f"{invocation_id!r} is not an invocation id (they look like inv_1a2b...)")
     return invocation_id
+
+
+def _quoted(text: str) -> str:
+    """A string inside a SQL literal: its quotes doubled."""
+    return text.replace("'", "''")

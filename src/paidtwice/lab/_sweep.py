@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,7 +40,7 @@ from paidtwice.lab._wire_timeline import wire_points
 from paidtwice.stub._auto import AUTO, DEFAULT_SEED, AutoBook, auto_script, script_for
 from paidtwice.stub._record import RecordingScript, recording_script
 from paidtwice.stub._scripts import Script, script_by_name
-from paidtwice.stub._turns import VARIATIONS
+from paidtwice.stub._turns import VARIATIONS, state_entries
 
 __all__ = [
     "CrashPoint",
@@ -184,6 +184,7 @@ def sweep(
     write_script: Path | None = None,
     upstream: str | None = None,
     record: Path | None = None,
+    state: Mapping[str, Any] | None = None,
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
@@ -194,9 +195,10 @@ def sweep(
     and stopped before returning. With `command` (a shell command serving a Restate deployment in any
     language, run in `app_dir`, told its port in `port_env`) instead of `app`, that deployment is swept
     through a protocol proxy. A keyed service (Virtual Object, Workflow) is called with `key` (by default
-    `DEFAULT_KEY`). `model_latency` makes the stub's model take that many seconds per answer;
-    `price_model` prices the calls (a shared lab's own price model otherwise). Bad input raises a
-    `UsageError` before anything starts.
+    `DEFAULT_KEY`), its state set to `state` (names and JSON values; by default the script file's `[state]`
+    table, if any) before the clean run and every point. `model_latency` makes the stub's model take that
+    many seconds per answer; `price_model` prices the calls (a shared lab's own price model otherwise). Bad
+    input raises a `UsageError` before anything starts.
 
     An app or a command without a `script` (or with `script="auto"`) gets answers made from each request
     (`paidtwice.stub._auto`), derived from `seed`; `write_script` then names the file they are written to,
@@ -231,6 +233,9 @@ def sweep(
         raise UsageError(f"a model latency cannot be negative ({model_latency:g})")
     if key is not None:
         targets = [dataclasses.replace(target, key=key) for target in targets]
+    if state is not None:
+        entries = state_entries(state, "the state")
+        targets = [dataclasses.replace(target, state=entries) for target in targets]
 
     def run(on: Lab) -> list[SweepMatrix]:
         return sweep_targets(

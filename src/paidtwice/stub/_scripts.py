@@ -64,6 +64,11 @@ class Answer:
     """The `usage` this answer reports for the completion, as a script sets it; None: the stub's estimate."""
     more_tool_calls: tuple[ToolCall, ...] = ()
     """Further tools asked for in the same answer, beside `tool_call` (parallel tool calls)."""
+    retry_after: float | None = None
+    """For an error answer: the seconds its `Retry-After` header asks the client to wait; None: no header."""
+    delay: float = 0.0
+    """Seconds the stub holds the answer back first (a model that times out: a client that waits less
+    gives up, and the call is never delivered)."""
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
@@ -140,6 +145,9 @@ class Script:
     """Hold back one tool call's answer."""
     more_holds: tuple[Hold, ...] = ()
     """Further model calls held back alongside `hold` (a sweep's point with parallel calls in flight)."""
+    state: tuple[tuple[str, str], ...] = ()
+    """The state a Virtual Object (or Workflow) is given before each run, as (name, JSON value): a script
+    file's `[state]` table, so that a later message of a conversation is swept, not only its first."""
 
     def hold_of(self, call: int) -> Hold | None:
         """How the model call numbered `call` (within its invocation) is held back, if it is."""

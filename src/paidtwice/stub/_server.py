@@ -17,7 +17,7 @@ import json
 import threading
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -315,7 +315,8 @@ class StubModel:
         )
         record = self.ledger.model_call(slot)
         hold = lane.script.hold_of(record.call)
-        wait = hold.seconds if hold is not None else lane.latency
+        # A scripted timeout holds its call at least that long: a client that waits less gives up on it.
+        wait = max(hold.seconds if hold is not None else lane.latency, record.answer.delay)
         if wait > 0:
             began = time.monotonic()
             if await _caller_left_within(receive, wait):
@@ -324,10 +325,13 @@ class StubModel:
                 return
         answer = record.answer
         if answer.status != 200 and api == "messages":
-            error = {"type": "api_error", "message": answer.text}
+            error = {"type": _error_type(answer.status, "api_error"), "message": answer.text}
             payload: dict[str, Any] = {"type": "error", "error": error}
         elif answer.status != 200:
-            kind = "paidtwice_unanswered" if answer.status == UNANSWERED_STATUS else "server_error"
+            if answer.status == UNANSWERED_STATUS:
+                kind = "paidtwice_unanswered"
+            else:
+                kind = _error_type(answer.status, "server_error")
             payload = {"error": {"message": answer.text, "type": kind}}
         elif api == "messages":
             payload = _message(request, messages, answer, turn)
@@ -338,7 +342,9 @@ class StubModel:
         if answer.status == 200 and wants_stream(request):
             await _respond_events(send, stream_events(api, request, payload))
         else:
-            await _respond(send, answer.status, payload)
+            after = answer.retry_after
+            retry = () if after is None else ((b"retry-after", f"{after:g}".encode()),)
+            await _respond(send, answer.status, payload, headers=retry)
         self.ledger.close_model_call(slot, delivered=True)
 
     async def _book(self, lane: Lane, invocation_id: str, key: str, receive: Receive, send: Send) -> None:
@@ -571,7 +577,17 @@ async def _caller_left_within(receive: Receive, seconds: float) -> bool:
     return True
 
 
-async def _respond(send: Send, status: int, payload: dict[str, Any]) -> None:
+def _error_type(status: int, server: str) -> str:
+    """The error's type as the vendors name it: a 429 is a rate limit, a 5xx the server's, a 4xx the
+    request's."""
+    if status == 429:
+        return "rate_limit_error"
+    return server if status >= 500 else "invalid_request_error"
+
+
+async def _respond(
+    send: Send, status: int, payload: dict[str, Any], *, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     body = json.dumps(payload).encode()
     await send(
         {
@@ -580,6 +596,7 @@ async def _respond(send: Send, status: int, payload: dict[str, Any]) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
+                *headers,
             ],
         }
     )
