@@ -24,6 +24,8 @@
     usage = { prompt_tokens = 1200, completion_tokens = 40 } # optional: the tokens this turn reports
     # parallel = [{ tool = "convert", arguments = { amount = 5, source = "EUR", target = "GBP" } }]
     #                                                        # optional: more tools called in the same answer
+    # errors = [{ status = 429, retry_after = 2 }, { status = 500 }, { timeout = 30 }]
+    #                                                        # optional: HTTP errors for the first asks
 
     [[turn]]                                                 # no `when`: the conversation's second turn
     text = "100 EUR is 108.00 USD."
@@ -43,6 +45,10 @@ several calls (one `when` for every worker), per call it answers, told apart by 
 prompt and position. So each call has its own `changed`: asked again, it changes its mind. Each file
 gives three variations: `steady` (the same answer every time), `drifting` (the same decision in other words)
 and `changed` (from the second ask of a turn on, that turn's `changed` answer).
+
+A turn's `errors` answer its first asks, one each, before its answer: an HTTP status (with `Retry-After`
+from `retry_after`) or a `timeout` (the call held that long, then a 504). A top-level `[state]` table is the
+state a Virtual Object is given before each run of a sweep. The whole format: docs/reference/script-format.md.
 """
 
 from __future__ import annotations
