@@ -17,6 +17,7 @@ from paidtwice.cli._check import check
 from paidtwice.cli._errors import EXIT_TERMINATED, handle_sigterm, terminated
 from paidtwice.cli._invocation import explain, journal, recover
 from paidtwice.cli._lab import deck, experiments, provision, run
+from paidtwice.cli._record import record
 from paidtwice.cli._report import report
 from paidtwice.cli._soak import soak
 from paidtwice.cli._sweep import sweep
@@ -60,6 +61,7 @@ for _command in (
     soak,
     recover,
     sweep,
+    record,
     report,
     lint_command,
     capture_command,
