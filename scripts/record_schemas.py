@@ -169,6 +169,7 @@ def schemas() -> dict[str, dict[str, Any]]:
     from paidtwice.lab._soak import SOAK_KIND, SoakRecord
     from paidtwice.replay._journal import FORMAT as JOURNAL_FORMAT
     from paidtwice.replay._results import RECORD_KIND, ReplayResult
+    from paidtwice.watch._records import WATCH_KIND, WatchSnapshot
 
     out: dict[str, dict[str, Any]] = {}
 
@@ -193,6 +194,11 @@ def schemas() -> dict[str, dict[str, Any]]:
 
     soak = Builder()
     out["soak"] = document("soak", "paidtwice soak record", soak.record(SoakRecord, SOAK_KIND), soak)
+
+    watch = Builder()
+    out["watch"] = document(
+        "watch", "paidtwice watch snapshot", watch.record(WatchSnapshot, WATCH_KIND), watch
+    )
 
     replay = Builder()
     extra = {

@@ -68,6 +68,12 @@ def parse_error(line: str) -> str | None:
     command = group.commands.get(words[0])
     if command is None:
         return f"no command {words[0]!r}"
+    while isinstance(command, click.Group) and len(words) > 1 and not words[1].startswith("-"):
+        # A group's subcommand (`paidtwice lab up`)
+        sub = command.commands.get(words[1])
+        if sub is None:
+            return f"no command {words[0]} {words[1]!r}"
+        command, words = sub, words[1:]
     ctx = click.Context(command, info_name=words[0])
     parser = command.make_parser(ctx)
     try:
@@ -101,6 +107,8 @@ def test_a_command_that_does_not_exist_or_a_wrong_option_is_caught() -> None:
     assert parse_error("paidtwice sweep --mode half") is not None
     assert parse_error("paidtwice run naive-flip extra") is not None
     assert parse_error("paidtwice sweep --mode journaled --check") is None
+    assert parse_error("paidtwice lab up --cluster 3") is None
+    assert parse_error("paidtwice lab down") is not None
 
 
 def test_every_command_of_the_deck_tutorial_is_run_by_a_test_or_marked_as_an_example() -> None:

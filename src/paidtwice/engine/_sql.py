@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 import httpx
@@ -133,19 +133,28 @@ class SqlClient:
 
     url: str
     timeout: float = 15.0
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """Extra request headers (a secured admin API's `Authorization`): sent, never shown (`repr` leaves them
+    out, and no message quotes them)."""
 
     def query(self, sql: str) -> list[dict[str, Any]]:
         try:
             response = http().post(
                 f"{self.url}/query",
                 json={"query": sql},
-                headers={"Accept": "application/json"},
+                headers={**dict(self.headers), "Accept": "application/json"},
                 timeout=self.timeout,
             )
         except httpx.HTTPError as err:
             raise ServerUnreachable(
                 f"no Restate admin API answers at {self.url} ({err}); is the server running?"
             ) from err
+        if response.status_code in (401, 403):
+            raise QueryFailed(
+                f"the admin API at {self.url} refused the query ({response.status_code}): check the "
+                "credentials passed with --header",
+                status=response.status_code,
+            )
         if response.status_code != 200 and "non valid invocation id" in response.text:
             raise NotFound("that is not a valid Restate invocation id (they look like inv_1a2b...)")
         if response.status_code != 200:

@@ -11,6 +11,9 @@ __all__ = ["curve_svg", "curve_svg_markup"]
 
 # Okabe & Ito's blue and vermillion; measured and predicted also differ in shape, and the legend says which.
 MEASURED, PREDICTED = "#0072B2", "#D55E00"
+KILLED = "#56B4E9"
+"""Okabe & Ito's sky blue: a retry-policy curve's `kill` line, dashed and drawn over the `pause` line, so it
+shows where the two paid the same."""
 
 
 def _x(point: CurvePoint) -> float:
@@ -80,14 +83,14 @@ def curve_svg_markup(curve: CurveRecord) -> str:
         if tick not in labelled:
             labelled.add(tick)
             parts.append(f'<text x="{x:.1f}" y="{height - pad + 14}" text-anchor="middle">{tick}</text>')
-    series = sorted({p.on_max_attempts for p in points})
+    series = sorted({p.on_max_attempts for p in points}, key=lambda on: on == "kill")  # kill on top
     for on in series:
         line = [p for p in points if p.on_max_attempts == on]
         path_d = " ".join(
             f"{'M' if i == 0 else 'L'}{sx(_x(p)):.1f},{sy(p.model_calls):.1f}" for i, p in enumerate(line)
         )
-        dashes = ' stroke-dasharray="6 4"' if on == "kill" else ""
-        parts.append(f'<path d="{path_d}" fill="none" stroke="{MEASURED}" stroke-width="2"{dashes}/>')
+        style = f'stroke="{KILLED}" stroke-dasharray="6 4"' if on == "kill" else f'stroke="{MEASURED}"'
+        parts.append(f'<path d="{path_d}" fill="none" {style} stroke-width="2"/>')
     for p in points:
         then = f", then {p.on_max_attempts}" if p.on_max_attempts else ""
         parts.append(
@@ -95,7 +98,8 @@ def curve_svg_markup(curve: CurveRecord) -> str:
             f'fill="{MEASURED}"><title>measured {p.model_calls} paid calls after {p.down_time:.3f} s '
             f"down (restart delay {p.delay:g} s{then})</title></circle>"
         )
-    legend_x = width - pad - 150
+    # A retry-policy curve rises to the right: its legend goes top left, out of the line's way.
+    legend_x = pad + 24 if policy else width - pad - 150
     parts.append(
         f'<circle cx="{legend_x}" cy="{pad - 4}" r="4" fill="{MEASURED}"/>'
         f'<text x="{legend_x + 10}" y="{pad}" fill="{MEASURED}">measured</text>'
@@ -105,7 +109,8 @@ def curve_svg_markup(curve: CurveRecord) -> str:
     )
     if policy:
         parts.append(
-            f'<text x="{legend_x + 10}" y="{pad + 32}" fill="{MEASURED}">line: pause; dashed: kill</text>'
+            f'<text x="{legend_x + 10}" y="{pad + 32}" fill="{MEASURED}">line: then pause;</text>'
+            f'<text x="{legend_x + 10}" y="{pad + 46}" fill="{KILLED}">dashed: then kill</text>'
         )
     parts.append("</svg>")
     return "\n".join(parts)
