@@ -26,6 +26,7 @@ __all__ = [
     "one_moment",
     "read_step_log",
     "step_runs",
+    "together",
 ]
 
 STATE_OPS = frozenset({"get", "set", "clear", "clear_all", "state_keys"})
@@ -92,18 +93,19 @@ def step_runs(events: Sequence[StepEvent]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(counts.items()))
 
 
-def model_calls_in_steps(events: Sequence[StepEvent]) -> int:
-    """Model requests made while a ctx.run step was executing: their answers are the step's result."""
-    inside = 0
+def model_calls_in_steps(events: Sequence[StepEvent]) -> tuple[int, ...]:
+    """The model requests (their numbers) made while a ctx.run step was executing: their answers are the
+    step's result."""
+    inside: list[int] = []
     open_steps: set[int] = set()
     for event in events:
         if event.event == "step_start":
             open_steps.add(event.n)
         elif event.event == "step_end":
             open_steps.discard(event.n)
-        elif event.event == "model_start" and open_steps:
-            inside += 1
-    return inside
+        elif event.event == "model_start" and (event.step or open_steps):
+            inside.append(event.n)
+    return tuple(inside)
 
 
 # -- branches in flight at once -------------------------------------------------------------------------
@@ -239,7 +241,7 @@ def _parallel_groups(events: Sequence[StepEvent]) -> list[_Group]:
     return [_group(events, cluster) for cluster in _overlapping(_branches(events)) if len(cluster) >= 2]
 
 
-def _together(calls: Sequence[int], steps: Sequence[str]) -> str:
+def together(calls: Sequence[int], steps: Sequence[str]) -> str:
     """ "model calls 2 and 3", "model call 2 and step weather", "steps a and b"."""
     parts = []
     if calls:
@@ -403,10 +405,10 @@ class _Walk:
             self.entries += 1
         if i != group.last:
             return
-        together = _together(group.model_calls, [name for _, name in group.quiet_steps])
+        named = together(group.model_calls, [name for _, name in group.quiet_steps])
         self.found.append(
             CrashPoint(
-                f"in flight: {together} together",
+                f"in flight: {named} together",
                 len(self.found) + 1,
                 "in-flight-parallel",
                 self.group_entries,
@@ -418,7 +420,7 @@ class _Walk:
         if group.answers_unjournaled:
             self._add(
                 "model-returned",
-                f"after {together} returned (not journaled)",
+                f"after {named} returned (not journaled)",
                 gate=",".join(f"model:{n}:after" for n in group.model_calls),
             )
         self.group = None
@@ -432,7 +434,7 @@ class _Walk:
             return  # in flight together with an earlier call of its step: that call's moment
         calls = self.together.get(event.n)
         if calls is not None:
-            self._add("in-flight-parallel", f"in flight: {_together(calls, [])} together", model_holds=calls)
+            self._add("in-flight-parallel", f"in flight: {together(calls, [])} together", model_holds=calls)
         else:
             self._add("in-flight-model", f"in flight: model call {event.n}", model_holds=(event.n,))
 
