@@ -47,7 +47,7 @@ async def pydantic_metrics(claim: str) -> list[str]:
     return await calculate_metrics(restate_pydantic.restate_context(), claim)
 
 
-pydantic_durable = restate_pydantic.RestateAgent(pydantic_agent)
+pydantic_restate_agent = restate_pydantic.RestateAgent(pydantic_agent)
 
 
 @tool("calculate_metrics")
@@ -57,57 +57,54 @@ async def langchain_metrics(claim: str) -> list[str]:
 
 
 model = ChatOpenAI(model="gpt-4o-mini")
-langchain_plain = create_agent(model, tools=[langchain_metrics], system_prompt=INSTRUCTIONS)
-langchain_durable = create_agent(
+langchain_plain_agent = create_agent(model, tools=[langchain_metrics], system_prompt=INSTRUCTIONS)
+langchain_durable_agent = create_agent(
     model,
     tools=[langchain_metrics],
     system_prompt=INSTRUCTIONS,
     middleware=[restate_langchain.RestateMiddleware()],
 )
 
-services = {
-    name: restate.Service(name)
-    for name in (
-        "ClaimAgentsPlain",
-        "ClaimAgentsDurable",
-        "ClaimPydanticPlain",
-        "ClaimPydanticDurable",
-        "ClaimLangchainPlain",
-        "ClaimLangchainDurable",
-    )
-}
+agents_plain = restate.Service("ClaimAgentsPlain")
+agents_durable = restate.Service("ClaimAgentsDurable")
+pydantic_plain = restate.Service("ClaimPydanticPlain")
+pydantic_durable = restate.Service("ClaimPydanticDurable")
+langchain_plain = restate.Service("ClaimLangchainPlain")
+langchain_durable = restate.Service("ClaimLangchainDurable")
 
 
-@services["ClaimAgentsPlain"].handler("run")
-async def agents_plain(ctx: restate.Context, claim: str) -> str:
+@agents_plain.handler("run")
+async def agents_plain_run(ctx: restate.Context, claim: str) -> str:
     return str((await Runner.run(agents_agent, claim)).final_output)
 
 
-@services["ClaimAgentsDurable"].handler("run")
-async def agents_durable(ctx: restate.Context, claim: str) -> str:
+@agents_durable.handler("run")
+async def agents_durable_run(ctx: restate.Context, claim: str) -> str:
     return str((await restate_openai.DurableRunner.run(agents_agent, claim)).final_output)
 
 
-@services["ClaimPydanticPlain"].handler("run")
+@pydantic_plain.handler("run")
 async def pydantic_plain_run(ctx: restate.Context, claim: str) -> str:
     return (await pydantic_agent.run(claim)).output
 
 
-@services["ClaimPydanticDurable"].handler("run")
+@pydantic_durable.handler("run")
 async def pydantic_durable_run(ctx: restate.Context, claim: str) -> str:
-    return (await pydantic_durable.run(claim)).output
+    return (await pydantic_restate_agent.run(claim)).output
 
 
-@services["ClaimLangchainPlain"].handler("run")
+@langchain_plain.handler("run")
 async def langchain_plain_run(ctx: restate.Context, claim: str) -> str:
-    state = await langchain_plain.ainvoke({"messages": [{"role": "user", "content": claim}]})
+    state = await langchain_plain_agent.ainvoke({"messages": [{"role": "user", "content": claim}]})
     return str(state["messages"][-1].content)
 
 
-@services["ClaimLangchainDurable"].handler("run")
+@langchain_durable.handler("run")
 async def langchain_durable_run(ctx: restate.Context, claim: str) -> str:
-    state = await langchain_durable.ainvoke({"messages": [{"role": "user", "content": claim}]})
+    state = await langchain_durable_agent.ainvoke({"messages": [{"role": "user", "content": claim}]})
     return str(state["messages"][-1].content)
 
 
-app = restate.app(list(services.values()))
+app = restate.app(
+    [agents_plain, agents_durable, pydantic_plain, pydantic_durable, langchain_plain, langchain_durable]
+)
