@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import restate
 
+INSTRUCTIONS = "You analyze insurance claims: use the calculate_metrics tool, then decide whether to approve."
+"""The framework agents' instructions (agents_app.py, pydantic_app.py, langchain_app.py)."""
+
 
 async def check_eligibility(claim: str) -> str:
     """Check claim eligibility."""

@@ -30,15 +30,18 @@ TARGETS = {
         False,
     ),
     **{
-        service: (SweepTarget("frameworks:app", service, "run", INPUT, mode=service, cwd=str(CLAIM)), durable)
-        for service, durable in (
-            ("ClaimAgentsDurable", True),
-            ("ClaimAgentsPlain", False),
-            ("ClaimPydanticDurable", True),
-            ("ClaimPydanticPlain", False),
-            ("ClaimLangchainDurable", True),
-            ("ClaimLangchainPlain", False),
+        f"Claim{framework}{form}": (
+            SweepTarget(
+                app, f"Claim{framework}{form}", "run", INPUT, mode=f"Claim{framework}{form}", cwd=str(CLAIM)
+            ),
+            form == "Durable",
         )
+        for framework, app in (
+            ("Agents", "agents_app:app"),
+            ("Pydantic", "pydantic_app:app"),
+            ("Langchain", "langchain_app:app"),
+        )
+        for form in ("Durable", "Plain")
     },
     **{
         f"cmd/{handler}": (
