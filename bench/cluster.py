@@ -22,6 +22,7 @@ import statistics
 import time
 
 import httpx
+from _docs import load_average, write_text
 from journal_overhead import percentile
 
 from paidtwice.lab import CURVES, EXPERIMENTS, WALKS, Experiment, Lab, Row, experiment_by_name
@@ -110,21 +111,28 @@ def main() -> None:
     parser.add_argument("--skip-stalls", action="store_true")
     args = parser.parse_args()
     started = time.monotonic()
+    load_before = load_average()
+    lines: list[str] = []
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
     if not args.skip_deck:
         one, one_ok, one_bad = deck_time(1)
         three, three_ok, three_bad = deck_time(3)
-        print("deck, every row at once")
-        print(f"  one node        {one:7.1f} s  every row matches: {one_ok} {' '.join(one_bad)}")
-        print(f"  3-node cluster  {three:7.1f} s  every row matches: {three_ok} {' '.join(three_bad)}")
-        print(f"  cluster / one node: {three / one:.2f}")
+        say("deck, every row at once")
+        say(f"  one node        {one:7.1f} s  every row matches: {one_ok} {' '.join(one_bad)}")
+        say(f"  3-node cluster  {three:7.1f} s  every row matches: {three_ok} {' '.join(three_bad)}")
+        say(f"  cluster / one node: {three / one:.2f}")
     if not args.skip_stalls:
-        print(f"stall after a leader kill, {max(5, args.kills)} kills in the pause")
+        say(f"stall after a leader kill, {max(5, args.kills)} kills in the pause")
         for name, values in stalls(max(5, args.kills)).items():
             if values:
-                print(f"  to {name:30} median {statistics.median(values):6.2f} s  max {max(values):6.2f} s")
-    print(f"journaling a model call, {args.invocations} invocations per mode, zero-latency stub")
+                say(f"  to {name:30} median {statistics.median(values):6.2f} s  max {max(values):6.2f} s")
+    say(f"journaling a model call, {args.invocations} invocations per mode, zero-latency stub")
     header = ("naive p50", "p99", "journaled p50", "p99", "added p50", "p99")
-    print(f"  {'':16} " + " ".join(f"{h:>13}" for h in header))
+    say(f"  {'':16} " + " ".join(f"{h:>13}" for h in header))
     steps = journaling(args.invocations)
     for name in ("one node", "3-node cluster"):
         naive, journaled = steps[(name, "naive")], steps[(name, "journaled")]
@@ -132,8 +140,9 @@ def main() -> None:
         j50, j99 = percentile(journaled, 0.5), percentile(journaled, 0.99)
         cells = [f"{v:.2f} ms" for v in (n50, n99, j50, j99)]
         cells += [f"{j50 - n50:+.2f} ms", f"{j99 - n99:+.2f} ms"]
-        print(f"  {name:16} " + " ".join(f"{c:>13}" for c in cells))
-    print(f"(bench took {time.monotonic() - started:.1f} s, on a machine shared with other work)")
+        say(f"  {name:16} " + " ".join(f"{c:>13}" for c in cells))
+    say(f"(bench took {time.monotonic() - started:.1f} s, on a machine shared with other work)")
+    write_text("cluster", "\n".join(lines), load=f"{load_before} to {load_average()}")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ import argparse
 import importlib.util
 from pathlib import Path
 
+from _docs import load_average, markdown_table, write_table
+
 from paidtwice._words import count
 from paidtwice.lab import Lab
 from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
@@ -53,7 +55,7 @@ def targets(names: list[str]) -> list[SweepTarget]:
     return chosen
 
 
-def row(steady: SweepMatrix, changed: SweepMatrix | None) -> str:
+def row(steady: SweepMatrix, changed: SweepMatrix | None) -> list[str]:
     points = steady.points
     outside = sum(max(0, p.extra_model_calls - p.model_calls_in_flight) for p in points)
     outside_at = sum(1 for p in points if p.extra_model_calls > p.model_calls_in_flight)
@@ -65,10 +67,8 @@ def row(steady: SweepMatrix, changed: SweepMatrix | None) -> str:
         ended = [p for p in changed.points if p.status in ("paused", "stuck")]
         stuck = f"{len(ended)}/{len(changed.points)}"
     paid = f"{outside} (at {count(outside_at, 'point')})" if outside else "0"
-    return (
-        f"| {FORMS.get(steady.mode, steady.mode)} | {len(points)} | {paid} | {flight} | "
-        f"{steps} ({steps_outside}) | {stuck} |"
-    )
+    form = FORMS.get(steady.mode, steady.mode)
+    return [form, str(len(points)), paid, str(flight), f"{steps} ({steps_outside})", stuck]
 
 
 def main() -> None:
@@ -80,22 +80,29 @@ def main() -> None:
     chosen = targets(args.framework or list(FRAMEWORKS))
     names = args.script or ["steady", "changed"]
     scripts = [(name, load_script_file(EXAMPLES / "script.toml", name)) for name in names]
+    load_before = load_average()
     with Lab(echo=lambda message: None) as lab:
         matrices = sweep_targets(lab, targets=chosen, scripts=scripts)
     if args.matrices:
         for matrix in matrices:
             print(format_sweep(matrix) + "\n")
     by = {(m.mode, m.script): m for m in matrices}
-    # The README's table, row for row; each clean run's own counts head its matrix (--matrices).
-    print(
-        "| framework / form | crash points | model calls paid again outside the journal | "
-        "cut off in flight | step runs again (outside flight) | stuck under `changed` |"
-    )
-    print("|---|---|---|---|---|---|")
+    # The docs' table, row for row; each clean run's own counts head its matrix (--matrices).
+    headers = [
+        "framework / form",
+        "crash points",
+        "model calls paid again outside the journal",
+        "cut off in flight",
+        "step runs again (outside flight)",
+        "stuck under `changed`",
+    ]
+    rows = []
     for target in chosen:
         steady = by.get((target.mode, "steady"))
         if steady is not None:
-            print(row(steady, by.get((target.mode, "changed"))))
+            rows.append(row(steady, by.get((target.mode, "changed"))))
+    print(markdown_table(headers, rows))
+    write_table("frameworks", headers, rows, load=f"{load_before} to {load_average()}")
 
 
 if __name__ == "__main__":

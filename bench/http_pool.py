@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _docs import load_average, write_table
+
 from paidtwice.engine._ports import HOST, lease_port
 from paidtwice.engine._process import Process, wait_until
 
@@ -65,6 +67,8 @@ async def _cpu_per_request(client_module: str, url: str, in_flight: int, request
 
 def main() -> None:
     requests = int(sys.argv[1]) if len(sys.argv) > 1 else 1500
+    load_before = load_average()
+    rows: list[list[str]] = []
     lease = lease_port()
     log = Path(tempfile.mkdtemp(prefix="paidtwice-http-pool-")) / "server.log"
     server = Process(
@@ -85,6 +89,10 @@ def main() -> None:
                 except Exception as err:  # noqa: BLE001 - a pool timeout is the finding, not a crash
                     cells.append(type(err).__name__)
             print(f"{in_flight:>9}  {cells[0]:>12}  {cells[1]:>12}", flush=True)
+            rows.append([f"{in_flight:,}", *cells])
+        write_table(
+            "http-pool", ["R in flight", "httpx", "httpx2"], rows, load=f"{load_before} to {load_average()}"
+        )
     finally:
         server.kill()
         lease.release()

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _docs import write_table
+
 from paidtwice.engine import wait_until
 from paidtwice.lab import AgentMode, Lab
 from paidtwice.replay import JournalFile, Replayer, capture_journal, save_journal
@@ -176,7 +178,7 @@ def sdk_alone(app: Any, journal: JournalFile, count: int) -> Rate:
         loop.close()
 
 
-def report(mode: str, recorded: Recorded) -> None:
+def report(mode: str, recorded: Recorded) -> list[str]:
     journal, live = recorded.journal, recorded.live
     app = deck_app(recorded.service, mode)
     batch, calls = offline(app, journal, ARGS.journals)
@@ -206,6 +208,15 @@ def report(mode: str, recorded: Recorded) -> None:
     if floor is not None:
         line += f"; the SDK alone: {floor.per_cpu * median:.0f}x"
     print(line + "; targets: 200 journals/s, 100x")
+    return [
+        f"{mode}, {len(journal.entries)} entries, {calls} model calls",
+        f"{batch.per_cpu:,.0f} /s",
+        f"{alone.per_cpu:,.0f} /s",
+        f"{files.per_cpu:,.0f} /s",
+        f"{floor.per_cpu:,.0f} /s" if floor is not None else "",
+        f"{median * 1000:.1f} ms ({deciles[0] * 1000:.1f} to {deciles[-1] * 1000:.1f})",
+        f"{batch.per_cpu * median:.0f}x",
+    ]
 
 
 def _rate(rate: Rate) -> str:
@@ -221,8 +232,17 @@ def main() -> None:
         f"replay-check offline on one core vs live restart-as-new on the lab's server "
         f"({os.cpu_count()} cores shared, load average {load})"
     )
-    for mode, run in recorded.items():
-        report(mode, run)
+    rows = [report(mode, run) for mode, run in recorded.items()]
+    headers = [
+        "journal",
+        "offline, a batch",
+        "one at a time",
+        "from journal files",
+        "the SDK alone",
+        "live check, median (p10 to p90)",
+        "ratio",
+    ]
+    write_table("replay-check", headers, rows, load=load, note="Rates are journals per CPU second.")
 
 
 parser = argparse.ArgumentParser()

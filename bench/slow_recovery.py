@@ -9,9 +9,10 @@ listening again (completion), from the first replay, and the regain difference t
 
 from __future__ import annotations
 
-import os
 import sys
 import time
+
+from _docs import load_average, write_table
 
 from paidtwice.lab import COMPARISONS, Lab, RunRecord
 
@@ -36,12 +37,14 @@ def main() -> None:
     replays: list[float] = []
     completions: list[float] = []
     ok = 0
+    loads = [load_average()]
     with Lab(echo=lambda message: None) as lab:
         print(f"{'mode':9} {'recov s':>7} {'retry s':>7} {'regain':>7} {'model s':>7} {'rt':>3} ", end="")
         print(f"{'rt ms':>7} {'rest ms':>7}")
         for i in range(repeats):
             record = lab.run_comparison(row)
-            print(f"-- repeat {i + 1}, load average {os.getloadavg()[0]:.1f}")
+            loads.append(load_average())
+            print(f"-- repeat {i + 1}, load average {loads[-1]}")
             for run in record.runs:
                 print(breakdown(run))
             print(
@@ -58,6 +61,7 @@ def main() -> None:
                     figures.append(value)
             ok += record.checks[0].ok
     latency = row.first.model_latency
+    rows: list[list[str]] = []
     for name, figures in (("regain", regains), ("first replay", replays), ("completion", completions)):
         if figures:
             below = sum(1 for f in figures if f < latency)
@@ -65,7 +69,16 @@ def main() -> None:
                 f"{name:12} difference {min(figures):.3f} to {max(figures):.3f} s; "
                 f"below the {latency:g} s latency in {below}/{len(figures)}"
             )
+            rows.append([name, f"{min(figures):.3f} to {max(figures):.3f} s", f"{below} of {len(figures)}"])
     print(f"claim held in {ok}/{repeats} (bench took {time.monotonic() - started:.0f} s)")
+    headers = ["difference, naive minus journaled", f"{repeats} repeats", f"below {latency:g} s"]
+    write_table(
+        "slow-recovery",
+        headers,
+        rows,
+        load=f"{min(loads)} to {max(loads)}",
+        note=f"The claim held in {ok} of {repeats}.",
+    )
 
 
 if __name__ == "__main__":

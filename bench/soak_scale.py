@@ -15,6 +15,8 @@ import os
 import sys
 import time
 
+from _docs import write_table
+
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice.lab import Lab, SoakProgress, SoakRecord, soak, soak_timeout
 from paidtwice.report import format_soak_progress, table
@@ -90,30 +92,34 @@ def main() -> None:
         ]
         for r, before, after in results
     ]
+    headers = [
+        "invocations",
+        "kills",
+        "wall s",
+        "completed/s",
+        "p50 s",
+        "p99 s",
+        "extra / bound",
+        "lost / unfinished / paused",
+        "peak MiB server / agent / paidtwice",
+        "load average",
+    ]
     print()
-    print(
-        table(
-            [
-                "invocations",
-                "kills",
-                "wall s",
-                "completed/s",
-                "p50 s",
-                "p99 s",
-                "extra / bound",
-                "lost / unfinished / paused",
-                "peak MiB server / agent / paidtwice",
-                "load average",
-            ],
-            rows,
-        )
-    )
+    print(table(headers, rows))
     first, last = results[0][0], results[-1][0]
     ratio = last.throughput / first.throughput if first.throughput else 0.0
     clean = all(r.lost == 0 and r.unfinished == 0 for r, _, _ in results)
     print(
         f"\nthroughput at {last.sent} / at {first.sent}: {ratio:.2f} (target {_TARGET_RATIO}); "
         f"0 lost and 0 unfinished at every size: {'yes' if clean else 'no'}"
+    )
+    loads = f"{results[0][1]} to {results[-1][2]}"
+    write_table(
+        "soak-scale",
+        headers,
+        rows,
+        load=loads,
+        note=f"Throughput at {last.sent} / at {first.sent}: {ratio:.2f}.",
     )
 
 

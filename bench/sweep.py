@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from _docs import load_average, write_table
+
 from paidtwice.lab import Lab
 from paidtwice.lab._runner import QUESTION
 from paidtwice.lab._sweep import (
@@ -82,7 +84,7 @@ def _phases(point: PointResult) -> str:
     return f"to the kill {killed:4.1f} s, down {down:4.2f} s, replay until settled {replay:4.1f} s"
 
 
-def report(path: str, matrices: list[SweepMatrix], wall: float, started: float, parallel: int) -> None:
+def report(path: str, matrices: list[SweepMatrix], wall: float, started: float, parallel: int) -> list[str]:
     points = [p for m in matrices for p in m.points]
     scripts = ", ".join(dict.fromkeys(m.script for m in matrices))
     first = min(p.started_at or started for p in points)
@@ -102,9 +104,18 @@ def report(path: str, matrices: list[SweepMatrix], wall: float, started: float, 
     print(f"  {path}: sweep / longest point  {wall / longest.wall_time:5.2f}")
     floor = (clean + longest.wall_time) / longest.wall_time
     print(f"  floor with clean runs first: (clean + longest) / longest = {floor:5.2f}")
+    ratio = f"{wall / longest.wall_time:.2f}"
+    return [
+        f"`{path}`",
+        str(len(points)),
+        f"{wall:.1f} s",
+        f"{clean:.1f} s",
+        f"{longest.wall_time:.1f} s",
+        ratio,
+    ]
 
 
-def sweep_path(path: str, modes: list[str], scripts: list[str], parallel: int) -> None:
+def sweep_path(path: str, modes: list[str], scripts: list[str], parallel: int) -> list[str]:
     named: list[tuple[str, Script]]
     if path == "ts":
         named = [(name, load_script_file(TS_AGENT / "script.toml", name)) for name in scripts]
@@ -114,7 +125,7 @@ def sweep_path(path: str, modes: list[str], scripts: list[str], parallel: int) -
         started = time.time()
         matrices = sweep_targets(lab, targets=_targets(path, modes), scripts=named, parallel=parallel)
         wall = time.time() - started
-    report(path, matrices, wall, started, parallel)
+    return report(path, matrices, wall, started, parallel)
 
 
 def serial(modes: list[str], scripts: list[str]) -> None:
@@ -139,8 +150,13 @@ def main() -> None:
     args = parser.parse_args()
     modes = args.mode or ["naive", "journaled"]
     scripts = args.script or ["steady", "drifting", "changed"]
-    for path in PATHS if args.path == "all" else (args.path,):
+    load_before = load_average()
+    rows = [
         sweep_path(path, modes, scripts, args.parallel)
+        for path in (PATHS if args.path == "all" else (args.path,))
+    ]
+    headers = ["path", "points", "whole sweep", "clean runs first", "longest point", "sweep / longest"]
+    write_table("sweep", headers, rows, load=f"{load_before} to {load_average()}")
     if args.serial:
         serial(modes, scripts)
 

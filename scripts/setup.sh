@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Set up a fresh clone: a virtualenv at .venv with paidtwice (its test tools, the examples' frameworks)
-# installed, and the pinned restate-server installed from npm into paidtwice's cache. Safe to run again.
+# Set up a fresh clone: a virtualenv at .venv with paidtwice (its test tools, the examples' frameworks, the
+# docs site's tools) installed, and the pinned restate-server installed from npm into paidtwice's cache.
+# Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[dev,frameworks]'
+.venv/bin/python -m pip install --quiet -e '.[dev,frameworks,docs]'
 binary=$(.venv/bin/paidtwice provision)
 echo "setup: .venv ready; restate-server installed at $binary"
 # The TypeScript example's packages, pinned by its lockfile, for `paidtwice sweep --cmd` and its tests.

@@ -10,6 +10,13 @@ if ! command -v chromium > /dev/null && [ "$(id -u)" = 0 ] && command -v apt-get
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; } \
         || echo "could not install chromium; the browser tests will be skipped" >&2
 fi
+# watch's tests check the shipped alert rules with promtool and scrape /metrics with a real Prometheus: both
+# are in Debian's prometheus package, installed the same way (the tests skip with the reason without it).
+if ! command -v promtool > /dev/null && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+    echo "installing prometheus for watch's alert-rule and scrape tests" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus > /dev/null; } \
+        || echo "could not install prometheus; watch's rule and scrape tests will be skipped" >&2
+fi
 .venv/bin/ruff check .
 .venv/bin/mypy
 exec .venv/bin/pytest "$@"

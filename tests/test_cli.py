@@ -130,7 +130,26 @@ def test_soak_bad_input() -> None:
         (["--cwd", "."], "--cwd goes with --cmd"),
         (["--service", "Agent"], "--service, --handler and --variation go with --app or --cmd"),
         (["--key", "k"], "--key goes with --app or --cmd"),
-        (["--cmd", "node agent.ts"], "with --cmd, give one script file: --script FILE"),
+        (
+            ["--cmd", "node agent.ts", "--script", "a.toml", "--script", "b.toml"],
+            "with --cmd, give one script file (--script FILE) or none (auto answers)",
+        ),
+        (
+            [
+                "--app",
+                "a:app",
+                "--service",
+                "A",
+                "--handler",
+                "h",
+                "--script",
+                "s.toml",
+                "--write-script",
+                "w.toml",
+            ],
+            "--write-script writes auto answers: it goes with --app or --cmd and no --script FILE",
+        ),
+        (["--write-script", "w.toml"], "--write-script writes auto answers"),
         (
             ["--app", "agent:app", "--script", "script.toml", "--service", "Agent"],
             "with --app, name the service and the handler: --service NAME --handler NAME",

@@ -66,3 +66,19 @@ def test_name_difference_form() -> None:
 def test_other_failures_are_not_mismatches() -> None:
     journal = journal_from_rows(json.loads((FIXTURES / "clean.json").read_text())["sys_journal"])
     assert read_mismatch("error when calling: Connection refused (os error 111)", journal) is None
+
+
+def test_the_index_is_the_journal_entry_with_the_command_index_beside_it() -> None:
+    # The SDK counts commands only: its index 2 is the sleep, which the journal holds at entry 3.
+    _, journal = captured("naive-changed-for-good.json")
+    message = (
+        "- The previous execution ran and recorded the following: 'sleep' (index '2')\n"
+        "- The current execution attempts to perform the following: 'handler return'\n"
+    )
+    mismatch = read_mismatch(message, journal)
+    assert mismatch is not None
+    assert (mismatch.index, mismatch.command_index, mismatch.recorded) == (3, 2, "sleep")
+    assert mismatch.where == "entry 3 (command index 2)"
+    beyond = read_mismatch(message.replace("'2'", "'9'"), journal)
+    assert beyond is not None and beyond.index is None
+    assert beyond.where == "command index 9 (no such entry in the journal)"

@@ -82,7 +82,7 @@ def test_recover_lists_priced_ways_out_of_a_paused_invocation(
     ways = {way.name: way for way in plan.ways}
     assert {"resume", "restart", "kill"} <= set(ways)
     assert "weather runs again" in ways["restart"].runs_again
-    assert "RT0016 at index 1" in ways["resume"].replay
+    assert "RT0016 at entry 1 (command index 1)" in ways["resume"].replay
     assert ways["resume"].certain_mismatch_at is None
 
 
@@ -90,7 +90,7 @@ def test_recover_flags_a_resume_onto_code_whose_first_steps_differ(stuck: Stuck)
     # Before resuming, the walk ran the fix once and asked recover; the resume then mismatched there.
     probe = stuck.walk.steps[0]
     assert probe.model_calls == 2
-    assert "CERTAIN MISMATCH at index 1" in probe.outcome
+    assert "CERTAIN MISMATCH at entry 1 (command index 1)" in probe.outcome
     assert stuck.walk.predicted_mismatch_at == 1
     assert stuck.walk.mismatch is not None and stuck.walk.mismatch.index == 1
 

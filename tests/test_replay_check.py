@@ -42,7 +42,7 @@ def check(
 def test_changed_for_good_against_the_journaled_fix_diverges_at_1() -> None:
     code, [record] = check([CHANGED], mode="journaled")
     assert code == 1
-    assert record["verdict"] == "diverges" and record["index"] == 1
+    assert record["verdict"] == "diverges" and (record["index"], record["command_index"]) == (1, 1)
     assert (record["recorded"], record["attempted"]) == ("run weather", "run model")
     assert record["labels_agree"] is True
     assert "name: weather != model" in record["message"]

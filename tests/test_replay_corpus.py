@@ -45,7 +45,8 @@ def offline_outcome(result: ReplayResult) -> str:
     if result.verdict in ("replays", "continues"):
         return "completes"
     if result.verdict == "diverges":
-        return f"RT0016 at {result.index}"
+        # The live outcome is the server's message, which names the SDK's command index.
+        return f"RT0016 at {result.command_index}"
     return result.verdict
 
 

@@ -41,7 +41,7 @@ def test_the_journaled_fix_is_a_certain_mismatch_at_index_1(
     record = deck_records["naive-changed-for-good"]
     assert record.status == "paused"
     judged = ways(plan(lab, record, mode="journaled", script="steady"))
-    assert judged["resume"].startswith("CERTAIN MISMATCH at index 1: replayed offline")
+    assert judged["resume"].startswith("CERTAIN MISMATCH at entry 1 (command index 1): replayed offline")
     assert "the journal has run weather, the code attempts run model" in judged["resume"]
 
 
@@ -53,7 +53,7 @@ def test_the_naive_code_replays_what_is_kept_under_steady_answers(
     assert judged["resume"].startswith("replays: replayed offline")
     assert "1 model call outside the journal paid again" in judged["resume"]
     judged = ways(plan(lab, record, mode="naive", script="changed"))
-    assert judged["resume"].startswith("CERTAIN MISMATCH at index 1")
+    assert judged["resume"].startswith("CERTAIN MISMATCH at entry 1 (command index 1)")
 
 
 def test_save_journals_writes_each_runs_journal_and_a_kills_prefix(

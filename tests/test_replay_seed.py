@@ -72,7 +72,8 @@ def test_a_wrong_seed_diverges_where_the_uuid_names_the_step(
     with pytest.raises(ReplayDivergence) as raised:
         replayer.replay_journal(wrong)
     result = raised.value.result
-    assert result.verdict == "diverges" and result.index == 2
+    # The journal's entry 3 (Input 0, Run 1, its result 2): the SDK's command index 2.
+    assert (result.verdict, result.index, result.command_index) == ("diverges", 3, 2)
     assert result.recorded == f"run {journal.entries[3].name}"
     assert result.attempted.startswith("run step-") and result.attempted != result.recorded
 

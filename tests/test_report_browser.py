@@ -199,7 +199,8 @@ def test_replay_check_report_in_the_browser(
     )
     assert [verdict for verdict, _, _ in shown] == [r.verdict for r in results]
     for (_, words, calls), result in zip(shown, results, strict=True):
-        expected = f"diverges at index {result.index}" if result.verdict == "diverges" else result.verdict
+        diverges = f"diverges at entry {result.index} (command index {result.command_index})"
+        expected = diverges if result.verdict == "diverges" else result.verdict
         assert expected in words
         assert calls.startswith(str(result.calls_during_replay))
     # Each divergence is a panel with the recorded and the attempted commands side by side.

@@ -67,14 +67,16 @@ def test_a_divergence_carries_both_sequences_up_to_where_they_part(
     replay_check_results: tuple[Path, ...],
 ) -> None:
     diverging = [r for r in load_results(replay_check_results).replays if r.verdict == "diverges"]
-    # The clean journal on drifting answers parts at its output; the changed-for-good one on the fix at 1.
-    assert sorted((Path(r.path or "").name, r.index) for r in diverging) == [
-        ("clean.json", 3),
-        ("naive-changed-for-good.json", 1),
+    # The clean journal on drifting answers parts at its output (entry 5, the SDK's command 3); the
+    # changed-for-good one on the fix at entry 1 (command 1).
+    assert sorted((Path(r.path or "").name, r.index, r.command_index) for r in diverging) == [
+        ("clean.json", 5, 3),
+        ("naive-changed-for-good.json", 1, 1),
     ]
     for result in diverging:
-        assert result.index is not None and result.path is not None
-        assert list(result.recorded_commands) == commands_of(result.path)[: result.index + 1]
+        assert result.command_index is not None and result.path is not None
+        assert list(result.recorded_commands) == commands_of(result.path)[: result.command_index + 1]
+        assert result.command_entries[-1] == result.index
         assert result.recorded_commands[-1] == result.recorded
         assert result.attempted_commands[:-1] == result.recorded_commands[:-1]
         assert result.attempted_commands[-1] == result.attempted != result.recorded

@@ -25,6 +25,7 @@ from paidtwice._exceptions import (
     ScriptFileError,
     ServerStartError,
     ServerUnreachable,
+    UnsatisfiableSchema,
     UsageError,
 )
 from paidtwice._pins import RESTATE_SDK_VERSION, RESTATE_SERVER_VERSION
@@ -78,6 +79,7 @@ __all__ = [
     "ServerStartError",
     "ServerUnreachable",
     "SweepMatrix",
+    "UnsatisfiableSchema",
     "UsageError",
     "explain",
     "read_mismatch",

@@ -7,9 +7,10 @@
      ├── AdminError          the admin API refused a request (carries the HTTP status)
      ├── NotFound            no invocation, deployment, experiment or stub script by that name
      ├── ExperimentError     an experiment could not be carried out as its row says
- ├── LabCancelled        the lab was interrupted (Ctrl-C, SIGTERM) while a run was in progress
+     ├── LabCancelled        the lab was interrupted (Ctrl-C, SIGTERM) while a run was in progress
      └── UsageError          the caller asked for something that cannot be done in this state
-      └── ScriptFileError  a script file that cannot be read or does not say what each turn answers
+      ├── ScriptFileError  a script file that cannot be read or does not say what each turn answers
+      └── UnsatisfiableSchema  no value can be made for a JSON schema (carries the path)
 
 Every message says what went wrong and, where there is one, what to do about it. The CLI prints it as one
 line and exits 2.
@@ -27,6 +28,7 @@ __all__ = [
     "ScriptFileError",
     "ServerStartError",
     "ServerUnreachable",
+    "UnsatisfiableSchema",
     "UsageError",
 ]
 
@@ -76,3 +78,14 @@ class UsageError(PaidtwiceError):
 
 class ScriptFileError(UsageError):
     """A script file that cannot be read or does not say what each turn answers."""
+
+
+class UnsatisfiableSchema(UsageError):
+    """No value can be made for a JSON schema (or none paidtwice knows how to make); names where."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"cannot make a value for {path}: {reason}")
+        self.path = path
+        """Where in the value: "$" for the whole, "$.address.zip", "$.items[0]"."""
+        self.reason = reason
+        """Why, in words."""

@@ -155,3 +155,23 @@ def test_cli_exits_0_when_clean_and_2_on_bad_input(tmp_path: Path) -> None:
     tool = tmp_path / "deploy"
     tool.write_text("#!/usr/bin/env python3\nprint('hi')\n")
     assert run_cli(str(tool)).returncode == 0
+
+
+def test_explicit_recovery_handler_is_told_its_journaled_model_call_is_paid_again() -> None:
+    source = (
+        "import restate\n"
+        "from openai import AsyncOpenAI\n"
+        "from restate._preview import explicit_recovery\n"
+        "client = AsyncOpenAI()\n"
+        "svc = restate.Service('S')\n"
+        "async def ask(q):\n"
+        "    return await client.chat.completions.create(model='m', messages=[])\n"
+        "@svc.handler()\n"
+        "async def run(ctx: restate.Context, q: str):\n"
+        "    return await ctx.run_typed('model', ask, q=q)\n"
+    )
+    assert lint_source(source) == []
+    findings = lint_source(source + "explicit_recovery(svc)\n")
+    assert [(f.line, f.code) for f in findings] == [(10, "PT007")]
+    assert "explicit_recovery handler" in findings[0].message and "ask() calls" in findings[0].message
+    assert "paid again after every kill or failure" in findings[0].fix

@@ -14,6 +14,7 @@ __all__ = [
     "AGENT_MODE",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
+    "EXPLICIT_RECOVERY",
     "GATE",
     "INVOCATION_HEADER",
     "OFFLINE_DEFAULTS",
@@ -21,6 +22,7 @@ __all__ = [
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "PAUSE_S",
+    "RETRY_POLICY",
     "SERVICE",
     "SERVICE_AS",
     "STEP_LOG",
@@ -44,6 +46,12 @@ SERVICE_AS = "PAIDTWICE_SERVICE_AS"
 """`Old=New,...`: services the host renames, for an app that does not read SERVICE."""
 PAUSE_S = "PAIDTWICE_PAUSE_S"
 """Seconds of the deck agent's durable pause."""
+EXPLICIT_RECOVERY = "PAIDTWICE_EXPLICIT_RECOVERY"
+"""`1`: the deck's agents run under restate-sdk's preview `explicit_recovery` (a retry runs the handler from
+the start, every context operation executed again, no journal replayed)."""
+RETRY_POLICY = "PAIDTWICE_RETRY_POLICY"
+"""JSON of the deck agents' invocation retry policy, when a row sets its own: `max_attempts`,
+`on_max_attempts` ("pause" or "kill"), `initial_interval_s`, `max_interval_s`, `exponentiation_factor`."""
 STEP_LOG = "PAIDTWICE_STEP_LOG"
 """Where the host writes its step log (one JSON line per step)."""
 GATE = "PAIDTWICE_GATE"
@@ -56,10 +64,14 @@ STUB_API_KEY = "paidtwice-stub"
 OFFLINE_DEFAULTS = {
     "OPENAI_AGENTS_DISABLE_TRACING": "1",
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LOGFIRE_IGNORE_NO_CONFIG": "1",
 }
-"""What keeps an agent's libraries from reaching past the stub, unless the user's environment says otherwise:
-the OpenAI Agents SDK exports traces to api.openai.com with the key it is given (the stub's, refused), and
-litellm fetches its price list from the internet at import (retrying for seconds when it cannot)."""
+"""What keeps an agent's libraries from reaching past the stub, and their chatter out of paidtwice's output,
+unless the user's environment says otherwise: the OpenAI Agents SDK exports traces to api.openai.com with the
+key it is given (the stub's, refused; without one it says "OPENAI_API_KEY is not set, skipping trace export"),
+litellm fetches its price list from the internet at import (retrying for seconds when it cannot), and
+logfire (pydantic-ai's instrumentation) warns that it was not configured. Set for the agent processes of the
+lab and for the app replay-check loads in its own process."""
 
 
 def agent_env(

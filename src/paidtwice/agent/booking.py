@@ -13,22 +13,31 @@ Environment, read once at start-up:
     PAIDTWICE_TOOLS_URL    base URL of the tool endpoints (the stub's lane)
     PAIDTWICE_BOOKING_KEY  none (default), request-id or uuid
     PAIDTWICE_SERVICE      the service's name (default "Booking")
+    PAIDTWICE_BOOKING_PAUSE_S  seconds of a durable pause after the booking (default 0: none), a moment to
+                           kill the agent once the booking is journaled
+    PAIDTWICE_EXPLICIT_RECOVERY  "1": the service runs under restate-sdk's preview `explicit_recovery`, so a
+                           retry executes the journaled booking again
 """
 
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from typing import Any
 
 import restate
+from restate._preview import explicit_recovery
 
-from paidtwice.agent.weather import RETRY_POLICY, http
+from paidtwice.agent.weather import EXPLICIT, RETRY_POLICY, http
 
 TOOLS_URL = os.environ.get("PAIDTWICE_TOOLS_URL", "http://127.0.0.1:8000/tools")
 KEY = os.environ.get("PAIDTWICE_BOOKING_KEY", "none")
 SERVICE = os.environ.get("PAIDTWICE_SERVICE", "Booking")
+PAUSE = timedelta(seconds=float(os.environ.get("PAIDTWICE_BOOKING_PAUSE_S", "0")))
 
 booking = restate.Service(SERVICE, invocation_retry_policy=RETRY_POLICY)
+if EXPLICIT:
+    explicit_recovery(booking)
 
 
 async def book(key: str | None, invocation: str) -> dict[str, Any]:
@@ -51,6 +60,8 @@ async def run(ctx: restate.Context, question: str) -> str:
     elif KEY == "uuid":
         key = str(ctx.uuid())
     result = await ctx.run_typed("book", book, key=key, invocation=invocation)
+    if PAUSE:
+        await ctx.sleep(PAUSE)
     return str(result["booking_id"])
 
 

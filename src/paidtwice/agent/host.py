@@ -60,7 +60,7 @@ from hypercorn.config import Config
 from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_AS, STEP_LOG
 from paidtwice.agent._wire import AttemptWire, attempt_invocation
 
-__all__ = ["main"]
+__all__ = ["APP_LINE", "explicit_handlers", "main"]
 
 
 def _load(target: str) -> tuple[Any, Any]:
@@ -453,6 +453,21 @@ def _instrument_context(log: _StepLog) -> None:
         setattr(Ctx, attribute, method)
 
 
+APP_LINE = "*"
+"""The `invocation` of step-log lines about the whole app, not one invocation."""
+
+
+def explicit_handlers(services: list[Any]) -> list[str]:
+    """SERVICE/HANDLER of every handler under restate-sdk's preview `explicit_recovery` (on its service or
+    on itself), by the name it is served under."""
+    return sorted(
+        f"{service.name}/{name}"
+        for service in services
+        for name, handler in service.handlers.items()
+        if getattr(service, "explicit_recovery", False) or getattr(handler, "explicit_recovery", False)
+    )
+
+
 def _rename(module: Any, services: list[Any], renames: list[str]) -> Any:
     """Serve each OLD service as NEW; returns a new app built from the module's services."""
     import restate
@@ -534,6 +549,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.step_log:
         log = _StepLog(os.open(args.step_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), args.gate)
         _instrument_context(log)
+        # Once per process, for no invocation: which handlers replay nothing on a retry (a sweep must not
+        # call their journaled answers kept).
+        log.write(APP_LINE, "explicit_recovery", handlers=explicit_handlers(_services(module)))
     # Always: every model request is tagged with its invocation, logged or not.
     _instrument_http(log)
     fd = None

@@ -11,6 +11,9 @@ Environment, read once at start-up:
     PAIDTWICE_AGENT_MODE   "naive" (default) or "journaled"
     PAIDTWICE_PAUSE_S      length of the durable rate-limit pause, in seconds (default 2)
     PAIDTWICE_SERVICE      the service's name (default "Agent"; the lab gives each experiment its own)
+    PAIDTWICE_EXPLICIT_RECOVERY  "1": the service runs under restate-sdk's preview `explicit_recovery` (a
+                           retry runs the handler from the start and executes every `ctx.run` again)
+    PAIDTWICE_RETRY_POLICY JSON of a retry policy replacing the deck's (see `retry_policy`)
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 import httpx2
 import restate
+from restate._preview import explicit_recovery
 
 MODEL_URL = os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
 TOOLS_URL = os.environ.get("PAIDTWICE_TOOLS_URL", "http://127.0.0.1:8000/tools")
@@ -31,7 +35,7 @@ RATE_LIMIT_PAUSE = timedelta(seconds=float(os.environ.get("PAIDTWICE_PAUSE_S", "
 
 SERVICE = os.environ.get("PAIDTWICE_SERVICE", "Agent")
 
-RETRY_POLICY = restate.InvocationRetryPolicy(
+DECK_RETRY_POLICY = restate.InvocationRetryPolicy(
     initial_interval=timedelta(milliseconds=200),
     exponentiation_factor=2.0,
     max_interval=timedelta(seconds=2),
@@ -42,6 +46,26 @@ RETRY_POLICY = restate.InvocationRetryPolicy(
 that the retries made while the agent is down are told apart by the restart delay: Restate adds up to 30%
 jitter to each interval, and with these intervals the windows in which the first five retries can land are
 apart by at least 0.3 s, room for a busy server's late timers."""
+
+
+def retry_policy(spec: str) -> restate.InvocationRetryPolicy:
+    """The deck's policy, or the one a row sets (PAIDTWICE_RETRY_POLICY, JSON): `max_attempts`,
+    `on_max_attempts`, `initial_interval_s`, `max_interval_s`, `exponentiation_factor`."""
+    if not spec:
+        return DECK_RETRY_POLICY
+    given = json.loads(spec)
+    return restate.InvocationRetryPolicy(
+        initial_interval=timedelta(seconds=float(given["initial_interval_s"])),
+        exponentiation_factor=float(given["exponentiation_factor"]),
+        max_interval=timedelta(seconds=float(given["max_interval_s"])),
+        max_attempts=int(given["max_attempts"]),
+        on_max_attempts=given["on_max_attempts"],
+    )
+
+
+RETRY_POLICY = retry_policy(os.environ.get("PAIDTWICE_RETRY_POLICY", ""))
+"""The policy this process's service runs under."""
+EXPLICIT = os.environ.get("PAIDTWICE_EXPLICIT_RECOVERY", "") == "1"
 
 TOOLS = [
     {
@@ -59,6 +83,8 @@ TOOLS = [
 ]
 
 agent = restate.Service(SERVICE, invocation_retry_policy=RETRY_POLICY)
+if EXPLICIT:
+    explicit_recovery(agent)
 
 # One client for the process's life, as a long-running agent keeps one: a client made per call loads the CA
 # bundle every time (about 30 ms of CPU), which a replay of twenty attempts would pay twenty times over.

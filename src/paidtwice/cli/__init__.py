@@ -2,7 +2,8 @@
 
 One click group; its commands live by what they work on: the deck's rows on a lab (`_lab`: provision,
 experiments, deck, run), one invocation on a running server (`_invocation`: journal, explain, recover), the
-sweep (`_sweep`), the soak (`_soak`), the HTML page (`_report`); lint and replay-check with their libraries.
+sweep (`_sweep`), the soak (`_soak`), the HTML page (`_report`), watching a server in production and a lab
+that stays up to watch (`_watch`); lint and replay-check with their libraries.
 The options they share are in `_options`, how a command ends (bad input, Ctrl-C, SIGTERM) in `_errors`.
 """
 
@@ -18,6 +19,7 @@ from paidtwice.cli._lab import deck, experiments, provision, run
 from paidtwice.cli._report import report
 from paidtwice.cli._soak import soak
 from paidtwice.cli._sweep import sweep
+from paidtwice.cli._watch import lab, watch
 from paidtwice.lint import lint_command
 from paidtwice.replay._cli import capture_command, replay_check_command
 
@@ -37,6 +39,8 @@ def cli() -> None:
     paidtwice lint src/              find calls a replay will pay for twice
     paidtwice replay-check --app agent:app journals/
                                      will new code replay captured journals? offline, no server
+    paidtwice watch --admin-url URL  in production: what is paying twice right now, priced
+    paidtwice lab up                 a lab that stays up, to watch and explore
 
     \b
     Where results go: deck, run and sweep write their records to paidtwice-results/ in the current
@@ -58,6 +62,8 @@ for _command in (
     lint_command,
     capture_command,
     replay_check_command,
+    watch,
+    lab,
 ):
     cli.add_command(_command)
 

@@ -14,7 +14,14 @@ import click
 from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import LabCancelled, PaidtwiceError
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "errors", "handle_sigterm", "terminated"]
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
+    "errors",
+    "handle_sigterm",
+    "stopped_as_asked",
+    "terminated",
+]
 
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a program that SIGTERM ended
@@ -39,9 +46,19 @@ def handle_sigterm() -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
 
 
+_stop_is_the_end = threading.Event()
+
+
 def terminated() -> bool:
-    """Whether a SIGTERM arrived."""
-    return _sigterm_received.is_set()
+    """Whether a SIGTERM arrived that cut a command short (not one that ended a command meant to run until
+    stopped, `stopped_as_asked`)."""
+    return _sigterm_received.is_set() and not _stop_is_the_end.is_set()
+
+
+def stopped_as_asked() -> None:
+    """The command runs until Ctrl-C or SIGTERM (`lab up`, `watch`): either one is its normal end, and it
+    exits with its own status, not 130 or 143."""
+    _stop_is_the_end.set()
 
 
 @contextmanager

@@ -18,10 +18,12 @@ from paidtwice.cli._options import (
     json_option,
     model_latency_option,
     open_lab,
+    output_width,
     price_model_option,
     results_dir_option,
     save_journals_option,
     server_version_option,
+    wide_option,
     write_report,
 )
 from paidtwice.engine._sql import SqlClient
@@ -93,14 +95,20 @@ def experiments() -> None:
         click.echo(f"{row.name:26} {row.mode:9} {row.script:9} {row.fault.describe()}")
         click.echo(f"{'':26} deck: {row.deck_says}")
     for curve in CURVES:
-        delays = ", ".join(f"{d:g}" for d in curve.delays)
-        click.echo(f"{curve.name:26} {curve.base.mode:9} {curve.base.script:9} delays {delays} s")
+        if curve.policies:
+            attempts = ", ".join(dict.fromkeys(str(p.max_attempts) for p in curve.policies))
+            then = "/".join(dict.fromkeys(p.on_max_attempts for p in curve.policies))
+            varies = f"max_attempts {attempts}, then {then}; delay {curve.base.restart_delay:g} s"
+        else:
+            varies = "delays " + ", ".join(f"{d:g}" for d in curve.delays) + " s"
+        click.echo(f"{curve.name:26} {curve.base.mode:9} {curve.base.script:9} {varies}")
         click.echo(f"{'':26} deck: {curve.deck_says}")
     for walk in WALKS:
         click.echo(f"{walk.name:26} recover {walk.base.name}'s paused invocation; fix: {walk.fix_mode}")
         click.echo(f"{'':26} deck: {walk.deck_says}")
     for pair in COMPARISONS:
-        click.echo(f"{pair.name:26} {pair.first.name} vs {pair.second.name}, {pair.first.fault.describe()}")
+        sides = " vs ".join(run.name for run in pair.runs())
+        click.echo(f"{pair.name:26} {sides}, {pair.first.fault.describe()}")
         click.echo(f"{'':26} beyond the deck: {pair.deck_says}")
 
 
@@ -116,6 +124,7 @@ def experiments() -> None:
 @server_version_option
 @cluster_option
 @price_model_option
+@wide_option
 def deck(
     only: tuple[str, ...],
     json_path: Path | None,
@@ -126,6 +135,7 @@ def deck(
     server_version: str,
     price_model: str,
     cluster: int,
+    wide: bool,
 ) -> None:
     """Run the deck's experiments on a real Restate server and compare with the deck's figures.
 
@@ -146,7 +156,7 @@ def deck(
         echo_err(f"paidtwice: {count(len(rows), 'experiment')} on {where}restate-server {server_version}")
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
             records = _run_rows(lab, rows, json_path=json_path, serial=serial, journals=save_journals)
-    click.echo(format_deck_table(records))
+    click.echo(format_deck_table(records, width=output_width(wide)))
     for record in records:
         if not isinstance(record, RunRecord):
             click.echo(f"\n{record.name}:")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,12 +35,14 @@ __all__ = [
     "json_option",
     "model_latency_option",
     "open_lab",
+    "output_width",
     "parse_input",
     "price_model_option",
     "results_dir_option",
     "save_journals_option",
     "server_version_option",
     "service_option",
+    "wide_option",
     "writable",
     "write_report",
 ]
@@ -130,6 +134,21 @@ save_journals_option = click.option(
 
 
 # A user's app, for `sweep --app` and `soak --app`: the same names and meanings in both.
+wide_option = click.option(
+    "--wide",
+    is_flag=True,
+    help="Tables at full width, one line per row, whatever the terminal's width (as a pipe gets them).",
+)
+
+
+def output_width(wide: bool) -> int | None:
+    """The columns the tables must fit: the terminal's (its size, or $COLUMNS), or None for full width with
+    --wide or when stdout is not a terminal (a pipe, a file: what a script reads keeps one line per row)."""
+    if wide or not sys.stdout.isatty():
+        return None
+    return max(20, shutil.get_terminal_size().columns)
+
+
 service_option = click.option("--service", metavar="NAME", help="With --app: the service to call.")
 handler_option = click.option("--handler", metavar="NAME", help="With --app: the handler to call.")
 input_option = click.option(

@@ -11,6 +11,7 @@ from paidtwice.cli._errors import errors
 from paidtwice.cli._options import write_report
 from paidtwice.report._html import deck_sections, replay_check_section, soak_section, sweep_sections
 from paidtwice.report._load import load_results
+from paidtwice.report._watch import watch_section
 
 __all__ = ["report"]
 
@@ -32,15 +33,17 @@ __all__ = ["report"]
     help="The HTML file to write (default: the first results file with .html).",
 )
 def report(results: tuple[Path, ...], output: Path | None) -> None:
-    """Make one self-contained HTML report from result files (--json of deck, run, sweep, soak, replay-check).
+    """Make one self-contained HTML report from result files (--json of deck, run, sweep, soak, replay-check,
+    watch).
 
     The page has the deck-against-measured table with verdicts; per run a timeline (attempts, the kill and
     the down time, model calls delivered or cut off, journal entries), the journal by index, the mismatch
     and the admin log; the restart-delay curve measured against predicted; for a sweep, a heatmap of crash
     points against mode and script, each cell linking to that point's timeline; for a replay-check, a row
     per journal with its verdict, a divergence as the recorded and attempted commands side by side; a soak's
-    counts, bound and kills. Inline CSS and SVG, no request: it opens from disk and prints to PDF. Exit 2 on
-    a file that is not a paidtwice result or is of an older format.
+    counts, bound and kills; a watch snapshot's stuck invocations, their cost and ways out. Inline CSS and
+    SVG, no request: it opens from disk and prints to PDF. Exit 2 on a file that is not a paidtwice result
+    or is of an older format.
 
     \b
     Examples:
@@ -48,6 +51,7 @@ def report(results: tuple[Path, ...], output: Path | None) -> None:
         paidtwice report deck.json sweep.json -o ci-report.html
         paidtwice report replay-check.json -o replay-check.html
         paidtwice report paidtwice-results/soak-20261204-120000-4242.json -o soak.html
+        paidtwice report watch.json -o stuck-now.html
     """
     output = output or results[0].with_suffix(".html")
     if any(output.resolve() == r.resolve() for r in results):
@@ -62,11 +66,13 @@ def report(results: tuple[Path, ...], output: Path | None) -> None:
     if loaded.replays:
         sections.append(replay_check_section(loaded.replays))
     sections += [soak_section(soak) for soak in loaded.soaks]
+    sections += [watch_section(snapshot) for snapshot in loaded.watches]
     present = (
         ("deck", loaded.records),
         ("sweep", loaded.points),
         ("soak", loaded.soaks),
         ("replay-check", loaded.replays),
+        ("watch", loaded.watches),
     )
     kinds = [kind for kind, found in present if found]
     write_report(output, f"paidtwice report: {' and '.join(kinds)}", sections, list(results))

@@ -3,6 +3,7 @@ moment of a clean run and measure what each replay paid again."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -26,10 +27,13 @@ from paidtwice.cli._options import (
     input_option,
     json_option,
     model_latency_option,
+    output_width,
     parse_input,
     price_model_option,
     results_dir_option,
     service_option,
+    wide_option,
+    writable,
     write_report,
 )
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
@@ -39,6 +43,7 @@ from paidtwice.lab._sweep import sweep as run_sweep
 from paidtwice.lab._watch import epoch
 from paidtwice.report._html import sweep_sections
 from paidtwice.report._text import format_crash_cost, format_sweep
+from paidtwice.stub._auto import AUTO, DEFAULT_SEED
 from paidtwice.stub._turns import VARIATIONS
 
 __all__ = ["sweep"]
@@ -58,8 +63,24 @@ __all__ = ["sweep"]
     multiple=True,
     metavar="NAME|FILE",
     help="The deck's agent: stub scripts steady, drifting, changed (default: all three). "
-    "With --app: the script file giving the model's answer to each call (a `[[turn]]` matched by `when`, or "
-    "by its position in the conversation).",
+    "With --app or --cmd: the script file giving the model's answer to each call (a `[[turn]]` matched by "
+    "`when`, or by its position in the conversation), or `auto` (the default): answers made from each "
+    "request (a tool call with arguments valid against the tool's schema, then a final answer).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="With auto answers: what every answer is derived from (the same seed answers the same).",
+)
+@click.option(
+    "--write-script",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="With auto answers: write the answers given to FILE as a script file (TOML for .toml, else JSON), "
+    "to read, edit and pass with --script.",
 )
 @click.option(
     "--variation",
@@ -95,6 +116,15 @@ __all__ = ["sweep"]
     default=None,
     help="With --app or --cmd: the key a Virtual Object's or a Workflow's handler is called with "
     "(default: 'paidtwice' when the service is keyed).",
+)
+@click.option(
+    "--state",
+    "state_json",
+    metavar="JSON",
+    default=None,
+    help="With --app or --cmd: a Virtual Object's state, set under its key before the clean run and every "
+    "point (a JSON object of names and values, each as the SDK's JSON serde writes it), so a later message "
+    "of a conversation is swept; default: the script file's [state] table, if any.",
 )
 @app_dir_option
 @click.option(
@@ -136,9 +166,12 @@ __all__ = ["sweep"]
     help="Crashes per 1,000 invocations: also print the expected extra cost per 1,000 invocations.",
 )
 @cluster_option
+@wide_option
 def sweep(
     modes: tuple[str, ...],
     scripts: tuple[str, ...],
+    seed: int,
+    write_script: Path | None,
     variations: tuple[str, ...],
     app: str | None,
     command: str | None,
@@ -148,6 +181,7 @@ def sweep(
     handler: str | None,
     input_json: str,
     key: str | None,
+    state_json: str | None,
     app_dir: Path,
     restart_delay: float,
     parallel: int,
@@ -160,6 +194,7 @@ def sweep(
     model_latency: float | None,
     crash_rate: float | None,
     cluster: int,
+    wide: bool,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
@@ -193,9 +228,19 @@ def sweep(
             raise BadInput(f"{flag} {directory} is not a directory")
     if key is not None and app is None and command is None:
         raise BadInput("--key goes with --app or --cmd")
+    state = _state(state_json) if state_json is not None else None
+    if state is not None and app is None and command is None:
+        raise BadInput("--state goes with --app or --cmd")
     own = app is not None or command is not None
     json_path = json_path or default_json(results_dir, "sweep")
     check_outputs(json_path, html_path, journals=save_journals)
+    if write_script is not None and (not own or scripts not in ((), (AUTO,))):
+        raise BadInput("--write-script writes auto answers: it goes with --app or --cmd and no --script FILE")
+    writable(write_script, "the script file")
+    if own and scripts in ((), (AUTO,)):
+        echo_err(
+            f"answers: auto, made from each request (seed {seed}; --seed to change, --script FILE to pin)"
+        )
     with errors(), ExitStack() as stack:
         lab = None
         if save_journals is not None:
@@ -209,8 +254,12 @@ def sweep(
             handler=handler,
             input=payload,
             key=key,
-            # The deck's agent takes the stub's scripts by name; your own code, one script file's variations.
-            script=Path(scripts[0]) if own else None,
+            state=state,
+            # The deck's agent takes the stub's scripts by name; your own code, one script file's variations
+            # or auto answers.
+            script=scripts[0] if own and scripts else None,
+            seed=seed,
+            write_script=write_script,
             modes=modes or ("naive", "journaled"),
             scripts=(variations if own else scripts) or VARIATIONS,
             app_dir=(cmd_dir or Path(".")) if command is not None else app_dir,
@@ -223,8 +272,26 @@ def sweep(
             cluster=cluster,
         )
     sys.exit(
-        _print_sweep(matrices, json_path=json_path, check=check, crash_rate=crash_rate, html_path=html_path)
+        _print_sweep(
+            matrices,
+            json_path=json_path,
+            check=check,
+            crash_rate=crash_rate,
+            html_path=html_path,
+            width=output_width(wide),
+        )
     )
+
+
+def _state(text: str) -> dict[str, Any]:
+    """--state: a JSON object of the state's names and values."""
+    try:
+        state = json.loads(text)
+    except ValueError as err:
+        raise BadInput(f"--state is not JSON: {err}") from None
+    if not isinstance(state, dict):
+        raise BadInput('--state must be a JSON object of names and values, e.g. \'{"history": ["Hi"]}\'')
+    return state
 
 
 def _own_input(
@@ -248,8 +315,8 @@ def _own_input(
         if service or handler or variations:
             raise BadInput("--service, --handler and --variation go with --app or --cmd")
         return None
-    if len(scripts) != 1:
-        raise BadInput(f"with {own}, give one script file: --script FILE")
+    if len(scripts) > 1:
+        raise BadInput(f"with {own}, give one script file (--script FILE) or none (auto answers)")
     if not service or not handler:
         raise BadInput(f"with {own}, name the service and the handler: --service NAME --handler NAME")
     return parse_input(input_json)
@@ -291,15 +358,16 @@ def _print_sweep(
     check: bool,
     crash_rate: float | None,
     html_path: Path | None,
+    width: int | None,
 ) -> int:
-    """The matrices, the crash cost and the verdict; the exit status."""
+    """The matrices, the crash cost and the verdict; the exit status. The tables fit `width` (None: full)."""
     ordered = [p for m in matrices for p in m.points]
     if check and not ordered:
         raise BadInput("--check found no crash point to check")
     write_sweep(json_path, ordered)
     for matrix in matrices:
-        click.echo(format_sweep(matrix) + "\n")
-    click.echo(format_crash_cost(matrices, crash_rate) + "\n")
+        click.echo(format_sweep(matrix, width=width) + "\n")
+    click.echo(format_crash_cost(matrices, crash_rate, width=width) + "\n")
     wall = matrices[0].wall_time if matrices else 0.0
     click.echo(f"{count(len(ordered), 'crash point')} in {wall:.1f}s; every point's record: {json_path}")
     write_report(html_path, "paidtwice sweep", sweep_sections(ordered), [json_path])

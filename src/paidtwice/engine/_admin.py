@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,6 +126,13 @@ class AdminClient:
             if service.get("ty") in ("VirtualObject", "Workflow")
         )
         return Deployment(id=answer["id"], uri=uri, created=response.status_code == 201, keyed=keyed)
+
+    def set_state(self, service: str, key: str, state: Mapping[str, bytes]) -> AdminCall:
+        """Replace a Virtual Object's (or a Workflow's) state under `key` with `state`: each value is the
+        bytes the SDK reads back (its default serde: JSON). The server applies it asynchronously (202)."""
+        body = {"object_key": key, "new_state": {name: list(value) for name, value in state.items()}}
+        self._request("POST", f"/services/{service}/state", body=body)
+        return self.log[-1]
 
     def deployments(self) -> list[dict[str, Any]]:
         return list(self._request("GET", "/deployments").json().get("deployments", []))

@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,8 +148,11 @@ class RestateCluster:
         nodes: int = 3,
         version: str = RESTATE_SERVER_VERSION,
         echo: Callable[[str], None] = print,
+        extra_env: Mapping[str, str] | None = None,
     ) -> None:
         check_size(nodes)
+        self.extra_env = dict(extra_env or {})
+        """Settings every node gets on top of paidtwice's (an experimental flag a row needs)."""
         self.version = version
         """restate-server version, from the npm registry."""
         self.size = nodes
@@ -253,6 +256,7 @@ class RestateCluster:
                 "TMPDIR": str(node.base_dir / "tmp"),
             }
         )
+        env.update(self.extra_env)
         return env
 
     def start(self) -> RestateCluster:

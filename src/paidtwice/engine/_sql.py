@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 import httpx
@@ -133,19 +133,28 @@ class SqlClient:
 
     url: str
     timeout: float = 15.0
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """Extra request headers (a secured admin API's `Authorization`): sent, never shown (`repr` leaves them
+    out, and no message quotes them)."""
 
     def query(self, sql: str) -> list[dict[str, Any]]:
         try:
             response = http().post(
                 f"{self.url}/query",
                 json={"query": sql},
-                headers={"Accept": "application/json"},
+                headers={**dict(self.headers), "Accept": "application/json"},
                 timeout=self.timeout,
             )
         except httpx.HTTPError as err:
             raise ServerUnreachable(
                 f"no Restate admin API answers at {self.url} ({err}); is the server running?"
             ) from err
+        if response.status_code in (401, 403):
+            raise QueryFailed(
+                f"the admin API at {self.url} refused the query ({response.status_code}): check the "
+                "credentials passed with --header",
+                status=response.status_code,
+            )
         if response.status_code != 200 and "non valid invocation id" in response.text:
             raise NotFound("that is not a valid Restate invocation id (they look like inv_1a2b...)")
         if response.status_code != 200:
@@ -154,6 +163,14 @@ class SqlClient:
             )
         rows: list[dict[str, Any]] = response.json().get("rows", [])
         return rows
+
+    def state(self, service: str, key: str) -> dict[str, str]:
+        """A Virtual Object's (or a Workflow's) state under `key`: each entry's value as UTF-8 text."""
+        rows = self.query(
+            "SELECT key, value_utf8 FROM state "
+            f"WHERE service_name = '{_quoted(service)}' AND service_key = '{_quoted(key)}'"
+        )
+        return {str(row["key"]): str(row.get("value_utf8") or "") for row in rows}
 
     def journal(self, invocation_id: str) -> list[JournalEntry]:
         rows = self.query(
@@ -167,6 +184,20 @@ class SqlClient:
             f"SELECT {_INVOCATION_COLUMNS} FROM sys_invocation WHERE id = '{_checked(invocation_id)}'"
         )
         return _invocation(rows[0]) if rows else None
+
+    def protocol_version(self, invocation_id: str) -> int | None:
+        """The service protocol version the invocation runs on (`pinned_service_protocol_version`: 6 by
+        default on 1.7, 7 with its experimental flag); None before it is pinned, or on a server without
+        the column."""
+        try:
+            rows = self.query(
+                "SELECT pinned_service_protocol_version FROM sys_invocation "
+                f"WHERE id = '{_checked(invocation_id)}'"
+            )
+        except QueryFailed:
+            return None
+        value = rows[0].get("pinned_service_protocol_version") if rows else None
+        return int(value) if value is not None else None
 
     def invocations(self, invocation_ids: Sequence[str]) -> dict[str, InvocationRow]:
         """Rows of several invocations in one query (ids not found are absent)."""
@@ -259,3 +290,8 @@ def _checked(invocation_id: str) -> str:
     if not _ID.match(invocation_id):
         raise PaidtwiceError(f"{invocation_id!r} is not an invocation id (they look like inv_1a2b...)")
     return invocation_id
+
+
+def _quoted(text: str) -> str:
+    """A string inside a SQL literal: its quotes doubled."""
+    return text.replace("'", "''")

@@ -30,6 +30,7 @@ __all__ = [
     "check_price_model",
     "extra_calls",
     "price_call",
+    "price_usage",
 ]
 
 DEFAULT_PRICE_MODEL = "gpt-4o-mini"
@@ -83,6 +84,11 @@ def _price(usage: TokenUsage, model: str, at: float) -> Decimal:
         genai_request_timestamp=datetime.fromtimestamp(at, UTC),
     )
     return price.total_price
+
+
+def price_usage(usage: TokenUsage, model: str, at: float) -> float:
+    """The price in dollars of `usage` tokens of `model`, at the prices of the time `at`."""
+    return float(_price(usage, model, at))
 
 
 def price_call(call: ModelCall, model: str) -> float:

@@ -6,6 +6,7 @@ the deck reports. The runner executes any row; adding an experiment is adding a 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -141,6 +142,40 @@ class Expected:
 
 
 @dataclass(frozen=True)
+class RetryPolicy:
+    """An invocation retry policy a row sets on its own agent (`restate.InvocationRetryPolicy`)."""
+
+    max_attempts: int
+    """Attempts in all, the first included."""
+    on_max_attempts: Literal["pause", "kill"] = "pause"
+    """What Restate does once they are spent."""
+    initial_interval: float = 0.2
+    """Seconds before the first retry."""
+    max_interval: float = 2.0
+    """Cap on the interval, seconds."""
+    exponentiation_factor: float = 2.0
+    """Growth of the interval per retry."""
+
+    def to_env(self) -> str:
+        """The agent's PAIDTWICE_RETRY_POLICY."""
+        return json.dumps(
+            {
+                "max_attempts": self.max_attempts,
+                "on_max_attempts": self.on_max_attempts,
+                "initial_interval_s": self.initial_interval,
+                "max_interval_s": self.max_interval,
+                "exponentiation_factor": self.exponentiation_factor,
+            }
+        )
+
+    def describe(self) -> str:
+        return (
+            f"{self.max_attempts} attempts then {self.on_max_attempts}, {self.initial_interval * 1000:g} ms "
+            f"x{self.exponentiation_factor:g} up to {self.max_interval * 1000:g} ms"
+        )
+
+
+@dataclass(frozen=True)
 class Experiment:
     """One run of the deck."""
 
@@ -177,6 +212,16 @@ class Experiment:
     kill lost (`RecoveryBreakdown.regain_s`). Off for the other rows, which do not need it: it instruments
     every HTTP client the host finds, and before the fork server preloaded aiohttp, that import alone moved
     the deck's kills out of their pauses."""
+    explicit_recovery: bool = False
+    """Run the agent's service under restate-sdk's preview `explicit_recovery`: a retry runs the handler from
+    the start and executes every `ctx.run` again, replaying nothing."""
+    retry_policy: RetryPolicy | None = None
+    """The agent's own retry policy; None: the deck's (20 attempts, 200 ms doubling to 2 s, then pause)."""
+    booking_pause: float = 0.0
+    """For the booking agent: seconds of a durable pause after the booking (a moment to kill it in)."""
+    server_flags: tuple[tuple[str, str], ...] = ()
+    """Experimental restate-server settings (env var, value) the row needs: set on a server of the row's own,
+    never on the lab's shared one, and named in the record."""
 
 
 @dataclass(frozen=True)
@@ -194,6 +239,20 @@ class Curve:
     """What the deck reports."""
     expected_model_calls: tuple[int, ...] = field(default=())
     """The deck's paid calls at each delay."""
+    policies: tuple[RetryPolicy, ...] = ()
+    """When set, the curve varies the agent's retry policy instead, at the base row's own restart delay (one
+    point per policy, `delays` unused); each point is predicted from its policy and the measured down time."""
+
+    @property
+    def varies(self) -> str:
+        """What the curve's x axis is: "restart delay" or "max attempts"."""
+        return "max attempts" if self.policies else "restart delay"
+
+    def points(self) -> tuple[tuple[Experiment, float | None], ...]:
+        """Each point's run: the base row, and the restart delay it is run at (None: its own)."""
+        if self.policies:
+            return tuple((replace(self.base, retry_policy=policy), None) for policy in self.policies)
+        return tuple((self.base, delay) for delay in self.delays)
 
 
 EXPERIMENTS: tuple[Experiment, ...] = (
@@ -279,9 +338,28 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "calls; 1 tool call",
         expected=Expected("paused", 18, 1, mismatches=17, attempts=20, attempts_reached_agent=17),
     ),
+    Experiment(
+        name="explicit-recovery-kill-in-pause",
+        mode="journaled",
+        script="drifting",
+        fault=KILL_IN_PAUSE,
+        explicit_recovery=True,
+        section="knobs",
+        deck_says="not in the deck: the journaled agent under restate-sdk's preview explicit_recovery, "
+        "killed in the pause: the retry replays nothing and runs the handler from the start, so the "
+        "journaled model call and the tool are paid again: 3 model calls and 2 tool calls, beside the "
+        "journaled replay's 2 and 1",
+        expected=Expected("completed", 3, 2, mismatches=0),
+    ),
 )
 
+PROTOCOL_V7 = "RESTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7"
+"""restate-server 1.7's opt-in for service protocol v7 (new clusters only)."""
+
 CHANGED_FOR_GOOD = next(row for row in EXPERIMENTS if row.name == "naive-changed-for-good")
+EXPLICIT_RECOVERY_KILL_IN_PAUSE = next(
+    row for row in EXPERIMENTS if row.name == "explicit-recovery-kill-in-pause"
+)
 
 SCENARIOS: tuple[Experiment, ...] = (
     Experiment(
@@ -295,8 +373,34 @@ SCENARIOS: tuple[Experiment, ...] = (
         "pauses after 20 attempts with the first answer and the tool result recorded",
         expected=Expected("paused", 21, 1, attempts=20),
     ),
+    Experiment(
+        name="changed-for-good-protocol-v7",
+        mode="naive",
+        script="changed",
+        fault=KILL_IN_PAUSE,
+        section="knobs",
+        retry_policy=RetryPolicy(20, "pause", initial_interval=0.1, max_interval=0.4),
+        restart_delay=0.6,
+        server_flags=((PROTOCOL_V7, "true"),),
+        deck_says="not in the deck: naive-changed-for-good on a server of its own with protocol v7 on (an "
+        "experimental flag of restate-server 1.7). Protocol v7 lets an SDK ask for a pause at a journal "
+        "mismatch, but restate-sdk 1.3.0 never asks (its VM takes no such option), so the invocation still "
+        "retries to the end of its policy: 18 paid calls and 17 RT0016, as on protocol 6",
+        expected=Expected("paused", 18, 1, mismatches=17, attempts=20, attempts_reached_agent=17),
+    ),
 )
-"""Runs beyond the deck, for the recovery tools; `paidtwice run` knows them, `paidtwice deck` does not."""
+"""Runs beyond the deck, for the recovery tools and the knobs' evidence; `paidtwice run` knows them,
+`paidtwice deck` does not."""
+
+_FAST_RETRIES = {"initial_interval": 0.1, "max_interval": 0.4}
+"""The retry-policy curve's backoff: 100 ms doubling to 400 ms, so 20 attempts take about 8 s, not the
+deck's 33. With Restate's 30% jitter the second retry lands by 0.43 s and the third not before 0.74 s."""
+_POLICY_RESTART_DELAY = 0.6
+"""Down time of the retry-policy curve's runs: late in the gap between its second and third retries' windows
+(a loaded server fires its retries late, never early), so two retries find the agent down whatever the
+jitter."""
+POLICY_ATTEMPTS = (1, 3, 5, 10, 20)
+"""The retry-policy curve's `max_attempts`, each with `on_max_attempts` pause and kill."""
 
 CURVES: tuple[Curve, ...] = (
     Curve(
@@ -305,6 +409,21 @@ CURVES: tuple[Curve, ...] = (
         delays=(0.0, 0.5, 1.25, 2.7, 4.7, 6.9),
         deck_says="paid model calls fall as the restart delay grows: from 20 down to 15",
         expected_model_calls=(20, 19, 18, 17, 16, 15),
+    ),
+    Curve(
+        name="retry-policy-curve",
+        base=replace(CHANGED_FOR_GOOD, restart_delay=_POLICY_RESTART_DELAY),
+        delays=(),
+        policies=tuple(
+            RetryPolicy(attempts, on, **_FAST_RETRIES)
+            for attempts in POLICY_ATTEMPTS
+            for on in ("pause", "kill")
+        ),
+        deck_says="not in the deck: the changed-for-good invocation's bill is a function of its retry "
+        "policy: the first call plus one per retry that reaches the agent (max_attempts minus the 2 "
+        f"retries lost to a {_POLICY_RESTART_DELAY:g} s restart), the same whether it then pauses "
+        "(resumable, and billed again) or is killed (failed for good)",
+        expected_model_calls=(1, 1, 1, 1, 3, 3, 8, 8, 18, 18),
     ),
 )
 
@@ -322,7 +441,8 @@ class Walk:
     deck_says: str
     """What the deck reports."""
     mismatch_at: int
-    """Journal index at which the resumed replay mismatches, and recover predicts it will."""
+    """The journal entry (by entry index) at which the resumed replay mismatches, and recover predicts it
+    will."""
     recorded: str
     """The journal's entry at that index ("run weather")."""
     attempted: str
@@ -371,6 +491,11 @@ class Comparison:
     """What is claimed."""
     section: str = "beyond"
     """Which part of the deck the row belongs to."""
+    also: tuple[Experiment, ...] = ()
+    """Further runs set beside the two, run at the same time, each judged on its own figures."""
+
+    def runs(self) -> tuple[Experiment, ...]:
+        return (self.first, self.second, *self.also)
 
 
 SLOW_MODEL_LATENCY = 3.0
@@ -419,6 +544,28 @@ def _booking(key: str, effects: int) -> Experiment:
     )
 
 
+_BOOKING_PAUSE = 3.0
+"""Seconds of the booking agent's pause after its booking, in which the kill lands: longer than the weather
+agent's 2 s, since nothing but the journal tells a kill that missed it (no model call follows it)."""
+
+
+def _explicit_booking(key: str, effects: int) -> Experiment:
+    return Experiment(
+        name=f"explicit-recovery-changed-{key}",
+        mode="journaled",
+        script="steady",
+        fault=KILL_IN_PAUSE,
+        explicit_recovery=True,
+        deck_says=f"booking in ctx.run under explicit_recovery, key {key}, killed in a pause after the "
+        f"booking was journaled: {count(effects, 'effect')}",
+        expected=Expected("completed", 0, 0, booking_effects=effects, mismatches=0),
+        section="knobs",
+        agent="paidtwice.agent.booking:app",
+        booking_key=key,
+        booking_pause=_BOOKING_PAUSE,
+    )
+
+
 COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
         name="slow-model-recovery",
@@ -436,6 +583,25 @@ COMPARISONS: tuple[Comparison, ...] = (
         figure="booking effects",
         deck_says="a step that must not happen twice, killed in flight, runs again: 2 bookings without an "
         "idempotency key, 1 with a key stable across attempts (ctx.request().id and the step)",
+    ),
+    Comparison(
+        name="explicit-recovery-changed",
+        first=replace(
+            EXPLICIT_RECOVERY_KILL_IN_PAUSE,
+            name="explicit-recovery-changed-weather",
+            script="changed",
+            deck_says="the journaled agent under explicit_recovery, changed stub, killed in the pause",
+            expected=Expected("completed", 2, 1, mismatches=0),
+        ),
+        second=_explicit_booking("none", 2),
+        also=(_explicit_booking("request-id", 1),),
+        figure="explicit recovery",
+        section="knobs",
+        deck_says="explicit_recovery ends the mismatch loop and repeats every effect. "
+        "Under the changed stub the retry meets no RT0016: it takes the new answer's path (answers at once: "
+        "2 model calls, the tool's first run left unused, where naive-changed-for-good pays 18 and pauses). "
+        "A journaled booking is made again on the retry (2 effects without a key), once with a key stable "
+        "across attempts (ctx.request().id)",
     ),
 )
 """Rows beyond the deck that set two runs side by side."""

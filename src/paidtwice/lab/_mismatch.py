@@ -1,6 +1,8 @@
 """Read a journal-mismatch message (RT0016) against the journal it is about.
 
-The message names a journal index and the two operations that disagreed. The SDK the deck used printed the
+The message names a command index (the SDK counts commands only) and the two operations that disagreed. The
+reader turns it into the journal's entry index, the one index paidtwice names entries by, and keeps the
+command index beside it. The SDK the deck used printed the
 two labels ("recorded" and "attempts to perform") the wrong way round, and some paths of the shared core may
 still swap them, so the reader never trusts the labels: it looks up what the journal holds at that index and
 says whether the message's labels agree with it.
@@ -85,12 +87,12 @@ def read_mismatch(message: str, journal: Sequence[JournalEntry]) -> Mismatch | N
         entry = _command_at(journal, index)
         said_recorded, said_attempted = recorded.group(1), attempted.group(1)
         if entry is None:
-            return Mismatch(index, f"(no entry {index})", said_attempted, False, message)
+            return Mismatch(None, f"(no command {index})", said_attempted, False, message, index)
         kind = entry.type.split(":", 1)[-1].strip()
         agree = operation_of(said_recorded) == kind
         swapped = not agree and operation_of(said_attempted) == kind
         other = said_recorded if swapped else said_attempted
-        return Mismatch(index, _describe(entry), other, agree, message)
+        return Mismatch(entry.index, _describe(entry), other, agree, message, index)
     executing = _EXECUTING.search(message)
     if executing:
         index = int(executing.group(2))
@@ -98,17 +100,17 @@ def read_mismatch(message: str, journal: Sequence[JournalEntry]) -> Mismatch | N
         diff = _DIFFERENCE.search(message[executing.end() :])
         op = executing.group(1)
         if entry is None:
-            return Mismatch(index, f"(no entry {index})", op, False, message)
+            return Mismatch(None, f"(no command {index})", op, False, message, index)
         if diff is None:
-            return Mismatch(index, _describe(entry), op, True, message)
+            return Mismatch(entry.index, _describe(entry), op, True, message, index)
         field, left, right = diff.group(1), diff.group(2), diff.group(3)
         journal_value = entry.name if field == "name" else None
         if journal_value is None:
             # Only the name is in sys_journal's columns; other fields are taken as printed.
-            return Mismatch(index, _describe(entry), f"{op} with {field} {right}", True, message)
+            return Mismatch(entry.index, _describe(entry), f"{op} with {field} {right}", True, message, index)
         agree = journal_value == left
         other = left if (not agree and journal_value == right) else right
-        return Mismatch(index, _describe(entry), f"{op} {other}", agree, message)
+        return Mismatch(entry.index, _describe(entry), f"{op} {other}", agree, message, index)
     return None
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from paidtwice._words import count
+from paidtwice._words import count, entry_at
 from paidtwice.engine._admin import AdminCall
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._experiments import Expected, RecordedStatus
@@ -110,16 +110,24 @@ class ToolLogLine:
 class Mismatch:
     """A journal mismatch (RT0016), read against the journal it refers to."""
 
-    index: int
-    """Journal index the message names."""
+    index: int | None
+    """The journal entry the message is about, by the journal's entry index (commands and notifications, as
+    `paidtwice journal` numbers them); None when the journal has no command at the message's index."""
     recorded: str
-    """What the journal holds at that index, read from the journal itself ("run weather")."""
+    """What the journal holds at that entry, read from the journal itself ("run weather")."""
     attempted: str
     """What the code attempted instead, as the message tells it."""
     labels_agree: bool
     """Whether the message's "recorded"/"attempted" labels agree with the journal."""
     message: str
     """The raw message."""
+    command_index: int | None = None
+    """The index the message names: the SDK's command index (commands only), shown beside the entry's."""
+
+    @property
+    def where(self) -> str:
+        """ "entry 5 (command index 3)"."""
+        return entry_at(self.index, self.command_index)
 
 
 @dataclass(frozen=True)
@@ -287,6 +295,20 @@ class RunRecord:
     nothing."""
     node_kill: NodeKillRecord | None = None
     """For a run that killed a cluster node: which node, who took over, and the stall."""
+    explicit_recovery: bool = False
+    """The agent ran under restate-sdk's preview `explicit_recovery` (a retry replays nothing and executes
+    every context operation again)."""
+    retry_policy: str = ""
+    """The agent's own retry policy, when the row set one ("" for the deck's)."""
+    server_flags: tuple[str, ...] = ()
+    """Experimental restate-server settings the row's own server ran with ("NAME=value"); none on the
+    lab's shared server."""
+    protocol_version: int | None = None
+    """The service protocol version the invocation ran on (sys_invocation.pinned_service_protocol_version):
+    6 by default on restate-server 1.7, 7 with RESTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7."""
+    completion_result: str | None = None
+    """sys_invocation.completion_result once completed: "success", or "failure" (an invocation the retry
+    policy killed, or one that failed terminally)."""
 
 
 @dataclass(frozen=True)
@@ -315,6 +337,13 @@ class CurvePoint:
     """Their price in dollars."""
     extra_cost_usd: float = 0.0
     """The price of the calls the crash added."""
+    max_attempts: int | None = None
+    """For a retry-policy curve: the point's `max_attempts` (None on a restart-delay curve)."""
+    on_max_attempts: str = ""
+    """For a retry-policy curve: what Restate did once they were spent ("pause" or "kill")."""
+    outcome: str = ""
+    """How the invocation ended, read from sys_invocation: "paused", "succeeded" or "failed" (killed by
+    the policy ends as a completed invocation with a failure)."""
 
     @property
     def agrees(self) -> bool:
@@ -341,6 +370,8 @@ class CurveRecord:
     """Every measurement lies in its predicted range, and the deck's figures agree."""
     runs: tuple[RunRecord, ...]
     """The full record of each point's run."""
+    varies: str = "restart delay"
+    """The curve's x axis: "restart delay" or "max attempts" (the retry policy varies, the delay fixed)."""
 
 
 @dataclass(frozen=True)
@@ -411,8 +442,8 @@ class ComparisonRecord:
     """What is compared: "recovery" or "booking effects"."""
     deck_says: str
     """What is claimed."""
-    runs: tuple[RunRecord, RunRecord]
-    """The run without the remedy, then the run with it."""
+    runs: tuple[RunRecord, ...]
+    """The run without the remedy, then the run with it, then any further runs the row sets beside them."""
     difference: float | None
     """First minus second: seconds of recovery from the first replay that reached the restarted agent to
     completion, or booking effects (what the claim is checked on)."""
@@ -636,6 +667,10 @@ class CleanRun:
     calls_in_steps: tuple[int, ...] = ()
     """The model calls (their numbers) made inside a ctx.run step: an answer of one that came back but was
     not journaled when the agent died was cut off in flight with its step, not paid outside the journal."""
+    explicit_recovery: bool = False
+    """The handler runs under restate-sdk's preview `explicit_recovery` (the agent host saw it on the
+    handler or its service): a retry replays nothing, so its journaled model calls and steps are made again
+    after a kill. False also where paidtwice cannot tell (a command's deployment, in another language)."""
 
 
 @dataclass(frozen=True)
@@ -675,7 +710,18 @@ class SweepMatrix:
         steps_kept = sum(1 for p in self.points if p.extra_step_runs <= p.steps_in_flight)
         differ = sum(1 for p in self.points if p.status == "completed" and not p.answer_matches)
         paused = [p for p in self.points if p.status in ("paused", "stuck")]
-        if not self.clean.journaled_model_calls:
+        explicit = self.clean.explicit_recovery
+        if explicit:
+            answers = (
+                "model answers: the handler runs under explicit_recovery, so a retry replays nothing and a "
+                "journaled answer is asked for again after a kill: "
+                + (
+                    f"kept at {kept}/{len(answered)} points where an answer had come back before the kill"
+                    if answered
+                    else "no point had a model answer before the kill"
+                )
+            )
+        elif not self.clean.journaled_model_calls:
             answers = (
                 f"model answers: no model call is journaled in this agent (none of the clean run's "
                 f"{count(self.clean.model_calls, 'model call')} is made inside a ctx.run step)"
@@ -700,10 +746,11 @@ class SweepMatrix:
                 f"; {unanswered} ended unanswered (a call no turn of the script answers, listed above): "
                 "not measured to the end"
             )
+        where = "journaled or not (explicit_recovery)" if explicit else "outside the journal"
         return [
             f"survived: the input at {n}/{n} points (every replay starts from it); completed context steps "
             f"at {steps_kept}/{n} (not run again); {answers}",
-            f"paid again: {count(outside, 'model answer')} asked for again outside the journal "
+            f"paid again: {count(outside, 'model answer')} asked for again {where} "
             f"(at {count(outside_at, 'point')}); {count(flight, 'model call')} and "
             f"{count(step_flight, 'step run')} cut off in flight",
             f"lost: {count(differ, 'point')} completed with a different answer; {stuck}",

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from paidtwice._exceptions import AdminError, NotFound, PaidtwiceError, UsageError
-from paidtwice._words import count
+from paidtwice._words import count, entry_at
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient
 from paidtwice.lab._mismatch import Explanation, explain
@@ -44,7 +44,7 @@ class WayOut:
     replay: str
     """Whether the target code can replay what is kept, and why we think so."""
     certain_mismatch_at: int | None
-    """Journal index where the replay is certain to mismatch, if it is."""
+    """The journal entry (entry index) where the replay is certain to mismatch, if it is."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,7 @@ def _quoted(text: str) -> str:
 
 
 def _first_difference(kept: Sequence[JournalEntry], reference: Sequence[JournalEntry]) -> int | None:
+    """The command index of the first command that differs."""
     mine, theirs = _commands(kept), _commands(reference)
     for position, (a, b) in enumerate(zip(mine, theirs, strict=False)):
         if (a.type, a.name) != (b.type, b.name):
@@ -148,7 +149,7 @@ def _replay_verdict(
     if deployment is None or deployment == pinned:
         if failure is not None and failure.mismatch is not None:
             return (
-                f"same code, which last failed with RT0016 at index {failure.mismatch.index} "
+                f"same code, which last failed with RT0016 at {failure.mismatch.where} "
                 f"(journal: {failure.mismatch.recorded}; code: {failure.mismatch.attempted}); "
                 "it will mismatch again unless what differed between attempts changes",
                 None,
@@ -167,9 +168,9 @@ def _replay_verdict(
         return f"replays: {reference_id} on {deployment} took the same first steps", None
     mine, theirs = _commands(kept)[index], _commands(reference)[index]
     return (
-        f"CERTAIN MISMATCH at index {index}: the journal has {mine.label()}, code on {deployment} "
-        f"runs {theirs.label()} there ({reference_id})",
-        index,
+        f"CERTAIN MISMATCH at {entry_at(mine.index, index)}: the journal has {mine.label()}, code on "
+        f"{deployment} runs {theirs.label()} there ({reference_id})",
+        mine.index,
     )
 
 

@@ -26,7 +26,7 @@ from types import TracebackType
 
 from paidtwice._exceptions import ExperimentError, LabCancelled
 from paidtwice._pins import RESTATE_SERVER_VERSION
-from paidtwice.agent._env import PAUSE_S, STEP_LOG, agent_env
+from paidtwice.agent._env import EXPLICIT_RECOVERY, PAUSE_S, RETRY_POLICY, STEP_LOG, agent_env
 from paidtwice.agent._process import AGENT_PRELOAD, AgentAttempt, AgentHost
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._cluster import RestateCluster, check_size
@@ -95,6 +95,7 @@ SOURCES = {
     "attempt_log": "agent host's wire log; the numbers it skips are attempts that found the agent down",
     "attempts_while_down": "attempts minus those in the agent host's wire log",
     "mismatches": "agent host's wire log: attempts whose ErrorMessage carried code 570 (RT0016)",
+    "protocol_version": "sys_invocation.pinned_service_protocol_version",
     "recovery_s": "from the agent listening again (the lab) to the output's append (sys_journal)",
     "recovery_breakdown": "regain_s: the agent host's step log (the context operation the kill interrupted, "
     "called again); model waits: stub ledger; journal round trips: agent host's wire log",
@@ -229,10 +230,10 @@ class Lab:
             raise
         return self
 
-    def _new_server(self, nodes: int) -> RestateServer | RestateCluster:
+    def _new_server(self, nodes: int, flags: dict[str, str] | None = None) -> RestateServer | RestateCluster:
         if nodes == 1:
-            return RestateServer(version=self.server_version, echo=self.echo)
-        return RestateCluster(nodes=nodes, version=self.server_version, echo=self.echo)
+            return RestateServer(version=self.server_version, echo=self.echo, extra_env=flags)
+        return RestateCluster(nodes=nodes, version=self.server_version, echo=self.echo, extra_env=flags)
 
     def close(self) -> None:
         self.cancelled.set()
@@ -374,14 +375,15 @@ class Lab:
         its own.
         """
         kind = experiment.fault.kind
-        if kind == "server-kill-in-pause":
+        if kind == "server-kill-in-pause" or experiment.server_flags:
+            # A row's experimental server flags are its own: never set on the server other rows share.
             nodes = self.cluster
         elif kind == "node-kill-in-pause" and self.cluster == 1:
             nodes = 3
         else:
             assert self._watcher is not None
             return self._run_on(_Engine(self.server, self._watcher), experiment, restart_delay)
-        with self._new_server(nodes) as server:
+        with self._new_server(nodes, dict(experiment.server_flags)) as server:
             watcher = Watcher(lambda: _sql_of(server), self.cancelled)
             try:
                 return self._run_on(_Engine(server, watcher), experiment, restart_delay)
@@ -404,6 +406,12 @@ class Lab:
         extra_env = {STEP_LOG: str(step_log)} if experiment.step_log else {}
         if experiment.booking_key:
             extra_env["PAIDTWICE_BOOKING_KEY"] = experiment.booking_key
+        if experiment.booking_pause:
+            extra_env["PAIDTWICE_BOOKING_PAUSE_S"] = f"{experiment.booking_pause:g}"
+        if experiment.explicit_recovery:
+            extra_env[EXPLICIT_RECOVERY] = "1"
+        if experiment.retry_policy is not None:
+            extra_env[RETRY_POLICY] = experiment.retry_policy.to_env()
         with self.new_agent(
             mode=experiment.mode,
             lane=lane,
@@ -553,7 +561,11 @@ class Lab:
         if fault.kind == "kill-in-pause":
             self._prepare_replacement(agent)  # a held call's was prepared before the wait inside it
         kill_at = agent.kill()
-        if fault.kind == "kill-in-pause" and len(lane.model_calls(invocation_id)) > calls_in_pause:
+        if fault.kind == "kill-in-pause" and (
+            len(lane.model_calls(invocation_id)) > calls_in_pause
+            # An agent that asks no model after its pause (the booking agent) says so in its journal.
+            or any(e.type == "Command: Output" for e in sql.journal(invocation_id))
+        ):
             raise ExperimentError(
                 f"{experiment.name}: the agent was killed after the durable pause had ended; the kill "
                 "missed its moment (the machine is too slow for the agent's pause, PAIDTWICE_PAUSE_S)"
@@ -654,24 +666,42 @@ class Lab:
             booking_effects=sum(1 for b in bookings if b.effect),
             idempotency_key=experiment.booking_key,
             node_kill=node_kill,
+            explicit_recovery=experiment.explicit_recovery,
+            retry_policy=experiment.retry_policy.describe() if experiment.retry_policy else "",
+            server_flags=tuple(f"{name}={value}" for name, value in experiment.server_flags),
+            completion_result=final.completion_result if final is not None else None,
+            protocol_version=sql.protocol_version(invocation_id),
         )
         checks = compare(experiment.expected, record)
         return replace(record, checks=checks, matches=all(c.ok for c in checks))
 
     def run_curve(self, curve: Curve) -> CurveRecord:
-        """Run the curve's base experiment once per delay, concurrently, and predict each point."""
-        runs = self.run_many([(curve.base, delay) for delay in curve.delays], concurrent=True)
-        # The policy is read from the agent's own module, which the lab imports only now: the import costs
-        # CPU that must not hold up the start of the curve's runs, or land before their kills.
+        """Run the curve's base experiment once per point (a restart delay, or a retry policy),
+        concurrently, and predict each point from the policy its agent ran under and its measured down
+        time."""
+        rows = curve.points()
+        runs = self.run_many(list(rows), concurrent=True)
+        # The deck's policy is read from the agent's own module, which the lab imports only now: the import
+        # costs CPU that must not hold up the start of the curve's runs, or land before their kills.
         from paidtwice.agent import weather
 
-        backoff = Backoff.from_policy(weather.RETRY_POLICY)
         points = []
-        for delay, run in zip(curve.delays, runs, strict=True):
+        for (row, _), run in zip(rows, runs, strict=True):
+            policy = row.retry_policy
+            backoff = (
+                Backoff.from_policy(weather.DECK_RETRY_POLICY)
+                if policy is None
+                else Backoff(
+                    policy.initial_interval,
+                    policy.exponentiation_factor,
+                    policy.max_interval,
+                    policy.max_attempts,
+                )
+            )
             prediction = predict_paid_calls(backoff, run.down_time or 0.0)
             points.append(
                 CurvePoint(
-                    delay=delay,
+                    delay=run.restart_delay,
                     down_time=round(run.down_time or 0.0, 3),
                     model_calls=run.model_calls,
                     predicted_model_calls=prediction.paid_calls,
@@ -682,19 +712,37 @@ class Lab:
                     usage=run.usage,
                     cost_usd=run.cost_usd,
                     extra_cost_usd=run.extra_cost_usd,
+                    max_attempts=policy.max_attempts if policy is not None else None,
+                    on_max_attempts=policy.on_max_attempts if policy is not None else "",
+                    outcome=_outcome(run),
                 )
             )
         deck_ok = not curve.expected_model_calls or tuple(p.model_calls for p in points) == tuple(
             curve.expected_model_calls
         )
-        matches = deck_ok and all(p.agrees for p in points)
-        return CurveRecord(curve.name, tuple(points), curve.expected_model_calls, matches, tuple(runs))
+        # What the policy does once its attempts are spent is part of the claim: pause leaves the invocation
+        # paused, kill ends it as failed.
+        ended_ok = all(
+            p.outcome == {"pause": "paused", "kill": "failed"}[p.on_max_attempts]
+            for p in points
+            if p.on_max_attempts
+        )
+        matches = deck_ok and ended_ok and all(p.agrees for p in points)
+        return CurveRecord(
+            curve.name, tuple(points), curve.expected_model_calls, matches, tuple(runs), varies=curve.varies
+        )
 
     def run_comparison(self, row: Comparison) -> ComparisonRecord:
-        """Run both sides of a comparison at once (the same load on both) and set them side by side."""
-        first, second = self.run_many([(row.first, None), (row.second, None)], concurrent=True)
+        """Run both sides of a comparison (and any runs it sets beside them) at once, the same load on all,
+        and set them side by side."""
+        runs = self.run_many([(run, None) for run in row.runs()], concurrent=True)
+        first, second = runs[0], runs[1]
         regain_difference = None
-        if row.figure == "recovery":
+        difference: float | None
+        if row.figure == "explicit recovery":
+            difference = float(second.booking_effects - runs[-1].booking_effects)
+            check = explicit_recovery_check(row, runs)
+        elif row.figure == "recovery":
             difference = _difference(_replay_s(first), _replay_s(second))
             a, b = first.recovery_breakdown, second.recovery_breakdown
             if a is not None and b is not None:
@@ -713,17 +761,17 @@ class Lab:
                 (first.booking_effects, second.booking_effects)
                 == (row.first.expected.booking_effects, row.second.expected.booking_effects),
             )
-        checks = (check, *first.checks, *second.checks)
+        checks = (check, *(c for run in runs for c in run.checks))
         return ComparisonRecord(
             name=row.name,
             figure=row.figure,
             deck_says=row.deck_says,
-            runs=(first, second),
+            runs=tuple(runs),
             difference=difference,
             recovery_difference_s=_difference(first.recovery_s, second.recovery_s),
             regain_difference_s=regain_difference,
             checks=checks,
-            matches=check.ok and first.matches and second.matches,
+            matches=check.ok and all(run.matches for run in runs),
         )
 
     def run_many(
@@ -758,6 +806,36 @@ class Lab:
             except BaseException:
                 self.cancelled.set()
                 raise
+
+
+def _outcome(run: RunRecord) -> str:
+    """How a run's invocation ended: "paused", "succeeded", "failed", or its status if neither."""
+    if run.status == "completed":
+        return {"success": "succeeded", "failure": "failed"}.get(run.completion_result or "", "completed")
+    return run.status
+
+
+def explicit_recovery_check(row: Comparison, runs: Sequence[RunRecord]) -> Check:
+    """The explicit-recovery claim: the changed run meets no mismatch and completes; the booking is made
+    again without a key, once with a stable one (each run's own figures are judged in its checks)."""
+    changed, *bookings = runs
+    want = ", ".join(
+        [f"{row.first.expected.status}, 0 RT0016"]
+        + [f"{r.booking_key}: {r.expected.booking_effects}" for r in row.runs()[1:]]
+    )
+    got = ", ".join(
+        [f"{changed.status}, {changed.mismatches} RT0016"]
+        + [f"{r.idempotency_key}: {r.booking_effects}" for r in bookings]
+    )
+    ok = (
+        changed.status == row.first.expected.status
+        and changed.mismatches == 0
+        and all(
+            r.booking_effects == e.expected.booking_effects
+            for r, e in zip(bookings, row.runs()[1:], strict=True)
+        )
+    )
+    return Check("mismatches, then booking effects by key", want, got, ok)
 
 
 def _answer(engine: _Engine, invocation_id: str, status: str) -> str | None:

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,8 +37,9 @@ from paidtwice.lab._sweep_runs import SweepRun, SweepTarget, clean_run, deck_tar
 from paidtwice.lab._timeline import derive_points
 from paidtwice.lab._watch import Watcher
 from paidtwice.lab._wire_timeline import wire_points
+from paidtwice.stub._auto import AUTO, DEFAULT_SEED, AutoBook, auto_script, script_for
 from paidtwice.stub._scripts import Script, script_by_name
-from paidtwice.stub._turns import VARIATIONS, load_script_file
+from paidtwice.stub._turns import VARIATIONS, state_entries
 
 __all__ = [
     "CrashPoint",
@@ -178,6 +179,9 @@ def sweep(
     command: str | None = None,
     port_env: str = "PORT",
     key: str | None = None,
+    seed: int = DEFAULT_SEED,
+    write_script: Path | None = None,
+    state: Mapping[str, Any] | None = None,
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
@@ -188,25 +192,41 @@ def sweep(
     and stopped before returning. With `command` (a shell command serving a Restate deployment in any
     language, run in `app_dir`, told its port in `port_env`) instead of `app`, that deployment is swept
     through a protocol proxy. A keyed service (Virtual Object, Workflow) is called with `key` (by default
-    `DEFAULT_KEY`). `model_latency` makes the stub's model take that many seconds per answer;
-    `price_model` prices the calls (a shared lab's own price model otherwise). Bad input raises a
-    `UsageError` before anything starts.
+    `DEFAULT_KEY`), its state set to `state` (names and JSON values; by default the script file's `[state]`
+    table, if any) before the clean run and every point. `model_latency` makes the stub's model take that
+    many seconds per answer; `price_model` prices the calls (a shared lab's own price model otherwise). Bad
+    input raises a `UsageError` before anything starts.
+
+    An app or a command without a `script` (or with `script="auto"`) gets answers made from each request
+    (`paidtwice.stub._auto`), derived from `seed`; `write_script` then names the file they are written to,
+    in the script-file format, once the sweep is done.
     """
     unknown = [name for name in scripts if name not in VARIATIONS]
     if unknown or not scripts:
         raise UsageError(f"unknown script {', '.join(unknown) or '(none)'} (known: {', '.join(VARIATIONS)})")
+    book = AutoBook()
+    auto = (app is not None or command is not None) and (script is None or str(script) == AUTO)
+    if write_script is not None and not auto:
+        raise UsageError("--write-script writes auto answers: it goes with --app or --cmd and no script file")
+
+    def answers(name: str) -> Script:
+        return script_for(script, name, seed=seed, book=book)
+
     if command is not None:
         targets, named = _command_targets(
-            command, service, handler, input, script, scripts, app_dir, port_env
+            command, service, handler, input, answers, scripts, app_dir, port_env
         )
     elif app is None:
         targets, named = _deck_targets(modes, scripts)
     else:
-        targets, named = _app_targets(app, service, handler, input, script, scripts, app_dir)
+        targets, named = _app_targets(app, service, handler, input, answers, scripts, app_dir)
     if model_latency < 0:
         raise UsageError(f"a model latency cannot be negative ({model_latency:g})")
     if key is not None:
         targets = [dataclasses.replace(target, key=key) for target in targets]
+    if state is not None:
+        entries = state_entries(state, "the state")
+        targets = [dataclasses.replace(target, state=entries) for target in targets]
 
     def run(on: Lab) -> list[SweepMatrix]:
         return sweep_targets(
@@ -222,9 +242,13 @@ def sweep(
     if lab is not None:
         if price_model is not None:
             lab.price_model = check_price_model(price_model)
-        return run(lab)
-    with Lab(price_model=price_model or DEFAULT_PRICE_MODEL, cluster=cluster) as own:
-        return run(own)
+        matrices = run(lab)
+    else:
+        with Lab(price_model=price_model or DEFAULT_PRICE_MODEL, cluster=cluster) as own:
+            matrices = run(own)
+    if write_script is not None:
+        auto_script("steady", seed=seed, book=book).write(write_script)
+    return matrices
 
 
 _Targets = tuple[list[SweepTarget], list[tuple[str, Script]]]
@@ -236,18 +260,18 @@ def _command_targets(
     service: str | None,
     handler: str | None,
     input: Any,
-    script: str | Path | None,
+    answers: Callable[[str], Script],
     scripts: Sequence[str],
     app_dir: str | Path | None,
     port_env: str,
 ) -> _Targets:
     """A command's deployment, once it is seen to serve `service`/`handler`."""
-    if not service or not handler or script is None:
-        raise UsageError("sweeping a command needs its service, its handler and a script file")
+    if not service or not handler:
+        raise UsageError("sweeping a command needs its service and its handler")
     where = Path(app_dir or ".").resolve()
     if not where.is_dir():
         raise UsageError(f"no directory {where}")
-    named: list[tuple[str, Script]] = [(name, load_script_file(Path(script), name)) for name in scripts]
+    named: list[tuple[str, Script]] = [(name, answers(name)) for name in scripts]
     check_dir = Path(tempfile.mkdtemp(prefix="paidtwice-check-"))
     check_env = {**os.environ, **_command_env_for_check()}
     check_command(command, service, handler, env=check_env, workdir=check_dir, port_env=port_env, cwd=where)
@@ -280,13 +304,13 @@ def _app_targets(
     service: str | None,
     handler: str | None,
     input: Any,
-    script: str | Path | None,
+    answers: Callable[[str], Script],
     scripts: Sequence[str],
     app_dir: str | Path | None,
 ) -> _Targets:
     """A user's app served by paidtwice's host, once it is seen to import and to serve `service`/`handler`."""
-    if not service or not handler or script is None:
-        raise UsageError("sweeping an app needs its service, its handler and a script file")
+    if not service or not handler:
+        raise UsageError("sweeping an app needs its service and its handler")
     cwd = str(Path(app_dir or ".").resolve())
     if not Path(cwd).is_dir():
         raise UsageError(f"no directory {app_dir} to import {app} from")
@@ -296,7 +320,7 @@ def _app_targets(
     # Named by what is swept: two handlers of one app (a journaled and a naive form) are two matrices, two
     # heatmaps, never "app" twice.
     targets = [SweepTarget(app, service, handler, input, mode=f"{service}/{handler}", cwd=cwd)]
-    return targets, [(name, load_script_file(Path(script), name)) for name in scripts]
+    return targets, [(name, answers(name)) for name in scripts]
 
 
 def _command_env_for_check() -> dict[str, str]:

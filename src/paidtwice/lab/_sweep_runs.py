@@ -37,7 +37,13 @@ from paidtwice.lab._runner import (
     renamed_service,
     tool_log_of,
 )
-from paidtwice.lab._timeline import StepEvent, model_calls_in_steps, read_step_log, step_runs
+from paidtwice.lab._timeline import (
+    StepEvent,
+    explicit_handlers,
+    model_calls_in_steps,
+    read_step_log,
+    step_runs,
+)
 from paidtwice.lab._watch import AttemptWatch, Watcher, epoch, mismatches_of, settled, wait_for
 from paidtwice.lab._wire_timeline import wire_model_calls_in_steps
 from paidtwice.stub._ledger import ModelCall
@@ -91,6 +97,9 @@ class SweepTarget:
     key: str | None = None
     """The key each invocation is sent with, for a Virtual Object or a Workflow (every run has a service of
     its own, so one key serves all); None: `DEFAULT_KEY` if the service is keyed, none otherwise."""
+    state: tuple[tuple[str, str], ...] | None = None
+    """The state a Virtual Object (or Workflow) is given under its key before the clean run and every
+    point, as (name, JSON value); None: the script file's `[state]` table, if it has one."""
     stuck_after: int | None = 3
     """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
     mismatch is deterministic: the next attempts replay the same code against the same journal. (A service
@@ -132,6 +141,7 @@ class SweepRun:
     ) -> None:
         self.lab = lab
         self.target = target
+        self.state = target.state if target.state is not None else script.state
         safe = re.sub(r"[^A-Za-z0-9]", "_", tag)
         self.service = renamed_service(target.service, tag)
         self.lane: Lane = lab.stub.open_lane(script, name=f"sweep-{safe.lower()}")
@@ -191,10 +201,30 @@ class SweepRun:
                 f"--key {key!r} given, but {self.target.service} is a plain Service, called without a key "
                 "(only a Virtual Object's or a Workflow's handler takes one): leave --key out"
             )
+        if self.state:
+            if key is None:
+                raise UsageError(
+                    f"a state is given, but {self.target.service} is a plain Service, which has none (only a "
+                    "Virtual Object or a Workflow keeps state): leave --state (or the script's [state]) out"
+                )
+            self._seed_state(key)
         self.invocation_id = self.lab.ingress.send(
             self.service, self.target.handler, self.target.input, key=key
         )
         return self.invocation_id
+
+    def _seed_state(self, key: str) -> None:
+        """Give the object its state, and wait until the server has applied it (the admin API applies it
+        asynchronously) so that the invocation sent next reads it."""
+        wanted = dict(self.state)
+        self.lab.admin.set_state(self.service, key, {name: value.encode() for name, value in wanted.items()})
+
+        def applied() -> bool:
+            held = self.lab.sql.state(self.service, key)
+            return all(name in held and json.loads(held[name]) == json.loads(v) for name, v in wanted.items())
+
+        what = f"the state of {self.target.service}/{key} to be set"
+        wait_for(what, applied, timeout=30.0, stop=lambda: False)
 
     def events(self) -> list[StepEvent]:
         """The invocation's events in the host's step log."""
@@ -294,6 +324,7 @@ def clean_run(
             journaled_model_calls=len(in_steps),
             model_turns=tuple(c.turn for c in calls),
             calls_in_steps=in_steps,
+            explicit_recovery=f"{run.service}/{target.handler}" in explicit_handlers(run.step_log),
         )
     return clean, run
 

@@ -22,6 +22,7 @@ __all__ = [
     "Span",
     "StepEvent",
     "derive_points",
+    "explicit_handlers",
     "model_calls_in_steps",
     "one_moment",
     "read_step_log",
@@ -82,6 +83,24 @@ def read_step_log(step_log: Path, invocation_id: str) -> list[StepEvent]:
                 )
             )
     return events
+
+
+def explicit_handlers(step_log: Path) -> frozenset[str]:
+    """SERVICE/HANDLER of the handlers the host found under `explicit_recovery` (its line for the whole
+    app, `invocation` "*"); empty when the log has none (no host, or none of its handlers is)."""
+    try:
+        lines = step_log.read_text().splitlines()
+    except FileNotFoundError:
+        return frozenset()
+    found: set[str] = set()
+    for line in lines:
+        try:
+            raw = json.loads(line)
+        except ValueError:
+            continue
+        if raw.get("invocation") == "*" and raw.get("event") == "explicit_recovery":
+            found.update(str(h) for h in raw.get("handlers", []))
+    return frozenset(found)
 
 
 def step_runs(events: Sequence[StepEvent]) -> tuple[tuple[str, int], ...]:

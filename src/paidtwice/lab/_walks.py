@@ -168,7 +168,7 @@ def _resume_on_fix(w: _Walking) -> tuple[RecoveryStep, Mismatch | None]:
     found = explain(w.sql, w.inv)
     mismatch = found.mismatch
     outcome = (
-        f"replay on {w.deployment} failed: {found.code} at index {mismatch.index}, journal has "
+        f"replay on {w.deployment} failed: {found.code} at {mismatch.where}, journal has "
         f"{mismatch.recorded}, code attempted {mismatch.attempted}"
         if mismatch is not None
         else f"{found.status}: {found.message[:120]}"
@@ -235,8 +235,8 @@ def _checks(
     return (
         Check(
             "recover flags the resume as certain to mismatch",
-            f"index {walk.mismatch_at}",
-            f"index {verdict.certain_mismatch_at}",
+            f"entry {walk.mismatch_at}",
+            f"entry {verdict.certain_mismatch_at}",
             verdict.certain_mismatch_at == walk.mismatch_at,
         ),
         Check(
@@ -246,9 +246,9 @@ def _checks(
             resume.status == walk.resume_status,
         ),
         Check(
-            f"the resumed replay fails with {MISMATCH_CODE} at index {walk.mismatch_at}",
-            f"index {walk.mismatch_at}: {walk.recorded} recorded, {walk.attempted} attempted",
-            f"index {mismatch.index}: {mismatch.recorded} recorded, {mismatch.attempted} attempted"
+            f"the resumed replay fails with {MISMATCH_CODE} at entry {walk.mismatch_at}",
+            f"entry {walk.mismatch_at}: {walk.recorded} recorded, {walk.attempted} attempted",
+            f"{mismatch.where}: {mismatch.recorded} recorded, {mismatch.attempted} attempted"
             if mismatch
             else "no mismatch",
             mismatch is not None

@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paidtwice.lint._index import FunctionNode, ModuleInfo, Scope, attr_chain, dotted_name, index_module
+from paidtwice.lint._parse import NeedsNewerParser, Parser
 from paidtwice.lint._rules import (
     CODES,
     DEFAULT_CODES,
+    EXPLICIT_RECOVERY,
     PARSE_ERROR,
     PYDANTIC_AGENTS,
     PYDANTIC_TOOL_DECORATORS,
@@ -79,6 +81,8 @@ class LintResult:
     """Lines read."""
     handlers: int
     """Restate handlers found."""
+    unchecked: tuple[tuple[str, str], ...] = ()
+    """Files not checked, and why: they need a newer parser than the running Python's (path, reason)."""
 
 
 def _noqa(line: str, code: str) -> bool:
@@ -87,6 +91,44 @@ def _noqa(line: str, code: str) -> bool:
         return False
     codes = match.group("codes")
     return codes is None or code in re.split(r"[\s,]+", codes.upper())
+
+
+def _explicit_services(module: ModuleInfo) -> set[str]:
+    """Services the module puts under `explicit_recovery` unconditionally, at module level:
+    `explicit_recovery(svc)`, `svc = explicit_recovery(restate.Service(...))`, `svc.explicit_recovery = True`.
+    One applied under an `if` is not counted: whether it applies is decided at run time."""
+    scope = Scope(module, {})
+    found: set[str] = set()
+    for statement in module.tree.body:
+        value = statement.value if isinstance(statement, ast.Expr | ast.Assign) else None
+        if isinstance(value, ast.Call) and scope.qualify(value.func) == EXPLICIT_RECOVERY and value.args:
+            if isinstance(statement, ast.Assign):
+                found |= {t.id for t in statement.targets if isinstance(t, ast.Name)}
+            if isinstance(value.args[0], ast.Name):
+                found.add(value.args[0].id)
+        if (
+            isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Constant)
+            and statement.value.value is True
+        ):
+            for target in statement.targets:
+                if isinstance(target, ast.Attribute) and target.attr == "explicit_recovery":
+                    if isinstance(target.value, ast.Name):
+                        found.add(target.value.id)
+    return found
+
+
+def _explicit_handler(module: ModuleInfo, function: FunctionNode, services: set[str]) -> bool:
+    """The handler runs under explicit_recovery: decorated with it, or registered on a service that is."""
+    scope = Scope(module, {})
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if scope.qualify(target) == EXPLICIT_RECOVERY:
+            return True
+        base, attrs = attr_chain(target)
+        if isinstance(base, ast.Name) and attrs and attrs[0] in _HANDLER_DECORATORS and base.id in services:
+            return True
+    return False
 
 
 def _handlers(module: ModuleInfo) -> Iterator[tuple[FunctionNode, str | None]]:
@@ -148,9 +190,11 @@ def _analyze(project: Project, module: ModuleInfo) -> tuple[list[Finding], int]:
     findings: dict[tuple[int, str], Finding] = {}
     handlers = 0
     roots = [(f, c, "handler") for f, c in _handlers(module)] + [(f, None, "tool") for f in _tools(module)]
+    explicit = _explicit_services(module)
     for function, self_class, role in roots:
         handlers += role == "handler"
         walker = Walker(project, module, function, self_class)
+        walker.explicit_recovery = role == "handler" and _explicit_handler(module, function, explicit)
         walker.walk_body()
         for effect, node in walker.found:
             line = getattr(node, "lineno", 0)
@@ -182,10 +226,14 @@ def _python_files(paths: Iterable[Path]) -> Iterator[Path]:
             yield path
 
 
-def lint_paths(paths: Sequence[Path], *, select: Iterable[str] | None = None) -> LintResult:
+def lint_paths(
+    paths: Sequence[Path], *, select: Iterable[str] | None = None, parser: Parser | None = None
+) -> LintResult:
     """Lint files and directories (recursively, `*.py`). Missing paths raise FileNotFoundError.
 
-    `select` names the codes reported (default: every code but those off by default, PT006)."""
+    `select` names the codes reported (default: every code but those off by default, PT006). `parser`
+    parses as the project's Python (default: the running one's grammar, then any newer python3.N on PATH)."""
+    parser = parser or Parser()
     for path in paths:
         if not path.exists():
             raise FileNotFoundError(str(path))
@@ -203,11 +251,15 @@ def lint_paths(paths: Sequence[Path], *, select: Iterable[str] | None = None) ->
         sources.append((path, text))
         files.setdefault(dotted_name(path), path)
     selected = frozenset(select) if select is not None else DEFAULT_CODES
-    project = Project(files, selected | {PARSE_ERROR})
+    project = Project(files, selected | {PARSE_ERROR}, parser)
     handlers = 0
+    unchecked: list[tuple[str, str]] = []
     for path, text in sources:
         try:
-            tree = ast.parse(text, filename=str(path))
+            tree = parser.parse(text, str(path))
+        except NeedsNewerParser as err:
+            unchecked.append((str(path), str(err)))
+            continue
         except SyntaxError as err:
             findings.append(
                 Finding(
@@ -232,7 +284,7 @@ def lint_paths(paths: Sequence[Path], *, select: Iterable[str] | None = None) ->
         findings.extend(found)
         handlers += count
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
-    return LintResult(tuple(findings), len(sources), lines, handlers)
+    return LintResult(tuple(findings), len(sources), lines, handlers, tuple(unchecked))
 
 
 def lint_source(source: str, path: str = "<source>", *, select: Iterable[str] | None = None) -> list[Finding]:

@@ -10,6 +10,7 @@ import click
 from paidtwice._bad_input import BadInput
 from paidtwice._words import count
 from paidtwice.lint._analyzer import lint_paths
+from paidtwice.lint._parse import Parser, parse_version, project_target
 from paidtwice.lint._rules import CODES, OFF_BY_DEFAULT
 
 __all__ = ["lint_command"]
@@ -33,7 +34,22 @@ __all__ = ["lint_command"]
     metavar="CODE[,CODE]",
     help="Report only these codes (default: all but PT006, which is off unless selected).",
 )
-def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select: tuple[str, ...]) -> None:
+@click.option(
+    "--target-version",
+    "target_version",
+    metavar="3.N",
+    default=None,
+    help="The Python the project targets, whose syntax its files are parsed with (default: the lower bound "
+    "of requires-python in the nearest pyproject.toml). A file this Python cannot parse is parsed by a "
+    "newer python3.N on PATH; if the target is newer and none is found, the file is reported as not checked.",
+)
+def lint_command(
+    paths: tuple[Path, ...],
+    output: str,
+    show_codes: bool,
+    select: tuple[str, ...],
+    target_version: str | None,
+) -> None:
     """Find the calls in Restate handlers that a replay makes, and pays for, again.
 
     Reports network and model calls, clock reads, randomness and fresh ids, environment and file reads made
@@ -45,6 +61,7 @@ def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select:
         paidtwice lint src/
         paidtwice lint agent.py --format json
         paidtwice lint --select PT006 src/     # HTTP writes in ctx.run actions without a key
+        paidtwice lint --target-version 3.12 src/
         paidtwice lint --codes
     """
     if show_codes:
@@ -63,12 +80,22 @@ def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select:
             raise BadInput(
                 f"{path} is not a Python file (a .py file, or a script whose first line runs python)"
             )
+    if target_version is not None:
+        try:
+            parser = Parser(parse_version(target_version))
+        except ValueError as err:
+            raise BadInput(f"--target-version: {err}") from None
+    else:
+        found = project_target(list(paths))
+        parser = Parser(*found) if found else Parser()
     try:
-        result = lint_paths(list(paths), select=codes or None)
+        result = lint_paths(list(paths), select=codes or None, parser=parser)
     except FileNotFoundError as err:
         raise BadInput(f"no such file or directory: {err.args[0]}") from None
     if result.files == 0:
         raise BadInput("no Python files under " + ", ".join(str(p) for p in paths))
+    for where, reason in result.unchecked:
+        click.echo(f"{where}: {reason}", err=True)
     if output == "json":
         records = [
             {
@@ -90,7 +117,8 @@ def lint_command(paths: tuple[Path, ...], output: str, show_codes: bool, select:
             f"{count(result.handlers, 'Restate handler')}",
             err=True,
         )
-    if result.findings:
+    # A file not checked is not passed: exit 1, as for a finding.
+    if result.findings or result.unchecked:
         raise SystemExit(1)
 
 

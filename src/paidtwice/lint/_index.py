@@ -170,6 +170,12 @@ def index_module(name: str, path: str, tree: ast.Module, text: str) -> ModuleInf
             targets, value = [statement.target], statement.value
         else:
             continue
+        if (
+            isinstance(value, ast.Call)
+            and scope.qualify(value.func) == "restate._preview.explicit_recovery"
+            and value.args
+        ):
+            value = value.args[0]  # svc = explicit_recovery(restate.Service(...)): the service itself
         made = scope.constructed(value)
         if made is None:
             continue

@@ -15,6 +15,7 @@ __all__ = [
     "CODES",
     "DEFAULT_CODES",
     "DURABLE_RUNNER_RUN",
+    "EXPLICIT_RECOVERY",
     "IDEMPOTENCY_HEADER",
     "LANGCHAIN_AGENT",
     "LANGCHAIN_AGENT_MAKERS",
@@ -86,6 +87,14 @@ CODES: dict[str, Rule] = {
             "step's name, or `ctx.uuid()` drawn outside the action): an action cut off in flight runs "
             "again, and only the key lets the other side do it once",
         ),
+        Rule(
+            "PT007",
+            "network or model call inside ctx.run in an explicit_recovery handler",
+            "under restate-sdk's preview `explicit_recovery` a retry replays nothing: every `ctx.run` action "
+            "executes again, so the journaled model call is paid again after every kill or failure. Drop "
+            "explicit_recovery for this handler (the journal then returns the recorded answer), or accept "
+            "the cost and key every write with `ctx.request().id`",
+        ),
     )
 }
 
@@ -95,6 +104,10 @@ be repeated safely by other means, so it is a review aid rather than a bug."""
 
 DEFAULT_CODES = frozenset(CODES) - OFF_BY_DEFAULT
 """Codes reported when none are selected."""
+
+EXPLICIT_RECOVERY = "restate._preview.explicit_recovery"
+"""The SDK's preview mode (1.3.0) in which a retry runs the handler from the start, executing every ctx.run
+action again: a handler it applies to pays for its journaled calls again (PT007)."""
 
 IDEMPOTENCY_HEADER = "idempotency-key"
 """The header (compared in lower case) that makes a write safe to repeat, as payment APIs take it."""

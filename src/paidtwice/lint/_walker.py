@@ -16,6 +16,7 @@ from paidtwice.lint._index import (
     attr_chain,
     index_module,
 )
+from paidtwice.lint._parse import NeedsNewerParser, Parser
 from paidtwice.lint._rules import (
     AGENT_WITH_MODEL,
     CLIENT_CLASSES,
@@ -37,8 +38,11 @@ _TO_THREAD = {"asyncio.to_thread", "anyio.to_thread.run_sync"}
 class Project:
     """The linted files, parsed on first use, and what is known about each function."""
 
-    def __init__(self, files: dict[str, Path], selected: frozenset[str] = DEFAULT_CODES) -> None:
+    def __init__(
+        self, files: dict[str, Path], selected: frozenset[str] = DEFAULT_CODES, parser: Parser | None = None
+    ) -> None:
         self._files = files
+        self._parser = parser or Parser()
         """module name -> file, for every file found."""
         self.selected = selected
         """The codes reported."""
@@ -57,8 +61,8 @@ class Project:
         if path is not None:
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
-                tree = ast.parse(text, filename=str(path))
-            except (OSError, SyntaxError, ValueError):
+                tree = self._parser.parse(text, str(path))
+            except (OSError, SyntaxError, ValueError, NeedsNewerParser):
                 tree = None
             if tree is not None:
                 result = index_module(name, str(path), tree, text)
@@ -128,6 +132,10 @@ class Walker(ast.NodeVisitor):
             a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)
         }
         self.found: list[tuple[Effect, ast.AST]] = []
+        self.explicit_recovery = False
+        """The handler runs under `explicit_recovery`: its ctx.run actions execute again on every retry, so
+        what they call is walked, a network or model call reported as PT007."""
+        self._in_action = 0
 
     def walk_body(self) -> None:
         # Nested defs can be called before they appear in the source; collect them first.
@@ -262,6 +270,13 @@ class Walker(ast.NodeVisitor):
             self._found("PT006", f"{function.name}() calls {what} ({where})", run)
 
     def _action(self, action: ast.expr) -> None:
+        if self.explicit_recovery:
+            self._in_action += 1
+            try:
+                self._explicit_action(action)
+            finally:
+                self._in_action -= 1
+            return
         if isinstance(action, ast.Call) and self.scope.qualify(action.func) in {
             "functools.partial",
             "partial",
@@ -272,6 +287,25 @@ class Walker(ast.NodeVisitor):
         if isinstance(action, ast.Name | ast.Attribute | ast.Lambda):
             return  # journaled: its body runs once, its result comes from the journal on replay
         self.visit(action)
+
+    def _explicit_action(self, action: ast.expr) -> None:
+        """Under explicit_recovery the action runs again on every attempt: walk it as a call made now."""
+        target: ast.expr = action
+        if isinstance(action, ast.Call) and self.scope.qualify(action.func) in {
+            "functools.partial",
+            "partial",
+        }:
+            for argument in [*action.args[1:], *(k.value for k in action.keywords)]:
+                self.visit(argument)
+            if not action.args:
+                return
+            target = action.args[0]
+        if isinstance(target, ast.Lambda):
+            self.visit(target.body)
+        elif isinstance(target, ast.Name | ast.Attribute):
+            self._call(ast.copy_location(ast.Call(func=target, args=[], keywords=[]), action))
+        else:
+            self.visit(target)
 
     def _call(self, node: ast.Call) -> None:
         func = node.func
@@ -377,8 +411,19 @@ class Walker(ast.NodeVisitor):
             where = f"({Path(effect.path).name}:{effect.line})"
             # Said once, after the innermost call, however deep the helpers go.
             what = effect.what if effect.what.endswith(where) else f"{effect.what} {where}"
-            self.found.append((Effect(effect.code, f"{name}() calls {what}", effect.path, effect.line), node))
+            code = self._in_action_code(effect.code)
+            if code is not None:
+                self.found.append((Effect(code, f"{name}() calls {what}", effect.path, effect.line), node))
 
     def _found(self, code: str, what: str, node: ast.AST) -> None:
         line = getattr(node, "lineno", 0)
-        self.found.append((Effect(code, what, self.module.path, line), node))
+        found = self._in_action_code(code)
+        if found is not None:
+            self.found.append((Effect(found, what, self.module.path, line), node))
+
+    def _in_action_code(self, code: str) -> str | None:
+        """Inside an explicit-recovery action: a network or model call is PT007; the rest is journaled (its
+        result is recorded, and no replay compares it), so not reported."""
+        if not self._in_action:
+            return code
+        return "PT007" if code == "PT001" else None

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.stub._scripts import SCRIPTS, Answer, Script
+from paidtwice.stub._auto import AUTO, auto_script
+from paidtwice.stub._scripts import SCRIPTS, Answer, Asked, Script
 from paidtwice.stub._turns import VARIATIONS, load_script_file
 
 __all__ = ["replay_script", "resolve_script"]
@@ -34,14 +35,27 @@ class _Reasked(Script):
         assert self.base is not None
         return self.base.answer(turn=turn, ask=ask + 1, call=call + 1, model_up=model_up)
 
+    def respond(self, asked: Asked, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
+        assert self.base is not None
+        return self.base.respond(asked, turn=turn, ask=ask + 1, call=call + 1, model_up=model_up)
+
+    async def prepare(self, asked: Asked) -> None:
+        assert self.base is not None
+        await self.base.prepare(asked)
+
 
 def resolve_script(script: str | Path | Script, variation: str = "steady") -> Script:
-    """A stub script by name (steady, drifting, changed, ...) or from a script file (in one variation)."""
+    """A stub script by name (steady, drifting, changed, ...), `auto` (answers from each request) or from a
+    script file (in one variation)."""
     if isinstance(script, Script):
         return script
     text = str(script)
     if text in SCRIPTS:
         return SCRIPTS[text]
+    if text == AUTO:
+        if variation not in VARIATIONS:
+            raise UsageError(f"unknown variation {variation!r} (known: {', '.join(VARIATIONS)})")
+        return auto_script(variation)
     path = Path(text)
     if path.suffix in (".toml", ".json") or path.exists():
         if variation not in VARIATIONS:

@@ -127,7 +127,8 @@ def replay_check_command(
     """Check, offline, whether the code replays captured journals (files or directories of them).
 
     Each journal is fed to the app's real restate-sdk endpoint in this process, with no server. Verdicts:
-    replays; diverges at index N (recorded vs attempted, the SDK's own message); continues (the journal is
+    replays; diverges at entry N (recorded vs attempted, the SDK's own message; N is the journal's entry
+    index, as `paidtwice journal` numbers it, the SDK's command index beside it); continues (the journal is
     incomplete: the code replays it and would do next_command live). Model calls the code makes outside
     the journal go to paidtwice's stub model, answered by --script, and are listed; a step past the
     journal's end is never executed. Exit 0 when every journal replays or continues, 1 when one diverges,
@@ -189,10 +190,10 @@ def result_json(result: ReplayResult) -> dict[str, Any]:
 
 def format_results(results: list[ReplayResult]) -> str:
     """The table: one row per journal, then the details of each that does not simply replay."""
-    header = ("journal", "verdict", "index", "calls outside", "next, live")
+    header = ("journal", "verdict", "calls outside", "next, live")
     rows = []
     for r in results:
-        verdict = f"diverges at {r.index}" if r.verdict == "diverges" else r.verdict
+        verdict = f"diverges at {r.where}" if r.verdict == "diverges" else r.verdict
         calls = f"{r.calls_during_replay}" + (
             f" (+{len(r.outside_calls) - r.calls_during_replay} past end)"
             if len(r.outside_calls) > r.calls_during_replay
@@ -202,7 +203,6 @@ def format_results(results: list[ReplayResult]) -> str:
             (
                 r.path or r.invocation_id,
                 verdict,
-                "" if r.index is None else str(r.index),
                 calls,
                 r.next_command or "",
             )

@@ -50,6 +50,7 @@ from types import TracebackType
 from typing import Any
 
 from paidtwice._words import count
+from paidtwice.agent._env import OFFLINE_DEFAULTS
 from paidtwice.replay._answers import replay_script, resolve_script
 from paidtwice.replay._intercept import CURRENT, ReplayState, install_patches
 from paidtwice.replay._journal import JournalFile, load_journal
@@ -218,10 +219,15 @@ class Replayer:
             self._stub = StubModel().start()
         if self._prepared:
             return self._stub
-        # A client the app makes at import reads these: make sure even that one talks to the stub.
-        self._saved_env = {name: os.environ.get(name) for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
+        # A client the app makes at import reads these: make sure even that one talks to the stub. The
+        # agent environment's offline defaults keep the app's libraries quiet and off the network here too
+        # (a tracing exporter flushing at exit would otherwise print into replay-check's output).
+        names = ("OPENAI_BASE_URL", "OPENAI_API_KEY", *OFFLINE_DEFAULTS)
+        self._saved_env = {name: os.environ.get(name) for name in names}
         os.environ["OPENAI_BASE_URL"] = self._stub.open_lane(self.script, name="replay-import").base_url
         os.environ.setdefault("OPENAI_API_KEY", "paidtwice-stub")
+        for name, default in OFFLINE_DEFAULTS.items():
+            os.environ.setdefault(name, default)
         if self._app is None:
             assert self._target is not None
             self._app = load_app(self._target, app_dir=self._app_dir)
@@ -530,7 +536,7 @@ def kept_journal_judge(
         calls = f"{count(result.calls_during_replay, 'model call')} outside the journal paid again"
         if result.verdict == "diverges":
             return (
-                f"CERTAIN MISMATCH at index {result.index}: replayed offline on {code}, the journal has "
+                f"CERTAIN MISMATCH at {result.where}: replayed offline on {code}, the journal has "
                 f"{result.recorded}, the code attempts {result.attempted} ({calls})",
                 result.index,
             )

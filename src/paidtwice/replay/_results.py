@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paidtwice._exceptions import PaidtwiceError, UsageError
+from paidtwice._words import entry_at
 
 __all__ = [
     "RECORD_KIND",
@@ -67,9 +68,10 @@ class ReplayResult:
     verdict: str
     """replays, continues, diverges, fails or undecided (see the module's docstring)."""
     index: int | None
-    """Where it diverges: the command index the SDK's mismatch names (commands only, 0 is the input)."""
+    """Where it diverges: the journal's entry index (commands and notifications, 0 is the input), as the
+    journal file and `paidtwice journal` number entries; None when the journal has no command there."""
     recorded: str | None
-    """What the journal holds at that index, read from the journal ("run weather")."""
+    """What the journal holds at that entry, read from the journal ("run weather")."""
     attempted: str | None
     """What the code attempted there instead ("run model", "handler return")."""
     labels_agree: bool | None
@@ -87,16 +89,26 @@ class ReplayResult:
     seed: str
     """The random seed used, and where it came from."""
     recorded_commands: tuple[str, ...] = ()
-    """For a divergence: the journal's commands by command index, 0 to `index` ("input", "run weather"). The
-    SDK checks each replayed command against the journal, so the code attempted the same ones up to
-    `index - 1`, then `attempted`. Empty for the other verdicts."""
+    """For a divergence: the journal's commands by command index, 0 to `command_index` ("input", "run
+    weather"). The SDK checks each replayed command against the journal, so the code attempted the same ones
+    up to `command_index - 1`, then `attempted`. Empty for the other verdicts."""
+    command_index: int | None = None
+    """Where it diverges by the SDK's count: the command index its mismatch message names (commands only),
+    shown beside the entry index, never in its place."""
+    command_entries: tuple[int, ...] = ()
+    """The journal entry index of each of `recorded_commands`."""
+
+    @property
+    def where(self) -> str:
+        """Where it diverges: "entry 5 (command index 3)"."""
+        return entry_at(self.index, self.command_index)
 
     @property
     def attempted_commands(self) -> tuple[str, ...]:
-        """For a divergence: what the code attempted by command index, 0 to `index`."""
-        if self.verdict != "diverges" or self.index is None or self.attempted is None:
+        """For a divergence: what the code attempted by command index, 0 to `command_index`."""
+        if self.verdict != "diverges" or self.command_index is None or self.attempted is None:
             return ()
-        return (*self.recorded_commands[: self.index], self.attempted)
+        return (*self.recorded_commands[: self.command_index], self.attempted)
 
     @property
     def ok(self) -> bool:
@@ -112,10 +124,7 @@ class ReplayResult:
         """The verdict in one line."""
         name = self.path or self.invocation_id
         if self.verdict == "diverges":
-            return (
-                f"{name}: diverges at index {self.index}: {self.recorded} recorded, "
-                f"{self.attempted} attempted"
-            )
+            return f"{name}: diverges at {self.where}: {self.recorded} recorded, {self.attempted} attempted"
         if self.verdict == "continues":
             return f"{name}: continues; next, live: {self.next_command}"
         if self.verdict in ("fails", "undecided"):

@@ -78,14 +78,18 @@ def judge(journal: JournalFile, outcome: Outcome, seed: str, timeout: float) -> 
         message = text.decode(errors="replace") if isinstance(text, bytes) else ""
         mismatch = read_mismatch(message, journal.journal()) if code == MISMATCH_ERROR_CODE else None
         if mismatch is not None:
+            upto = mismatch.command_index if mismatch.command_index is not None else -1
+            commands = _commands(journal)[: upto + 1]
             return verdict(
                 verdict="diverges",
                 index=mismatch.index,
+                command_index=mismatch.command_index,
                 recorded=mismatch.recorded,
                 attempted=mismatch.attempted,
                 labels_agree=mismatch.labels_agree,
                 message=message,
-                recorded_commands=_commands(journal)[: mismatch.index + 1],
+                recorded_commands=tuple(label for _, label in commands),
+                command_entries=tuple(index for index, _ in commands),
             )
         return verdict(verdict="fails", message=f"error {code}: {message}")
     if outcome.timed_out:
@@ -109,9 +113,12 @@ def _command_label(entry_type: str, name: str) -> str:
     return f"{entry_type.split(':', 1)[1].strip().lower()} {name}".strip()
 
 
-def _commands(journal: JournalFile) -> tuple[str, ...]:
-    """The journal's commands by command index (the index an SDK mismatch names)."""
-    return tuple(_command_label(e.type, e.name) for e in journal.entries if e.type.startswith("Command:"))
+def _commands(journal: JournalFile) -> tuple[tuple[int, str], ...]:
+    """The journal's commands by command index (the index an SDK mismatch names): each one's entry index
+    and label."""
+    return tuple(
+        (e.index, _command_label(e.type, e.name)) for e in journal.entries if e.type.startswith("Command:")
+    )
 
 
 def _last_command(journal: JournalFile) -> str:

@@ -32,7 +32,7 @@ from paidtwice.report._html_parts import (
 )
 from paidtwice.report._html_timeline import LEGEND, journal_at, timeline_of, timeline_svg
 from paidtwice.report._plot import curve_svg_markup
-from paidtwice.report._text import tokens, usd
+from paidtwice.report._text import curve_x, tokens, usd
 
 __all__ = ["deck_sections", "mismatch_panel", "run_body"]
 
@@ -98,8 +98,8 @@ def mismatch_panel(mismatch: Mismatch) -> str:
     return (
         '<div class="mismatch"><h4>Journal mismatch (RT0016)</h4>'
         + html_table(
-            ("journal index", "the journal holds", "the code attempted", "labels agree"),
-            [(str(mismatch.index), esc(mismatch.recorded), esc(mismatch.attempted), agree)],
+            ("journal entry", "the journal holds", "the code attempted", "labels agree"),
+            [(esc(mismatch.where), esc(mismatch.recorded), esc(mismatch.attempted), agree)],
         )
         + f"<pre>{esc(mismatch.message.strip())}</pre></div>"
     )
@@ -235,26 +235,31 @@ def _curve_body(curve: CurveRecord) -> str:
         predicted = (
             str(point.predicted_model_calls) if point.predicted_model_calls is not None else f"{low}-{high}?"
         )
+        x = curve_x(point) if point.max_attempts is not None else f"{point.delay:g}"
         rows.append(
             (
-                f'<a href="#{slug("run", curve.name, i)}">{point.delay:g}</a>',
+                f'<a href="#{slug("run", curve.name, i)}">{esc(x)}</a>',
                 f"{point.down_time:.3f}",
                 str(point.attempts_while_down),
                 str(point.model_calls),
                 predicted,
                 str(want) if want is not None else "",
                 verdict_mark(point.agrees),
+                esc(point.outcome or point.status),
             )
         )
+    policy = curve.varies == "max attempts"
+    first = "max attempts, then" if policy else "delay (s)"
     parts = [
         f'<div class="plot">{curve_svg_markup(curve)}</div>',
         html_table(
-            ("delay (s)", "down (s)", "attempts while down", "paid calls", "predicted", "deck", ""),
+            (first, "down (s)", "attempts while down", "paid calls", "predicted", "deck", "", "ended"),
             rows,
         ),
     ]
-    for run, anchor in _runs_of(curve):
-        parts.append(f"<h4>Delay {run.restart_delay:g} s</h4>{run_body(run, anchor, judged=False)}")
+    for point, (run, anchor) in zip(curve.points, _runs_of(curve), strict=True):
+        title = f"max_attempts {esc(curve_x(point))}" if policy else f"Delay {run.restart_delay:g} s"
+        parts.append(f"<h4>{title}</h4>{run_body(run, anchor, judged=False)}")
     return "".join(parts)
 
 

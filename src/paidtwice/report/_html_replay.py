@@ -38,7 +38,7 @@ _VERDICTS: dict[str, tuple[str, str, str]] = {
 
 def _verdict_words(result: ReplayResult) -> str:
     if result.verdict == "diverges":
-        return f"diverges at index {result.index}"
+        return f"diverges at {result.where}"
     return result.verdict
 
 
@@ -68,21 +68,25 @@ def _outside_words(result: ReplayResult) -> str:
 
 
 def _sequences(result: ReplayResult) -> str:
-    """The journal's commands against the code's, side by side by command index, up to where they part."""
+    """The journal's commands against the code's, side by side, each by its journal entry index (the command
+    index beside it), up to where they part."""
     rows = []
     # Of equal length unless the journal ends before the index the SDK names: show the gap, drop nothing.
     pairs = itertools.zip_longest(result.recorded_commands, result.attempted_commands, fillvalue="(none)")
     for index, (recorded, attempted) in enumerate(pairs):
-        parts = recorded != attempted or index == result.index
+        parts = recorded != attempted or index == result.command_index
         mark = '<span class="bad">≠ they part here</span>' if parts else "= same"
+        entry = result.command_entries[index] if index < len(result.command_entries) else None
         rows.append(
-            f'<tr class="{"parts" if parts else "same"}"><td>{index}</td>'
+            f'<tr class="{"parts" if parts else "same"}"><td>{"" if entry is None else entry}</td>'
+            f"<td>{index}</td>"
             f'<td class="recorded"><code>{esc(recorded)}</code></td>'
             f'<td class="attempted"><code>{esc(attempted)}</code></td><td>{mark}</td></tr>'
         )
     return (
-        '<table class="sequences"><thead><tr><th>command index</th><th>recorded (the journal)</th>'
-        f"<th>attempted (the code)</th><th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        '<table class="sequences"><thead><tr><th>entry</th><th>command index</th>'
+        "<th>recorded (the journal)</th><th>attempted (the code)</th><th></th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
     )
 
 

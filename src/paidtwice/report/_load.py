@@ -24,6 +24,7 @@ from paidtwice.lab._records import (
     RESULTS_FORMAT,
     ComparisonRecord,
     CurveRecord,
+    Mismatch,
     Record,
     RecoveryRecord,
     RunRecord,
@@ -31,6 +32,7 @@ from paidtwice.lab._records import (
 from paidtwice.lab._soak import SOAK_KIND, SoakRecord
 from paidtwice.lab._sweep import PointResult
 from paidtwice.replay._replayer import RECORD_KIND, ReplayResult
+from paidtwice.watch._records import WATCH_KIND, WatchSnapshot
 
 __all__ = ["Results", "load_results"]
 
@@ -58,6 +60,8 @@ class Results:
     """Verdicts of `replay-check`, one per journal."""
     soaks: tuple[SoakRecord, ...] = ()
     """Soaks (`soak --json`), one per file."""
+    watches: tuple[WatchSnapshot, ...] = ()
+    """Snapshots of `watch --json`."""
 
 
 class _Bad(Exception):
@@ -65,11 +69,12 @@ class _Bad(Exception):
 
 
 def load_results(paths: Sequence[Path]) -> Results:
-    """Read result files written by `deck`, `run`, `sweep`, `soak` or `replay-check` (`--json`)."""
+    """Read result files written by `deck`, `run`, `sweep`, `soak`, `replay-check` or `watch` (`--json`)."""
     records: list[Record] = []
     points: list[PointResult] = []
     replays: list[ReplayResult] = []
     soaks: list[SoakRecord] = []
+    watches: list[WatchSnapshot] = []
     for path in paths:
         for number, (kind, data) in enumerate(_read(path), start=1):
             where = f"{path}: record {number} ({kind})"
@@ -80,11 +85,20 @@ def load_results(paths: Sequence[Path]) -> Results:
                     replays.append(_build(ReplayResult, data))
                 elif kind == SOAK_KIND:
                     soaks.append(_build(SoakRecord, data))
+                elif kind == WATCH_KIND:
+                    watches.append(_build(WatchSnapshot, data))
                 else:
                     records.append(_build(_DECK_KINDS[kind], data))
             except _Bad as err:
                 raise UsageError(f"{where} is not a paidtwice result: {err}") from None
-    return Results(tuple(records), tuple(points), tuple(str(p) for p in paths), tuple(replays), tuple(soaks))
+    return Results(
+        tuple(records),
+        tuple(points),
+        tuple(str(p) for p in paths),
+        tuple(replays),
+        tuple(soaks),
+        tuple(watches),
+    )
 
 
 def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -116,8 +130,8 @@ def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
         and all(isinstance(item, dict) and {"code", "line", "message"} <= set(item) for item in data)
     ):
         raise UsageError(f"{path} is the output of paidtwice lint, not a result of a run")
-    if isinstance(data, dict) and data.get("record") == SOAK_KIND:
-        data = [data]  # a soak's file holds its one record, not a list
+    if isinstance(data, dict) and data.get("record") in (SOAK_KIND, WATCH_KIND):
+        data = [data]  # a soak's or a watch snapshot's file holds its one record, not a list
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise UsageError(
             f"{path} is not a paidtwice result (results are a JSON list of records, from --json of "
@@ -146,7 +160,7 @@ def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
                 f"{RESULTS_FORMAT}: use the paidtwice that wrote it, or run the experiment again"
             )
         kind = item.get("record")
-        if kind not in ("sweep-point", RECORD_KIND, SOAK_KIND) and kind not in _DECK_KINDS:
+        if kind not in ("sweep-point", RECORD_KIND, SOAK_KIND, WATCH_KIND) and kind not in _DECK_KINDS:
             raise UsageError(f"{path} holds a record of unknown kind {kind!r}")
         read.append((str(kind), item))
     return read
@@ -158,6 +172,8 @@ T = typing.TypeVar("T")
 def _build(cls: type[T], data: Any) -> T:
     if not isinstance(data, dict):
         raise _Bad(f"{cls.__name__} should be an object, not {type(data).__name__}")
+    if cls in (Mismatch, ReplayResult):
+        data = _older_index(data)
     hints = _hints(cls)  # type: ignore[arg-type]  # a class is hashable; mypy does not see type[T] as such
     values: dict[str, Any] = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
@@ -169,6 +185,14 @@ def _build(cls: type[T], data: Any) -> T:
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise _Bad(f"{cls.__name__} has no {field.name!r}")
     return cls(**values)
+
+
+def _older_index(data: dict[str, Any]) -> dict[str, Any]:
+    """A mismatch written before "command_index" existed named the SDK's command index as "index": keep it as
+    the command index, and the entry as unknown rather than a wrong one."""
+    if "command_index" in data or data.get("index") is None:
+        return data
+    return {**data, "command_index": data["index"], "index": None}
 
 
 @functools.cache

@@ -1,24 +1,35 @@
-"""A small SVG plot of a restart-delay curve (no plotting library needed)."""
+"""A small SVG plot of a restart-delay or retry-policy curve (no plotting library needed)."""
 
 from __future__ import annotations
 
 from html import escape
 from pathlib import Path
 
-from paidtwice.lab._records import CurveRecord
+from paidtwice.lab._records import CurvePoint, CurveRecord
 
 __all__ = ["curve_svg", "curve_svg_markup"]
 
 # Okabe & Ito's blue and vermillion; measured and predicted also differ in shape, and the legend says which.
 MEASURED, PREDICTED = "#0072B2", "#D55E00"
+KILLED = "#56B4E9"
+"""Okabe & Ito's sky blue: a retry-policy curve's `kill` line, dashed and drawn over the `pause` line, so it
+shows where the two paid the same."""
+
+
+def _x(point: CurvePoint) -> float:
+    """Where a point sits on the x axis: its retry policy's max_attempts, else its measured down time."""
+    return float(point.max_attempts) if point.max_attempts is not None else point.down_time
 
 
 def curve_svg_markup(curve: CurveRecord) -> str:
     """Paid model calls (measured: filled dots on a line; predicted: hollow squares, with the range the
-    policy's jitter allows as a bar) against the measured down time, as SVG markup."""
+    policy's jitter allows as a bar) against the measured down time, or, for a retry-policy curve, against
+    max_attempts with one line per `on_max_attempts` (pause solid, kill dashed), as SVG markup."""
     width, height, pad = 520, 320, 52
     points = curve.points
-    xs = [p.down_time for p in points] or [0.0]
+    policy = curve.varies == "max attempts"
+    against = "max_attempts" if policy else "down time"
+    xs = [_x(p) for p in points] or [0.0]
     ys = [p.model_calls for p in points]
     for p in points:
         ys += [*p.predicted_range]
@@ -37,22 +48,25 @@ def curve_svg_markup(curve: CurveRecord) -> str:
     parts = [
         f'<svg class="curve" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11" role="img" '
-        f'aria-label="{name}: paid model calls against down time, measured and predicted">',
+        f'aria-label="{name}: paid model calls against {against}, measured and predicted">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="13">{name}: paid model '
-        "calls against down time</text>",
+        f"calls against {against}</text>",
         f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="black"/>',
         f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="black"/>',
-        f'<text x="{width / 2}" y="{height - 12}" text-anchor="middle">measured down time (s)</text>',
+        f'<text x="{width / 2}" y="{height - 12}" text-anchor="middle">'
+        f"{'max_attempts (restart delay ' + _delays(points) + ' s)' if policy else 'measured down time (s)'}"
+        "</text>",
         f'<text x="14" y="{height / 2}" transform="rotate(-90 14 {height / 2})" '
         'text-anchor="middle">paid model calls</text>',
     ]
     for y in range(int(y_lo) + 1, int(y_hi)):
         parts.append(f'<text x="{pad - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{y}</text>')
         parts.append(f'<line x1="{pad}" x2="{width - pad}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" stroke="#eee"/>')
+    labelled: set[str] = set()
     for p in points:
         low, high = p.predicted_range
-        x = sx(p.down_time)
+        x = sx(_x(p))
         parts.append(
             f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{sy(low):.1f}" y2="{sy(high):.1f}" stroke="{PREDICTED}" '
             'stroke-width="1" stroke-dasharray="3 2"/>'
@@ -65,20 +79,27 @@ def curve_svg_markup(curve: CurveRecord) -> str:
                 f'stroke="{PREDICTED}" stroke-width="2"><title>predicted {p.predicted_model_calls} paid '
                 f"calls at {p.down_time:.3f} s down (policy allows {low} to {high})</title></rect>"
             )
-        parts.append(
-            f'<text x="{x:.1f}" y="{height - pad + 14}" text-anchor="middle">{p.down_time:.2f}</text>'
+        tick = f"{p.max_attempts}" if p.max_attempts is not None else f"{p.down_time:.2f}"
+        if tick not in labelled:
+            labelled.add(tick)
+            parts.append(f'<text x="{x:.1f}" y="{height - pad + 14}" text-anchor="middle">{tick}</text>')
+    series = sorted({p.on_max_attempts for p in points}, key=lambda on: on == "kill")  # kill on top
+    for on in series:
+        line = [p for p in points if p.on_max_attempts == on]
+        path_d = " ".join(
+            f"{'M' if i == 0 else 'L'}{sx(_x(p)):.1f},{sy(p.model_calls):.1f}" for i, p in enumerate(line)
         )
-    path_d = " ".join(
-        f"{'M' if i == 0 else 'L'}{sx(p.down_time):.1f},{sy(p.model_calls):.1f}" for i, p in enumerate(points)
-    )
-    parts.append(f'<path d="{path_d}" fill="none" stroke="{MEASURED}" stroke-width="2"/>')
+        style = f'stroke="{KILLED}" stroke-dasharray="6 4"' if on == "kill" else f'stroke="{MEASURED}"'
+        parts.append(f'<path d="{path_d}" fill="none" {style} stroke-width="2"/>')
     for p in points:
+        then = f", then {p.on_max_attempts}" if p.on_max_attempts else ""
         parts.append(
-            f'<circle class="measured" cx="{sx(p.down_time):.1f}" cy="{sy(p.model_calls):.1f}" r="4" '
+            f'<circle class="measured" cx="{sx(_x(p)):.1f}" cy="{sy(p.model_calls):.1f}" r="4" '
             f'fill="{MEASURED}"><title>measured {p.model_calls} paid calls after {p.down_time:.3f} s '
-            f"down (restart delay {p.delay:g} s)</title></circle>"
+            f"down (restart delay {p.delay:g} s{then})</title></circle>"
         )
-    legend_x = width - pad - 150
+    # A retry-policy curve rises to the right: its legend goes top left, out of the line's way.
+    legend_x = pad + 24 if policy else width - pad - 150
     parts.append(
         f'<circle cx="{legend_x}" cy="{pad - 4}" r="4" fill="{MEASURED}"/>'
         f'<text x="{legend_x + 10}" y="{pad}" fill="{MEASURED}">measured</text>'
@@ -86,8 +107,17 @@ def curve_svg_markup(curve: CurveRecord) -> str:
         'stroke-width="2"/>'
         f'<text x="{legend_x + 10}" y="{pad + 16}" fill="{PREDICTED}">predicted (dashes: range)</text>'
     )
+    if policy:
+        parts.append(
+            f'<text x="{legend_x + 10}" y="{pad + 32}" fill="{MEASURED}">line: then pause;</text>'
+            f'<text x="{legend_x + 10}" y="{pad + 46}" fill="{KILLED}">dashed: then kill</text>'
+        )
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _delays(points: tuple[CurvePoint, ...]) -> str:
+    return ", ".join(sorted({f"{p.delay:g}" for p in points}))
 
 
 def curve_svg(curve: CurveRecord, path: Path) -> Path:

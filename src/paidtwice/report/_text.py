@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 
 from paidtwice._words import agent_name, count, signed
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._records import (
     ComparisonRecord,
+    CurvePoint,
     CurveRecord,
     Mismatch,
     NodeKillRecord,
@@ -20,6 +22,8 @@ from paidtwice.lab._recover import RecoveryPlan
 from paidtwice.lab._sweep import SweepMatrix
 
 __all__ = [
+    "curve_x",
+    "fit_lines",
     "format_attempt_log",
     "format_bill",
     "format_checks",
@@ -40,16 +44,119 @@ __all__ = [
 ]
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A left-aligned text table with a rule under the header."""
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, width: int | None = None) -> str:
+    """A left-aligned text table with a rule under the header.
+
+    With `width` (a terminal's columns), a table wider than that is fitted to it with no text lost: its
+    widest columns' cells wrap onto more lines, each in its own column, every column keeping at least its
+    longest word (and its header, where that fits); where even that is too wide, each row becomes a
+    block, its first two cells on a line and the others below as "header: value", wrapped. Without
+    `width`, or when it fits, one line per row as always (what a pipe and `--wide` get)."""
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+    room = None if width is None else width - 2 * (len(widths) - 1)
+    if width is not None and room is not None and sum(widths) > room:
+        columns = zip(headers, *rows, strict=True)
+        words = [
+            max((len(word) for cell in column for word in cell.split()), default=0) for column in columns
+        ]
+        floors = [min(w, max(_NARROWEST, n)) for w, n in zip(widths, words, strict=True)]
+        if sum(floors) > room:
+            return _stacked(headers, rows, width)
+        # Whole headers where they fit: a wrapped header reads worse than a wrapped cell.
+        headed = [max(f, len(h)) for f, h in zip(floors, headers, strict=True)]
+        return _wrapped_table(headers, rows, _fitted(widths, headed if sum(headed) <= room else floors, room))
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
     for row in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     return "\n".join(lines)
+
+
+_NARROWEST = 4
+"""The fewest characters a wrapped column keeps."""
+
+
+def _fitted(widths: Sequence[int], floors: Sequence[int], room: int) -> list[int]:
+    """Column widths that add up to at most `room`, none below its floor: above their floors the widest
+    columns share the rest equally (the largest cap that fits), and what the cap leaves over goes to them
+    one by one."""
+    cap = max(widths)
+    while cap > 0 and sum(max(f, min(w, cap)) for f, w in zip(floors, widths, strict=True)) > room:
+        cap -= 1
+    fitted = [max(f, min(w, cap)) for f, w in zip(floors, widths, strict=True)]
+    spare = room - sum(fitted)
+    for i in sorted(range(len(widths)), key=lambda i: -widths[i]):
+        if spare <= 0:
+            break
+        grow = min(spare, widths[i] - fitted[i])
+        fitted[i] += grow
+        spare -= grow
+    return fitted
+
+
+def _stacked(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> str:
+    """Each row as a block: its first two cells on a line, then "header: value" for the others, wrapped."""
+    lines = []
+    for row in rows:
+        lead, rest = row[:2], list(zip(headers[2:], row[2:], strict=True))
+        lines += _cell_lines("  ".join(c for c in lead if c), width, indent="", then="    ")
+        fields = "; ".join(f"{h}: {c}" for h, c in rest)
+        lines += _cell_lines(fields, width, indent="    ", then="      ")
+    return "\n".join(lines)
+
+
+def _cell_lines(text: str, width: int, *, indent: str = "", then: str = "") -> list[str]:
+    """Text in lines of at most `width`, broken between words where it can, inside one where not."""
+    lines = textwrap.wrap(
+        text,
+        width,
+        initial_indent=indent,
+        subsequent_indent=then,
+        break_long_words=True,
+        break_on_hyphens=False,
+    )
+    return lines or [""]
+
+
+def _wrapped_table(headers: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[int]) -> str:
+    def physical(cells: Sequence[str]) -> list[str]:
+        wrapped = [_cell_lines(c, w) for c, w in zip(cells, widths, strict=True)]
+        height = max(len(w) for w in wrapped)
+        return [
+            "  ".join(
+                (w[i] if i < len(w) else "").ljust(n) for w, n in zip(wrapped, widths, strict=True)
+            ).rstrip()
+            for i in range(height)
+        ]
+
+    lines = [*physical(headers), "  ".join("-" * w for w in widths)]
+    for row in rows:
+        lines += physical(row)
+    return "\n".join(lines)
+
+
+def fit_lines(text: str, width: int | None) -> str:
+    """Prose lines longer than `width` wrapped at words, continuing under their own indent plus two; a line
+    of a table made for that width already fits. None: as it is."""
+    if width is None:
+        return text
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        out += textwrap.wrap(
+            line.strip(),
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent + "  ",
+            break_long_words=True,
+            break_on_hyphens=False,
+        )
+    return "\n".join(out)
 
 
 def _verdict(ok: bool) -> str:
@@ -79,9 +186,9 @@ def _paid(runs: Sequence[RunRecord]) -> str:
     return f"{count(calls, 'call')}, {tokens(total)} tok, {usd(cost)} (+{usd(extra)})"
 
 
-def format_deck_table(records: Sequence[Record]) -> str:
+def format_deck_table(records: Sequence[Record], *, width: int | None = None) -> str:
     """One row per run: the deck's figures beside the measured ones, a verdict, and what the model cost
-    (calls, tokens, dollars, and in parentheses the dollars the crash added)."""
+    (calls, tokens, dollars, and in parentheses the dollars the crash added). With `width`, wrapped to it."""
     rows = []
     for record in records:
         if isinstance(record, RecoveryRecord):
@@ -121,7 +228,8 @@ def format_deck_table(records: Sequence[Record]) -> str:
                 _paid([record]),
             )
         )
-    return table(("run", "agent/stub", "deck", "measured", "verdict", "paid (+ by the crash)"), rows)
+    headers = ("run", "agent/stub", "deck", "measured", "verdict", "paid (+ by the crash)")
+    return table(headers, rows, width=width)
 
 
 def _short(figure: str) -> str:
@@ -206,7 +314,7 @@ def format_mismatch(mismatch: Mismatch) -> str:
         else "NO: the message's labels are swapped; trust the index, not the labels"
     )
     lines = [
-        f"journal index   {mismatch.index}",
+        f"at              {mismatch.where}",
         f"journal holds   {mismatch.recorded}   (read from sys_journal)",
         f"code attempted  {mismatch.attempted}",
         f"labels agree    {agree}",
@@ -223,6 +331,7 @@ def format_run(record: RunRecord) -> str:
         f"invocation {record.invocation_id}: {record.status}, {count(record.model_calls, 'model call')}, "
         f"{count(record.tool_calls, 'tool call')}, {count(record.attempts, 'attempt')}"
         + (f", down {record.down_time:.2f}s" if record.down_time is not None else ""),
+        *_knobs(record),
         "",
         "Journal:",
         format_journal(record.journal),
@@ -253,6 +362,20 @@ def format_run(record: RunRecord) -> str:
     return "\n".join(parts)
 
 
+def _knobs(record: RunRecord) -> list[str]:
+    """The run's own settings beyond the deck's: explicit recovery, its retry policy, its server's flags."""
+    said = []
+    if record.explicit_recovery:
+        said.append("explicit_recovery (a retry replays nothing; every ctx.run executes again)")
+    if record.retry_policy:
+        said.append(f"retry policy: {record.retry_policy}")
+    if record.server_flags:
+        said.append(f"on a server of its own with {', '.join(record.server_flags)}")
+    if said and record.protocol_version is not None:
+        said.append(f"service protocol v{record.protocol_version}")
+    return [f"Knobs: {'; '.join(said)}"] if said else []
+
+
 def format_node_kill(kill: NodeKillRecord) -> str:
     """Who led the invocation's partition, who took over, and how long the invocation stalled."""
 
@@ -269,16 +392,24 @@ def format_node_kill(kill: NodeKillRecord) -> str:
     )
 
 
+def curve_x(point: CurvePoint) -> str:
+    """A curve point's x: its restart delay, or its retry policy's attempts and what follows them."""
+    if point.max_attempts is not None:
+        return f"{point.max_attempts}, then {point.on_max_attempts}"
+    return f"{point.delay:.2f}"
+
+
 def format_curve(curve: CurveRecord) -> str:
     rows = []
     deck = list(curve.deck_model_calls) + [None] * len(curve.points)
+    policy = curve.varies == "max attempts"
     for point, deck_calls in zip(curve.points, deck, strict=False):
         low, high = point.predicted_range
         exact = point.predicted_model_calls
         predicted = str(exact) if exact is not None else f"{low}-{high}?"
         rows.append(
             (
-                f"{point.delay:.2f}",
+                curve_x(point),
                 f"{point.down_time:.3f}",
                 str(point.attempts_while_down),
                 str(point.model_calls),
@@ -287,10 +418,12 @@ def format_curve(curve: CurveRecord) -> str:
                 "ok" if point.agrees else "DIFFERS",
                 tokens(point.usage.total_tokens),
                 f"{usd(point.cost_usd)} (+{usd(point.extra_cost_usd)})",
+                *((point.outcome,) if policy else ()),
             )
         )
-    headers = ("delay s", "down s", "tries while down", "paid calls", "predicted", "deck", "")
-    return table((*headers, "tokens", "paid"), rows)
+    first = "max attempts" if policy else "delay s"
+    headers = (first, "down s", "tries while down", "paid calls", "predicted", "deck", "")
+    return table((*headers, "tokens", "paid", *(("ended",) if policy else ())), rows)
 
 
 def format_comparison(record: ComparisonRecord) -> str:
@@ -415,9 +548,7 @@ def format_plan(plan: RecoveryPlan) -> str:
         parts.append(f"last failure: {plan.failure.code} ({plan.failure.source})")
         if plan.failure.mismatch is not None:
             m = plan.failure.mismatch
-            parts.append(
-                f"  mismatch at index {m.index}: journal has {m.recorded}, code attempted {m.attempted}"
-            )
+            parts.append(f"  mismatch at {m.where}: journal has {m.recorded}, code attempted {m.attempted}")
     for way in plan.ways:
         parts += [
             "",
@@ -435,8 +566,9 @@ def format_plan(plan: RecoveryPlan) -> str:
     return "\n".join(parts)
 
 
-def format_sweep(matrix: SweepMatrix) -> str:
-    """One sweep matrix: a row per crash point in time order, then what survived and what was paid again."""
+def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
+    """One sweep matrix: a row per crash point in time order, then what survived and what was paid again.
+    With `width` (a terminal's columns), every line fits it: the table's cells wrap, the prose wraps."""
     clean = matrix.clean
     steps = ", ".join(f"{name} x{n}" for name, n in clean.step_runs) or "none"
     head = (
@@ -500,11 +632,13 @@ def format_sweep(matrix: SweepMatrix) -> str:
         f"expected extra cost of one crash at a random moment: {usd(matrix.expected_crash_cost_usd)} "
         f"at {price} (each point's extra $ weighted by its share of the clean run's time)"
     )
-    lines = [head, table(headers, rows), *shorter, *unplaced, *unanswered]
-    return "\n".join([*lines, *(f"  {line}" for line in matrix.summary()), f"  {cost}"])
+    lines = [head, table(headers, rows, width=width), *shorter, *unplaced, *unanswered]
+    return fit_lines("\n".join([*lines, *(f"  {line}" for line in matrix.summary()), f"  {cost}"]), width)
 
 
-def format_crash_cost(matrices: Sequence[SweepMatrix], crash_rate: float | None = None) -> str:
+def format_crash_cost(
+    matrices: Sequence[SweepMatrix], crash_rate: float | None = None, *, width: int | None = None
+) -> str:
     """Per script, each mode's expected extra dollars of one crash at a uniformly random moment, side by
     side; with `crash_rate` (crashes per 1,000 invocations), also per 1,000 invocations."""
     modes = list(dict.fromkeys(m.mode for m in matrices))
@@ -521,6 +655,5 @@ def format_crash_cost(matrices: Sequence[SweepMatrix], crash_rate: float | None 
         if crash_rate is not None:
             row += [usd(m.cost_per_thousand(crash_rate)) if m else "-" for m in found]
         rows.append(row)
-    return "Expected extra cost of a crash at a uniformly random moment of a clean run:\n" + table(
-        headers, rows
-    )
+    head = fit_lines("Expected extra cost of a crash at a uniformly random moment of a clean run:", width)
+    return head + "\n" + table(headers, rows, width=width)

@@ -19,6 +19,7 @@ from paidtwice._exceptions import NotFound
 __all__ = [
     "SCRIPTS",
     "Answer",
+    "Asked",
     "Hold",
     "Script",
     "ToolCall",
@@ -61,20 +62,44 @@ class Answer:
     """The `usage` this answer reports for the prompt, as a script sets it; None: the stub's estimate."""
     completion_tokens: int | None = None
     """The `usage` this answer reports for the completion, as a script sets it; None: the stub's estimate."""
+    more_tool_calls: tuple[ToolCall, ...] = ()
+    """Further tools asked for in the same answer, beside `tool_call` (parallel tool calls)."""
+    retry_after: float | None = None
+    """For an error answer: the seconds its `Retry-After` header asks the client to wait; None: no header."""
+    delay: float = 0.0
+    """Seconds the stub holds the answer back first (a model that times out: a client that waits less
+    gives up, and the call is never delivered)."""
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """Every tool this answer asks for, in order (none for a final answer)."""
+        return (self.tool_call, *self.more_tool_calls) if self.tool_call is not None else ()
 
     @property
     def decision(self) -> str:
         """What the model decided, without its words: "tool:get_weather" or "answer"."""
         if self.status != 200:
             return f"error:{self.status}"
-        return f"tool:{self.tool_call.name}" if self.tool_call else "answer"
+        return "+".join(f"tool:{t.name}" for t in self.tool_calls) or "answer"
 
     def summary(self) -> str:
         if self.status != 200:
             return f"HTTP {self.status}"
         if self.tool_call is not None:
-            return f"{self.tool_call.name}({self.tool_call.arguments})"
+            return ", ".join(f"{t.name}({t.arguments})" for t in self.tool_calls)
         return self.text
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A model request as the stub received it, for a script that answers from the request itself."""
+
+    api: str
+    """"chat" (chat completions), "responses" or "messages" (Anthropic)."""
+    request: dict[str, Any]
+    """The request's body, parsed."""
+    chat: list[Any]
+    """Its messages as chat-completions messages (see the server's `_as_chat`)."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +145,9 @@ class Script:
     """Hold back one tool call's answer."""
     more_holds: tuple[Hold, ...] = ()
     """Further model calls held back alongside `hold` (a sweep's point with parallel calls in flight)."""
+    state: tuple[tuple[str, str], ...] = ()
+    """The state a Virtual Object (or Workflow) is given before each run, as (name, JSON value): a script
+    file's `[state]` table, so that a later message of a conversation is swept, not only its first."""
 
     def hold_of(self, call: int) -> Hold | None:
         """How the model call numbered `call` (within its invocation) is held back, if it is."""
@@ -136,6 +164,15 @@ class Script:
         """What tells apart the calls `turn` answers, so that each call's asks are counted on their own;
         "" when the turn is one call of its conversation (a turn answered by its position)."""
         return ""
+
+    def respond(self, asked: Asked, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
+        """The answer to the request `asked`: by default the script's `answer` for its turn; a script that
+        answers from the request (`--script auto`) reads it."""
+        return self.answer(turn=turn, ask=ask, call=call, model_up=model_up)
+
+    async def prepare(self, asked: Asked) -> None:
+        """Called with each request before it is answered; a script that asks a real model for its answer
+        (`paidtwice record`) does so here, off the ledger's lock."""
 
     def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
         """The answer for `turn` (1-based), asked for the `ask`-th time; `call` counts all calls.

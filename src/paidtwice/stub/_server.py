@@ -17,7 +17,7 @@ import json
 import threading
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -28,7 +28,7 @@ from hypercorn.config import Config
 from paidtwice._exceptions import ServerStartError
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.stub._ledger import INVOCATION_HEADER, Booking, Ledger, ModelCall, ToolRun
-from paidtwice.stub._scripts import SCRIPTS, Answer, Script, UnansweredCall
+from paidtwice.stub._scripts import SCRIPTS, Answer, Asked, Script, UnansweredCall
 from paidtwice.stub._stream import stream_events, wants_stream
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage, estimate_completion, estimate_prompt
 
@@ -292,10 +292,16 @@ class StubModel:
             # Never a silent default: the call is in the ledger (turn 0) with the reason as its error answer.
             turn, unanswered = 0, str(err)
 
+        asked = Asked(api, request, chat)
+        try:
+            await lane.script.prepare(asked)
+        except UnansweredCall as err:
+            turn, unanswered = 0, str(err)
+
         def answer_for(t: int, ask: int, call: int) -> Answer:
             if unanswered:
                 return Answer(text=unanswered, status=UNANSWERED_STATUS)
-            return lane.script.answer(turn=t, ask=ask, call=call, model_up=lane.model_up)
+            return lane.script.respond(asked, turn=t, ask=ask, call=call, model_up=lane.model_up)
 
         prompt = estimate_prompt(messages, request.get("tools") if isinstance(request, dict) else None)
         slot = self.ledger.open_model_call(
@@ -309,7 +315,8 @@ class StubModel:
         )
         record = self.ledger.model_call(slot)
         hold = lane.script.hold_of(record.call)
-        wait = hold.seconds if hold is not None else lane.latency
+        # A scripted timeout holds its call at least that long: a client that waits less gives up on it.
+        wait = max(hold.seconds if hold is not None else lane.latency, record.answer.delay)
         if wait > 0:
             began = time.monotonic()
             if await _caller_left_within(receive, wait):
@@ -318,10 +325,13 @@ class StubModel:
                 return
         answer = record.answer
         if answer.status != 200 and api == "messages":
-            error = {"type": "api_error", "message": answer.text}
+            error = {"type": _error_type(answer.status, "api_error"), "message": answer.text}
             payload: dict[str, Any] = {"type": "error", "error": error}
         elif answer.status != 200:
-            kind = "paidtwice_unanswered" if answer.status == UNANSWERED_STATUS else "server_error"
+            if answer.status == UNANSWERED_STATUS:
+                kind = "paidtwice_unanswered"
+            else:
+                kind = _error_type(answer.status, "server_error")
             payload = {"error": {"message": answer.text, "type": kind}}
         elif api == "messages":
             payload = _message(request, messages, answer, turn)
@@ -332,7 +342,9 @@ class StubModel:
         if answer.status == 200 and wants_stream(request):
             await _respond_events(send, stream_events(api, request, payload))
         else:
-            await _respond(send, answer.status, payload)
+            after = answer.retry_after
+            retry = () if after is None else ((b"retry-after", f"{after:g}".encode()),)
+            await _respond(send, answer.status, payload, headers=retry)
         self.ledger.close_model_call(slot, delivered=True)
 
     async def _book(self, lane: Lane, invocation_id: str, key: str, receive: Receive, send: Send) -> None:
@@ -371,11 +383,9 @@ def _usage(answer: Answer, prompt: int) -> TokenUsage:
     """The tokens an answer reports: the script's figures where it sets them, else the stub's estimate."""
     if answer.status != 200:
         return NO_TOKENS  # an error answer is not billed
-    tool = answer.tool_call
-    if tool is None:
-        completion = estimate_completion(answer.text)
-    else:
-        completion = estimate_completion(answer.text, tool.name, tool.arguments)
+    completion = estimate_completion(answer.text)
+    for tool in answer.tool_calls:
+        completion += estimate_completion("", tool.name, tool.arguments) - estimate_completion("")
     return TokenUsage(
         answer.prompt_tokens if answer.prompt_tokens is not None else prompt,
         answer.completion_tokens if answer.completion_tokens is not None else completion,
@@ -388,16 +398,13 @@ def _completion(
     message: dict[str, Any] = {"role": "assistant", "content": answer.text}
     finish = "stop"
     if answer.tool_call is not None:
-        digest = hashlib.sha1(f"{turn}:{answer.tool_call.arguments}".encode()).hexdigest()[:12]
         message["tool_calls"] = [
             {
-                "id": f"call_{digest}",
+                "id": f"call_{_call_id(turn, i, tool.arguments)}",
                 "type": "function",
-                "function": {
-                    "name": answer.tool_call.name,
-                    "arguments": answer.tool_call.arguments,
-                },
+                "function": {"name": tool.name, "arguments": tool.arguments},
             }
+            for i, tool in enumerate(answer.tool_calls)
         ]
         finish = "tool_calls"
     return {
@@ -412,6 +419,13 @@ def _completion(
             "total_tokens": usage.total_tokens,
         },
     }
+
+
+def _call_id(turn: int, index: int, what: str) -> str:
+    """A tool call's id: the same for the same answer (a replay's call matches the journaled one); the
+    first call of an answer keeps the id it had before answers could hold several."""
+    salt = f":{index}" if index else ""
+    return hashlib.sha1(f"{turn}:{what}{salt}".encode()).hexdigest()[:12]
 
 
 def _as_chat(api: str, request: dict[str, Any], messages: list[Any]) -> list[Any]:
@@ -464,19 +478,20 @@ def _response(request: dict[str, Any], items: list[Any], answer: Answer, turn: i
                 "content": [{"type": "output_text", "text": answer.text, "annotations": []}],
             }
         )
-    if answer.tool_call is not None:
+    for i, tool in enumerate(answer.tool_calls):
+        ident = _call_id(turn, i, answer.summary())
         output.append(
             {
                 "type": "function_call",
-                "id": f"fc_{digest}",
-                "call_id": f"call_{digest}",
-                "name": answer.tool_call.name,
-                "arguments": answer.tool_call.arguments,
+                "id": f"fc_{ident}",
+                "call_id": f"call_{ident}",
+                "name": tool.name,
+                "arguments": tool.arguments,
                 "status": "completed",
             }
         )
     words = sum(len(json.dumps(i).split()) for i in items)
-    produced = len(answer.text.split()) + (8 if answer.tool_call else 0)
+    produced = len(answer.text.split()) + 8 * len(answer.tool_calls)
     return {
         "id": f"resp_{hashlib.sha1(f'{time.time_ns()}'.encode()).hexdigest()[:16]}",
         "object": "response",
@@ -509,15 +524,13 @@ def _message(request: dict[str, Any], messages: list[Any], answer: Answer, turn:
     if answer.text:
         content.append({"type": "text", "text": answer.text})
     stop = "end_turn"
-    if answer.tool_call is not None:
-        digest = hashlib.sha1(f"{turn}:{answer.tool_call.arguments}".encode()).hexdigest()[:12]
+    for i, tool in enumerate(answer.tool_calls):
         try:
-            arguments = json.loads(answer.tool_call.arguments or "{}")
+            arguments = json.loads(tool.arguments or "{}")
         except ValueError:
             arguments = {}
-        content.append(
-            {"type": "tool_use", "id": f"toolu_{digest}", "name": answer.tool_call.name, "input": arguments}
-        )
+        ident = _call_id(turn, i, tool.arguments)
+        content.append({"type": "tool_use", "id": f"toolu_{ident}", "name": tool.name, "input": arguments})
         stop = "tool_use"
     # Anthropic's content is a string or a list of blocks; count the words of either.
     words = sum(len(json.dumps(m.get("content") or "").split()) + 4 for m in messages if isinstance(m, dict))
@@ -531,7 +544,7 @@ def _message(request: dict[str, Any], messages: list[Any], answer: Answer, turn:
         "stop_sequence": None,
         "usage": {
             "input_tokens": words,
-            "output_tokens": len(answer.text.split()) + (8 if answer.tool_call else 0),
+            "output_tokens": len(answer.text.split()) + 8 * len(answer.tool_calls),
         },
     }
 
@@ -564,7 +577,17 @@ async def _caller_left_within(receive: Receive, seconds: float) -> bool:
     return True
 
 
-async def _respond(send: Send, status: int, payload: dict[str, Any]) -> None:
+def _error_type(status: int, server: str) -> str:
+    """The error's type as the vendors name it: a 429 is a rate limit, a 5xx the server's, a 4xx the
+    request's."""
+    if status == 429:
+        return "rate_limit_error"
+    return server if status >= 500 else "invalid_request_error"
+
+
+async def _respond(
+    send: Send, status: int, payload: dict[str, Any], *, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     body = json.dumps(payload).encode()
     await send(
         {
@@ -573,6 +596,7 @@ async def _respond(send: Send, status: int, payload: dict[str, Any]) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
+                *headers,
             ],
         }
     )

@@ -22,6 +22,10 @@
     drift = ["Converting now.", "One moment, converting."]   # drifting: other words on each ask
     changed = { text = "About 108 USD." }                    # changed: the answer from the 2nd ask on
     usage = { prompt_tokens = 1200, completion_tokens = 40 } # optional: the tokens this turn reports
+    # parallel = [{ tool = "convert", arguments = { amount = 5, source = "EUR", target = "GBP" } }]
+    #                                                        # optional: more tools called in the same answer
+    # errors = [{ status = 429, retry_after = 2 }, { status = 500 }, { timeout = 30 }]
+    #                                                        # optional: HTTP errors for the first asks
 
     [[turn]]                                                 # no `when`: the conversation's second turn
     text = "100 EUR is 108.00 USD."
@@ -41,6 +45,10 @@ several calls (one `when` for every worker), per call it answers, told apart by 
 prompt and position. So each call has its own `changed`: asked again, it changes its mind. Each file
 gives three variations: `steady` (the same answer every time), `drifting` (the same decision in other words)
 and `changed` (from the second ask of a turn on, that turn's `changed` answer).
+
+A turn's `errors` answer its first asks, one each, before its answer: an HTTP status (with `Retry-After`
+from `retry_after`) or a `timeout` (the call held that long, then a 504). A top-level `[state]` table is the
+state a Virtual Object is given before each run of a sweep. The whole format: docs/reference/script-format.md.
 """
 
 from __future__ import annotations
@@ -58,12 +66,23 @@ from typing import Any
 from paidtwice._exceptions import ScriptFileError
 from paidtwice.stub._scripts import Answer, Script, ToolCall, UnansweredCall, conversation_turn
 
-__all__ = ["VARIATIONS", "FileScript", "ScriptFileError", "Turn", "load_script_file"]
+__all__ = [
+    "VARIATIONS",
+    "FileScript",
+    "ScriptFileError",
+    "Turn",
+    "load_script_file",
+    "prompts",
+    "state_entries",
+]
 
 VARIATIONS = ("steady", "drifting", "changed")
 
-_ANSWER_KEYS = ("text", "tool", "arguments", "usage")
-_TURN_KEYS = (*_ANSWER_KEYS, "drift", "changed", "when", "when_system", "position")
+_ANSWER_KEYS = ("text", "tool", "arguments", "usage", "parallel")
+_TURN_KEYS = (*_ANSWER_KEYS, "drift", "changed", "errors", "when", "when_system", "position")
+_ERROR_KEYS = ("status", "retry_after", "timeout", "message")
+_TIMEOUT_STATUS = 504
+"""What a `timeout` error answers once its time is up, to a client that waited that long."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +95,10 @@ class Turn:
     """Other words for the same decision, one per ask of this turn, in turn (variation `drifting`)."""
     changed: Answer | None = None
     """The answer from the second ask of this turn on (variation `changed`); None: never changes."""
+    errors: tuple[Answer, ...] = ()
+    """HTTP errors the first asks of this turn get, one per ask, in order, before its answers (a 429, a 500,
+    a timeout): the agent's error path (its client's retries, the handler's) is swept. The asks after them
+    count from 1 again for `drift` and `changed`."""
     when: str | None = None
     """Regular expression searched in the last user message; None: not matched on it."""
     when_system: str | None = None
@@ -107,7 +130,7 @@ def _text_of(message: dict[str, Any]) -> str:
     return "" if content is None else str(content)
 
 
-def _prompts(messages: Sequence[Any]) -> tuple[str, str]:
+def prompts(messages: Sequence[Any]) -> tuple[str, str]:
     """The last user message and the system prompt (system or developer messages) of a request."""
     dicts = [m for m in messages if isinstance(m, dict)]
     users = [_text_of(m) for m in dicts if m.get("role") == "user"]
@@ -133,7 +156,7 @@ class FileScript(Script):
 
     def turn_of(self, messages: Sequence[Any]) -> int:
         """The number (1-based, in file order) of the turn that answers a request with these messages."""
-        user, system = _prompts(messages)
+        user, system = prompts(messages)
         position = conversation_turn(messages)
         matched = [n for n, t in enumerate(self.turns, start=1) if t.matches(user, system, position)]
         what = f"last user message {_excerpt(user)}"
@@ -161,12 +184,15 @@ class FileScript(Script):
         worker asked for the first time is not counted as another worker asked again."""
         if not 1 <= turn <= len(self.turns) or self.turns[turn - 1].positional:
             return ""
-        user, system = _prompts(messages)
+        user, system = prompts(messages)
         asked = f"{conversation_turn(messages)}\0{system}\0{user}"
         return hashlib.blake2b(asked.encode(), digest_size=8).hexdigest()
 
     def answer(self, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
         spec = self.turns[turn - 1]
+        if ask <= len(spec.errors):
+            return spec.errors[ask - 1]
+        ask -= len(spec.errors)
         if self.variation == "changed" and ask >= 2 and spec.changed is not None:
             return spec.changed
         if self.variation == "drifting" and spec.drift:
@@ -193,12 +219,74 @@ def _answer(raw: Any, where: str) -> Answer:
     arguments = raw.get("arguments", {})
     if not isinstance(arguments, dict):
         raise ScriptFileError(f"{where}: `arguments` must be a table")
+    parallel = raw.get("parallel", [])
+    if not isinstance(parallel, list):
+        raise ScriptFileError(f"{where}: `parallel` must be a list of tables with `tool` and `arguments`")
+    more = []
+    for other in parallel:
+        _known_keys(other, ("tool", "arguments"), where + " (parallel)")
+        if not isinstance(other, dict) or not isinstance(other.get("tool"), str):
+            raise ScriptFileError(f"{where}: each of `parallel` needs `tool`, the tool's name")
+        if not isinstance(other.get("arguments", {}), dict):
+            raise ScriptFileError(f"{where}: `arguments` in `parallel` must be a table")
+        more.append(ToolCall(other["tool"], json.dumps(other.get("arguments", {}))))
     return Answer(
         text=text,
         tool_call=ToolCall(tool, json.dumps(arguments)),
         prompt_tokens=prompt,
         completion_tokens=completion,
+        more_tool_calls=tuple(more),
     )
+
+
+def _errors(raw: Any, where: str) -> tuple[Answer, ...]:
+    """A turn's `errors`: per ask, `{ status = 429, retry_after = 2 }`, `{ status = 500 }` or
+    `{ timeout = 30 }` (no answer for that many seconds, then a 504), each with an optional `message`."""
+    if not isinstance(raw, list) or not raw:
+        raise ScriptFileError(f"{where}: `errors` must be a non-empty list, e.g. [{{ status = 429 }}]")
+    errors = []
+    for number, item in enumerate(raw, start=1):
+        at = f"{where} (errors[{number}])"
+        if not isinstance(item, dict):
+            raise ScriptFileError(f"{at}: expected a table with `status` or `timeout`")
+        _known_keys(item, _ERROR_KEYS, at)
+        message = item.get("message")
+        if message is not None and not isinstance(message, str):
+            raise ScriptFileError(f"{at}: `message` must be a string")
+        timeout = item.get("timeout")
+        if timeout is not None:
+            if "status" in item or "retry_after" in item:
+                raise ScriptFileError(
+                    f"{at}: a `timeout` answers nothing in time: no `status` or `retry_after`"
+                )
+            if not _seconds(timeout) or timeout <= 0:
+                raise ScriptFileError(f"{at}: `timeout` must be a number of seconds above 0")
+            text = message or f"the model did not answer within {timeout:g}s"
+            errors.append(Answer(text=text, status=_TIMEOUT_STATUS, delay=float(timeout)))
+            continue
+        status = item.get("status")
+        if type(status) is not int or not 400 <= status <= 599:
+            raise ScriptFileError(f"{at}: `status` must be an HTTP error status, 400 to 599 (or a `timeout`)")
+        retry_after = item.get("retry_after")
+        if retry_after is not None and (not _seconds(retry_after) or retry_after < 0):
+            raise ScriptFileError(f"{at}: `retry_after` must be a number of seconds, 0 or more")
+        text = message or f"paidtwice stub: scripted HTTP {status}"
+        after = None if retry_after is None else float(retry_after)
+        errors.append(Answer(text=text, status=status, retry_after=after))
+    return tuple(errors)
+
+
+def _seconds(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def state_entries(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """A state given as a table (`[state]`, `--state JSON`): each entry's name and its value as JSON, the
+    bytes the SDK's default serde reads back."""
+    if not isinstance(raw, dict):
+        example = '{"history": []}'
+        raise ScriptFileError(f"{where}: the state must be a table of names and values, e.g. {example}")
+    return tuple((str(name), json.dumps(value)) for name, value in raw.items())
 
 
 def _known_keys(raw: Any, known: Sequence[str], where: str) -> None:
@@ -265,6 +353,7 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
     except (tomllib.TOMLDecodeError, ValueError) as err:
         raise ScriptFileError(f"script file {path} does not parse: {err}") from None
     raw_turns = data.get("turn", data.get("turns")) if isinstance(data, dict) else data
+    state = state_entries(data.get("state", {}) if isinstance(data, dict) else {}, f"script file {path}")
     if not isinstance(raw_turns, list) or not raw_turns:
         raise ScriptFileError(f"script file {path}: expected a non-empty list of turns (`[[turn]]`)")
     # JSON: the turns' objects are the `{` lines after the list opens (one turn per object, as written).
@@ -287,6 +376,7 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
         if not isinstance(drift, list) or not all(isinstance(d, str) for d in drift):
             raise ScriptFileError(f"{where}: `drift` must be a list of strings")
         changed = _answer(raw["changed"], where + " (changed)") if "changed" in raw else None
+        errors = _errors(raw["errors"], where) if "errors" in raw else ()
         position = raw.get("position")
         if position is not None and (type(position) is not int or position < 1):
             raise ScriptFileError(f"{where}: `position` must be a conversation turn: 1, 2, ...")
@@ -294,6 +384,7 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
             answer,
             tuple(drift),
             changed,
+            errors=errors,
             when=_pattern(raw, "when", where),
             when_system=_pattern(raw, "when_system", where),
             position=position,
@@ -316,4 +407,5 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
         turns=tuple(turns),
         variation=variation,
         path=str(path),
+        state=state,
     )

@@ -1,0 +1,85 @@
+"""What a script's answers can be, each in a sweep: several tool calls in one answer (in the OpenAI chat,
+Responses and Anthropic formats), and HTTP errors (a 429 with Retry-After, a 500) that an agent's client
+retries, or that fail the handler for Restate to retry; a scripted timeout, against a client."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from paidtwice.lab import Lab
+from paidtwice.lab._records import SweepMatrix
+from paidtwice.lab._sweep import SweepTarget, sweep_targets
+from paidtwice.stub._turns import load_script_file
+
+AGENT = Path(__file__).resolve().parent / "tools_agent"
+FORMATS = ("ChatTools", "ResponsesTools", "AnthropicTools")
+FINAL = "Paris is sunny at 18 degrees; Rome is cloudy at 21."
+
+
+@pytest.fixture(scope="module")
+def tool_matrices(lab: Lab) -> dict[str, SweepMatrix]:
+    targets = [
+        SweepTarget("agent:app", service, "ask", "Weather in Paris and Rome?", mode=service, cwd=str(AGENT))
+        for service in FORMATS
+    ]
+    script = load_script_file(AGENT / "script.toml", "steady")
+    return {m.mode: m for m in sweep_targets(lab, targets=targets, scripts=[("steady", script)])}
+
+
+@pytest.mark.parametrize("service", FORMATS)
+def test_one_answer_with_two_tool_calls_runs_both_tools(
+    tool_matrices: dict[str, SweepMatrix], service: str
+) -> None:
+    matrix = tool_matrices[service]
+    assert matrix.clean.answer == json.dumps(FINAL)
+    assert matrix.clean.model_turns == (1, 2)
+    # Both tools of the one answer ran, each once, each a journaled step.
+    assert dict(matrix.clean.step_runs) == {"weather Paris": 1, "weather Rome": 1}
+    assert [e for e in matrix.clean.journal if e.startswith("Command: Run")] == [
+        "Command: Run weather Paris",
+        "Command: Run weather Rome",
+    ]
+    names = [p.crash_point for p in matrix.points]
+    assert "in flight: step weather Rome" in names, names
+    for point in matrix.points:
+        assert point.confirmed, point.crash_point
+        assert point.status == "completed" and point.answer_matches, point.crash_point
+    # The model calls are outside the journal: after the first answer came back, a kill pays it again.
+    returned = [p for p in matrix.points if p.kind == "model-returned"]
+    assert returned and all(p.extra_model_calls >= 1 for p in returned)
+
+
+@pytest.fixture(scope="module")
+def error_matrices(lab: Lab) -> dict[str, SweepMatrix]:
+    targets = [
+        SweepTarget("errors_agent:app", service, "ask", "Weather?", mode=service, cwd=str(AGENT))
+        for service in ("Retrying", "Failing")
+    ]
+    script = load_script_file(AGENT / "errors.toml", "steady")
+    return {m.mode: m for m in sweep_targets(lab, targets=targets, scripts=[("steady", script)])}
+
+
+def test_a_client_that_retries_errors_is_swept_through_them(error_matrices: dict[str, SweepMatrix]) -> None:
+    matrix = error_matrices["Retrying"]
+    # The 429 and the 500, each retried by the client, then the answer.
+    assert matrix.clean.model_calls == 3
+    assert matrix.clean.answer == json.dumps("IT IS SUNNY IN PARIS.")
+    names = [p.crash_point for p in matrix.points]
+    assert "in flight: model call 3" in names, names
+    for point in matrix.points:
+        assert point.confirmed, point.crash_point
+        assert point.status == "completed" and point.answer_matches, point.crash_point
+
+
+def test_a_handler_that_fails_on_an_error_is_retried_by_restate(
+    error_matrices: dict[str, SweepMatrix],
+) -> None:
+    matrix = error_matrices["Failing"]
+    # Each error fails the attempt; Restate's retries ask again until the model answers.
+    assert matrix.clean.model_calls == 3
+    assert matrix.clean.answer == json.dumps("IT IS SUNNY IN PARIS.")
+    for point in matrix.points:
+        assert point.status == "completed" and point.answer_matches, point.crash_point

@@ -1,0 +1,176 @@
+"""`paidtwice lab up` as the tests' server: started once per test module as a real process, stopped with
+SIGTERM, and the helpers that run `paidtwice watch` against it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from support import assert_eventually, descendants, temp_dirs_in_use
+
+HERE = Path(__file__).parent
+PROFILE = HERE / "fixtures" / "sweep-checkout.json"
+"""`paidtwice sweep --app payment_agent:app --service Checkout --handler pay --input '"A-1"'
+--script tests/watch/checkout.toml --variation changed --json ...`: the profile of the checkout handler."""
+
+
+@dataclass
+class LabUp:
+    """A running `paidtwice lab up` process with the checkout agent."""
+
+    process: subprocess.Popen[str]
+    info: dict[str, Any]
+    info_path: Path
+    started: set[int] = field(default_factory=set)
+    """Every process below it once it was up."""
+    temp_dirs: set[Path] = field(default_factory=set)
+    """The lab's directories under the temp dir."""
+
+    @property
+    def admin_urls(self) -> list[str]:
+        return list(self.info["admin_urls"])
+
+    def send(self, order: str) -> str:
+        """Send one checkout; its invocation id."""
+        answer = httpx.post(f"{self.info['ingress_url']}/Checkout/pay/send", json=order, timeout=30.0)
+        answer.raise_for_status()
+        return str(answer.json()["invocationId"])
+
+    def stop(self) -> tuple[int, str]:
+        """SIGTERM, as a container runtime stops it; its exit status and stderr."""
+        self.process.send_signal(signal.SIGTERM)
+        _, err = self.process.communicate(timeout=120)
+        return self.process.returncode, err
+
+
+@contextmanager
+def lab_up(work: Path, *extra: str, max_attempts: int = 14) -> Iterator[LabUp]:
+    """`lab up` with the checkout agent, whose retry policy pauses an invocation after `max_attempts`."""
+    info_path = work / "lab.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "paidtwice", "lab", "up", "--app", "payment_agent:app", "--app-dir", str(HERE)]
+        + [
+            "--script",
+            str(HERE / "checkout.toml"),
+            "--variation",
+            "changed",
+            "--info",
+            str(info_path),
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "CHECKOUT_MAX_ATTEMPTS": str(max_attempts)},  # the agent inherits it
+    )
+    try:
+        assert_eventually(
+            lambda: info_path.exists() or process.poll() is not None, timeout=240, what="lab up"
+        )
+        if process.poll() is not None:
+            pytest.fail(f"lab up exited {process.returncode}: {process.communicate()[1]}")
+        below = descendants(process.pid)
+        yield LabUp(process, json.loads(info_path.read_text()), info_path, below, temp_dirs_in_use(below))
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)  # never reached when lab up works; the test fails then
+                process.communicate()
+
+
+def run_watch(*args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "paidtwice", "watch", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def admin_args(lab: LabUp) -> list[str]:
+    return [arg for url in lab.admin_urls for arg in ("--admin-url", url)]
+
+
+def snapshot(lab: LabUp, *args: str) -> tuple[int, dict[str, Any]]:
+    """`watch --once --json -`: its exit status and the record."""
+    done = run_watch("--once", "--json", "-", *admin_args(lab), *args)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def listed(lab: LabUp, invocation_id: str, *args: str) -> Callable[[], dict[str, Any] | None]:
+    """A poll for the invocation's entry in a snapshot (None while it is not listed)."""
+
+    def entry() -> dict[str, Any] | None:
+        _, record = snapshot(lab, *args)
+        return next((s for s in record["stuck"] if s["invocation_id"] == invocation_id), None)
+
+    return entry
+
+
+def wait_for_entry(
+    poll: Callable[[], dict[str, Any] | None], holds: Callable[[dict[str, Any]], bool], *, what: str
+) -> dict[str, Any]:
+    found: list[dict[str, Any]] = []
+
+    def check() -> bool:
+        entry = poll()
+        if entry is not None and holds(entry):
+            found.append(entry)
+            return True
+        return False
+
+    assert_eventually(check, timeout=120, what=what)
+    return found[0]
+
+
+@contextmanager
+def live_watch(lab: LabUp, work: Path, port: int, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """`paidtwice watch` refreshing every half second, with metrics on `port` and a pause hook that appends
+    each record it gets to work/hook.jsonl, its output in work/watch.out and .err; stopped with Ctrl-C."""
+    hook = work / "hook.jsonl"
+    command = f"cat >> {hook}; echo >> {hook}"
+    # Its table goes to files: a pipe nobody reads would fill up and stop it.
+    with (work / "watch.out").open("w") as out, (work / "watch.err").open("w") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "paidtwice", "watch", *admin_args(lab), "--interval", "0.5"]
+            + ["--metrics", f"127.0.0.1:{port}", "--on-pause", command, "--profile", str(PROFILE), *args],
+            stdout=out,
+            stderr=err,
+            text=True,
+        )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def metric(port: int, name: str, **labels: str) -> float | None:
+    """The value of the sample `name` with these labels on watch's /metrics, read with prometheus-client's
+    own parser (None if absent)."""
+    try:
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10.0).text
+    except httpx.HTTPError:
+        return None
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return float(sample.value)
+    return None

@@ -1,0 +1,41 @@
+"""The same on a 3-node cluster, in one short scenario: `watch`, given every node's admin URL, lists the
+checkout agent's RT0016 loop priced, then paused; its metrics carry it and its pause hook ran once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import assert_eventually
+from watch.labup import PROFILE, lab_up, listed, live_watch, metric, wait_for_entry
+
+from paidtwice.engine._ports import lease_port
+
+
+def test_watch_on_a_three_node_cluster(tmp_path: Path) -> None:
+    lease = lease_port()
+    port = lease.port
+    lease.release()  # the watch process binds it
+    # Every read fans out over the nodes: a longer loop (30 attempts, about half a minute) leaves time to
+    # catch it retrying with `--once`.
+    with lab_up(tmp_path, "--cluster", "3", max_attempts=30) as lab, live_watch(lab, tmp_path, port):
+        assert len(lab.admin_urls) == 3
+        invocation_id = lab.send("timeout-cluster")
+        poll = listed(lab, invocation_id, "--profile", str(PROFILE))
+        retrying = wait_for_entry(
+            poll,
+            lambda e: e["state"] == "retrying" and (e["attempts"] or 0) >= 2 and e["mismatch"] is not None,
+            what="the invocation listed retrying a journal mismatch",
+        )
+        assert retrying["mismatch"]["index"] == 1 and retrying["cost_per_attempt_usd"] > 0
+        assert retrying["repaid_usd"] > 0
+        wait_for_entry(poll, lambda e: e["state"] == "paused", what="the invocation listed paused")
+        labels = {"service": "Checkout", "handler": "pay"}
+        assert_eventually(
+            lambda: metric(port, "paidtwice_paused_total", **labels) == 1.0, timeout=60, what="paused_total 1"
+        )
+        assert metric(port, "paidtwice_stuck_invocations", **labels, state="paused") == 1.0
+        hooked = [json.loads(line) for line in (tmp_path / "hook.jsonl").read_text().splitlines() if line]
+        assert [record["invocation_id"] for record in hooked] == [invocation_id]
+        code, err = lab.stop()
+        assert code == 0, err
