@@ -16,6 +16,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from _docs import load_average, write_table
+
 from paidtwice.lint import lint_paths
 
 TARGET_LINES_PER_SECOND = 50_000
@@ -28,6 +30,8 @@ def main() -> None:
     args = parser.parse_args()
     paths = args.paths or [Path(sysconfig.get_paths()["purelib"])]
     rates = []
+    rows: list[list[str]] = []
+    load_before = load_average()
     for run in range(1, args.repeat + 1):
         started = time.perf_counter()
         result = lint_paths(paths)
@@ -35,12 +39,20 @@ def main() -> None:
         rates.append(result.lines / elapsed)
         rate = f"{rates[-1]:,.0f} lines/s"
         print(f"run {run}: {result.lines} lines in {result.files} files, {elapsed:.2f} s: {rate}")
+        rows.append([str(run), f"{result.lines:,}", f"{result.files:,}", f"{elapsed:.2f} s", rate])
     codes = Counter(f.code for f in result.findings)
     print(f"tree: {', '.join(str(p) for p in paths)}")
     print(f"handlers found: {result.handlers}; findings: {dict(sorted(codes.items())) or 'none'}")
     best, median = max(rates), statistics.median(rates)
     verdict = "met" if median >= TARGET_LINES_PER_SECOND else "NOT met"
-    print(f"lines/s: best {best:,.0f}, median {median:,.0f}; target {TARGET_LINES_PER_SECOND:,}: {verdict}")
+    summary = (
+        f"lines/s: best {best:,.0f}, median {median:,.0f}; target {TARGET_LINES_PER_SECOND:,}: {verdict}"
+    )
+    print(summary)
+    headers = ["run", "lines", "files", "time", "rate"]
+    write_table(
+        "lint-throughput", headers, rows, load=f"{load_before} to {load_average()}", note=summary + "."
+    )
 
 
 if __name__ == "__main__":

@@ -121,3 +121,11 @@ def test_the_readme_is_short_and_keeps_the_two_commands() -> None:
     assert "bash scripts/deck.sh" in text and "bash scripts/test.sh" in text
     assert "docs/report-deck.png" in text
     assert "mkdocs build --strict" in text
+
+
+def test_every_link_of_the_readme_leads_to_a_file() -> None:
+    """The README is read on the forge, outside the site: its relative links name files of the repository."""
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", README.read_text())
+    relative = [t for t in targets if "://" not in t]
+    assert relative, "the README links to no page of the docs"
+    assert [t for t in relative if not (ROOT / t).exists()] == []

@@ -16,6 +16,7 @@ import click
 from paidtwice.cli._errors import EXIT_TERMINATED, handle_sigterm, terminated
 from paidtwice.cli._invocation import explain, journal, recover
 from paidtwice.cli._lab import deck, experiments, provision, run
+from paidtwice.cli._record import record
 from paidtwice.cli._report import report
 from paidtwice.cli._soak import soak
 from paidtwice.cli._sweep import sweep
@@ -58,6 +59,7 @@ for _command in (
     soak,
     recover,
     sweep,
+    record,
     report,
     lint_command,
     capture_command,

@@ -83,6 +83,22 @@ __all__ = ["sweep"]
     "to read, edit and pass with --script.",
 )
 @click.option(
+    "--record",
+    "record_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="With --upstream: the model's answers come from a real model, each call once, and are written to "
+    "FILE as a script file later sweeps replay offline (see `paidtwice record`).",
+)
+@click.option(
+    "--upstream",
+    metavar="URL",
+    default=None,
+    help="With --record: the real model's base URL (OpenAI-, Responses- or Anthropic-compatible), its key "
+    "read from OPENAI_API_KEY or ANTHROPIC_API_KEY.",
+)
+@click.option(
     "--variation",
     "variations",
     multiple=True,
@@ -172,6 +188,8 @@ def sweep(
     scripts: tuple[str, ...],
     seed: int,
     write_script: Path | None,
+    record_path: Path | None,
+    upstream: str | None,
     variations: tuple[str, ...],
     app: str | None,
     command: str | None,
@@ -237,7 +255,12 @@ def sweep(
     if write_script is not None and (not own or scripts not in ((), (AUTO,))):
         raise BadInput("--write-script writes auto answers: it goes with --app or --cmd and no --script FILE")
     writable(write_script, "the script file")
-    if own and scripts in ((), (AUTO,)):
+    writable(record_path, "the recorded answers")
+    if (record_path is None) != (upstream is None):
+        raise BadInput("recording needs both the file (--record FILE) and the model (--upstream URL)")
+    if record_path is not None:
+        echo_err(f"answers: recorded from {upstream}, each call once, into {record_path}")
+    elif own and scripts in ((), (AUTO,)):
         echo_err(
             f"answers: auto, made from each request (seed {seed}; --seed to change, --script FILE to pin)"
         )
@@ -260,6 +283,8 @@ def sweep(
             script=scripts[0] if own and scripts else None,
             seed=seed,
             write_script=write_script,
+            upstream=upstream,
+            record=record_path,
             modes=modes or ("naive", "journaled"),
             scripts=(variations if own else scripts) or VARIATIONS,
             app_dir=(cmd_dir or Path(".")) if command is not None else app_dir,

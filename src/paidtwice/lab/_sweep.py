@@ -38,6 +38,7 @@ from paidtwice.lab._timeline import derive_points
 from paidtwice.lab._watch import Watcher
 from paidtwice.lab._wire_timeline import wire_points
 from paidtwice.stub._auto import AUTO, DEFAULT_SEED, AutoBook, auto_script, script_for
+from paidtwice.stub._record import RecordingScript, recording_script
 from paidtwice.stub._scripts import Script, script_by_name
 from paidtwice.stub._turns import VARIATIONS, state_entries
 
@@ -181,6 +182,8 @@ def sweep(
     key: str | None = None,
     seed: int = DEFAULT_SEED,
     write_script: Path | None = None,
+    upstream: str | None = None,
+    record: Path | None = None,
     state: Mapping[str, Any] | None = None,
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
@@ -199,17 +202,23 @@ def sweep(
 
     An app or a command without a `script` (or with `script="auto"`) gets answers made from each request
     (`paidtwice.stub._auto`), derived from `seed`; `write_script` then names the file they are written to,
-    in the script-file format, once the sweep is done.
+    in the script-file format, once the sweep is done. With `upstream` and `record`, the model's answers
+    come from a real model behind `upstream` (each call once, the key from the usual environment variable)
+    and are written to `record` as a script file that later sweeps replay offline.
     """
     unknown = [name for name in scripts if name not in VARIATIONS]
     if unknown or not scripts:
         raise UsageError(f"unknown script {', '.join(unknown) or '(none)'} (known: {', '.join(VARIATIONS)})")
     book = AutoBook()
-    auto = (app is not None or command is not None) and (script is None or str(script) == AUTO)
+    users = app is not None or command is not None
+    auto = users and (script is None or str(script) == AUTO)
     if write_script is not None and not auto:
         raise UsageError("--write-script writes auto answers: it goes with --app or --cmd and no script file")
+    recording = _recording(upstream, record, own=users, auto=auto, scripts=scripts)
 
     def answers(name: str) -> Script:
+        if recording is not None:
+            return recording
         return script_for(script, name, seed=seed, book=book)
 
     if command is not None:
@@ -248,7 +257,72 @@ def sweep(
             matrices = run(own)
     if write_script is not None:
         auto_script("steady", seed=seed, book=book).write(write_script)
+    if recording is not None and record is not None:
+        recording.write(record)
     return matrices
+
+
+def _recording(
+    upstream: str | None, record: Path | None, *, own: bool, auto: bool, scripts: Sequence[str]
+) -> RecordingScript | None:
+    """The recording script of a sweep that records (`upstream` and `record` given); None otherwise."""
+    if upstream is None and record is None:
+        return None
+    if upstream is None or record is None:
+        raise UsageError("recording needs both the file (--record FILE) and the model (--upstream URL)")
+    if not own or not auto:
+        raise UsageError("recording answers goes with --app or --cmd and no --script")
+    if list(scripts) != ["steady"]:
+        raise UsageError("a recording answers each call as the model did: sweep it with --variation steady")
+    if not upstream.startswith(("http://", "https://")):
+        raise UsageError(f"--upstream {upstream!r} is not an http(s) URL")
+    return recording_script(upstream)
+
+
+def record_answers(
+    *,
+    app: str | None = None,
+    command: str | None = None,
+    service: str,
+    handler: str,
+    input: Any = None,
+    upstream: str,
+    record: Path,
+    app_dir: str | Path | None = None,
+    port_env: str = "PORT",
+    key: str | None = None,
+    lab: Lab | None = None,
+) -> int:
+    """Run the handler once, its model calls answered by the real model behind `upstream`, and write the
+    answers to `record` as a script file; the number of calls recorded. Nothing is swept."""
+    recording = _recording(upstream, record, own=True, auto=True, scripts=["steady"])
+    assert recording is not None
+    if command is not None:
+        targets, _ = _command_targets(
+            command, service, handler, input, lambda name: recording, ["steady"], app_dir, port_env
+        )
+    elif app is not None:
+        targets, _ = _app_targets(app, service, handler, input, lambda name: recording, ["steady"], app_dir)
+    else:
+        raise UsageError("record the answers of an app (--app) or a command (--cmd)")
+    if key is not None:
+        targets = [dataclasses.replace(target, key=key) for target in targets]
+
+    def run(on: Lab) -> None:
+        watcher = Watcher(lambda: on.sql, on.cancelled)
+        try:
+            clean_run(
+                on, threading.Event(), watcher, targets[0], recording, f"s{on.next_id()}_0_record_clean"
+            )
+        finally:
+            watcher.stop()
+
+    if lab is not None:
+        run(lab)
+    else:
+        with Lab(price_model=DEFAULT_PRICE_MODEL) as started:
+            run(started)
+    return recording.write(record)
 
 
 _Targets = tuple[list[SweepTarget], list[tuple[str, Script]]]

@@ -137,9 +137,10 @@ def _wrapped_table(headers: Sequence[str], rows: Sequence[Sequence[str]], widths
     return "\n".join(lines)
 
 
-def fit_lines(text: str, width: int | None) -> str:
-    """Prose lines longer than `width` wrapped at words, continuing under their own indent plus two; a line
-    of a table made for that width already fits. None: as it is."""
+def fit_lines(text: str, width: int | None, *, hang: str | None = None) -> str:
+    """Prose lines longer than `width` wrapped at words, continuing under their own indent plus two (a line
+    that starts unindented: under `hang`, when given); a line of a table made for that width already fits.
+    None: as it is."""
     if width is None:
         return text
     out = []
@@ -148,11 +149,12 @@ def fit_lines(text: str, width: int | None) -> str:
             out.append(line)
             continue
         indent = line[: len(line) - len(line.lstrip())]
+        then = hang if hang is not None and not indent and len(hang) < width // 2 else indent + "  "
         out += textwrap.wrap(
             line.strip(),
             width,
             initial_indent=indent,
-            subsequent_indent=indent + "  ",
+            subsequent_indent=then,
             break_long_words=True,
             break_on_hyphens=False,
         )

@@ -16,8 +16,9 @@ Anthropic Messages):
 
 Every choice is a pure function of the seed, the call (its position, system prompt and last user message)
 and the variation: `steady` answers the same every time; `drifting` says the same in other words on each
-ask; `changed`, from a call's second ask on, calls another tool (or the same with other arguments) or gives
-another final answer. The calls answered are kept in an `AutoBook`, which `write` turns into a script file.
+ask; `changed`, from a call's second ask on, calls another tool with other arguments (the same tool when it
+is the only one) or gives another final answer. The calls answered are kept in an `AutoBook`, which
+`write` turns into a script file.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "TOOL_TURNS",
     "AutoBook",
     "AutoScript",
+    "Call",
     "Tool",
     "auto_script",
     "script_for",
@@ -55,6 +57,9 @@ AUTO = "auto"
 DEFAULT_SEED = 0
 TOOL_TURNS = 1
 """Conversation turns that call tools before the final answer (unless the request forces a tool)."""
+
+Call = tuple[int, str, str]
+"""A call as a script file matches it: its conversation position, system prompt and last user message."""
 
 _OUTPUT_TOOL = re.compile(r"^final_result")
 _HANDOFF = re.compile(r"^transfer_to_")
@@ -149,10 +154,6 @@ class AutoScript(Script):
         return write_turns(path, turns, "Answers given by `--script auto`")
 
 
-Call = tuple[int, str, str]
-"""A call as a script file matches it: its conversation position, system prompt and last user message."""
-
-
 def write_turns(
     path: Path, answers: Sequence[tuple[Call, Answer, tuple[str, ...], Answer | None]], heading: str
 ) -> int:
@@ -160,9 +161,9 @@ def write_turns(
     exact last user message, system prompt and position; its steady answer, drift and changed answer."""
     turns = []
     for (position, system, user), steady, drift, changed in sorted(answers, key=lambda a: a[0]):
-        turn: dict[str, Any] = {"when": f"^{re.escape(user)}$"}
+        turn: dict[str, Any] = {"when": f"^{_literal(user)}$"}
         if system:
-            turn["when_system"] = f"^{re.escape(system)}$"
+            turn["when_system"] = f"^{_literal(system)}$"
         turn["position"] = position
         turn.update(_answer_table(steady))
         if drift:
@@ -181,6 +182,11 @@ def write_turns(
     except OSError as err:
         raise ScriptFileError(f"cannot write the script file {path}: {err.strerror}") from None
     return len(turns)
+
+
+def _literal(text: str) -> str:
+    """A regular expression matching `text` as written (spaces left readable: they are not special)."""
+    return re.escape(text).replace("\\ ", " ")
 
 
 def script_for(
@@ -226,7 +232,7 @@ def answer_to(asked: Asked, *, seed: int, variation: str, ask: int) -> Answer:
         chosen = [order[0]]
         if reading.parallel and not _HANDOFF.match(order[0].name):
             chosen += [t for t in order[1:] if not _HANDOFF.match(t.name)][:1]
-        return _calls(chosen, base, changed and len(ordinary) == 1, drift, _SAYING[drift % len(_SAYING)])
+        return _calls(chosen, base, changed, drift, _SAYING[drift % len(_SAYING)])
     if reading.tools and reading.required:
         ending = [t for t in reading.tools if _OUTPUT_TOOL.match(t.name)] or list(reading.tools)
         return _calls(ending[:1], base, changed, drift, "")
