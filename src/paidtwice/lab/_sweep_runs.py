@@ -153,6 +153,7 @@ class SweepRun:
             given=dict(target.env),
             openai_url=self.lane.base_url,
             anthropic_url=self.lane.anthropic_base_url,
+            gemini_url=self.lane.gemini_base_url,
             tools_url=self.lane.tools_url,
             step_log=str(self.step_log),
             gate=gate or "",
