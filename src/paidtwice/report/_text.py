@@ -624,6 +624,11 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
         for point in matrix.points
         if (path := point.shorter_path(clean)) is not None
     ]
+    unplaced = [
+        f"  #{point.order} could not place {point.crash_point!r}, because {point.not_placed}"
+        for point in matrix.points
+        if not point.confirmed and point.not_placed
+    ]
     unanswered = [f"  #{point.order}: {reason}" for point in matrix.points for reason in point.unanswered]
     if unanswered:
         unanswered.insert(0, "calls no turn of the script answers (the stub answered each with an error):")
@@ -632,7 +637,7 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
         f"expected extra cost of one crash at a random moment: {usd(matrix.expected_crash_cost_usd)} "
         f"at {price} (each point's extra $ weighted by its share of the clean run's time)"
     )
-    lines = [head, table(headers, rows, width=width), *shorter, *unanswered]
+    lines = [head, table(headers, rows, width=width), *shorter, *unplaced, *unanswered]
     return fit_lines("\n".join([*lines, *(f"  {line}" for line in matrix.summary()), f"  {cost}"]), width)
 
 
