@@ -223,7 +223,17 @@ def test_promtool_checks_and_tests_the_alert_rules() -> None:
 
 def test_report_reads_a_snapshot_back_into_its_page(scene: Scene, tmp_path: Path) -> None:
     out = tmp_path / "watch.json"
-    done = run_watch("--once", "--json", str(out), "--profile", str(PROFILE), *admin_args(scene.lab))
+    # As the production page shows it: the sweep's profile and the model the bill is priced with
+    done = run_watch(
+        "--once",
+        "--json",
+        str(out),
+        "--profile",
+        str(PROFILE),
+        "--price-model",
+        "gpt-4o",
+        *admin_args(scene.lab),
+    )
     assert done.returncode == 1, done.stderr
     assert scene.invocation_id in done.stdout  # the table is printed beside the file
     schema = json.loads((HERE.parents[1] / "docs/reference/schemas/watch.schema.json").read_text())
