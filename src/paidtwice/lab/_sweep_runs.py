@@ -25,6 +25,7 @@ from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._provision import ensure_node_binary
 from paidtwice.engine._sql import InvocationRow, JournalEntry
+from paidtwice.lab._approvals import Resolution, Resolver
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._command import CommandAgent
 from paidtwice.lab._records import CleanRun, CrashPoint, PointResult
@@ -100,6 +101,9 @@ class SweepTarget:
     state: tuple[tuple[str, str], ...] | None = None
     """The state a Virtual Object (or Workflow) is given under its key before the clean run and every
     point, as (name, JSON value); None: the script file's `[state]` table, if it has one."""
+    resolution: Resolution = Resolution()
+    """How the awakeables and Workflow promises the handler waits for are answered
+    (`paidtwice.lab._approvals`)."""
     stuck_after: int | None = 3
     """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
     mismatch is deterministic: the next attempts replay the same code against the same journal. (A service
@@ -138,6 +142,7 @@ class SweepRun:
         gate: str | None,
         model_latency: float = 0.0,
         hold: int | None = None,
+        hold_wait: int | None = None,
     ) -> None:
         self.lab = lab
         self.target = target
@@ -182,6 +187,16 @@ class SweepRun:
                 target=target.app, env=env, workdir=workdir, name="agent", cwd=cwd, forkserver=lab.forkserver
             )
         self.invocation_id = ""
+        self.resolver = Resolver(
+            lab.ingress,
+            self.step_log,
+            service=target.service,
+            served_as=self.service,
+            key=None,
+            resolution=target.resolution,
+            script_values=script.awakeables,
+            hold=hold_wait,
+        )
 
     def start(self, *, replacement: bool = False) -> str:
         self.agent.start()
@@ -211,6 +226,8 @@ class SweepRun:
         self.invocation_id = self.lab.ingress.send(
             self.service, self.target.handler, self.target.input, key=key
         )
+        self.resolver.key = key
+        self.resolver.start(self.invocation_id)
         return self.invocation_id
 
     def _seed_state(self, key: str) -> None:
@@ -307,6 +324,7 @@ def clean_run(
         try:
             _settle_clean(lab, stop, run, watch)
         finally:
+            run.resolver.stop()
             watcher.forget(run.invocation_id)
         status = _check_clean(lab, run, target, watch)
         calls = run.lane.model_calls()
@@ -341,12 +359,23 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         return failed >= _FAILED_ATTEMPTS or (failed > 0 and not run.lane.model_calls())
 
     name = f"{run.target.service}/{run.target.handler}"
+    waiting: list[str] = []
+
+    def waits_on_nothing() -> bool:
+        """It sits on an awakeable or a promise nothing will resolve: waiting longer would change nothing."""
+        if not run.lane.model_calls() and not run.resolver.waits():
+            return False
+        why = run.resolver.waiting_on_nothing()
+        if why is not None:
+            waiting.append(why)
+        return why is not None
+
     try:
         _wait(
             lab,
             stop,
             f"clean run {run.invocation_id} to settle",
-            lambda: settled(watch.last) or bool(_unanswered(run.lane)) or failing(),
+            lambda: settled(watch.last) or bool(_unanswered(run.lane)) or failing() or waits_on_nothing(),
             timeout=_SETTLE_TIMEOUT,
         )
     except ExperimentError:
@@ -357,9 +386,12 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         lab.admin.kill(run.invocation_id)
         raise UsageError(
             f"the clean run of {name} did not finish within {_SETTLE_TIMEOUT:.0f}s: it is {status} {last}"
-            f"{_failure_of(row)}; a sweep needs a handler that finishes on its own (not one waiting for an "
-            "awakeable, a promise or a service the app does not serve)"
+            f"{_failure_of(row)}; a sweep needs a handler that finishes on its own or once the sweep "
+            "resolved what it waits for (awakeables, Workflow promises; not a service the app does not serve)"
         ) from None
+    if waiting and not settled(watch.last):
+        lab.admin.kill(run.invocation_id)
+        raise UsageError(f"the clean run of {name} waits for {waiting[0]}")
     if run.lane.model_calls() and failed_attempts() >= _FAILED_ATTEMPTS and not settled(watch.last):
         row = lab.sql.invocation(run.invocation_id)
         lab.admin.kill(run.invocation_id)
@@ -454,6 +486,7 @@ def point_run(
         gate=point.gate,
         model_latency=model_latency,
         hold=point.hold_entries,
+        hold_wait=point.pause_op if point.kind == "waiting" else None,
     )
     with run.agent:
         invocation_id = run.start(replacement=True)
@@ -461,6 +494,7 @@ def point_run(
         try:
             _wait_for_moment(lab, stop, run, point)
             kill_at, up_at = _kill_and_restart(lab, stop, run, restart_delay)
+            run.resolver.release()  # the approval comes once the agent is back, as it would after a crash
             _wait(
                 lab,
                 stop,
@@ -469,6 +503,7 @@ def point_run(
                 timeout=_SETTLE_TIMEOUT,
             )
         finally:
+            run.resolver.stop()
             watcher.forget(invocation_id)
         kill = _Kill(started=started, at=kill_at, up_at=up_at)
         return _measure(lab, run, watch, script_name, clean, point, kill)
