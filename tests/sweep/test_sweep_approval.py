@@ -17,6 +17,7 @@ import pytest
 from paidtwice.lab import Lab
 from paidtwice.lab._approvals import Resolution
 from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
+from paidtwice.lab._watch import epoch
 from paidtwice.stub._turns import load_script_file
 
 AGENT = Path(__file__).resolve().parent / "approval_agent"
@@ -53,7 +54,7 @@ def test_the_approval_is_resolved_and_waiting_for_it_is_a_crash_point(
     matrix = matrices[mode]
     # The value is one valid against the awakeable's (the promise's) type: a Decision, approved or not.
     assert matrix.clean.answer is not None
-    assert json.loads(matrix.clean.answer).startswith("REFUND DRAFTED ("), matrix.clean.answer
+    assert json.loads(matrix.clean.answer).startswith("refund drafted ("), matrix.clean.answer
     assert "no answer in time" not in matrix.clean.answer
     assert len(_waiting(matrix)) == 1, [p.crash_point for p in matrix.points]
     for point in matrix.points:
@@ -62,9 +63,10 @@ def test_the_approval_is_resolved_and_waiting_for_it_is_a_crash_point(
         # Journaled before the approval: no kill pays the model again (--check exits 0).
         assert not point.pays_twice, point.crash_point
     waiting = next(p for p in matrix.points if p.kind == "waiting")
-    # The kill landed while the handler waited: the approval came after the restart, and was journaled.
-    resolved = [e for e in waiting.journal if e.type.startswith("Notification") and e.index > 2]
-    assert resolved and all((r.appended_at or "") > "" for r in resolved), waiting.journal
+    # The kill landed while the handler waited: the approval was resolved, and journaled, after it.
+    [resolved] = [e for e in waiting.journal if e.type.startswith("Notification") and e.index > 2]
+    assert waiting.started_at is not None and waiting.killed_at is not None
+    assert (epoch(resolved.appended_at) or 0.0) > waiting.started_at + waiting.killed_at, waiting.journal
 
 
 def test_the_naive_twin_pays_its_model_call_again_when_killed_waiting(

@@ -105,7 +105,7 @@ def read_waits(step_log: Path, invocation_id: str) -> list[Wait]:
 
 
 def promise_resolvers(step_log: Path, service: str) -> dict[str, str]:
-    """The shared handler of Workflow `service` (its name in the code) that resolves each promise."""
+    """The shared handler of Workflow `service` (the name it is served under) that resolves each promise."""
     for raw in _lines(step_log):
         if raw.get("event") == "promise_resolvers":
             found = raw.get("services", {}).get(service, {})
@@ -166,7 +166,7 @@ class Resolver:
         """The value `wait` is resolved with, or why nothing resolves it."""
         if self.resolution.never:
             return None, "--resolve never resolves nothing"
-        if wait.kind == "promise" and wait.name not in promise_resolvers(self.step_log, self.service):
+        if wait.kind == "promise" and wait.name not in promise_resolvers(self.step_log, self.served_as):
             return None, (
                 f"no shared handler of {self.service} resolves it "
                 f"(ctx.promise({wait.name!r})...resolve(...)), and the sweep resolves a promise through it"
@@ -230,5 +230,5 @@ class Resolver:
         if wait.kind == "awakeable":
             self.ingress.resolve_awakeable(wait.name, value)
             return
-        handler = promise_resolvers(self.step_log, self.service)[wait.name]
+        handler = promise_resolvers(self.step_log, self.served_as)[wait.name]
         self.ingress.send(self.served_as, handler, value, key=self.key)
