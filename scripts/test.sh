@@ -19,4 +19,11 @@ if ! command -v promtool > /dev/null && [ "$(id -u)" = 0 ] && command -v apt-get
 fi
 .venv/bin/ruff check .
 .venv/bin/mypy
-exec .venv/bin/pytest "$@"
+# --quick: the quick tier (tests/tiers.py: the pure logic and one real-server smoke per command). The test files
+# run on PAIDTWICE_TEST_WORKERS workers (default 3), a file's tests on one worker, so a file's servers and sweeps
+# are made once; the tests spend most of their time waiting on real servers, pauses and restarts.
+args=()
+for arg in "$@"; do
+    if [ "$arg" = --quick ]; then args+=(-m quick); else args+=("$arg"); fi
+done
+exec .venv/bin/pytest -n "${PAIDTWICE_TEST_WORKERS:-3}" --dist loadfile "${args[@]}"

@@ -9,11 +9,31 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tiers import QUICK
 
 from paidtwice.lab import EXPERIMENTS, Lab, RunRecord
 from paidtwice.replay import load_journal, save_journal
 
 JOURNALS = Path(__file__).parent / "fixtures" / "journals"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the quick tier (tests/tiers.py). An entry whose file was collected but that names no test is a
+    usage error: the tier would shrink without anyone seeing it."""
+    matched: set[str] = set()
+    files = set()
+    for item in items:
+        name = item.nodeid.split("[")[0]
+        path = name.split("::")[0]
+        files.add(path)
+        for entry in (path, name):
+            if entry in QUICK:
+                item.add_marker(pytest.mark.quick)
+                matched.add(entry)
+    stale = [entry for entry in QUICK if entry not in matched and entry.split("::")[0] in files]
+    if stale:
+        raise pytest.UsageError(f"tests/tiers.py names tests that do not exist: {', '.join(stale)}")
 
 
 @pytest.fixture(scope="session")

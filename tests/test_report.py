@@ -319,11 +319,15 @@ def test_a_kill_that_missed_its_moment_is_written_on_its_cell() -> None:
     from paidtwice.report import sweep_sections
 
     points = list(load_results([SWEEP]).points)
-    points[2] = dataclasses.replace(points[2], confirmed=False)
+    why = "the journal already held 4 entries at the kill, not 3: Notification: Run appended before it"
+    points[2] = dataclasses.replace(points[2], confirmed=False, not_placed=why)
     page = "".join(section.body for section in sweep_sections(points))
     cells = re.findall(r'<g class="cell".*?</g>', page)
     assert [i for i, cell in enumerate(cells) if "kill missed" in cell] == [2]
-    assert f"At 1 of {len(points)} points the kill did not land where the point says:" in page
+    assert f"NOT where the point says: could not place, because {why}" in page
+    assert (
+        f"1 of {len(points)} points could not be placed (the kill did not land where the point says):" in page
+    )
 
 
 def test_a_run_without_model_calls_says_so_instead_of_an_empty_table() -> None:

@@ -148,3 +148,48 @@ def test_a_terminal_gets_its_width_and_a_pipe_or_wide_gets_full_width() -> None:
     assert width_in(terminal=True, columns="120") == "120"
     assert width_in("--wide", terminal=True) == "None"
     assert width_in(terminal=False) == "None"
+
+
+def run_in_terminal(args: list[str], columns: str) -> str:
+    """What a command prints in a pseudo-terminal `columns` wide."""
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "paidtwice", *args],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "COLUMNS": columns, "LINES": "40"},
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: everything was read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks).decode().replace("\r\n", "\n")
+    finally:
+        os.close(leader)
+        if follower != -1:
+            os.close(follower)
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_experiments_fit_the_terminal_and_a_pipe_gets_the_full_listing(columns: int) -> None:
+    from paidtwice.cli._lab import experiments_listing
+
+    full = experiments_listing()
+    assert max(len(line) for line in full.splitlines()) > 120
+    shown = run_in_terminal(["experiments"], str(columns))
+    assert_fits_and_keeps(full, shown, columns)
+    assert run_in_terminal(["experiments", "--wide"], str(columns)).rstrip("\n") == full
+    piped = subprocess.run(
+        [sys.executable, "-m", "paidtwice", "experiments"], capture_output=True, text=True, timeout=120
+    )
+    assert piped.stdout.rstrip("\n") == full

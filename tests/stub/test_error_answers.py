@@ -84,3 +84,19 @@ def test_bad_errors_name_the_file_and_turn(tmp_path: Path, errors: str, expected
     with pytest.raises(ScriptFileError, match=expected) as raised:
         load_script_file(path)
     assert f"{path}:1: turn 1" in str(raised.value)
+
+
+def test_gemini_gets_googles_error_shape(lab: Lab, tmp_path: Path) -> None:
+    from google import genai
+    from google.genai import errors, types
+
+    lane = lab.stub.open_lane(load_script_file(script(tmp_path)))
+    client = genai.Client(
+        api_key="stub", http_options=types.HttpOptions(base_url=lane.gemini_base_url, retry_options=None)
+    )
+    with pytest.raises(errors.ClientError) as raised:
+        client.models.generate_content(model="gemini-2.5-flash", contents="Hi")
+    assert raised.value.code == 429 and raised.value.status == "RESOURCE_EXHAUSTED"
+    with pytest.raises(errors.ServerError) as failed:
+        client.models.generate_content(model="gemini-2.5-flash", contents="Hi")
+    assert failed.value.code == 500 and failed.value.status == "INTERNAL"

@@ -83,7 +83,92 @@ def test_parallel_steps_one_of_which_asks_the_model() -> None:
         ("in flight: model call 1", 2, None, (1,)),
         ("after entry 2 (Notification: Run)", 3, "op:2:before", ()),
         # No "after entry 3": its command reaches the journal only with the next one.
+        ("after entry 4 (Command: Run lookup)", 5, "step:2:before,step:3:before", ()),
         ("in flight: model call 2 and step lookup together", 5, "step:3:inside", (2,)),
+    ]
+
+
+CLAIM = [
+    "Command: Input",
+    "Command: Run plan",
+    "Notification: Run",
+    "Command: Run eligibility",
+    "Command: Run cost",
+    "Command: Run fraud",
+    "Notification: Run",
+    "Notification: Run",
+    "Notification: Run",
+    "Command: Run decide",
+    "Notification: Run",
+    "Command: Output",
+]
+
+
+def test_steps_started_together_are_one_moment_though_their_bodies_ran_in_turn() -> None:
+    """Restate's claim example: three quick steps gathered with `restate.gather`. The SDK runs each body as
+    a task of its own; bodies without an await run one after another, so their spans in the clean run do
+    not overlap, yet the steps were started by one await: holding one alone lets the others finish into
+    the kill (the trial's `landed NO`). They are one moment, every step held."""
+    events = timeline(
+        ("op", 1, "run"),
+        ("step_start", 1, "plan"),
+        ("model_start", 1, "", 1),
+        ("model_end", 1, "", 1),
+        ("step_end", 1, "plan"),
+        ("op", 2, "run"),
+        ("op", 3, "run"),
+        ("op", 4, "run"),
+        ("step_start", 2, "fraud"),  # the SDK's order, not the handler's
+        ("step_end", 2, "fraud"),
+        ("step_start", 3, "eligibility"),
+        ("step_end", 3, "eligibility"),
+        ("step_start", 4, "cost"),
+        ("step_end", 4, "cost"),
+        ("op", 5, "run"),
+        ("step_start", 5, "decide"),
+        ("model_start", 2, "", 5),
+        ("model_end", 2, "", 5),
+        ("step_end", 5, "decide"),
+    )
+    points = derive_points(events, CLAIM)
+    assert brief(points) == [
+        ("after entry 0 (Command: Input)", 1, "op:1:before", ()),
+        ("after entry 1 (Command: Run plan)", 2, "step:1:before", ()),
+        ("in flight: model call 1", 2, None, (1,)),
+        ("after entry 2 (Notification: Run)", 3, "op:2:before", ()),
+        ("after entry 5 (Command: Run fraud)", 6, "step:2:before,step:3:before,step:4:before", ()),
+        (
+            "in flight: steps fraud, eligibility and cost together",
+            6,
+            "step:2:inside,step:3:inside,step:4:inside",
+            (),
+        ),
+        ("after entry 8 (Notification: Run)", 9, "op:5:before", ()),
+        ("after entry 9 (Command: Run decide)", 10, "step:5:before", ()),
+        ("in flight: model call 2", 10, None, (2,)),
+    ]
+
+
+def test_steps_awaited_one_after_another_stay_apart() -> None:
+    """The same quick steps, each awaited before the next is made: each its own moments."""
+    events = timeline(
+        ("op", 1, "run"),
+        ("step_start", 1, "fraud"),
+        ("step_end", 1, "fraud"),
+        ("op", 2, "run"),
+        ("step_start", 2, "cost"),
+        ("step_end", 2, "cost"),
+    )
+    journal = ["Command: Input", "Command: Run fraud", "Notification: Run", "Command: Run cost"]
+    points = derive_points(events, [*journal, "Notification: Run", "Command: Output"])
+    assert not [p for p in points if p.kind == "in-flight-parallel"]
+    assert [p.name for p in points] == [
+        "after entry 0 (Command: Input)",
+        "after entry 1 (Command: Run fraud)",
+        "in flight: step fraud",
+        "after entry 2 (Notification: Run)",
+        "after entry 3 (Command: Run cost)",
+        "in flight: step cost",
     ]
 
 

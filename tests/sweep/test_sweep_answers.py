@@ -52,6 +52,39 @@ def test_one_answer_with_two_tool_calls_runs_both_tools(
     assert returned and all(p.extra_model_calls >= 1 for p in returned)
 
 
+GEMINI = ("GeminiTools", "GeminiStreamed")
+
+
+@pytest.fixture(scope="module")
+def gemini_matrices(lab: Lab) -> dict[str, SweepMatrix]:
+    targets = [
+        SweepTarget(
+            "gemini_agent:app", service, "ask", "Weather in Paris and Rome?", mode=service, cwd=str(AGENT)
+        )
+        for service in GEMINI
+    ]
+    script = load_script_file(AGENT / "script.toml", "steady")
+    return {m.mode: m for m in sweep_targets(lab, targets=targets, scripts=[("steady", script)])}
+
+
+@pytest.mark.parametrize("service", GEMINI)
+def test_a_gemini_agent_is_swept_whole_and_streamed(
+    gemini_matrices: dict[str, SweepMatrix], service: str
+) -> None:
+    # google-genai, pointed at the stub by GOOGLE_GEMINI_BASE_URL: two tools in one answer, then the text.
+    matrix = gemini_matrices[service]
+    assert matrix.clean.answer == json.dumps(FINAL)
+    assert matrix.clean.model_turns == (1, 2)
+    assert dict(matrix.clean.step_runs) == {"weather Paris": 1, "weather Rome": 1}
+    kinds = [p.kind for p in matrix.points]
+    assert kinds.count("in-flight-model") == 2, kinds
+    for point in matrix.points:
+        assert point.confirmed, point.crash_point
+        assert point.status == "completed" and point.answer_matches, point.crash_point
+    returned = [p for p in matrix.points if p.kind == "model-returned"]
+    assert returned and all(p.extra_model_calls >= 1 for p in returned)
+
+
 @pytest.fixture(scope="module")
 def error_matrices(lab: Lab) -> dict[str, SweepMatrix]:
     targets = [

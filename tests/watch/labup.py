@@ -54,8 +54,13 @@ class LabUp:
         return self.process.returncode, err
 
 
+MAX_ATTEMPTS = 30
+"""The checkout agent's retry policy pauses an invocation after this many attempts (about half a minute): time
+for `watch --once` polls to catch it retrying on a loaded machine."""
+
+
 @contextmanager
-def lab_up(work: Path, *extra: str, max_attempts: int = 14) -> Iterator[LabUp]:
+def lab_up(work: Path, *extra: str, max_attempts: int = MAX_ATTEMPTS) -> Iterator[LabUp]:
     """`lab up` with the checkout agent, whose retry policy pauses an invocation after `max_attempts`."""
     info_path = work / "lab.json"
     process = subprocess.Popen(

@@ -4,7 +4,7 @@ It asks the model (outside the journal: the naive line), looks the order up in a
 order named "timeout...", fails its first attempt on a payment timeout, an ordinary transient error. The
 retry asks the model again, and under the `changed` script the model now answers directly: the code returns
 where the journal holds the lookup, a journal mismatch at index 1, and so on every attempt after, each one
-paying for the model again, until the retry policy pauses it (14 attempts).
+paying for the model again, until the retry policy pauses it (CHECKOUT_MAX_ATTEMPTS, 14 by default).
 """
 
 from __future__ import annotations

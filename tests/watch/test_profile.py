@@ -135,3 +135,19 @@ def test_the_table_and_the_page_say_what_burns_and_the_way_out() -> None:
     assert "inv_1abc" in page and "$0.000996" in page
     empty = WatchSnapshot(1.0, "http://restate:9070", (), "gpt-4o-mini", "x")
     assert format_watch(empty).startswith("nothing stuck at http://restate:9070")
+
+
+def test_lab_up_refuses_a_bad_script_or_app_dir_before_starting_anything(tmp_path: Path) -> None:
+    for args, said in (
+        (["--script", "nope"], "neither a stub script"),
+        (["--app-dir", str(tmp_path / "missing")], "is not a directory"),
+        (["--script", str(HERE / "checkout.toml"), "--variation", "sideways"], "'sideways' is not one of"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "paidtwice", "lab", "up", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2 and said in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr

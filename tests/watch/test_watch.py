@@ -12,7 +12,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from support import alive, assert_eventually
 from watch.labup import (
+    MAX_ATTEMPTS,
     PROFILE,
     LabUp,
     admin_args,
@@ -133,10 +134,10 @@ def test_the_live_watch_serves_it_by_service_and_ran_the_hook_once(scene: Scene)
     )
     paused = {**labels, "reason": "journal-mismatch", "state": "paused"}
     assert metric(port, "paidtwice_stuck_invocations", **paused) == 1.0
-    # The live watch saw it retry, so it knows about the attempts the paused invocation made: 14 by its
-    # policy, one fewer if the last backoff fell between two refreshes.
+    # The live watch saw it retry, so it knows about the attempts the paused invocation made: MAX_ATTEMPTS by
+    # its policy, one fewer if the last backoff fell between two refreshes.
     attempts = metric(port, "paidtwice_stuck_attempts", **paused)
-    assert attempts in (13.0, 14.0)
+    assert attempts in (MAX_ATTEMPTS - 1, MAX_ATTEMPTS)
     assert (metric(port, "paidtwice_repaid_usd", **labels) or 0) > 0
     assert metric(port, "paidtwice_repaid_model_calls", **labels) == attempts - 1
     assert metric(port, "paidtwice_watch_up") == 1.0
@@ -261,6 +262,63 @@ def test_bad_input_is_one_line_and_exit_2(scene: Scene, tmp_path: Path) -> None:
         assert done.returncode == 2, done.stdout + done.stderr
         assert len(done.stderr.strip().splitlines()) == 1 and said in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_watch_only_reads(scene: Scene) -> None:
+    """Every request `watch` makes, with --app, --profile and a JSON file, seen through a proxy in front of
+    the admin API: SQL queries, every one a SELECT."""
+    target = scene.lab.info["admin_url"]
+    seen: list[tuple[str, str, str]] = []
+
+    class Recording(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+            self._forward("POST")
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._forward("GET")
+
+        def do_PATCH(self) -> None:  # noqa: N802
+            self._forward("PATCH")
+
+        def do_DELETE(self) -> None:  # noqa: N802
+            self._forward("DELETE")
+
+        def _forward(self, method: str) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            seen.append((method, self.path, body.decode()))
+            answer = httpx.request(
+                method,
+                target + self.path,
+                content=body,
+                headers={"Accept": "application/json", "Content-Type": "application/json"},
+                timeout=30,
+            )
+            self.send_response(answer.status_code)
+            self.send_header("Content-Length", str(len(answer.content)))
+            self.end_headers()
+            self.wfile.write(answer.content)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recording)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    proxy = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        app = ["--app", "payment_agent:app", "--app-dir", str(HERE), "--script", str(HERE / "checkout.toml")]
+        done = run_watch("--once", "--admin-url", proxy, "--profile", str(PROFILE), *app)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 1, done.stderr
+    assert scene.invocation_id in done.stdout
+    queries = [
+        json.loads(body)["query"] for method, path, body in seen if (method, path) == ("POST", "/query")
+    ]
+    assert (
+        len(queries) == len(seen) and len(queries) >= 5
+    )  # the list, then the invocation read as recover does
+    assert all(query.lstrip().upper().startswith("SELECT ") for query in queries), queries
 
 
 class _Guarded(BaseHTTPRequestHandler):

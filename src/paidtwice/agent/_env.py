@@ -16,6 +16,8 @@ __all__ = [
     "ANTHROPIC_BASE_URL",
     "EXPLICIT_RECOVERY",
     "GATE",
+    "GEMINI_API_KEYS",
+    "GOOGLE_GEMINI_BASE_URL",
     "INVOCATION_HEADER",
     "OFFLINE_DEFAULTS",
     "OPENAI_API_BASE",
@@ -36,6 +38,10 @@ OPENAI_API_BASE = "OPENAI_API_BASE"
 OPENAI_API_KEY = "OPENAI_API_KEY"
 ANTHROPIC_BASE_URL = "ANTHROPIC_BASE_URL"
 ANTHROPIC_API_KEY = "ANTHROPIC_API_KEY"
+GOOGLE_GEMINI_BASE_URL = "GOOGLE_GEMINI_BASE_URL"
+"""Where google-genai (and Google's ADK on it) sends Gemini calls."""
+GEMINI_API_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+"""The keys google-genai reads; set to the stub's, so a user's own never reaches the stub's log."""
 TOOLS_URL = "PAIDTWICE_TOOLS_URL"
 """Where the deck's agents book and look up the weather: the stub lane's tools."""
 AGENT_MODE = "PAIDTWICE_AGENT_MODE"
@@ -78,6 +84,7 @@ def agent_env(
     *,
     openai_url: str,
     anthropic_url: str | None = None,
+    gemini_url: str | None = None,
     tools_url: str | None = None,
     given: Mapping[str, str] | None = None,
     mode: str | None = None,
@@ -102,6 +109,12 @@ def agent_env(
     if anthropic_url is not None:
         env[ANTHROPIC_BASE_URL] = anthropic_url
         env[ANTHROPIC_API_KEY] = STUB_API_KEY
+    if gemini_url is not None:
+        env[GOOGLE_GEMINI_BASE_URL] = gemini_url
+        # Vertex AI would take the calls past the stub, to Google Cloud.
+        env["GOOGLE_GENAI_USE_VERTEXAI"] = "false"
+        for key in GEMINI_API_KEYS:
+            env[key] = STUB_API_KEY
     for name, value in (
         (TOOLS_URL, tools_url),
         (AGENT_MODE, mode),

@@ -165,13 +165,16 @@ def _invocation() -> str:
 
 _MODEL_PATHS = ("/chat/completions", "/responses", "/completions", "/v1/messages")
 """OpenAI's chat-completions, responses and completions paths, and Anthropic's Messages path."""
+_GEMINI_METHODS = (":generateContent", ":streamGenerateContent")
+"""Google's Gemini calls: `.../models/{model}:generateContent` (and streamed)."""
 
 
 def _is_model_request(url: Any) -> bool:
     path = getattr(url, "path", None)
     if not isinstance(path, str):
         path = urllib.parse.urlsplit(str(url)).path
-    return path.rstrip("/").endswith(_MODEL_PATHS)
+    path = path.rstrip("/")
+    return path.endswith(_MODEL_PATHS) or ("/models/" in path and path.endswith(_GEMINI_METHODS))
 
 
 _FOREVER = threading.Event()

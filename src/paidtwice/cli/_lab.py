@@ -50,6 +50,7 @@ from paidtwice.lab._runner import Lab
 from paidtwice.report._html import deck_sections
 from paidtwice.report._plot import curve_svg
 from paidtwice.report._text import (
+    fit_lines,
     format_comparison,
     format_curve,
     format_deck_table,
@@ -84,16 +85,24 @@ def provision(server_version: str) -> None:
 
 
 @click.command("experiments")
-def experiments() -> None:
+@wide_option
+def experiments(wide: bool) -> None:
     """List the deck's experiments: agent mode, stub script, fault, and what the deck reports.
 
     \b
     Example:
         paidtwice experiments
     """
+    # A row's line wrapped in a narrow terminal continues under its "deck:" line.
+    click.echo(fit_lines(experiments_listing(), output_width(wide), hang=" " * 27))
+
+
+def experiments_listing() -> str:
+    """Every row of the deck, two lines each: what it runs, then what the deck reports."""
+    lines = []
     for row in EXPERIMENTS:
-        click.echo(f"{row.name:26} {row.mode:9} {row.script:9} {row.fault.describe()}")
-        click.echo(f"{'':26} deck: {row.deck_says}")
+        lines.append(f"{row.name:26} {row.mode:9} {row.script:9} {row.fault.describe()}")
+        lines.append(f"{'':26} deck: {row.deck_says}")
     for curve in CURVES:
         if curve.policies:
             attempts = ", ".join(dict.fromkeys(str(p.max_attempts) for p in curve.policies))
@@ -101,15 +110,16 @@ def experiments() -> None:
             varies = f"max_attempts {attempts}, then {then}; delay {curve.base.restart_delay:g} s"
         else:
             varies = "delays " + ", ".join(f"{d:g}" for d in curve.delays) + " s"
-        click.echo(f"{curve.name:26} {curve.base.mode:9} {curve.base.script:9} {varies}")
-        click.echo(f"{'':26} deck: {curve.deck_says}")
+        lines.append(f"{curve.name:26} {curve.base.mode:9} {curve.base.script:9} {varies}")
+        lines.append(f"{'':26} deck: {curve.deck_says}")
     for walk in WALKS:
-        click.echo(f"{walk.name:26} recover {walk.base.name}'s paused invocation; fix: {walk.fix_mode}")
-        click.echo(f"{'':26} deck: {walk.deck_says}")
+        lines.append(f"{walk.name:26} recover {walk.base.name}'s paused invocation; fix: {walk.fix_mode}")
+        lines.append(f"{'':26} deck: {walk.deck_says}")
     for pair in COMPARISONS:
         sides = " vs ".join(run.name for run in pair.runs())
-        click.echo(f"{pair.name:26} {sides}, {pair.first.fault.describe()}")
-        click.echo(f"{'':26} beyond the deck: {pair.deck_says}")
+        lines.append(f"{pair.name:26} {sides}, {pair.first.fault.describe()}")
+        lines.append(f"{'':26} beyond the deck: {pair.deck_says}")
+    return "\n".join(lines)
 
 
 @click.command("deck")

@@ -593,6 +593,9 @@ class PointResult:
     service: str = ""
     """The swept service's name in the user's code, where the lab ran each point under a name of its own;
     empty for the deck's agent, which takes the lab's name from its environment."""
+    not_placed: str = ""
+    """Why the sweep could not place the kill at the point's moment (what the journal or the held calls
+    showed instead); empty when it landed there. Its figures are a real crash's, at another moment."""
 
     @property
     def pays_twice(self) -> bool:
@@ -662,6 +665,9 @@ class CleanRun:
     """Their price in dollars."""
     model_turns: tuple[int, ...] = ()
     """The script's turn that answered each of its model calls, in order (the stub's ledger)."""
+    calls_in_steps: tuple[int, ...] = ()
+    """The model calls (their numbers) made inside a ctx.run step: an answer of one that came back but was
+    not journaled when the agent died was cut off in flight with its step, not paid outside the journal."""
     explicit_recovery: bool = False
     """The handler runs under restate-sdk's preview `explicit_recovery` (the agent host saw it on the
     handler or its service): a retry replays nothing, so its journaled model calls and steps are made again

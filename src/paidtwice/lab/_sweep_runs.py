@@ -158,6 +158,7 @@ class SweepRun:
             given=dict(target.env),
             openai_url=self.lane.base_url,
             anthropic_url=self.lane.anthropic_base_url,
+            gemini_url=self.lane.gemini_base_url,
             tools_url=self.lane.tools_url,
             step_log=str(self.step_log),
             gate=gate or "",
@@ -329,6 +330,7 @@ def clean_run(
         status = _check_clean(lab, run, target, watch)
         calls = run.lane.model_calls()
         paid = bill(calls, lab.price_model)
+        in_steps = _calls_in_steps(run)
         clean = CleanRun(
             status=status,
             answer=run.answer(status),
@@ -338,8 +340,9 @@ def clean_run(
             step_runs=run.steps(),
             journal=tuple(e.label() for e in run.journal()),
             invocation_id=run.invocation_id,
-            journaled_model_calls=_journaled_model_calls(run),
+            journaled_model_calls=len(in_steps),
             model_turns=tuple(c.turn for c in calls),
+            calls_in_steps=in_steps,
             explicit_recovery=f"{run.service}/{target.handler}" in explicit_handlers(run.step_log),
         )
     return clean, run
@@ -448,8 +451,8 @@ def _check_clean(lab: Lab, run: SweepRun, target: SweepTarget, watch: AttemptWat
     return status
 
 
-def _journaled_model_calls(run: SweepRun) -> int:
-    """Model calls made inside a ctx.run step: their answers are journaled (the step log, or the wire)."""
+def _calls_in_steps(run: SweepRun) -> tuple[int, ...]:
+    """The model calls made inside a ctx.run step: their answers are journaled (the step log, or the wire)."""
     if isinstance(run.agent, CommandAgent):
         return wire_model_calls_in_steps(
             run.agent.steps(run.invocation_id),
@@ -602,22 +605,28 @@ class _Kill:
 class _CallsAtKill:
     """The point's model calls, seen from the kill (the stub's ledger)."""
 
-    in_flight: int
+    held: int
     """Made before the kill, answer never delivered."""
+    in_flight: int
+    """Cut off in flight: those, and the answers delivered inside a step whose result the journal did not
+    hold yet (asked again by the replay, which runs a step again only then)."""
     answered: int
     """Answered (delivered) before the kill."""
     asked_again: int
-    """Made after the kill for a call answered before it (the same turn, and for a turn that answers many
-    calls, the same call)."""
+    """Made after the kill for a call answered outside any step before it (the same turn, and for a turn
+    that answers many calls, the same call): paid outside the journal."""
 
 
-def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean_turns: Sequence[int]) -> _CallsAtKill:
+def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) -> _CallsAtKill:
     answered = [c for c in calls if c.delivered and c.finished is not None and c.finished <= kill_at]
-    return _CallsAtKill(
-        in_flight=sum(1 for c in calls if c.started < kill_at and c.delivered is False),
-        answered=len(answered),
-        asked_again=_asked_again(answered, [c for c in calls if c.started > kill_at], clean_turns),
-    )
+    after = [c for c in calls if c.started > kill_at]
+    held = sum(1 for c in calls if c.started < kill_at and c.delivered is False)
+    # A call the clean run made inside a step, asked again: its step ran again, which a replay does only for
+    # a step whose result was not journaled. Its answer died with the process, in flight.
+    outside = [c for c in answered if c.call not in clean.calls_in_steps]
+    asked_again = _asked_again(outside, after, clean.model_turns)
+    in_steps = max(0, _asked_again(answered, after, clean.model_turns) - asked_again)
+    return _CallsAtKill(held=held, in_flight=held + in_steps, answered=len(answered), asked_again=asked_again)
 
 
 def _asked_again(
@@ -662,6 +671,26 @@ def _steps_in_flight(run: SweepRun, kill_at: float) -> int:
     return len(started - ended)
 
 
+def _not_placed(point: CrashPoint, journal: Sequence[JournalEntry], journal_at_kill: int, held: int) -> str:
+    """Why the kill did not land at the point's moment, in words ("" when it did): the journal held other
+    entries than the moment's, or not every held call was in flight."""
+    why = []
+    if journal_at_kill > point.journal_entries:
+        extra = [e.label() for e in journal[point.journal_entries : journal_at_kill]]
+        why.append(
+            f"the journal already held {journal_at_kill} entries at the kill, not {point.journal_entries}: "
+            f"{', '.join(extra)} appended before it"
+        )
+    elif journal_at_kill < point.journal_entries:
+        why.append(
+            f"the journal held {journal_at_kill} entries at the kill, "
+            f"not yet the moment's {point.journal_entries}"
+        )
+    if point.model_holds and held != len(point.model_holds):
+        why.append(f"{held} of the {len(point.model_holds)} held model calls were in flight at the kill")
+    return "; ".join(why)
+
+
 def _final_status(
     lab: Lab,
     run: SweepRun,
@@ -703,12 +732,10 @@ def _measure(
     answer = run.answer(status)
     calls = run.lane.model_calls()
     tools = run.lane.tool_runs()
-    at_kill = _calls_at_kill(calls, kill.at, clean.model_turns)
+    at_kill = _calls_at_kill(calls, kill.at, clean)
     steps = run.steps()
     attempt_count = watch.count(agent_attempts)
-    confirmed = journal_at_kill == point.journal_entries
-    if point.model_holds:
-        confirmed = confirmed and at_kill.in_flight == len(point.model_holds)
+    not_placed = _not_placed(point, journal, journal_at_kill, at_kill.held)
     paid = bill(calls, lab.price_model)
     return PointResult(
         crash_point=point.name,
@@ -733,7 +760,8 @@ def _measure(
         attempts=attempt_count,
         mismatches=mismatches_of(agent_attempts),
         journal_at_kill=journal_at_kill,
-        confirmed=confirmed,
+        confirmed=not not_placed,
+        not_placed=not_placed,
         unanswered=unanswered,
         invocation_id=run.invocation_id,
         wall_time=round(time.time() - kill.started, 3),

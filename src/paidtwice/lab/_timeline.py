@@ -20,12 +20,15 @@ from paidtwice.lab._records import CrashKind, CrashPoint
 __all__ = [
     "STATE_OPS",
     "WAIT_KINDS",
+    "Span",
     "StepEvent",
     "derive_points",
     "explicit_handlers",
     "model_calls_in_steps",
+    "one_moment",
     "read_step_log",
     "step_runs",
+    "together",
 ]
 
 STATE_OPS = frozenset({"get", "set", "clear", "clear_all", "state_keys"})
@@ -113,18 +116,19 @@ def step_runs(events: Sequence[StepEvent]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(counts.items()))
 
 
-def model_calls_in_steps(events: Sequence[StepEvent]) -> int:
-    """Model requests made while a ctx.run step was executing: their answers are the step's result."""
-    inside = 0
+def model_calls_in_steps(events: Sequence[StepEvent]) -> tuple[int, ...]:
+    """The model requests (their numbers) made while a ctx.run step was executing: their answers are the
+    step's result."""
+    inside: list[int] = []
     open_steps: set[int] = set()
     for event in events:
         if event.event == "step_start":
             open_steps.add(event.n)
         elif event.event == "step_end":
             open_steps.discard(event.n)
-        elif event.event == "model_start" and open_steps:
-            inside += 1
-    return inside
+        elif event.event == "model_start" and (event.step or open_steps):
+            inside.append(event.n)
+    return tuple(inside)
 
 
 # -- branches in flight at once -------------------------------------------------------------------------
@@ -144,6 +148,14 @@ class _Branch:
     """Its number."""
     name: str
     """A step's name."""
+    batch: int | None = None
+    """For a step: the await that started it (the index of the last context operation before its start).
+    Steps the handler started with one await run at once, whatever the clean run's order of their quick
+    bodies; a model call outside any step has none."""
+
+    @property
+    def span(self) -> Span:
+        return Span(self.first, self.last, self.batch)
 
 
 @dataclass(frozen=True)
@@ -160,35 +172,69 @@ class _Group:
     """Steps that make no model call (number, name): stopped by a gate inside them."""
     answers_unjournaled: bool
     """Every branch is a model call outside any step: their answers come back without reaching the journal."""
+    steps: tuple[int, ...] = ()
+    """Every branch's step number, when every branch is a step (stopped together before any of them
+    starts); empty otherwise."""
 
 
 def _branches(events: Sequence[StepEvent]) -> list[_Branch]:
     """Every step and every model call outside a step, ordered by start."""
     branches: list[_Branch] = []
-    opened: dict[tuple[str, int], int] = {}
+    opened: dict[tuple[str, int], tuple[int, int | None]] = {}
+    last_op: int | None = None
     for i, event in enumerate(events):
+        if event.event == "op":
+            last_op = i
         if event.event == "step_start" or (event.event == "model_start" and event.step == 0):
-            opened[(event.event.split("_")[0], event.n)] = i
+            kind = event.event.split("_")[0]
+            opened[(kind, event.n)] = (i, last_op if kind == "step" else None)
         elif event.event in ("step_end", "model_end"):
             kind = event.event.split("_")[0]
-            first = opened.pop((kind, event.n), None)
-            if first is not None:
-                branches.append(_Branch(first, i, kind, event.n, event.name))
-    for (kind, n), first in opened.items():  # still open at the end of the log: in flight until then
-        branches.append(_Branch(first, len(events) - 1, kind, n, events[first].name))
+            began = opened.pop((kind, event.n), None)
+            if began is not None:
+                branches.append(_Branch(began[0], i, kind, event.n, event.name, began[1]))
+    for (kind, n), (first, batch) in opened.items():  # still open at the end of the log: in flight until then
+        branches.append(_Branch(first, len(events) - 1, kind, n, events[first].name, batch))
     branches.sort(key=lambda b: (b.first, b.last, b.kind, b.n, b.name))
     return branches
 
 
-def _overlapping(branches: Sequence[_Branch]) -> list[list[_Branch]]:
-    """The branches in runs whose intervals overlap, in order (a branch alone is a run of one)."""
-    clusters: list[list[_Branch]] = []
-    for branch in branches:
-        if clusters and branch.first < max(b.last for b in clusters[-1]):
-            clusters[-1].append(branch)
+@dataclass(frozen=True)
+class Span:
+    """A branch of the handler's work (a step, or a model call) from its start to its end, on any clock: the
+    step log's order, or the stub's wall clock."""
+
+    first: float
+    """Its start."""
+    last: float
+    """Its end (the end of what was seen, if it never ended)."""
+    batch: object = None
+    """What started it, when several branches were started together (by one await of the handler); None
+    if nothing says so."""
+
+
+def one_moment(spans: Sequence[Span]) -> list[list[int]]:
+    """The spans that make one moment, as runs of their indices in order of start (a span alone is a run
+    of one): spans in flight at once (their intervals overlap), and spans started together (one batch),
+    which run at once whatever order their quick bodies happened to run in the clean run. Stopping one of
+    them alone would leave its siblings running into the kill, a moment no run repeats."""
+    order = sorted(range(len(spans)), key=lambda k: (spans[k].first, spans[k].last))
+    runs: list[list[int]] = []
+    for k in order:
+        span = spans[k]
+        run = runs[-1] if runs else []
+        overlaps = bool(run) and span.first < max(spans[j].last for j in run)
+        batched = span.batch is not None and any(spans[j].batch == span.batch for j in run)
+        if overlaps or batched:
+            run.append(k)
         else:
-            clusters.append([branch])
-    return clusters
+            runs.append([k])
+    return runs
+
+
+def _overlapping(branches: Sequence[_Branch]) -> list[list[_Branch]]:
+    """The branches that make one moment (see `one_moment`), in order."""
+    return [[branches[k] for k in run] for run in one_moment([b.span for b in branches])]
 
 
 def _group(events: Sequence[StepEvent], cluster: Sequence[_Branch]) -> _Group:
@@ -209,6 +255,7 @@ def _group(events: Sequence[StepEvent], cluster: Sequence[_Branch]) -> _Group:
         model_calls=tuple(sorted(calls)),
         quiet_steps=tuple(quiet),
         answers_unjournaled=all(b.kind == "model" for b in cluster),
+        steps=tuple(b.n for b in cluster) if all(b.kind == "step" for b in cluster) else (),
     )
 
 
@@ -217,16 +264,19 @@ def _parallel_groups(events: Sequence[StepEvent]) -> list[_Group]:
     return [_group(events, cluster) for cluster in _overlapping(_branches(events)) if len(cluster) >= 2]
 
 
-def _together(calls: Sequence[int], steps: Sequence[str]) -> str:
+def together(calls: Sequence[int], steps: Sequence[str]) -> str:
     """ "model calls 2 and 3", "model call 2 and step weather", "steps a and b"."""
     parts = []
     if calls:
-        numbers = [str(n) for n in calls]
-        listed = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
-        parts.append(("model calls " if len(calls) > 1 else "model call ") + listed)
+        parts.append(("model calls " if len(calls) > 1 else "model call ") + _listed([str(n) for n in calls]))
     if steps:
-        parts.append(("steps " if len(steps) > 1 else "step ") + " and ".join(steps))
+        parts.append(("steps " if len(steps) > 1 else "step ") + _listed(list(steps)))
     return " and ".join(parts)
+
+
+def _listed(items: Sequence[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _calls_together_in_steps(events: Sequence[StepEvent]) -> dict[int, tuple[int, ...]]:
@@ -239,14 +289,15 @@ def _calls_together_in_steps(events: Sequence[StepEvent]) -> dict[int, tuple[int
         elif event.event == "model_end" and event.n in spans:
             first, _, step = spans[event.n]
             spans[event.n] = (first, i, step)
-    runs: list[list[tuple[int, tuple[int, int, int]]]] = []
-    for n, span in sorted(spans.items(), key=lambda item: item[1][0]):
-        run = runs[-1] if runs else []
-        if run and span[2] == run[0][1][2] and span[0] < max(s[1] for _, s in run):
-            run.append((n, span))
-        else:
-            runs.append([(n, span)])
-    return {run[0][0]: tuple(sorted(n for n, _ in run)) for run in runs if len(run) >= 2}
+    by_step: dict[int, list[int]] = {}
+    for n, (_, _, step) in sorted(spans.items(), key=lambda item: item[1][0]):
+        by_step.setdefault(step, []).append(n)
+    together: dict[int, tuple[int, ...]] = {}
+    for calls in by_step.values():
+        for run in one_moment([Span(spans[n][0], spans[n][1]) for n in calls]):
+            if len(run) >= 2:
+                together[calls[run[0]]] = tuple(sorted(calls[k] for k in run))
+    return together
 
 
 def _steps_with_model_calls(events: Sequence[StepEvent]) -> set[int]:
@@ -361,7 +412,10 @@ class _Walk:
         self._add("after-entry", f"after {label}", gate=gate)
 
     def _in_group(self, i: int, event: StepEvent, group: _Group) -> None:
-        """Inside a parallel group: keep counting, but its only moments are the group's own."""
+        """Inside a parallel group: keep counting, but its only moments are the group's own: before any of
+        its steps starts (their commands journaled), and all of them in flight."""
+        if i == group.first and group.steps:
+            self._after_entry(",".join(f"step:{n}:before" for n in group.steps))
         if event.event in self.counts:
             self.counts[event.event] += 1
         if event.event == "op":
@@ -377,10 +431,10 @@ class _Walk:
             self.entries += 1
         if i != group.last:
             return
-        together = _together(group.model_calls, [name for _, name in group.quiet_steps])
+        named = together(group.model_calls, [name for _, name in group.quiet_steps])
         self.found.append(
             CrashPoint(
-                f"in flight: {together} together",
+                f"in flight: {named} together",
                 len(self.found) + 1,
                 "in-flight-parallel",
                 self.group_entries,
@@ -392,7 +446,7 @@ class _Walk:
         if group.answers_unjournaled:
             self._add(
                 "model-returned",
-                f"after {together} returned (not journaled)",
+                f"after {named} returned (not journaled)",
                 gate=",".join(f"model:{n}:after" for n in group.model_calls),
             )
         self.group = None
@@ -406,7 +460,7 @@ class _Walk:
             return  # in flight together with an earlier call of its step: that call's moment
         calls = self.together.get(event.n)
         if calls is not None:
-            self._add("in-flight-parallel", f"in flight: {_together(calls, [])} together", model_holds=calls)
+            self._add("in-flight-parallel", f"in flight: {together(calls, [])} together", model_holds=calls)
         else:
             self._add("in-flight-model", f"in flight: model call {event.n}", model_holds=(event.n,))
 

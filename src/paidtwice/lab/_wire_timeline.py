@@ -15,7 +15,7 @@ from pathlib import Path
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._command import WireStep, read_wire
 from paidtwice.lab._records import CrashPoint
-from paidtwice.lab._timeline import with_cover
+from paidtwice.lab._timeline import Span, one_moment, together, with_cover
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._ledger import ModelCall, ToolRun
 
@@ -44,7 +44,7 @@ def wire_points(
     starts = sorted([c.started for c in calls] + [t.started for t in tools])
     moments = [
         *_frame_moments(wire, [e.label() for e in journal]),
-        *(_model_moment(wire, call, starts) for call in calls),
+        *_model_moments(wire, calls, starts),
         *_tool_moments(wire, tools),
         *_pause_moments(wire, journal),
     ]
@@ -61,11 +61,11 @@ def wire_points(
 
 def wire_model_calls_in_steps(
     steps: Sequence[WireStep], calls: Sequence[ModelCall], tools: Sequence[ToolRun]
-) -> int:
-    """Model calls made inside a step on the wire (see `_step_of`): their answers are the step's result, so
-    they are journaled."""
+) -> tuple[int, ...]:
+    """The model calls (their numbers) made inside a step on the wire (see `_step_of`): their answers are
+    the step's result, so they are journaled."""
     starts = sorted([c.started for c in calls] + [t.started for t in tools])
-    return sum(1 for call in calls if _step_of(call, steps, starts) is not None)
+    return tuple(call.call for call in calls if _step_of(call, steps, starts) is not None)
 
 
 def _step_of(call: ModelCall, steps: Sequence[WireStep], starts: Sequence[float]) -> WireStep | None:
@@ -99,6 +99,21 @@ class _Wire:
             if record["event"] == "command":
                 self.sent.setdefault(int(record["entries"]), float(record["at"]))
         self.steps = steps
+        self.frames = [float(r["at"]) for r in self.records if r["event"] in ("start", "notification")]
+        """When each frame the server sent (an attempt's start, a completion) passed the proxy."""
+
+    def batch_of(self, call: ModelCall) -> int | None:
+        """The await that started the steps a model call may have been made in: the server frames (the
+        attempt's start and completions) that had passed before their RunCommands. Steps the handler
+        started together send their commands between the same two frames; steps awaited in turn have a
+        completion between them. None for a call in no step, or when its possible steps differ (then only
+        its span in flight tells)."""
+        end = call.finished if call.finished is not None else float("inf")
+        around = [
+            s for s in self.steps if s.commanded <= call.started and (s.proposed or float("inf")) >= end
+        ]
+        batches = {sum(1 for at in self.frames if at <= s.commanded) for s in around}
+        return batches.pop() if len(batches) == 1 else None
 
     def entries_at(self, t: float, step: WireStep | None = None) -> int:
         """Entries the journal holds while a call that started at `t` is in flight, counted on the wire (the
@@ -129,13 +144,29 @@ def _frame_moments(wire: _Wire, labels: Sequence[str]) -> list[_Moment]:
     return moments
 
 
-def _model_moment(wire: _Wire, call: ModelCall, starts: Sequence[float]) -> _Moment:
-    """In flight inside a model call: the stub holds it."""
-    entries = wire.entries_at(call.started, _step_of(call, wire.steps, starts))
-    point = CrashPoint(
-        f"in flight: model call {call.call}", 0, "in-flight-model", entries, model_holds=(call.call,)
-    )
-    return (call.started, point)
+def _model_moments(wire: _Wire, calls: Sequence[ModelCall], starts: Sequence[float]) -> list[_Moment]:
+    """In flight inside each model call, the stub holding it; calls in flight at once in the clean run (in
+    steps gathered together, or plain calls under `asyncio.gather`) are one moment, every one of them held,
+    as on the in-process path (`one_moment`): holding one alone lets its siblings' answers come back into the
+    kill, a moment no run repeats."""
+    spans = [
+        Span(c.started, c.finished if c.finished is not None else float("inf"), wire.batch_of(c))
+        for c in calls
+    ]
+    moments: list[_Moment] = []
+    for run in one_moment(spans):
+        held = [calls[k] for k in run]
+        # The journal while all are in flight: every entry before each of them, and each one's RunCommand.
+        entries = max(wire.entries_at(c.started, _step_of(c, wire.steps, starts)) for c in held)
+        numbers = tuple(sorted(c.call for c in held))
+        if len(held) == 1:
+            point = CrashPoint(f"in flight: model call {numbers[0]}", 0, "in-flight-model", entries)
+        else:
+            point = CrashPoint(
+                f"in flight: {together(numbers, [])} together", 0, "in-flight-parallel", entries
+            )
+        moments.append((min(c.started for c in held), dataclasses.replace(point, model_holds=numbers)))
+    return moments
 
 
 def _tool_moments(wire: _Wire, tools: Sequence[ToolRun]) -> list[_Moment]:

@@ -182,6 +182,9 @@ _MODEL_CLIENTS = {
     "anthropic.AsyncAnthropic",
     "anthropic.AnthropicBedrock",
     "anthropic.AsyncAnthropicBedrock",
+    # Google's Gemini (and Google's ADK, which calls it): client.models.generate_content, client.aio....
+    "google.genai.Client",
+    "google.genai.client.Client",
 }
 # Agents and chat models of the frameworks: their run / invoke methods call the model.
 _PYDANTIC_AGENTS = {"pydantic_ai.Agent", "pydantic_ai.agent.Agent"}

@@ -149,7 +149,7 @@ def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
     missed = [p for p in points if not p.confirmed]
     for words, found in (
         ("{n} of {all} points paid twice for completed work", twice),
-        ("At {n} of {all} points the kill did not land where the point says", missed),
+        ("{n} of {all} points could not be placed (the kill did not land where the point says)", missed),
     ):
         if found:
             links = ", ".join(
@@ -195,7 +195,10 @@ def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
 def _point_details(point: PointResult) -> str:
     """One crash point: what it cost and how it ended, and its timeline."""
     anchor = _point_anchor(point)
-    landed = "as the point says" if point.confirmed else '<span class="bad">NOT where the point says</span>'
+    landed = "as the point says"
+    if not point.confirmed:
+        why = f": could not place, because {esc(point.not_placed)}" if point.not_placed else ""
+        landed = f'<span class="bad">NOT where the point says{why}</span>'
     return (
         f'<section class="point" id="{anchor}"><h3>{esc(point.mode)}/{esc(point.script)} '
         f"#{point.order}: {esc(point.crash_point)}</h3>"

@@ -137,9 +137,10 @@ def _wrapped_table(headers: Sequence[str], rows: Sequence[Sequence[str]], widths
     return "\n".join(lines)
 
 
-def fit_lines(text: str, width: int | None) -> str:
-    """Prose lines longer than `width` wrapped at words, continuing under their own indent plus two; a line
-    of a table made for that width already fits. None: as it is."""
+def fit_lines(text: str, width: int | None, *, hang: str | None = None) -> str:
+    """Prose lines longer than `width` wrapped at words, continuing under their own indent plus two (a line
+    that starts unindented: under `hang`, when given); a line of a table made for that width already fits.
+    None: as it is."""
     if width is None:
         return text
     out = []
@@ -148,11 +149,12 @@ def fit_lines(text: str, width: int | None) -> str:
             out.append(line)
             continue
         indent = line[: len(line) - len(line.lstrip())]
+        then = hang if hang is not None and not indent and len(hang) < width // 2 else indent + "  "
         out += textwrap.wrap(
             line.strip(),
             width,
             initial_indent=indent,
-            subsequent_indent=indent + "  ",
+            subsequent_indent=then,
             break_long_words=True,
             break_on_hyphens=False,
         )
@@ -619,6 +621,11 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
         for point in matrix.points
         if (path := point.shorter_path(clean)) is not None
     ]
+    unplaced = [
+        f"  #{point.order} could not place {point.crash_point!r}, because {point.not_placed}"
+        for point in matrix.points
+        if not point.confirmed and point.not_placed
+    ]
     unanswered = [f"  #{point.order}: {reason}" for point in matrix.points for reason in point.unanswered]
     if unanswered:
         unanswered.insert(0, "calls no turn of the script answers (the stub answered each with an error):")
@@ -627,7 +634,7 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
         f"expected extra cost of one crash at a random moment: {usd(matrix.expected_crash_cost_usd)} "
         f"at {price} (each point's extra $ weighted by its share of the clean run's time)"
     )
-    lines = [head, table(headers, rows, width=width), *shorter, *unanswered]
+    lines = [head, table(headers, rows, width=width), *shorter, *unplaced, *unanswered]
     return fit_lines("\n".join([*lines, *(f"  {line}" for line in matrix.summary()), f"  {cost}"]), width)
 
 

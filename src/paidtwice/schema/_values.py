@@ -44,12 +44,23 @@ _WORDS = (
 )  # fmt: skip
 
 
-def value_for(schema: Any, *, seed: int | str = 0, root: Any = None) -> Any:
+def value_for(
+    schema: Any,
+    *,
+    seed: int | str = 0,
+    root: Any = None,
+    strings: Sequence[str] = (),
+    numbers: Sequence[float] = (),
+) -> Any:
     """One value valid against `schema` (a JSON schema as parsed JSON), the same for the same `seed`.
 
-    `root` is the document `$ref`s resolve against (default: `schema` itself). Raises `UnsatisfiableSchema`
-    naming the path when no value can be made."""
-    return _Walk(seed=str(seed), root=schema if root is None else root).value(schema, "$", 0)
+    `root` is the document `$ref`s resolve against (default: `schema` itself). `strings` and `numbers` are
+    values to use first, in order, where the schema leaves a string or a number free (no enum, pattern or
+    format; within its bounds): a model fills a tool's arguments from the question ("120 EUR in USD" gives
+    120, "EUR", "USD"). Raises `UnsatisfiableSchema` naming the path when no value can be made."""
+    walk = _Walk(seed=str(seed), root=schema if root is None else root)
+    walk.strings, walk.numbers = list(strings), list(numbers)
+    return walk.value(schema, "$", 0)
 
 
 class _Xeger(Xeger):
@@ -72,6 +83,21 @@ class _Walk:
     def __init__(self, *, seed: str, root: Any) -> None:
         self._seed = seed
         self._root = root
+        self.strings: list[str] = []
+        """Values for free strings, taken in order (see `value_for`)."""
+        self.numbers: list[float] = []
+        """Values for free numbers, taken in order when they fit."""
+
+    def _hinted_number(self, low: float, high: float, *, integer: bool, exclusive: tuple[bool, bool]) -> Any:
+        """The next given number, if it fits the bounds (and is whole, for an integer); else None."""
+        if not self.numbers:
+            return None
+        given = self.numbers[0]
+        fits = low <= given <= high and not (exclusive[0] and given <= low or exclusive[1] and given >= high)
+        if not fits or (integer and not float(given).is_integer()):
+            return None
+        self.numbers.pop(0)
+        return int(given) if float(given).is_integer() else given
 
     def _rng(self, path: str, salt: str = "") -> random.Random:
         digest = hashlib.sha256(f"{self._seed}\0{path}\0{salt}".encode()).digest()
@@ -231,7 +257,8 @@ class _Walk:
         if step is None:
             if low > high:
                 raise UnsatisfiableSchema(path, f"no integer between {lo} and {hi}")
-            return rng.randint(int(low), int(high))
+            given = self._hinted_number(low, high, integer=True, exclusive=(False, False))
+            return int(given) if given is not None else rng.randint(int(low), int(high))
         first, last = math.ceil(low / step), math.floor(high / step)
         for _ in range(2):
             if first <= last:
@@ -261,6 +288,9 @@ class _Walk:
             raise UnsatisfiableSchema(path, f"no multiple of {step} between {lo} and {hi}")
         if low > high or (low == high and (exclusive_low or exclusive_high)):
             raise UnsatisfiableSchema(path, f"no number between {lo} and {hi}")
+        given = self._hinted_number(low, high, integer=False, exclusive=(exclusive_low, exclusive_high))
+        if given is not None:
+            return float(given) if isinstance(given, float) else given
         # Two decimals, strictly inside the bounds when they are exclusive: a number that is plainly not an
         # integer, so a oneOf of integer and number tells the two apart.
         for _ in range(20):
@@ -290,6 +320,8 @@ class _Walk:
             if not shortest <= len(made) <= longest:
                 raise UnsatisfiableSchema(path, f"a {fmt} does not fit in {shortest} to {longest} characters")
             return made
+        if self.strings and shortest <= len(self.strings[0]) <= longest:
+            return self.strings.pop(0)
         made = self._word(rng)
         while len(made) < shortest:
             made += "-" + self._word(rng)

@@ -5,7 +5,9 @@ Anthropic Messages):
 
 - Tools offered, on the conversation's first turn: a call to one of them (two at once when the request
   allows parallel calls and offers two ordinary tools), with arguments made from the tool's JSON schema by
-  `paidtwice.schema.value_for`. Tools that end a run (pydantic-ai's `final_result*`) are kept for last and
+  `paidtwice.schema.value_for`, its free strings and numbers filled first with the names and numbers of the
+  question, as a model does ("120 EUR in USD": 120, "EUR", "USD").
+  Tools that end a run (pydantic-ai's `final_result*`) are kept for last and
   an Agents SDK handoff (`transfer_to_*`) is never called beside another tool.
 - After the tools' results (turn 2 on: `TOOL_TURNS` is the bound): the final answer.
 - A tool the request forces (OpenAI's named `tool_choice`, Anthropic's `{"type": "tool"}`) is called whenever
@@ -222,7 +224,7 @@ def answer_to(asked: Asked, *, seed: int, variation: str, ask: int) -> Answer:
     question = _question(user)
     by_name = {t.name: t for t in reading.tools}
     if reading.forced is not None and reading.forced in by_name:
-        return _calls([by_name[reading.forced]], base, changed, drift, "")
+        return _calls([by_name[reading.forced]], base, changed, drift, "", user)
     ordinary = [t for t in reading.tools if not _OUTPUT_TOOL.match(t.name)]
     if ordinary and position <= TOOL_TURNS:
         order = list(ordinary)
@@ -232,7 +234,7 @@ def answer_to(asked: Asked, *, seed: int, variation: str, ask: int) -> Answer:
         chosen = [order[0]]
         if reading.parallel and not _HANDOFF.match(order[0].name):
             chosen += [t for t in order[1:] if not _HANDOFF.match(t.name)][:1]
-        return _calls(chosen, base, changed, drift, _SAYING[drift % len(_SAYING)])
+        return _calls(chosen, base, changed, drift, _SAYING[drift % len(_SAYING)], user)
     if reading.tools and reading.required:
         ending = [t for t in reading.tools if _OUTPUT_TOOL.match(t.name)] or list(reading.tools)
         return _calls(ending[:1], base, changed, drift, "")
@@ -246,17 +248,34 @@ def answer_to(asked: Asked, *, seed: int, variation: str, ask: int) -> Answer:
     return Answer(text=json.dumps({"answer": text}) if reading.json_mode else text)
 
 
-def _calls(tools: Sequence[Tool], base: str, changed: bool, drift: int, saying: str) -> Answer:
+def _calls(
+    tools: Sequence[Tool], base: str, changed: bool, drift: int, saying: str, user: str = ""
+) -> Answer:
     calls = []
+    strings, numbers = ([], []) if changed else _mentioned(user)
     for tool in tools:
         salt = f"{base}\0{tool.name}" + ("\0changed" if changed else "")
         try:
-            arguments = value_for(tool.schema, seed=salt)
+            arguments = value_for(tool.schema, seed=salt, strings=strings, numbers=numbers)
         except UnsatisfiableSchema as err:
             return Answer(text=f"paidtwice cannot make arguments for tool {tool.name}: {err}", status=400)
         calls.append(ToolCall(tool.name, json.dumps(arguments)))
     text = saying.format(tool=" and ".join(t.name for t in tools)) if saying else ""
     return Answer(text=text, tool_call=calls[0], more_tool_calls=tuple(calls[1:]))
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\w)")
+_NAME = re.compile(r"\b[A-Z][A-Za-z]+(?:[ -][A-Z][A-Za-z]+)*\b")
+
+
+def _mentioned(user: str) -> tuple[list[str], list[float]]:
+    """What a model would fill free arguments with: the names (capitalised words, codes such as EUR; not a
+    sentence's first word) and the numbers of the question, in order."""
+    names = []
+    for sentence in re.split(r"(?<=[.?!])\s+", user):
+        names += [m.group() for m in _NAME.finditer(sentence) if m.start() > 0]
+    numbers = [float(m.group()) for m in _NUMBER.finditer(user)]
+    return names, numbers
 
 
 def _question(user: str) -> str:

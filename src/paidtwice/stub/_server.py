@@ -27,6 +27,11 @@ from hypercorn.config import Config
 
 from paidtwice._exceptions import ServerStartError
 from paidtwice.engine._ports import HOST, PortLease, lease_port
+from paidtwice.stub._gemini import GEMINI, is_gemini_path
+from paidtwice.stub._gemini import as_chat as gemini_chat
+from paidtwice.stub._gemini import error_payload as gemini_error
+from paidtwice.stub._gemini import render as gemini_render
+from paidtwice.stub._gemini import stream_body as gemini_stream
 from paidtwice.stub._ledger import INVOCATION_HEADER, Booking, Ledger, ModelCall, ToolRun
 from paidtwice.stub._scripts import SCRIPTS, Answer, Asked, Script, UnansweredCall
 from paidtwice.stub._stream import stream_events, wants_stream
@@ -73,6 +78,11 @@ class Lane:
     @property
     def anthropic_base_url(self) -> str:
         """Anthropic base URL (what ANTHROPIC_BASE_URL should be; the client adds `/v1/messages`)."""
+        return f"{self.stub.url}/lanes/{self.name}"
+
+    @property
+    def gemini_base_url(self) -> str:
+        """Gemini base URL (what GOOGLE_GEMINI_BASE_URL should be; the client adds `/v1beta/models/...`)."""
         return f"{self.stub.url}/lanes/{self.name}"
 
     @property
@@ -256,6 +266,13 @@ class StubModel:
                 return
             await self._chat(lane, invocation_id, body, receive, send, api="responses")
             return
+        streamed = is_gemini_path(parts) if scope["method"] == "POST" else None
+        if streamed is not None:
+            body = await _read_body(receive)
+            if body is None:
+                return
+            await self._chat(lane, invocation_id, body, receive, send, api=GEMINI, stream=streamed)
+            return
         if scope["method"] == "GET" and parts == ["tools", "weather"]:
             query = scope.get("query_string", b"").decode()
             await self._weather(lane, invocation_id, query, receive, send)
@@ -271,12 +288,15 @@ class StubModel:
         send: Send,
         *,
         api: str = "chat",
+        stream: bool = False,
     ) -> None:
-        """Answer a request of OpenAI's chat completions (`chat`), OpenAI's Responses (`responses`) or
-        Anthropic's Messages (`messages`) API."""
+        """Answer a request of OpenAI's chat completions (`chat`), OpenAI's Responses (`responses`),
+        Anthropic's Messages (`messages`) or Google's Gemini (`gemini`, streamed by its path: `stream`)."""
         try:
             request = json.loads(body or b"{}")
-            if api == "responses":
+            if api == GEMINI:
+                messages = list(request.get("contents", []))
+            elif api == "responses":
                 given = request.get("input", [])
                 messages = [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
             else:
@@ -284,7 +304,7 @@ class StubModel:
         except (ValueError, AttributeError):
             await _respond(send, 400, {"error": {"message": f"body is not a {api} request"}})
             return
-        chat = _as_chat(api, request, messages)
+        chat = gemini_chat(request) if api == GEMINI else _as_chat(api, request, messages)
         try:
             turn = lane.script.turn_of(chat)
             unanswered = ""
@@ -324,22 +344,28 @@ class StubModel:
                 self.ledger.close_model_call(slot, delivered=False, generated=generated)
                 return
         answer = record.answer
-        if answer.status != 200 and api == "messages":
+        if answer.status != 200 and api == GEMINI:
+            payload: dict[str, Any] = gemini_error(answer)
+        elif answer.status != 200 and api == "messages":
             error = {"type": _error_type(answer.status, "api_error"), "message": answer.text}
-            payload: dict[str, Any] = {"type": "error", "error": error}
+            payload = {"type": "error", "error": error}
         elif answer.status != 200:
             if answer.status == UNANSWERED_STATUS:
                 kind = "paidtwice_unanswered"
             else:
                 kind = _error_type(answer.status, "server_error")
             payload = {"error": {"message": answer.text, "type": kind}}
+        elif api == GEMINI:
+            payload = gemini_render(answer, record.usage, str(request.get("model", "gemini-stub")))
         elif api == "messages":
             payload = _message(request, messages, answer, turn)
         elif api == "responses":
             payload = _response(request, messages, answer, turn)
         else:
             payload = _completion(request, messages, answer, turn, record.usage)
-        if answer.status == 200 and wants_stream(request):
+        if answer.status == 200 and api == GEMINI and stream:
+            await _respond_events(send, gemini_stream(payload))
+        elif answer.status == 200 and api != GEMINI and wants_stream(request):
             await _respond_events(send, stream_events(api, request, payload))
         else:
             after = answer.retry_after

@@ -39,7 +39,7 @@ class _Read:
     """What is kept of one invocation between refreshes."""
 
     key: tuple[object, ...]
-    """Journal size, status and failure it was read at."""
+    """Journal size, whether paused, and the failure's code it was read at."""
     failure: Explanation | None
     journal: tuple[JournalEntry, ...]
     ways: tuple[WayOutLine, ...]
@@ -175,10 +175,13 @@ class Scanner:
 
     def _read(self, invocation_id: str, row: dict[str, object]) -> _Read | None:
         status = str(row.get("status", ""))
-        key = (row.get("journal_size"), status, row.get("last_failure"))
+        # Not the status itself: a retrying invocation flips between running and backing-off on every
+        # attempt, and is read again only when its journal, its failure's code or being paused changes.
+        key = (row.get("journal_size"), status == "paused", row.get("last_failure_error_code"))
         kept = self._reads.get(invocation_id)
-        if kept is not None and kept.key == key:
-            return kept
+        planned = kept is not None and (kept.ways or status not in ("paused", "backing-off"))
+        if kept is not None and kept.key == key and planned:
+            return kept  # (first read while an attempt ran: the ways out are planned once it backs off)
         journal: tuple[JournalEntry, ...] = ()
         ways: tuple[WayOutLine, ...] = kept.ways if kept else ()
         verdict = kept.verdict if kept else None

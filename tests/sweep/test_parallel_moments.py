@@ -1,0 +1,106 @@
+"""Server-free checks of the two rules for work started together: an answer delivered inside a step and
+asked again is cut off in flight (not paid outside the journal), and under `--cmd` model calls made in
+steps started by one await are one moment, from the proxy's log as captured for examples/parallel_agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from paidtwice.engine._sql import JournalEntry
+from paidtwice.lab._command import WireStep
+from paidtwice.lab._records import CleanRun, CrashPoint
+from paidtwice.lab._sweep_runs import _calls_at_kill, _not_placed
+from paidtwice.lab._wire_timeline import wire_points
+from paidtwice.stub import ModelCall
+from paidtwice.stub._scripts import Answer
+
+
+def call(n: int, turn: int, started: float, finished: float, delivered: bool, asked: str) -> ModelCall:
+    return ModelCall(
+        "lane", "inv", n, turn, 1, 1, Answer(text="x"), started, finished, delivered, asked=asked
+    )
+
+
+def clean(in_steps: tuple[int, ...]) -> CleanRun:
+    return CleanRun(
+        "completed", "a", 4, (), (), "inv", len(in_steps), model_turns=(1, 2, 3, 4), calls_in_steps=in_steps
+    )
+
+
+# The parallel agent killed with call 2 held and call 3's answer delivered 15 ms before the kill, not
+# journaled yet; the replay asks both again.
+KILL = 10.0
+CALLS = [
+    call(1, 1, 1.0, 1.1, True, "summary"),
+    call(2, 2, 5.0, 10.5, False, "customers"),
+    call(3, 3, 5.0, 9.985, True, "employees"),
+    call(4, 2, 12.0, 12.1, True, "customers"),
+    call(5, 3, 12.0, 12.1, True, "employees"),
+    call(6, 4, 13.0, 13.1, True, "combine"),
+]
+
+
+def test_an_answer_delivered_inside_a_step_and_asked_again_is_cut_off_in_flight() -> None:
+    at_kill = _calls_at_kill(CALLS, KILL, clean(in_steps=(1, 2, 3, 4)))
+    assert (at_kill.held, at_kill.in_flight, at_kill.answered, at_kill.asked_again) == (1, 2, 2, 0)
+
+
+def test_the_same_answer_outside_any_step_is_paid_outside_the_journal() -> None:
+    at_kill = _calls_at_kill(CALLS, KILL, clean(in_steps=()))
+    assert (at_kill.held, at_kill.in_flight, at_kill.asked_again) == (1, 1, 1)
+
+
+def journal_of(types: list[str]) -> list[JournalEntry]:
+    return [JournalEntry(i, kind, "", f"2026-12-05T23:00:{i:02d}.000Z") for i, kind in enumerate(types)]
+
+
+WIRE = Path(__file__).parent / "parallel_agent_wire.jsonl"
+"""The proxy's log of a clean run of examples/parallel_agent's `run` by command (times from 0)."""
+
+
+def test_calls_in_steps_started_together_are_one_moment_on_the_wire() -> None:
+    """Captured here: calls 2 and 3 did not even overlap at the stub (0.4 ms apart), but their steps sent
+    their RunCommands between the same two server frames."""
+    records = [json.loads(line) for line in WIRE.read_text().splitlines()]
+    invocation = records[0]["invocation"]
+    steps = [
+        WireStep("summarize", 1, 1.594617, 1.787157),
+        WireStep("impact on customers", 1, 1.791297, 1.8167953),
+        WireStep("impact on employees", 1, 1.7913172, 1.8108726),
+        WireStep("combine", 1, 1.8259563, 1.8347385),
+    ]
+    calls = [
+        call(1, 1, 1.7663512, 1.766685, True, ""),
+        call(2, 2, 1.8057275, 1.8060029, True, ""),
+        call(3, 3, 1.8064468, 1.8097646, True, ""),
+        call(4, 4, 1.8295453, 1.8297532, True, ""),
+    ]
+    types = ["Command: Input", "Command: Run", "Notification: Run", "Command: Run", "Command: Run"]
+    types += [
+        "Notification: Run",
+        "Notification: Run",
+        "Command: Run",
+        "Notification: Run",
+        "Command: Output",
+    ]
+    journal = journal_of(types)
+    points = wire_points(
+        journal=journal, wire_log=WIRE, invocation_id=invocation, steps=steps, calls=calls, tools=[]
+    )
+    names = [p.name for p in points]
+    assert "in flight: model calls 2 and 3 together" in names, names
+    assert "in flight: model call 2" not in names and "in flight: model call 3" not in names
+    (together,) = [p for p in points if p.kind == "in-flight-parallel"]
+    assert together.model_holds == (2, 3) and together.journal_entries == 5
+
+
+def test_a_point_not_placed_says_what_the_journal_held_instead() -> None:
+    point = CrashPoint("in flight: model call 2", 4, "in-flight-model", 5, model_holds=(2,))
+    journal = journal_of(["Command: Input"] * 5 + ["Notification: Run"])
+    why = _not_placed(point, journal, 6, 1)
+    assert (
+        why == "the journal already held 6 entries at the kill, not 5: Notification: Run appended before it"
+    )
+    assert _not_placed(point, journal, 5, 1) == ""
+    assert "0 of the 1 held model calls" in _not_placed(point, journal, 5, 0)

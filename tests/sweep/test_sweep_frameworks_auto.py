@@ -1,0 +1,58 @@
+"""The framework examples swept with no script: auto answers drive the OpenAI Agents SDK, pydantic-ai and
+LangChain in both forms (the tool's arguments filled from the question, as a model does). Through Restate's
+integration nothing pays again outside flight; the plain forms pay again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from paidtwice.lab import Lab
+from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
+from paidtwice.stub._auto import auto_script
+from paidtwice.testing import assert_pays_once
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "frameworks"
+QUESTION = "How much is 120 EUR in USD?"
+FORMS = {
+    # service: (app, journals its model calls)
+    "AgentsPlain": ("openai_agents_app:app", False),
+    "AgentsDurable": ("openai_agents_app:app", True),
+    "PydanticPlain": ("pydantic_ai_app:app", False),
+    "PydanticDurable": ("pydantic_ai_app:app", True),
+    "LangchainPlain": ("langchain_app:app", False),
+    "LangchainDurable": ("langchain_app:app", True),
+}
+
+
+@pytest.fixture(scope="module")
+def matrices(lab: Lab) -> dict[str, SweepMatrix]:
+    targets = [
+        SweepTarget(app, service, "quote", QUESTION, mode=service, cwd=str(EXAMPLES))
+        for service, (app, _) in FORMS.items()
+    ]
+    swept = sweep_targets(lab, targets=targets, scripts=[("steady", auto_script("steady"))])
+    return {m.mode: m for m in swept}
+
+
+@pytest.mark.parametrize("service", list(FORMS))
+def test_framework_form_swept_without_a_script(matrices: dict[str, SweepMatrix], service: str) -> None:
+    matrix = matrices[service]
+    assert matrix.clean.model_calls == 2  # the tool call, then the final answer
+    assert QUESTION in json.loads(matrix.clean.answer or "null")
+    assert (
+        dict(matrix.clean.step_runs)["convert"] == 1
+    )  # its arguments (120, EUR, USD) came from the question
+    for point in matrix.points:
+        assert point.confirmed, point.crash_point
+        assert point.status == "completed" and point.answer_matches, point.crash_point
+    if FORMS[service][1]:
+        for point in matrix.points:
+            assert point.extra_model_calls == point.model_calls_in_flight, point.crash_point
+        assert_pays_once([matrix])
+    else:
+        assert any(p.kind == "model-returned" and p.extra_model_calls for p in matrix.points)
+        with pytest.raises(AssertionError, match="paid twice"):
+            assert_pays_once([matrix])

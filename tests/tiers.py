@@ -1,0 +1,66 @@
+"""The quick tier: what `bash scripts/test.sh --quick` (`pytest -m quick`) runs, in one table.
+
+The pure logic (timelines and crash points, the replay-count prediction, script matching, schema values,
+records, the reports on captured fixtures, the lint rules, the docs' own checks) and one smoke per command
+against a real restate-server (tests/test_smoke.py). conftest.py marks what is listed here `quick`; an entry
+that matches no test of a collected file stops the run, so a renamed test cannot drop out of the tier unseen.
+An entry is a test file, or a file and a test name (every parametrized case of it).
+"""
+
+from __future__ import annotations
+
+#: Every test of these files, or of these tests, is quick.
+QUICK: tuple[str, ...] = (
+    "tests/test_smoke.py",
+    "tests/test_api.py",
+    "tests/test_journal_reader.py",
+    "tests/test_ledger.py",
+    "tests/test_mismatch_reader.py",
+    "tests/test_mismatch_runs.py::test_prediction_is_exact_only_between_jitter_windows",
+    "tests/test_mismatch_runs.py::test_a_point_agrees_only_inside_its_predicted_range",
+    "tests/test_replay_corpus.py",
+    "tests/test_replay_requests.py",
+    "tests/test_replay_step_hints.py",
+    "tests/test_script_turns.py",
+    "tests/test_stub_apis.py",
+    "tests/test_stub_usage.py",
+    "tests/test_wire.py",
+    "tests/test_cli.py::test_every_command_has_help_with_an_example",
+    "tests/test_cli.py::test_bad_input_is_a_click_error_with_exit_2",
+    "tests/test_report.py::test_captured_results_read_back_as_the_lab_wrote_them",
+    "tests/test_report.py::test_report_writes_one_page_that_fetches_nothing",
+    "tests/test_report.py::test_fields_a_record_gains_later_are_ignored_and_missing_optional_ones_default",
+    "tests/test_report.py::test_captured_fixtures_are_of_the_current_format",
+    "tests/test_report.py::test_sweep_cells_and_summary_say_fractions_of_a_cent",
+    "tests/test_report.py::test_timeline_numbers_do_not_print_over_one_another",
+    "tests/test_report.py::test_a_point_that_starts_late_is_drawn_from_its_first_event",
+    "tests/test_report.py::test_a_kill_that_missed_its_moment_is_written_on_its_cell",
+    "tests/test_report.py::test_a_run_without_model_calls_says_so_instead_of_an_empty_table",
+    "tests/test_report.py::test_what_the_model_and_the_code_said_is_shown_as_text_never_as_markup",
+    "tests/test_report.py::test_the_deck_table_says_what_each_row_paid_the_model_as_the_terminal_does",
+    "tests/sweep/test_derive_points.py",
+    "tests/sweep/test_timeline_fixture.py",
+    "tests/lint/test_lint.py",
+    "tests/lint/test_target_version.py",
+    "tests/schema/test_values.py",
+    "tests/stub/test_auto.py",
+    "tests/docs/test_commands_in_docs.py",
+    "tests/docs/test_site.py",
+)
+
+#: The smoke of each command (every command has one: tests/test_tiers.py checks it).
+SMOKES: dict[str, str] = {
+    "capture": "tests/test_smoke.py::test_capture_writes_the_journal_file",
+    "deck": "tests/test_smoke.py::test_deck_matches_one_row",
+    "experiments": "tests/test_smoke.py::test_experiments_lists_the_deck",
+    "explain": "tests/test_smoke.py::test_a_completed_invocation_has_nothing_to_explain_or_recover",
+    "journal": "tests/test_smoke.py::test_journal_prints_the_invocation_by_index",
+    "lint": "tests/test_smoke.py::test_lint_finds_a_model_call_outside_the_journal",
+    "provision": "tests/test_smoke.py::test_provision_says_where_the_server_is",
+    "recover": "tests/test_smoke.py::test_a_completed_invocation_has_nothing_to_explain_or_recover",
+    "replay-check": "tests/test_smoke.py::test_replay_check_replays_a_captured_journal",
+    "report": "tests/test_smoke.py::test_report_makes_one_page",
+    "run": "tests/test_smoke.py::test_run_measures_one_row",
+    "soak": "tests/test_smoke.py::test_soak_loses_nothing",
+    "sweep": "tests/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check",
+}
