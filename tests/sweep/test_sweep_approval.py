@@ -18,7 +18,7 @@ from paidtwice.lab import Lab
 from paidtwice.lab._approvals import Resolution
 from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.lab._watch import epoch
-from paidtwice.stub._turns import load_script_file
+from paidtwice.stub._turns import ScriptFileError, load_script_file
 
 AGENT = Path(__file__).resolve().parent / "approval_agent"
 QUICK = Resolution(after=0.3)
@@ -134,3 +134,22 @@ def test_check_exits_1_on_the_naive_twin_and_names_the_repaid_call(tmp_path: Pat
     assert done.returncode == 1, done.stderr
     assert "paid twice" in done.stderr
     assert "waiting for the awakeable" in done.stdout
+
+
+def test_a_bad_resolve_is_one_line_before_anything_starts(tmp_path: Path) -> None:
+    done = _sweep_cli("--service", "Approval", "--handler", "refund", "--resolve", "{yes", timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--resolve is neither JSON nor 'never'" in done.stderr.strip().splitlines()[-1]
+
+
+def test_awakeable_values_are_read_from_the_script_file(tmp_path: Path) -> None:
+    path = tmp_path / "script.toml"
+    path.write_text(
+        '[[turn]]\ntext = "ok"\n\n[[awakeable]]\nvalue = { approved = false, reviewer = "bo" }\n\n'
+        "[[awakeable]]\nvalue = true\n"
+    )
+    script = load_script_file(path, "steady")
+    assert [json.loads(v) for v in script.awakeables] == [{"approved": False, "reviewer": "bo"}, True]
+    path.write_text('[[turn]]\ntext = "ok"\n\n[[awakeable]]\nanswer = 1\n')
+    with pytest.raises(ScriptFileError, match=r"\[\[awakeable\]\] is a table with one key, `value`"):
+        load_script_file(path, "steady")
