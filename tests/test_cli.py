@@ -151,8 +151,12 @@ def test_soak_bad_input() -> None:
         ),
         (["--write-script", "w.toml"], "--write-script writes auto answers"),
         (
-            ["--app", "agent:app", "--script", "script.toml", "--service", "Agent"],
-            "with --app, name the service and the handler: --service NAME --handler NAME",
+            ["--app", "agent:app", "--script", "script.toml", "--handler", "run"],
+            "--handler run: name its service (--handler SERVICE/run, or --service)",
+        ),
+        (
+            ["--cmd", "node agent.ts", "--script", "script.toml", "--service", "Agent"],
+            "with --cmd, name the service and the handler: --service NAME --handler NAME",
         ),
         (
             ["--app", "agent:app", "--script", "s.toml", "--service", "A", "--handler", "h", "--input", "{"],

@@ -41,17 +41,19 @@ __all__ = ["assert_pays_once", "assert_replays", "paidtwice_lab", "sweep_app"]
 def sweep_app(
     app: str,
     *,
-    service: str,
-    handler: str,
-    input: Any,
+    service: str | None = None,
+    handler: str | None = None,
+    input: Any = None,
     script: str | Path,
     variations: Sequence[str] = VARIATIONS,
     app_dir: str | Path | None = None,
     lab: Lab | None = None,
     key: str | None = None,
 ) -> list[SweepMatrix]:
-    """Sweep a user's handler at every crash point, one matrix per script variation. A Virtual Object's or
-    a Workflow's handler is called with `key` (by default "paidtwice")."""
+    """Sweep a user's handler at every crash point, one matrix per handler and script variation: the
+    `service`/`handler` named, or (neither named) every handler the app registers. `app` is MODULE:APP
+    (that app object, whatever modules its services come from) or MODULE (every service it defines). A
+    Virtual Object's or a Workflow's handler is called with `key` (by default "paidtwice")."""
     return sweep(
         app=app,
         service=service,

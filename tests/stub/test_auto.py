@@ -253,3 +253,29 @@ def test_written_script_answers_as_auto_did(stub: StubModel, tmp_path: Path, suf
     assert auto_script("steady", seed=5, book=book).write(path) == 3
     for variation in ("steady", "drifting", "changed"):
         assert answers(load_script_file(path, variation), 2) == expected[variation], variation
+
+
+def test_gemini_tools_and_structured_output(stub: StubModel) -> None:
+    genai = pytest.importorskip("google.genai")
+    types = genai.types
+    lane = stub.open_lane(auto_script("steady"))
+    client = genai.Client(api_key="stub", http_options=types.HttpOptions(base_url=lane.gemini_base_url))
+    tool = types.Tool(
+        function_declarations=[types.FunctionDeclaration(name="book_hotel", parameters_json_schema=BOOKING)]
+    )
+    config = types.GenerateContentConfig(
+        tools=[tool], automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True)
+    )
+    made = client.models.generate_content(model="gemini-2.5-flash", contents="Book in Rome", config=config)
+    calls = made.function_calls or []
+    assert [c.name for c in calls] == ["book_hotel"]
+    jsonschema.validate(calls[0].args, BOOKING)
+    assert calls[0].args["hotel"] == "Rome"  # a free string, filled from the question
+
+    class Room(pydantic.BaseModel):
+        beds: int = pydantic.Field(ge=1, le=3)
+        view: Literal["sea", "city"]
+
+    shaped = types.GenerateContentConfig(response_mime_type="application/json", response_schema=Room)
+    answer = client.models.generate_content(model="gemini-2.5-flash", contents="A room", config=shaped)
+    assert isinstance(answer.parsed, Room)

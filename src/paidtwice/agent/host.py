@@ -2,8 +2,14 @@
 
     python -m paidtwice.agent.host MODULE:APP --port N [--attempt-log FILE] [--wait-for-go]
                                    [--step-log FILE] [--gate GATE] [--service-as OLD=NEW]
+    python -m paidtwice.agent.host MODULE:APP --discover
 
-The app is the user's code, unchanged. With an attempt log the host reads each attempt's protocol frames on
+The app is the user's code, unchanged: MODULE:APP is that app object as given, whatever modules its
+services come from; MODULE alone is an app of every Restate service the module's globals hold (examples
+often build theirs only under `if __name__ == "__main__":`). `--discover` prints the app's own discovery
+manifest (what a Restate server reads at registration) and where each handler is defined, as JSON.
+
+With an attempt log the host reads each attempt's protocol frames on
 their way through (`paidtwice.agent._wire`) and logs its start, the server's count of failed attempts since
 the last progress, its first new command and its failure code: that is how the lab counts attempts,
 including those made while the agent was down, and mismatches, without sampling the server.
@@ -30,7 +36,8 @@ request of an invocation), `op:N:before` (the N-th context operation), `step:N:b
 of several branches in flight at once (`model:2:after,model:3:after`: both parallel answers came back).
 
 `--service-as OLD=NEW` serves service OLD under the name NEW, so several copies of one app can be
-registered on one server.
+registered on one server: renamed in the app's own endpoint (found in the SDK's ASGI closure, or under a
+middleware's `app`), so the app served is still the one named.
 """
 
 from __future__ import annotations
@@ -64,10 +71,17 @@ from paidtwice.agent._wire import AttemptWire, attempt_invocation
 __all__ = ["APP_LINE", "explicit_handlers", "main"]
 
 
-def _load(target: str) -> tuple[Any, Any]:
+def _load(target: str) -> Any:
+    """The app `target` names, as given: MODULE:APP is that object (its services, wherever they were
+    defined); MODULE alone is an app of every Restate service the module's globals hold (many examples
+    build their app only under `if __name__ == "__main__":`)."""
     module_name, _, attr = target.partition(":")
     module = importlib.import_module(module_name)
-    return module, getattr(module, attr or "app")
+    if attr:
+        return getattr(module, attr)
+    import restate
+
+    return restate.app(_services(module))
 
 
 _PINNED = "pip install -e '.[frameworks]' installs the pinned one"
@@ -85,11 +99,11 @@ _PACKAGES = {
 """Agent frameworks and model clients an app may import, by top-level module: the package that provides it."""
 
 
-def check(target: str, service: str, handler: str) -> str | None:
-    """Why `target` cannot serve `service`/`handler`, in one line; None when it can."""
+def load_problem(target: str) -> str | None:
+    """Why `target` cannot be loaded as a Restate app, in one line; None when it can."""
     module_name, _, attr = target.partition(":")
     if not module_name:
-        return f"{target!r} is not MODULE:APP"
+        return f"{target!r} is not MODULE:APP or MODULE"
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:
@@ -99,13 +113,56 @@ def check(target: str, service: str, handler: str) -> str | None:
         return f"cannot import {module_name}: {type(err).__name__}: {err}"
     except Exception as err:  # noqa: BLE001 - the user's import fails in any way it likes
         return f"cannot import {module_name}: {type(err).__name__}: {err}"
-    if not hasattr(module, attr or "app"):
-        return f"module {module_name} has no attribute {attr or 'app'!r}"
-    services = {s.name: s for s in _services(module)}
+    if attr and not hasattr(module, attr):
+        return f"module {module_name} has no attribute {attr!r}"
+    if not attr and not _services(module):
+        return f"module {module_name} defines no Restate service (name the app: {module_name}:APP)"
+    return None
+
+
+def manifest(app: Any) -> dict[str, Any]:
+    """The app's own discovery manifest (what a Restate server reads when the deployment is registered):
+    its services, their kinds, handlers and input schemas. Asked of the ASGI app itself, so an app wrapped
+    in middleware answers as it would answer the server."""
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "http_version": "2",
+        "method": "GET",
+        "path": "/discover",
+        "raw_path": b"/discover",
+        "query_string": b"",
+        "headers": [(b"accept", b"application/vnd.restate.endpointmanifest.v3+json")],
+    }
+    asyncio.run(app(scope, receive, send))
+    status = next((m.get("status") for m in sent if m["type"] == "http.response.start"), None)
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    if status != 200:
+        raise ValueError(f"the app answered its discovery request with {status}: {body[:200]!r}")
+    found: dict[str, Any] = json.loads(body)
+    return found
+
+
+def check(target: str, service: str, handler: str) -> str | None:
+    """Why `target` cannot serve `service`/`handler`, in one line; None when it can."""
+    problem = load_problem(target)
+    if problem:
+        return problem
+    try:
+        services = {s["name"]: s for s in manifest(_load(target)).get("services", [])}
+    except Exception as err:  # noqa: BLE001 - the object named may be anything
+        return f"{target} is not a Restate app: {type(err).__name__}: {err}"
     if service not in services:
         found = ", ".join(sorted(services)) or "none"
-        return f"no Restate service {service!r} in {module_name} (services found: {found})"
-    handlers = services[service].handlers
+        return f"no Restate service {service!r} in {target} (services found: {found})"
+    handlers = [h["name"] for h in services[service].get("handlers", [])]
     if handler not in handlers:
         return f"service {service!r} has no handler {handler!r} (handlers: {', '.join(sorted(handlers))})"
     return None
@@ -116,6 +173,38 @@ def _services(module: Any) -> list[Any]:
 
     kinds = (restate.Service, restate.VirtualObject, restate.Workflow)
     return [value for value in vars(module).values() if isinstance(value, kinds)]
+
+
+def _endpoint(app: Any, depth: int = 4) -> Any:
+    """The `restate.Endpoint` an app serves: held by the SDK's ASGI function in its closure, or under a
+    wrapper's `app` attribute (middleware). None when it cannot be found."""
+    from restate.endpoint import Endpoint
+
+    if isinstance(app, Endpoint):
+        return app
+    if depth == 0:
+        return None
+    inner = [cell.cell_contents for cell in getattr(app, "__closure__", None) or () if _filled(cell)]
+    inner += [getattr(app, name) for name in ("app", "asgi_app", "__wrapped__") if hasattr(app, name)]
+    for value in inner:
+        found = _endpoint(value, depth - 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _served(app: Any) -> list[Any]:
+    """The services `app` serves, by the names it serves them under; none when its endpoint is not found."""
+    endpoint = _endpoint(app)
+    return list(endpoint.services.values()) if endpoint is not None else []
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
 
 
 _STEP: ContextVar[int] = ContextVar("paidtwice_step", default=0)
@@ -537,20 +626,22 @@ def explicit_handlers(services: list[Any]) -> list[str]:
     )
 
 
-def _rename(module: Any, services: list[Any], renames: list[str]) -> Any:
-    """Serve each OLD service as NEW; returns a new app built from the module's services."""
-    import restate
-
-    names = dict(item.split("=", 1) for item in renames)
-    for service in services:
-        new = names.get(service.name)
-        if new is None:
+def _rename(app: Any, renames: list[str]) -> None:
+    """Serve each OLD service as NEW, in the app's own endpoint: the app the user named is the app that
+    runs (its other services, protocol, identity keys and codec as they were)."""
+    endpoint = _endpoint(app)
+    if endpoint is None:
+        raise SystemExit("paidtwice: cannot find the restate.Endpoint inside the app to serve a copy of it")
+    for item in renames:
+        old, new = item.split("=", 1)
+        service = endpoint.services.pop(old, None)
+        if service is None:
             continue
         tag = dataclasses.replace(service.service_tag, name=new)
         service.service_tag = tag
         for handler_name, handler in list(service.handlers.items()):
             service.handlers[handler_name] = dataclasses.replace(handler, service_tag=tag)
-    return restate.app(services)
+        endpoint.services[new] = service
 
 
 def _listen(port: int) -> socket.socket:
@@ -571,9 +662,40 @@ async def _serve(app: Any, sock: socket.socket) -> None:
     await serve(app, config)
 
 
+def _sources(app: Any) -> dict[str, dict[str, Any]]:
+    """Where each handler's function is defined ({"SERVICE/HANDLER": {"path", "line"}}), for findings
+    placed on the handler's line; empty when the app's endpoint cannot be found."""
+    endpoint = _endpoint(app)
+    found: dict[str, dict[str, Any]] = {}
+    for service in endpoint.services.values() if endpoint is not None else ():
+        for name, handler in service.handlers.items():
+            fn = inspect.unwrap(handler.fn)
+            try:
+                path = inspect.getsourcefile(fn)
+                line = inspect.getsourcelines(fn)[1]
+            except (OSError, TypeError):
+                continue
+            if path:
+                found[f"{service.name}/{name}"] = {"path": path, "line": line}
+    return found
+
+
+def _print_manifest(target: str) -> int:
+    problem = load_problem(target)
+    if problem is None:
+        try:
+            app = _load(target)
+            print(json.dumps({"manifest": manifest(app), "sources": _sources(app)}))
+            return 0
+        except Exception as err:  # noqa: BLE001 - the object named may be anything
+            problem = f"{target} is not a Restate app: {type(err).__name__}: {err}"
+    print(f"paidtwice: {problem}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="paidtwice.agent.host")
-    parser.add_argument("target", help="MODULE:APP, the Restate ASGI app to serve")
+    parser.add_argument("target", help="MODULE:APP (that app) or MODULE (every service it defines)")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--attempt-log", help="file that gets one JSON line per attempt")
     parser.add_argument(
@@ -603,25 +725,32 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SERVICE/HANDLER",
         help="only load the app and check it serves this handler; exit 2 with one line if not",
     )
+    parser.add_argument(
+        "--discover",
+        action="store_true",
+        help="only load the app and print its discovery manifest (JSON); exit 2 with one line if it fails",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, os.getcwd())
+    if args.discover:
+        return _print_manifest(args.target)
     if args.check:
         problem = check(args.target, *args.check.split("/", 1))
         if problem:
             print(f"paidtwice: {problem}", file=sys.stderr)
             return 2
         return 0
-    module, app = _load(args.target)
+    app = _load(args.target)
     if args.service_as:
-        app = _rename(module, _services(module), args.service_as)
+        _rename(app, args.service_as)
     log = None
     if args.step_log:
         log = _StepLog(os.open(args.step_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), args.gate)
         _instrument_context(log)
         # Once per process, for no invocation: which handlers replay nothing on a retry (a sweep must not
         # call their journaled answers kept).
-        log.write(APP_LINE, "explicit_recovery", handlers=explicit_handlers(_services(module)))
-        log.write(APP_LINE, "promise_resolvers", services=promise_resolvers(_services(module)))
+        log.write(APP_LINE, "explicit_recovery", handlers=explicit_handlers(_served(app)))
+        log.write(APP_LINE, "promise_resolvers", services=promise_resolvers(_served(app)))
     # Always: every model request is tagged with its invocation, logged or not.
     _instrument_http(log)
     fd = None

@@ -13,6 +13,7 @@ import sys
 
 import click
 
+from paidtwice.cli._check import check
 from paidtwice.cli._errors import EXIT_TERMINATED, handle_sigterm, terminated
 from paidtwice.cli._invocation import explain, journal, recover
 from paidtwice.cli._lab import deck, experiments, provision, run
@@ -42,6 +43,7 @@ def cli() -> None:
                                      will new code replay captured journals? offline, no server
     paidtwice watch --admin-url URL  in production: what is paying twice right now, priced
     paidtwice lab up                 a lab that stays up, to watch and explore
+    paidtwice check                  everything [tool.paidtwice] in pyproject.toml names, for CI
 
     \b
     Where results go: deck, run and sweep write their records to paidtwice-results/ in the current
@@ -66,6 +68,7 @@ for _command in (
     replay_check_command,
     watch,
     lab,
+    check,
 ):
     cli.add_command(_command)
 

@@ -42,6 +42,7 @@ __all__ = [
     "save_journals_option",
     "server_version_option",
     "service_option",
+    "shard_option",
     "wide_option",
     "writable",
     "write_report",
@@ -243,3 +244,22 @@ def write_report(path: Path | None, title: str, sections: list[Section], sources
     except OSError as err:
         raise BadInput(f"cannot write the HTML report to {path}: {err.strerror or err}") from None
     click.echo(f"HTML report: {path}")
+
+
+def _parse_shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    k, slash, n = value.partition("/")
+    if not (slash and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise BadInput(f"--shard {value}: expected K/N with 1 <= K <= N (e.g. 1/2)")
+    return int(k), int(n)
+
+
+shard_option = click.option(
+    "--shard",
+    metavar="K/N",
+    default=None,
+    callback=_parse_shard,
+    help="Run only the K-th of N shares of the crash points (a CI matrix of N runners); "
+    "`paidtwice report` merges the shards' records into one report and one verdict.",
+)

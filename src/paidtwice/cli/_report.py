@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
 from paidtwice._bad_input import BadInput
+from paidtwice._words import count
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import write_report
+from paidtwice.lab._records import PointResult
+from paidtwice.replay._results import ReplayResult
 from paidtwice.report._html import deck_sections, replay_check_section, soak_section, sweep_sections
 from paidtwice.report._load import load_results
+from paidtwice.report._text import format_handler_summary
 from paidtwice.report._watch import watch_section
 
 __all__ = ["report"]
@@ -32,7 +38,13 @@ __all__ = ["report"]
     default=None,
     help="The HTML file to write (default: the first results file with .html).",
 )
-def report(results: tuple[Path, ...], output: Path | None) -> None:
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Exit 1 when a crash point pays twice or missed its kill, or a journal does not replay (the "
+    "verdict over every file given: shards of one sweep merge into one).",
+)
+def report(results: tuple[Path, ...], output: Path | None, check: bool) -> None:
     """Make one self-contained HTML report from result files (--json of deck, run, sweep, soak, replay-check,
     watch).
 
@@ -52,6 +64,7 @@ def report(results: tuple[Path, ...], output: Path | None) -> None:
         paidtwice report replay-check.json -o replay-check.html
         paidtwice report paidtwice-results/soak-20261204-120000-4242.json -o soak.html
         paidtwice report watch.json -o stuck-now.html
+        paidtwice report shard-1.json shard-2.json --check -o sweep.html    # a sharded sweep, one verdict
     """
     output = output or results[0].with_suffix(".html")
     if any(output.resolve() == r.resolve() for r in results):
@@ -76,3 +89,32 @@ def report(results: tuple[Path, ...], output: Path | None) -> None:
     )
     kinds = [kind for kind, found in present if found]
     write_report(output, f"paidtwice report: {' and '.join(kinds)}", sections, list(results))
+    failed = _verdict(loaded.points, loaded.replays, len(results))
+    if check and failed:
+        sys.exit(1)
+
+
+def _verdict(points: Sequence[PointResult], replays: Sequence[ReplayResult], files: int) -> bool:
+    """Print one verdict over every file's points and journals (a line per handler first); True when
+    something pays twice, missed its kill or does not replay."""
+    if points:
+        click.echo(format_handler_summary(points))
+    twice = [p for p in points if p.pays_twice]
+    missed = [p for p in points if not p.confirmed]
+    diverged = [r for r in replays if not r.ok]
+    parts = []
+    if points:
+        parts.append(
+            f"{count(len(points), 'crash point')}: "
+            + (f"{len(twice)} pay twice" if twice else "none pays twice")
+        )
+        if missed:
+            parts.append(f"{count(len(missed), 'kill')} missed (undecided)")
+    if replays:
+        parts.append(
+            f"{count(len(replays), 'journal')}: "
+            + (f"{len(diverged)} do not replay" if diverged else "every one replays")
+        )
+    if parts:
+        click.echo(f"verdict over {count(files, 'file')}: " + "; ".join(parts))
+    return bool(twice or missed or diverged)

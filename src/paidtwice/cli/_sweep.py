@@ -15,6 +15,7 @@ import click
 
 from paidtwice._bad_input import BadInput
 from paidtwice._words import count
+from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (
     app_dir_option,
@@ -22,7 +23,6 @@ from paidtwice.cli._options import (
     cluster_option,
     default_json,
     echo_err,
-    handler_option,
     html_option,
     input_option,
     json_option,
@@ -32,6 +32,7 @@ from paidtwice.cli._options import (
     price_model_option,
     results_dir_option,
     service_option,
+    shard_option,
     wide_option,
     writable,
     write_report,
@@ -42,8 +43,9 @@ from paidtwice.lab._runner import Lab
 from paidtwice.lab._sweep import PointResult, SweepMatrix, write_sweep
 from paidtwice.lab._sweep import sweep as run_sweep
 from paidtwice.lab._watch import epoch
+from paidtwice.report._findings import sweep_cases, sweep_findings
 from paidtwice.report._html import sweep_sections
-from paidtwice.report._text import format_crash_cost, format_sweep
+from paidtwice.report._text import format_crash_cost, format_handler_summary, format_sweep
 from paidtwice.stub._auto import AUTO, DEFAULT_SEED
 from paidtwice.stub._turns import VARIATIONS
 
@@ -106,7 +108,13 @@ __all__ = ["sweep"]
     type=click.Choice(VARIATIONS),
     help="With --app: the script file's variations to sweep (default: all three).",
 )
-@click.option("--app", metavar="MODULE:APP", help="Sweep your own Restate app instead of the deck's agent.")
+@click.option(
+    "--app",
+    metavar="MODULE:APP",
+    help="Sweep your own Restate app instead of the deck's agent: MODULE:APP serves that app object as "
+    "given, MODULE alone every service the module defines. Without --service/--handler, every handler "
+    "the app registers is swept.",
+)
 @click.option(
     "--cmd",
     "command",
@@ -125,7 +133,13 @@ __all__ = ["sweep"]
     help="With --cmd: the directory the command runs in (default: the current one).",
 )
 @service_option
-@handler_option
+@click.option(
+    "--handler",
+    "handlers",
+    multiple=True,
+    metavar="SERVICE/HANDLER",
+    help="With --app: a handler to sweep (repeatable); NAME alone with --service. Default: every handler.",
+)
 @input_option
 @click.option(
     "--key",
@@ -200,6 +214,8 @@ __all__ = ["sweep"]
     help="Crashes per 1,000 invocations: also print the expected extra cost per 1,000 invocations.",
 )
 @cluster_option
+@shard_option
+@ci_options()
 @wide_option
 def sweep(
     modes: tuple[str, ...],
@@ -214,7 +230,7 @@ def sweep(
     port_env: str,
     cmd_dir: Path | None,
     service: str | None,
-    handler: str | None,
+    handlers: tuple[str, ...],
     input_json: str,
     key: str | None,
     state_json: str | None,
@@ -232,6 +248,10 @@ def sweep(
     model_latency: float | None,
     crash_rate: float | None,
     cluster: int,
+    shard: tuple[int, int] | None,
+    sarif_path: Path | None,
+    junit_path: Path | None,
+    output_format: str,
     wide: bool,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
@@ -256,13 +276,20 @@ def sweep(
         paidtwice sweep --app agent:app --service Travel --handler quote \\
             --input '"How much is 120 EUR in USD?"' --script examples/travel_agent/script.toml \\
             --app-dir examples/travel_agent --check
-        paidtwice sweep --app agent:app --service Approval --handler refund --input '"a refund"' \\
+        paidtwice sweep --app agent --handler Chain/run --handler Chain/run_naive \\
+            --input '"Revenue grew 45%"' --script examples/chain_agent/script.toml \\
+            --app-dir examples/chain_agent --shard 1/2 --sarif sweep.sarif --junit sweep.xml
+        paidtwice sweep --app agent:app --handler Approval/refund --input '"a refund"' \\
             --resolve '{"approved": true, "reviewer": "ann"}' --resolve-after 2 \\
             --app-dir tests/sweep/approval_agent --script tests/sweep/approval_agent/script.toml --check
         paidtwice sweep --cmd 'node agent.ts' --cwd examples/ts_agent --service Agent --handler run \\
             --input '"What should I wear in Paris today?"' --script examples/ts_agent/script.toml
     """
-    payload = _own_input(app, command, cmd_dir, service, handler, variations, scripts, input_json)
+    named = _handlers(service, handlers)
+    handler = named[0].partition("/")[2] if command is not None and len(named) == 1 else None
+    payload = _own_input(app, command, cmd_dir, service, handler, named, variations, scripts, input_json)
+    outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
+    outputs.check()
     # Else the app's import fails for want of its module, which blames the module, not the directory.
     for flag, directory in (("--app-dir", app_dir if app else None), ("--cwd", cmd_dir)):
         if directory is not None and not directory.is_dir():
@@ -298,8 +325,9 @@ def sweep(
             app=app,
             command=command,
             port_env=port_env,
-            service=service,
+            service=service if command is not None else None,
             handler=handler,
+            handlers=named if command is None else (),
             input=payload,
             key=key,
             state=state,
@@ -321,17 +349,35 @@ def sweep(
             model_latency=model_latency or 0.0,
             price_model=price_model,
             cluster=cluster,
+            shard=shard,
         )
-    sys.exit(
-        _print_sweep(
-            matrices,
-            json_path=json_path,
-            check=check,
-            crash_rate=crash_rate,
-            html_path=html_path,
-            width=output_width(wide),
-        )
+    status = _print_sweep(
+        matrices,
+        json_path=json_path,
+        check=check,
+        crash_rate=crash_rate,
+        html_path=html_path,
+        width=output_width(wide),
     )
+    points = [p for m in matrices for p in m.points]
+    source = app_source(app, app_dir, Path.cwd()) if outputs.sarif or outputs.github else None
+    outputs.emit(sweep_findings(points, source), sweep_cases(points))
+    sys.exit(status)
+
+
+def _handlers(service: str | None, handlers: tuple[str, ...]) -> list[str]:
+    """The handlers named, each as SERVICE/HANDLER (a bare NAME is --service's)."""
+    named = []
+    for item in handlers:
+        if "/" in item:
+            named.append(item)
+        elif service:
+            named.append(f"{service}/{item}")
+        else:
+            raise BadInput(f"--handler {item}: name its service (--handler SERVICE/{item}, or --service)")
+    if service and not handlers:
+        named.append(service)
+    return named
 
 
 def _resolution(text: str | None, after: float) -> Resolution:
@@ -362,6 +408,7 @@ def _own_input(
     cmd_dir: Path | None,
     service: str | None,
     handler: str | None,
+    named: list[str],
     variations: tuple[str, ...],
     scripts: tuple[str, ...],
     input_json: str,
@@ -374,12 +421,12 @@ def _own_input(
         raise BadInput("--cwd goes with --cmd")
     own = "--app" if command is None else "--cmd"
     if app is None and command is None:
-        if service or handler or variations:
+        if service or named or variations:
             raise BadInput("--service, --handler and --variation go with --app or --cmd")
         return None
     if len(scripts) > 1:
         raise BadInput(f"with {own}, give one script file (--script FILE) or none (auto answers)")
-    if not service or not handler:
+    if command is not None and (not service or not handler):
         raise BadInput(f"with {own}, name the service and the handler: --service NAME --handler NAME")
     return parse_input(input_json)
 
@@ -430,6 +477,8 @@ def _print_sweep(
     for matrix in matrices:
         click.echo(format_sweep(matrix, width=width) + "\n")
     click.echo(format_crash_cost(matrices, crash_rate, width=width) + "\n")
+    if ordered:
+        click.echo(format_handler_summary(ordered) + "\n")
     wall = matrices[0].wall_time if matrices else 0.0
     click.echo(f"{count(len(ordered), 'crash point')} in {wall:.1f}s; every point's record: {json_path}")
     write_report(html_path, "paidtwice sweep", sweep_sections(ordered), [json_path])

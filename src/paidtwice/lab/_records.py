@@ -593,6 +593,11 @@ class PointResult:
     service: str = ""
     """The swept service's name in the user's code, where the lab ran each point under a name of its own;
     empty for the deck's agent, which takes the lab's name from its environment."""
+    handler: str = ""
+    """The swept handler's name; empty for the deck's agent (its Agent/run)."""
+    input: Any = None
+    """The JSON input the handler was called with (given, or made from its input schema); None for the
+    deck's agent."""
     not_placed: str = ""
     """Why the sweep could not place the kill at the point's moment (what the journal or the held calls
     showed instead); empty when it landed there. Its figures are a real crash's, at another moment."""

@@ -31,7 +31,9 @@ from paidtwice.agent._env import agent_env
 from paidtwice.lab._approvals import Resolution
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
 from paidtwice.lab._command import CommandAgent, check_command, command_label
+from paidtwice.lab._discovery import AppHandler, choose_handlers, discover, needs_input
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
+from paidtwice.lab._inputs import made_input
 from paidtwice.lab._records import CleanRun, CrashPoint, PointResult, SweepMatrix, tagged, to_jsonable
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._sweep_runs import SweepRun, SweepTarget, clean_run, deck_target, node_path, point_run
@@ -51,6 +53,7 @@ __all__ = [
     "check_app",
     "deck_scripts",
     "deck_target",
+    "shard_of",
     "sweep",
     "sweep_targets",
     "write_sweep",
@@ -72,8 +75,11 @@ def sweep_targets(
     parallel: int = 16,
     on_point: Callable[[PointResult], None] | None = None,
     model_latency: float = 0.0,
+    shard: Shard | None = None,
 ) -> list[SweepMatrix]:
     """Sweep every target under every script; one matrix per (target, script), points in time order.
+    With a `shard` (K, N), only the K-th of N shares of the crash points (every clean run is made, for
+    the points come from it); the N shards' points together are the whole sweep's.
 
     Clean runs go first (concurrently); then every crash point of every matrix, `parallel` at a time, each
     on an agent, lane and invocation of its own. `on_point` sees each result as soon as it is measured.
@@ -94,6 +100,8 @@ def sweep_targets(
 
         cleans = _all_or_stop(clean, list(enumerate(combos)), parallel=parallel, stop=stop)
         jobs = [(i, point) for i, (record, run) in enumerate(cleans) for point in _plan(record, run)]
+        if shard is not None:
+            jobs = shard_of(jobs, shard)
 
         def one(job: tuple[int, CrashPoint]) -> PointResult:
             i, point = job
@@ -125,6 +133,19 @@ def sweep_targets(
         points = tuple(r for (j, _), r in zip(jobs, results, strict=True) if j == i)
         matrices.append(SweepMatrix(target.mode, name, cleans[i][0], points, wall))
     return matrices
+
+
+Shard = tuple[int, int]
+"""(K, N): the K-th (from 1) of N shares of a sweep's crash points."""
+
+
+def shard_of(jobs: Sequence[_T], shard: Shard) -> list[_T]:
+    """The K-th of N shares of `jobs`, dealt in turn (job n goes to shard n mod N + 1), so each shard gets
+    points of every handler and every moment, and the shares cover the jobs once."""
+    k, n = shard
+    if not 1 <= k <= n:
+        raise UsageError(f"no shard {k}/{n}: K is from 1 to N")
+    return [job for i, job in enumerate(jobs) if i % n == k - 1]
 
 
 def _all_or_stop(
@@ -166,6 +187,7 @@ def sweep(
     app: str | None = None,
     service: str | None = None,
     handler: str | None = None,
+    handlers: Sequence[str] = (),
     input: Any = None,
     script: str | Path | None = None,
     modes: Sequence[str] = ("naive", "journaled"),
@@ -181,6 +203,7 @@ def sweep(
     command: str | None = None,
     port_env: str = "PORT",
     key: str | None = None,
+    shard: Shard | None = None,
     seed: int = DEFAULT_SEED,
     write_script: Path | None = None,
     upstream: str | None = None,
@@ -191,22 +214,28 @@ def sweep(
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
     Without `app`, the deck's agent is swept in each of `modes` under each of the stub's `scripts`. With
-    `app` ("MODULE:APP", importable from `app_dir`), the user's own service/handler is swept, called with
-    `input`, its model answers read from the `script` file in each variation named by `scripts`. A `lab`
+    `app` ("MODULE:APP", that app object as given, or "MODULE", every service the module defines;
+    importable from `app_dir`), the user's own handlers are swept: `service`/`handler`, or those `handlers`
+    names (SERVICE/HANDLER, or SERVICE for all its handlers), or without either every handler the app's
+    discovery manifest lists; each called with `input`, its model answers read from the `script` file in
+    each variation named by `scripts`. A `lab`
     can be shared; otherwise one is started (a restate-server, or a cluster of `cluster` nodes, and a stub)
     and stopped before returning. With `command` (a shell command serving a Restate deployment in any
     language, run in `app_dir`, told its port in `port_env`) instead of `app`, that deployment is swept
     through a protocol proxy. A keyed service (Virtual Object, Workflow) is called with `key` (by default
     `DEFAULT_KEY`), its state set to `state` (names and JSON values; by default the script file's `[state]`
     table, if any) before the clean run and every point. `model_latency` makes the stub's model take that
-    many seconds per answer; `price_model` prices the calls (a shared lab's own price model otherwise). Bad
-    input raises a `UsageError` before anything starts.
+    many seconds per answer; `price_model` prices the calls (a shared lab's own price model otherwise).
+    `shard` (K, N) runs the K-th of N shares of the crash points. Bad input raises a `UsageError` before
+    anything starts.
 
     An app or a command without a `script` (or with `script="auto"`) gets answers made from each request
     (`paidtwice.stub._auto`), derived from `seed`; `write_script` then names the file they are written to,
     in the script-file format, once the sweep is done. With `upstream` and `record`, the model's answers
     come from a real model behind `upstream` (each call once, the key from the usual environment variable)
     and are written to `record` as a script file that later sweeps replay offline.
+    A handler given no `input` whose input schema needs one gets a value made from its schema
+    (`paidtwice.lab._inputs`), derived from `seed`.
 
     The awakeables and Workflow promises a handler waits for are answered as `resolution` says (by default,
     half a second after the handler waits, with the script's `[[awakeable]]` values or one valid against
@@ -234,7 +263,10 @@ def sweep(
     elif app is None:
         targets, named = _deck_targets(modes, scripts)
     else:
-        targets, named = _app_targets(app, service, handler, input, answers, scripts, app_dir)
+        if handler and not service:
+            raise UsageError("a handler is named with its service: SERVICE/HANDLER, or service and handler")
+        wanted = [*handlers, *([f"{service}/{handler or ''}".rstrip("/")] if service else [])]
+        targets, named = _app_targets(app, wanted, input, answers, scripts, app_dir, seed)
     if model_latency < 0:
         raise UsageError(f"a model latency cannot be negative ({model_latency:g})")
     if key is not None:
@@ -254,6 +286,7 @@ def sweep(
             parallel=parallel,
             on_point=on_point,
             model_latency=model_latency,
+            shard=shard,
         )
 
     if lab is not None:
@@ -310,7 +343,9 @@ def record_answers(
             command, service, handler, input, lambda name: recording, ["steady"], app_dir, port_env
         )
     elif app is not None:
-        targets, _ = _app_targets(app, service, handler, input, lambda name: recording, ["steady"], app_dir)
+        targets, _ = _app_targets(
+            app, [f"{service}/{handler}"], input, lambda name: recording, ["steady"], app_dir, DEFAULT_SEED
+        )
     else:
         raise UsageError("record the answers of an app (--app) or a command (--cmd)")
     if key is not None:
@@ -383,26 +418,42 @@ def _deck_targets(modes: Sequence[str], scripts: Sequence[str]) -> _Targets:
 
 def _app_targets(
     app: str,
-    service: str | None,
-    handler: str | None,
+    handlers: Sequence[str],
     input: Any,
     answers: Callable[[str], Script],
     scripts: Sequence[str],
     app_dir: str | Path | None,
+    seed: int,
 ) -> _Targets:
-    """A user's app served by paidtwice's host, once it is seen to import and to serve `service`/`handler`."""
-    if not service or not handler:
-        raise UsageError("sweeping an app needs its service and its handler")
+    """A user's app served by paidtwice's host: the `handlers` named (SERVICE/HANDLER or SERVICE), or every
+    handler its discovery manifest lists, once the app is seen to import and to serve them."""
     cwd = str(Path(app_dir or ".").resolve())
     if not Path(cwd).is_dir():
         raise UsageError(f"no directory {app_dir} to import {app} from")
-    problem = check_app(app, service, handler, cwd=cwd)
-    if problem:
-        raise UsageError(problem)
+    chosen, left_out = choose_handlers(discover(app, cwd=cwd), handlers, app=app)
+    for handler in left_out:
+        _note(
+            f"not swept: {handler.name}, a Workflow's shared handler, works beside the workflow's run "
+            f"(name it to sweep it alone: --handler {handler.name})"
+        )
     # Named by what is swept: two handlers of one app (a journaled and a naive form) are two matrices, two
     # heatmaps, never "app" twice.
-    targets = [SweepTarget(app, service, handler, input, mode=f"{service}/{handler}", cwd=cwd)]
+    targets = [
+        SweepTarget(app, h.service, h.handler, _input(h, input, seed), mode=h.name, cwd=cwd) for h in chosen
+    ]
     return targets, [(name, answers(name)) for name in scripts]
+
+
+def _input(handler: AppHandler, given: Any, seed: int) -> Any:
+    """The input `handler` is called with: the one given, else (when its schema needs one) a value made
+    from its input schema (each point's record and the summary say which)."""
+    if given is not None or not needs_input(handler.input_schema):
+        return given
+    return made_input(handler.input_schema, handler=handler.name, seed=seed)
+
+
+def _note(line: str) -> None:
+    print(f"paidtwice: {line}", file=sys.stderr)
 
 
 def _command_env_for_check() -> dict[str, str]:

@@ -744,6 +744,8 @@ def _measure(
         mode=run.target.mode,
         # The deck's agent names its service from its environment: the lab's name is the code's name there.
         service="" if run.target.deck else run.target.service,
+        handler="" if run.target.deck else run.target.handler,
+        input=None if run.target.deck else run.target.input,
         script=script_name,
         status=status,
         answer_matches=status == "completed" and answer == clean.answer,

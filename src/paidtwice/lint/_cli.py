@@ -9,9 +9,11 @@ import click
 
 from paidtwice._bad_input import BadInput
 from paidtwice._words import count
+from paidtwice.cli._ci import CiOutputs, ci_options
 from paidtwice.lint._analyzer import lint_paths
 from paidtwice.lint._parse import Parser, parse_version, project_target
 from paidtwice.lint._rules import CODES, OFF_BY_DEFAULT
+from paidtwice.report._findings import lint_cases, lint_findings
 
 __all__ = ["lint_command"]
 
@@ -21,10 +23,11 @@ __all__ = ["lint_command"]
 @click.option(
     "--format",
     "output",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "github"]),
     default="text",
     show_default=True,
-    help="text: path:line:col: CODE message; json: a list of findings with their fix.",
+    help="text: path:line:col: CODE message; json: a list of findings with their fix; github: GitHub "
+    "Actions annotations (::error file=...,line=...::...).",
 )
 @click.option("--codes", "show_codes", is_flag=True, help="List the codes with what each finds and its fix.")
 @click.option(
@@ -43,11 +46,14 @@ __all__ = ["lint_command"]
     "of requires-python in the nearest pyproject.toml). A file this Python cannot parse is parsed by a "
     "newer python3.N on PATH; if the target is newer and none is found, the file is reported as not checked.",
 )
+@ci_options(format_option=False)
 def lint_command(
     paths: tuple[Path, ...],
     output: str,
     show_codes: bool,
     select: tuple[str, ...],
+    sarif_path: Path | None,
+    junit_path: Path | None,
     target_version: str | None,
 ) -> None:
     """Find the calls in Restate handlers that a replay makes, and pays for, again.
@@ -63,7 +69,10 @@ def lint_command(
         paidtwice lint --select PT006 src/     # HTTP writes in ctx.run actions without a key
         paidtwice lint --target-version 3.12 src/
         paidtwice lint --codes
+        paidtwice lint src/ --sarif lint.sarif --junit lint.xml --format github
     """
+    outputs = CiOutputs(sarif_path, junit_path, github=output == "github")
+    outputs.check()
     if show_codes:
         for rule in CODES.values():
             off = " (off by default: --select it)" if rule.code in OFF_BY_DEFAULT else ""
@@ -96,6 +105,10 @@ def lint_command(
         raise BadInput("no Python files under " + ", ".join(str(p) for p in paths))
     for where, reason in result.unchecked:
         click.echo(f"{where}: {reason}", err=True)
+    root = Path.cwd()
+    outputs.emit(
+        lint_findings(result.findings, root), lint_cases(result.findings, root, [str(p) for p in paths])
+    )
     if output == "json":
         records = [
             {
@@ -110,7 +123,7 @@ def lint_command(
         ]
         click.echo(json.dumps(records, indent=2))
     else:
-        for finding in result.findings:
+        for finding in result.findings if output == "text" else ():
             click.echo(finding.format())
         click.echo(
             f"{count(len(result.findings), 'finding')} in {count(result.files, 'file')}, "

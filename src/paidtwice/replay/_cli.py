@@ -11,10 +11,12 @@ import click
 from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice._options import admin_url_option
+from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.replay._journal import STATUSES, JournalFile, capture, journal_paths, load_journal, save_all
 from paidtwice.replay._replayer import RECORD_KIND, Replayer, ReplayResult
+from paidtwice.report._findings import replay_cases, replay_findings
 from paidtwice.report._html import replay_check_section, write_html
 from paidtwice.stub._scripts import SCRIPTS
 from paidtwice.stub._turns import VARIATIONS
@@ -114,6 +116,7 @@ def capture_command(
 @click.option(
     "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Seconds per journal."
 )
+@ci_options()
 def replay_check_command(
     paths: tuple[Path, ...],
     app: str,
@@ -123,6 +126,9 @@ def replay_check_command(
     as_json: bool,
     html_path: Path | None,
     timeout: float,
+    sarif_path: Path | None,
+    junit_path: Path | None,
+    output_format: str,
 ) -> None:
     """Check, offline, whether the code replays captured journals (files or directories of them).
 
@@ -139,7 +145,10 @@ def replay_check_command(
         paidtwice replay-check --app agent:app journals/
         paidtwice replay-check --app agent:app --app-dir src --script changed stuck/inv_1a2b.json --json
         paidtwice replay-check --app agent:app journals/ --json --html replay-check.html > replay-check.json
+        paidtwice replay-check --app agent:app journals/ --sarif replay.sarif --junit replay.xml
     """
+    outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
+    outputs.check()
     if not paths:
         raise BadInput("give at least one journal file or directory")
     missing = [p for p in paths if not p.exists()]
@@ -177,6 +186,11 @@ def replay_check_command(
         click.echo(json.dumps([result_json(r) for r in results], indent=2))
     else:
         click.echo(format_results(results))
+    if outputs.sarif or outputs.github:
+        source = app_source(app, app_dir or Path("."), Path.cwd())
+    else:
+        source = None
+    outputs.emit(replay_findings(results, source), replay_cases(results))
     raise SystemExit(0 if all(r.ok for r in results) else 1)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import textwrap
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from paidtwice.lab._records import (
     CurveRecord,
     Mismatch,
     NodeKillRecord,
+    PointResult,
     Record,
     RecoveryRecord,
     RunRecord,
@@ -31,6 +33,7 @@ __all__ = [
     "format_crash_cost",
     "format_curve",
     "format_deck_table",
+    "format_handler_summary",
     "format_journal",
     "format_mismatch",
     "format_model_log",
@@ -659,3 +662,29 @@ def format_crash_cost(
         rows.append(row)
     head = fit_lines("Expected extra cost of a crash at a uniformly random moment of a clean run:", width)
     return head + "\n" + table(headers, rows, width=width)
+
+
+def format_handler_summary(points: Sequence[PointResult]) -> str:
+    """A line per swept handler (per mode, for the deck's agent): its points, how many pay twice for
+    completed work and how many kills missed (points paidtwice cannot decide)."""
+    lines = []
+    for name in dict.fromkeys(_handler_of(p) for p in points):
+        mine = [p for p in points if _handler_of(p) == name]
+        twice = [p for p in mine if p.pays_twice]
+        missed = [p for p in mine if not p.confirmed]
+        scripts = ", ".join(dict.fromkeys(p.script for p in mine))
+        verdict = f"{len(twice)} pay twice" if twice else "none pays twice"
+        worst = max((p.extra_model_calls - p.model_calls_in_flight for p in mine), default=0)
+        line = f"{name}: {count(len(mine), 'crash point')} ({scripts}), {verdict}"
+        if twice:
+            line += f"; at most {count(worst, 'model call')} paid again outside flight"
+        if missed:
+            line += f"; {count(len(missed), 'kill')} missed (undecided)"
+        if mine[0].input is not None:
+            line += f"; input {json.dumps(mine[0].input)}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _handler_of(point: PointResult) -> str:
+    return f"{point.service}/{point.handler}" if point.service and point.handler else point.mode

@@ -290,6 +290,8 @@ def read_request(asked: Asked) -> _Reading:
     request = asked.request if isinstance(asked.request, Mapping) else {}
     if asked.api == "messages":
         return _read_messages(request)
+    if asked.api == "gemini":
+        return _read_gemini(request)
     tools: list[Tool] = []
     for raw in request.get("tools") or []:
         if not isinstance(raw, Mapping) or raw.get("type", "function") != "function":
@@ -352,6 +354,51 @@ def _read_messages(request: Mapping[str, Any]) -> _Reading:
         output=output,
         json_mode=False,
     )
+
+
+def _read_gemini(request: Mapping[str, Any]) -> _Reading:
+    """Gemini's `tools[].functionDeclarations`, `toolConfig.functionCallingConfig` and
+    `generationConfig.responseSchema`/`responseJsonSchema` (camelCase or snake_case, as clients send)."""
+
+    def get(holder: Any, name: str) -> Any:
+        if not isinstance(holder, Mapping):
+            return None
+        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+        return holder.get(name, holder.get(snake))
+
+    tools = []
+    for group in get(request, "tools") or []:
+        for spec in get(group, "functionDeclarations") or []:
+            if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
+                schema = get(spec, "parametersJsonSchema") or get(spec, "parameters") or {"type": "object"}
+                tools.append(Tool(spec["name"], _gemini_schema(schema)))
+    calling = get(get(request, "toolConfig"), "functionCallingConfig")
+    mode = str(get(calling, "mode") or "AUTO").upper()
+    allowed = get(calling, "allowedFunctionNames") or []
+    generation = get(request, "generationConfig")
+    output = get(generation, "responseJsonSchema") or get(generation, "responseSchema")
+    return _Reading(
+        tools=() if mode == "NONE" else tuple(tools),
+        forced=allowed[0] if mode == "ANY" and len(allowed) == 1 else None,
+        required=mode == "ANY",
+        parallel=True,
+        output=_gemini_schema(output) if output is not None else None,
+        json_mode=get(generation, "responseMimeType") == "application/json",
+    )
+
+
+def _gemini_schema(schema: Any) -> Any:
+    """Gemini's OpenAPI-style schema (types in capitals: "OBJECT", "STRING") as JSON Schema."""
+    if isinstance(schema, list):
+        return [_gemini_schema(s) for s in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    made = {k: _gemini_schema(v) for k, v in schema.items()}
+    if isinstance(made.get("type"), str):
+        made["type"] = made["type"].lower()
+    if "properties" in made and isinstance(schema.get("properties"), Mapping):
+        made["properties"] = {k: _gemini_schema(v) for k, v in schema["properties"].items()}
+    return made
 
 
 def _answer_table(answer: Answer) -> dict[str, Any]:

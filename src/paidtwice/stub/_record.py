@@ -90,7 +90,11 @@ class RecordingScript(Script):
         return write_turns(path, answers, f"Answers recorded from {self.upstream}")
 
     async def _ask_upstream(self, asked: Asked) -> Answer:
-        variable = KEY_VARIABLES[asked.api]
+        variable = KEY_VARIABLES.get(asked.api)
+        if variable is None:
+            raise UnansweredCall(
+                f"recording speaks chat completions, Responses and Messages, not {asked.api}"
+            )
         key = os.environ.get(variable, "")
         if not key:
             raise UnansweredCall(f"recording needs the upstream's key in {variable}, which is not set")

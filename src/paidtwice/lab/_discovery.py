@@ -1,0 +1,130 @@
+"""What a user's app serves, read from the app itself: its discovery manifest, the document a Restate server
+reads when the deployment is registered (services, their kinds, handlers, their kinds and input schemas).
+
+The app is imported in a process of its own (`python -m paidtwice.agent.host APP --discover`), as the sweep
+will run it: the user's module may do anything at import, and the lab's process stays clean of it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from paidtwice._exceptions import UsageError
+from paidtwice.agent._env import agent_env
+
+__all__ = ["AppHandler", "choose_handlers", "discover", "handlers_of", "needs_input"]
+
+
+@dataclass(frozen=True)
+class AppHandler:
+    """One handler an app serves, as its manifest describes it."""
+
+    service: str
+    """The service's name."""
+    handler: str
+    """The handler's name."""
+    service_kind: str
+    """The manifest's kind of the service: SERVICE, VIRTUAL_OBJECT or WORKFLOW."""
+    handler_kind: str
+    """The manifest's kind of the handler: EXCLUSIVE, SHARED, WORKFLOW; empty for a plain service's."""
+    input_schema: Any
+    """The JSON schema of the handler's input; None when the manifest gives none."""
+    path: str | None = None
+    """The file the handler's function is defined in (absolute), when Python can tell."""
+    line: int | None = None
+    """The line of its definition (its decorator's, when it has one) in `path`."""
+
+    @property
+    def name(self) -> str:
+        """SERVICE/HANDLER, as `--handler` takes it and the summary names it."""
+        return f"{self.service}/{self.handler}"
+
+    @property
+    def beside_a_run(self) -> bool:
+        """A Workflow's shared handler (a signal or a query): it works beside the workflow's run, which
+        calling it alone does not start."""
+        return self.service_kind == "WORKFLOW" and self.handler_kind == "SHARED"
+
+
+def handlers_of(manifest: dict[str, Any], sources: dict[str, Any] | None = None) -> list[AppHandler]:
+    """Every handler of a discovery manifest, in the manifest's order, with where it is defined when
+    `sources` ({"SERVICE/HANDLER": {"path", "line"}}) says."""
+    found = []
+    for service in manifest.get("services", []):
+        for handler in service.get("handlers", []):
+            source = (sources or {}).get(f"{service['name']}/{handler['name']}") or {}
+            found.append(
+                AppHandler(
+                    service=service["name"],
+                    handler=handler["name"],
+                    service_kind=str(service.get("ty", "SERVICE")),
+                    handler_kind=str(handler.get("ty") or ""),
+                    input_schema=(handler.get("input") or {}).get("jsonSchema"),
+                    path=source.get("path"),
+                    line=source.get("line"),
+                )
+            )
+    return found
+
+
+def discover(app: str, *, cwd: str) -> list[AppHandler]:
+    """The handlers `app` (MODULE:APP or MODULE, imported from `cwd`) serves; `UsageError` in one line when
+    it cannot be loaded or is not a Restate app."""
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice.agent.host", app, "--discover"],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        # As in the sweep: the model's client is pointed at the stub (not started yet, nothing is sent).
+        env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
+        timeout=120,
+    )
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        raise UsageError(lines[-1].removeprefix("paidtwice: ") if lines else f"{app} cannot be loaded")
+    try:
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise UsageError(f"{app}: its discovery manifest is not JSON") from None
+    return handlers_of(found["manifest"], found.get("sources"))
+
+
+def choose_handlers(
+    found: Sequence[AppHandler], wanted: Sequence[str], *, app: str
+) -> tuple[list[AppHandler], list[AppHandler]]:
+    """The handlers to sweep and those left out: the `wanted` ones (SERVICE/HANDLER, or SERVICE for all of
+    a service's), in the order given; with none wanted, every handler but a Workflow's shared ones (left
+    out, to be named explicitly). `UsageError` names a wanted one the app does not serve."""
+    if not found:
+        raise UsageError(f"{app} serves no handler")
+    if not wanted:
+        return [h for h in found if not h.beside_a_run], [h for h in found if h.beside_a_run]
+    chosen: list[AppHandler] = []
+    for name in wanted:
+        service, _, handler = name.partition("/")
+        matched = [h for h in found if h.service == service and (not handler or h.handler == handler)]
+        if not any(h.service == service for h in found):
+            services = ", ".join(dict.fromkeys(h.service for h in found))
+            raise UsageError(f"no Restate service {service!r} in {app} (services found: {services})")
+        if not matched:
+            handlers = ", ".join(h.handler for h in found if h.service == service)
+            raise UsageError(f"service {service!r} has no handler {handler!r} (handlers: {handlers})")
+        chosen += [h for h in matched if h not in chosen]
+    return chosen, []
+
+
+def needs_input(schema: Any) -> bool:
+    """Whether a handler with this input schema needs an input: its schema is not absent or empty and does
+    not admit null."""
+    if not isinstance(schema, dict) or not schema:
+        return False
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return False
+    choices = schema.get("anyOf") or schema.get("oneOf") or []
+    return not any(isinstance(c, dict) and c.get("type") == "null" for c in choices)

@@ -1,0 +1,158 @@
+"""[tool.paidtwice] read strictly: a broken config is one line naming the file, the key and what was expected,
+exit 2; paths are relative to the file; `--app MODULE` and the pre-commit hook, without a server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paidtwice.check import ConfigError, find_config, load_config
+from paidtwice.lab._discovery import discover, needs_input
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).resolve().parent / "project"
+
+
+def check(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "paidtwice", "check", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("table", "named"),
+    [
+        ('[tool.paidtwice]\nlnit = ["src"]\n', "pyproject.toml: tool.paidtwice.lnit: unknown key"),
+        (
+            '[tool.paidtwice]\nlint = "src"\n',
+            "pyproject.toml: tool.paidtwice.lint: expected a list of strings",
+        ),
+        (
+            '[tool.paidtwice.budget]\nrepaid-model-calls = "none"\n',
+            "pyproject.toml: tool.paidtwice.budget.repaid-model-calls: expected a non-negative integer, "
+            'got a string ("none")',
+        ),
+        (
+            '[[tool.paidtwice.sweep]]\napp = "a:app"\ninput = "not json"\n',
+            "pyproject.toml: tool.paidtwice.sweep[0].input: expected JSON",
+        ),
+        (
+            '[[tool.paidtwice.sweep]]\napp = "a:app"\nscirpt = "s.toml"\n',
+            "pyproject.toml: tool.paidtwice.sweep[0].scirpt: unknown key",
+        ),
+        (
+            '[[tool.paidtwice.sweep]]\nhandler = "run"\n',
+            "pyproject.toml: tool.paidtwice.sweep[0].app: expected",
+        ),
+        ("[tool.paidtwice\n", "pyproject.toml: not valid TOML"),
+        (
+            '[[tool.paidtwice.sweep]]\napp = "a:app"\nscript = "missing.toml"\n',
+            "pyproject.toml: tool.paidtwice.sweep[0].script: no such file",
+        ),
+    ],
+)
+def test_a_broken_config_is_one_line_and_exit_2(tmp_path: Path, table: str, named: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(table)
+    done = check(tmp_path, "--config", "pyproject.toml")
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and named in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_no_config_says_where_to_put_one(tmp_path: Path) -> None:
+    done = check(tmp_path)
+    assert done.returncode == 2
+    assert "add a [tool.paidtwice] table to pyproject.toml" in done.stderr
+
+
+def test_paths_are_relative_to_the_file(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "paidtwice.toml").write_text(
+        'app-dir = "agents"\n\n[[sweep]]\napp = "app"\nscript = "agents/s.toml"\ninput = \'{"a": [1]}\'\n\n'
+        '[replay-check]\napp = "app:app"\njournals = "journals"\n\n'
+        "[budget]\nexpected-extra-usd-per-1000 = 0.05\n"
+    )
+    found = find_config(tmp_path / "sub")
+    assert found == tmp_path / "paidtwice.toml"
+    config = load_config(found)
+    assert config.app_dir == tmp_path / "agents"
+    assert config.lint == (tmp_path / "agents",)
+    (sweep,) = config.sweeps
+    assert sweep.script == tmp_path / "agents" / "s.toml" and sweep.input == {"a": [1]}
+    assert sweep.variations == ("steady", "drifting", "changed") and sweep.service is None
+    assert config.replay_check is not None and config.replay_check.journals == tmp_path / "journals"
+    assert config.budget.expected_extra_usd_per_1000 == 0.05 and config.budget.repaid_model_calls is None
+
+
+def test_a_pyproject_without_the_table_is_passed_over(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    assert find_config(tmp_path) is None
+    with pytest.raises(ConfigError, match=r"pyproject.toml: no \[tool.paidtwice\] table"):
+        load_config(tmp_path / "pyproject.toml")
+
+
+def test_an_app_of_imported_services_is_served_as_given() -> None:
+    found = {h.name: h for h in discover("app:app", cwd=str(PROJECT))}
+    assert set(found) == {"Naive/answer", "Journaled/answer"}
+    assert found["Journaled/answer"].path == str(PROJECT / "journaled_agent.py")
+    assert needs_input(found["Naive/answer"].input_schema)
+    # MODULE alone: every service its globals hold (here imported ones), as when the app is built only
+    # under `if __name__ == "__main__":`.
+    assert {h.name for h in discover("journaled_agent", cwd=str(PROJECT))} == {"Journaled/answer"}
+
+
+def test_a_handler_given_no_input_gets_one_from_its_schema() -> None:
+    """The input is made from the handler's schema in the app's manifest, the same every time; only the
+    handlers named are swept; a given input wins."""
+    from paidtwice.lab._sweep import SweepTarget, _app_targets
+
+    def answers(name: str) -> object:
+        return name
+
+    def targets(handlers: list[str], given: object, seed: int = 0) -> list[SweepTarget]:
+        made, _ = _app_targets("app:app", handlers, given, answers, ["steady"], PROJECT, seed)
+        return made
+
+    (naive,) = targets(["Naive/answer"], None)
+    assert naive.mode == "Naive/answer" and isinstance(naive.input, str)
+    assert [t.input for t in targets(["Naive/answer"], None)] == [naive.input]
+    assert [t.mode for t in targets([], "hi")] == ["Naive/answer", "Journaled/answer"]
+    assert {t.input for t in targets([], "hi")} == {"hi"}
+
+
+def test_the_pre_commit_hook_lints_with_pre_commit_itself(tmp_path: Path) -> None:
+    """pre-commit installs paidtwice from this repository (its .pre-commit-hooks.yaml) into an environment
+    of its own and runs the hook on a temporary repository's files."""
+    pre_commit = shutil.which("pre-commit", path=str(Path(sys.executable).parent))
+    if pre_commit is None:
+        pytest.skip("pre-commit is not installed (pip install -e '.[dev]')")
+    repo = tmp_path / "user"
+    repo.mkdir()
+    shutil.copy(PROJECT / "naive_agent.py", repo / "naive_agent.py")
+    shutil.copy(PROJECT / "journaled_agent.py", repo / "journaled_agent.py")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t"}
+    env |= {"GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(args, capture_output=True, text=True, cwd=repo, env=env, timeout=900)
+
+    run("git", "init", "-q")
+    run("git", "add", ".")
+    # try-repo: this repository's hooks file as it is in the work tree, as a user's `repo:` entry reads it.
+    naive = run(pre_commit, "try-repo", str(ROOT), "paidtwice-lint", "--files", "naive_agent.py")
+    assert naive.returncode == 1, naive.stdout + naive.stderr
+    assert "naive_agent.py:" in naive.stdout and "PT001" in naive.stdout
+    clean = run(pre_commit, "try-repo", str(ROOT), "paidtwice-lint", "--files", "journaled_agent.py")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert json.dumps("Passed")[1:-1] in clean.stdout
