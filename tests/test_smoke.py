@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support import assert_eventually
 
 from paidtwice.lab import EXPERIMENTS, Lab, RunRecord
 
@@ -141,3 +143,27 @@ def test_report_makes_one_page(tmp_path: Path) -> None:
     done = paidtwice("report", str(FIXTURES / "results" / "deck.json"), "-o", "deck.html", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "<html" in (tmp_path / "deck.html").read_text()[:200].lower()
+
+
+def test_lab_up_serves_until_sigterm_and_watch_finds_nothing_stuck_on_it(tmp_path: Path) -> None:
+    info = tmp_path / "lab.json"
+    up = subprocess.Popen(
+        [sys.executable, "-m", "paidtwice", "lab", "up", "--info", str(info)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        assert_eventually(lambda: info.exists() or up.poll() is not None, timeout=240, what="lab up")
+        assert up.poll() is None, up.communicate()[1]
+        urls = json.loads(info.read_text())
+        watched = paidtwice("watch", "--once", "--json", "-", "--admin-url", urls["admin_url"], cwd=tmp_path)
+        assert watched.returncode == 0, watched.stdout + watched.stderr
+        assert json.loads(watched.stdout)["record"] == "watch"
+    finally:
+        if up.poll() is None:
+            up.send_signal(signal.SIGTERM)
+        _, err = up.communicate(timeout=120)
+    assert up.returncode == 0, err
+    assert not info.exists()

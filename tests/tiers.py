@@ -12,6 +12,13 @@ from __future__ import annotations
 #: Every test of these files, or of these tests, is quick.
 QUICK: tuple[str, ...] = (
     "tests/test_smoke.py",
+    "tests/sweep/test_record.py::test_record_then_sweep_offline",
+    "tests/check/test_check.py::test_naive_agent_fails_the_check",
+    "tests/check/test_ci_recipe.py",
+    "tests/check/test_config.py::test_a_broken_config_is_one_line_and_exit_2",
+    "tests/check/test_config.py::test_no_config_says_where_to_put_one",
+    "tests/check/test_config.py::test_paths_are_relative_to_the_file",
+    "tests/check/test_config.py::test_a_pyproject_without_the_table_is_passed_over",
     "tests/test_api.py",
     "tests/test_journal_reader.py",
     "tests/test_ledger.py",
@@ -51,16 +58,20 @@ QUICK: tuple[str, ...] = (
 #: The smoke of each command (every command has one: tests/test_tiers.py checks it).
 SMOKES: dict[str, str] = {
     "capture": "tests/test_smoke.py::test_capture_writes_the_journal_file",
+    "check": "tests/check/test_check.py::test_naive_agent_fails_the_check",
     "deck": "tests/test_smoke.py::test_deck_matches_one_row",
     "experiments": "tests/test_smoke.py::test_experiments_lists_the_deck",
     "explain": "tests/test_smoke.py::test_a_completed_invocation_has_nothing_to_explain_or_recover",
     "journal": "tests/test_smoke.py::test_journal_prints_the_invocation_by_index",
+    "lab": "tests/test_smoke.py::test_lab_up_serves_until_sigterm_and_watch_finds_nothing_stuck_on_it",
     "lint": "tests/test_smoke.py::test_lint_finds_a_model_call_outside_the_journal",
     "provision": "tests/test_smoke.py::test_provision_says_where_the_server_is",
+    "record": "tests/sweep/test_record.py::test_record_then_sweep_offline",
     "recover": "tests/test_smoke.py::test_a_completed_invocation_has_nothing_to_explain_or_recover",
     "replay-check": "tests/test_smoke.py::test_replay_check_replays_a_captured_journal",
     "report": "tests/test_smoke.py::test_report_makes_one_page",
     "run": "tests/test_smoke.py::test_run_measures_one_row",
     "soak": "tests/test_smoke.py::test_soak_loses_nothing",
     "sweep": "tests/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check",
+    "watch": "tests/test_smoke.py::test_lab_up_serves_until_sigterm_and_watch_finds_nothing_stuck_on_it",
 }

@@ -44,7 +44,7 @@ def sweep_app(
     service: str | None = None,
     handler: str | None = None,
     input: Any = None,
-    script: str | Path,
+    script: str | Path | None = None,
     variations: Sequence[str] = VARIATIONS,
     app_dir: str | Path | None = None,
     lab: Lab | None = None,
@@ -53,7 +53,9 @@ def sweep_app(
     """Sweep a user's handler at every crash point, one matrix per handler and script variation: the
     `service`/`handler` named, or (neither named) every handler the app registers. `app` is MODULE:APP
     (that app object, whatever modules its services come from) or MODULE (every service it defines). A
-    Virtual Object's or a Workflow's handler is called with `key` (by default "paidtwice")."""
+    Virtual Object's or a Workflow's handler is called with `key` (by default "paidtwice"). Without `script`
+    (or with "auto"), the stub answers from each request; without `input`, a handler gets one made from its
+    input schema."""
     return sweep(
         app=app,
         service=service,
