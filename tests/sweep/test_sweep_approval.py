@@ -21,7 +21,9 @@ from paidtwice.lab._watch import epoch
 from paidtwice.stub._turns import ScriptFileError, load_script_file
 
 AGENT = Path(__file__).resolve().parent / "approval_agent"
-QUICK = Resolution(after=0.3)
+QUICK = Resolution(after=0.0)
+"""No delay: a resolution given before a point's kill would reach the journal first (the kill not landing
+where the point says)."""
 
 
 def _target(service: str, handler: str, mode: str, resolution: Resolution = QUICK) -> SweepTarget:

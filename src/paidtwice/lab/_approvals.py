@@ -14,8 +14,10 @@ promise by calling the shared handler that resolves it, with the value a person 
 A wait none of these answers (or `--resolve never`) is resolved by nothing: a clean run stuck on it ends at
 once with one line naming it (`Resolver.waiting_on_nothing`), unless a timer raced against it can still fire.
 
-A crash point "waiting for ..." holds its wait's resolution back until the agent was killed and restarted,
-so the kill lands while the handler waits; every other wait of a point's run is answered as in the clean run.
+In a crash point's run, a wait due while the journal already holds the point's entries is the point's own
+moment (the handler waits there, or is stopped there): its resolution is held back until the agent was
+killed and restarted, so the kill lands on the journal the point names. A wait the handler meets before its
+moment is answered as in the clean run.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,7 +129,8 @@ class Resolver:
         key: str | None,
         resolution: Resolution,
         script_values: tuple[str, ...] = (),
-        hold: int | None = None,
+        hold_at: int | None = None,
+        journal_length: Callable[[], int] = lambda: 0,
     ) -> None:
         self.ingress = ingress
         self.step_log = step_log
@@ -135,13 +139,15 @@ class Resolver:
         self.key = key
         self.resolution = resolution
         self.script_values = script_values
-        self.hold = hold
-        """Hold back the last wait at or before this operation until `release` (a point's own moment)."""
+        self.hold_at = hold_at
+        """A point's journal entries: a wait due once the journal holds them waits until `release`."""
+        self.journal_length = journal_length
         self.invocation_id = ""
         self.resolved: dict[int, float] = {}
         """Each wait answered (by operation number): when."""
         self.failure: str | None = None
         self._released_at: float | None = None
+        self._holding = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -202,20 +208,21 @@ class Resolver:
                 return f"{wait.label} (operation {wait.n} of the handler), and nothing resolves it: {why}"
         return None
 
-    def _held(self, wait: Wait, waits: list[Wait]) -> bool:
-        if self.hold is None or self._released_at is not None:
+    def _held(self) -> bool:
+        if self.hold_at is None or self._released_at is not None:
             return False
-        mine = [w.n for w in waits if w.n <= self.hold]
-        return bool(mine) and wait.n == mine[-1]
+        # A journal only grows: once it held the point's entries, the wait is held until the release.
+        self._holding = self._holding or self.journal_length() >= self.hold_at
+        return self._holding
 
     def _loop(self) -> None:
         while not self._stop.wait(_POLL):
             waits = self.waits()
             for wait in waits:
-                if wait.n in self.resolved or self._held(wait, waits):
+                if wait.n in self.resolved:
                     continue
                 since = max(wait.at, self._released_at or 0.0)
-                if time.time() < since + self.resolution.after:
+                if time.time() < since + self.resolution.after or self._held():
                     continue
                 value, why = self.value_of(wait)
                 if why is not None:

@@ -142,7 +142,7 @@ class SweepRun:
         gate: str | None,
         model_latency: float = 0.0,
         hold: int | None = None,
-        hold_wait: int | None = None,
+        hold_at: int | None = None,
     ) -> None:
         self.lab = lab
         self.target = target
@@ -196,7 +196,8 @@ class SweepRun:
             key=None,
             resolution=target.resolution,
             script_values=script.awakeables,
-            hold=hold_wait,
+            hold_at=hold_at,
+            journal_length=lambda: len(self.journal()),
         )
 
     def start(self, *, replacement: bool = False) -> str:
@@ -489,7 +490,7 @@ def point_run(
         gate=point.gate,
         model_latency=model_latency,
         hold=point.hold_entries,
-        hold_wait=point.pause_op if point.kind == "waiting" else None,
+        hold_at=point.journal_entries,
     )
     with run.agent:
         invocation_id = run.start(replacement=True)
