@@ -624,7 +624,7 @@ def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) 
     held = sum(1 for c in calls if c.started < kill_at and c.delivered is False)
     # A call the clean run made inside a step, asked again: its step ran again, which a replay does only for
     # a step whose result was not journaled. Its answer died with the process, in flight. Under
-    # explicit_recovery a retry runs every step again, journaled or not: each answer asked again is paid again.
+    # explicit_recovery a retry runs every step again, journaled or not: each answer asked again is paid.
     outside = [c for c in answered if clean.explicit_recovery or c.call not in clean.calls_in_steps]
     asked_again = _asked_again(outside, after, clean.model_turns)
     in_steps = max(0, _asked_again(answered, after, clean.model_turns) - asked_again)
