@@ -258,3 +258,46 @@ def test_model_calls_a_step_makes_at_once_are_one_moment() -> None:
         ("in flight: model calls 1 and 2 together", 2, None, (1, 2)),
     ]
     assert points[2].kind == "in-flight-parallel"
+
+
+def test_waiting_for_an_awakeable_alone_is_a_point_and_its_resolution_an_entry() -> None:
+    events = timeline(
+        ("op", 1, "run"),
+        ("step_start", 1, "draft"),
+        ("model_start", 1, "", 1),
+        ("model_end", 1, "", 1),
+        ("step_end", 1, "draft"),
+        ("op", 2, "awakeable"),
+        ("op", 3, "run"),
+        ("step_start", 2, "send"),
+        ("step_end", 2, "send"),
+    )
+    journal = ["Command: Input", "Command: Run", "Notification: Run", "Notification: Signal", "Command: Run"]
+    points = derive_points(events, [*journal, "Notification: Run", "Command: Output"])
+    waiting = [(p.name, p.journal_entries, p.pause_op) for p in points if p.kind == "waiting"]
+    assert waiting == [("waiting for the awakeable", 3, 2)]
+    # The handler went on once the approval came: the next moment counts the signal's entry.
+    after = [p.name for p in points if p.order > next(q.order for q in points if q.kind == "waiting")]
+    assert after[0] == "after entry 3 (Notification: Signal)", after
+
+
+def test_an_awakeable_raced_against_a_timer_waits_at_the_timer_whichever_wins() -> None:
+    events = timeline(("op", 1, "awakeable"), ("op", 2, "sleep"))
+    won = derive_points(
+        events, ["Command: Input", "Command: Sleep", "Notification: Signal", "Command: Output"]
+    )
+    assert [(p.kind, p.name, p.journal_entries, p.pause_op) for p in won if p.kind != "after-entry"] == [
+        ("waiting", "waiting for the awakeable (raced against a timer)", 2, 2)
+    ]
+    timed_out = derive_points(
+        events, ["Command: Input", "Command: Sleep", "Notification: Sleep", "Command: Output"]
+    )
+    assert [(p.kind, p.journal_entries) for p in timed_out if p.kind != "after-entry"] == [("pause", 2)]
+
+
+def test_a_workflow_promise_is_its_get_command_then_the_wait() -> None:
+    events = timeline(("op", 1, "promise"))
+    points = derive_points(events, ["Command: Input", "Command: GetPromise", "Notification: GetPromise"])
+    assert [(p.kind, p.journal_entries, p.pause_op) for p in points if p.kind == "waiting"] == [
+        ("waiting", 2, 1)
+    ]

@@ -52,6 +52,7 @@ import importlib
 import inspect
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -491,10 +492,10 @@ def _instrument_context(log: _StepLog) -> None:
 
     original_run, original_run_typed, original_sleep = Ctx.run, Ctx.run_typed, Ctx.sleep
 
-    def op(self: Any, kind: str, name: str) -> str:
+    def op(self: Any, kind: str, name: str, **fields: Any) -> str:
         invocation: str = self.request().id
         n = log.next(invocation, "op")
-        log.write(invocation, "op", kind=kind, name=name, n=n)
+        log.write(invocation, "op", kind=kind, name=name, n=n, **fields)
         if log.gated(invocation, f"op:{n}:before"):
             # Blocks the loop on purpose: nothing of this operation may reach the journal.
             _hold_forever_sync()
@@ -532,8 +533,29 @@ def _instrument_context(log: _StepLog) -> None:
         op(self, "send" if send else "call", f"{service}/{handler}")
         return original_raw_call(self, service, handler, *args, **kwargs)
 
+    original_awakeable = Ctx.awakeable
+
+    def awakeable(self: Any, *args: Any, **kwargs: Any) -> Any:
+        """ctx.awakeable(): no journal entry of its own (a signal of the invocation); its id is logged, so
+        the lab can resolve it, with the JSON schema of its type when the code names one."""
+        made = original_awakeable(self, *args, **kwargs)
+        op(self, "awakeable", made[0], schema=_schema_of(args, kwargs))
+        return made
+
+    from restate.server_context import ServerDurablePromise
+
+    original_value = ServerDurablePromise.value
+
+    def promise_value(self: Any) -> Any:
+        """A Workflow's `ctx.promise(NAME).value()`: a GetPromise command; the lab resolves it through the
+        shared handler that resolves it (see `promise_resolvers`)."""
+        op(self.server_context, "promise", self.name, schema=_schema_of((self.serde,), {}))
+        return original_value(self)
+
+    ServerDurablePromise.value = promise_value  # type: ignore[method-assign]
     for attribute, method in (
         ("run", step(original_run)),
+        ("awakeable", awakeable),
         ("run_typed", step(original_run_typed)),
         ("sleep", sleep),
         ("do_raw_call", raw_call),
@@ -543,6 +565,50 @@ def _instrument_context(log: _StepLog) -> None:
         ),
     ):
         setattr(Ctx, attribute, method)
+
+
+def _schema_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The JSON schema of what an awakeable or a promise resolves to, from its `type_hint` (or its serde's);
+    None when the code names no type."""
+    hint = kwargs.get("type_hint", args[1] if len(args) > 1 else None)
+    serde = kwargs.get("serde", args[0] if args else None)
+    hint = hint or getattr(serde, "type_hint", None)
+    if hint is None:
+        return None
+    try:
+        import pydantic
+
+        schema: Any = pydantic.TypeAdapter(hint).json_schema()
+    except Exception:  # not a type pydantic models: the SDK's own mapping of plain types
+        from restate.discovery import type_hint_to_json_schema
+
+        schema = type_hint_to_json_schema(hint)
+    return schema if isinstance(schema, dict) else None
+
+
+_PROMISE_NAME = re.compile(r"""promise\(\s*["']([^"']+)["']""")
+
+
+def promise_resolvers(services: list[Any]) -> dict[str, dict[str, str]]:
+    """For each Workflow: the shared handler that resolves each of its promises, by the promise's name
+    (read from the handler's source: `ctx.promise("NAME")...resolve(...)`)."""
+    import restate
+
+    found: dict[str, dict[str, str]] = {}
+    for service in services:
+        if not isinstance(service, restate.Workflow):
+            continue
+        for name, handler in service.handlers.items():
+            if handler.kind != "shared":
+                continue
+            try:
+                source = inspect.getsource(handler.fn)
+            except (OSError, TypeError):
+                continue
+            if ".resolve(" in source:
+                for promise in _PROMISE_NAME.findall(source):
+                    found.setdefault(service.name, {}).setdefault(promise, name)
+    return found
 
 
 APP_LINE = "*"
@@ -684,6 +750,7 @@ def main(argv: list[str] | None = None) -> int:
         # Once per process, for no invocation: which handlers replay nothing on a retry (a sweep must not
         # call their journaled answers kept).
         log.write(APP_LINE, "explicit_recovery", handlers=explicit_handlers(_served(app)))
+        log.write(APP_LINE, "promise_resolvers", services=promise_resolvers(_served(app)))
     # Always: every model request is tagged with its invocation, logged or not.
     _instrument_http(log)
     fd = None

@@ -37,6 +37,7 @@ from paidtwice.cli._options import (
     writable,
     write_report,
 )
+from paidtwice.lab._approvals import Resolution
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._sweep import PointResult, SweepMatrix, write_sweep
@@ -156,6 +157,23 @@ __all__ = ["sweep"]
     "point (a JSON object of names and values, each as the SDK's JSON serde writes it), so a later message "
     "of a conversation is swept; default: the script file's [state] table, if any.",
 )
+@click.option(
+    "--resolve",
+    "resolve",
+    metavar="JSON|never",
+    default=None,
+    help="With --app: the value every awakeable and Workflow promise the handler waits for is resolved with "
+    "(default: the script file's [[awakeable]] values, else one valid against its type); 'never' resolves "
+    "nothing, so a timeout raced against the approval is swept taking the timeout.",
+)
+@click.option(
+    "--resolve-after",
+    type=click.FloatRange(min=0),
+    default=Resolution.after,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --app: seconds from the handler beginning to wait to the approval.",
+)
 @app_dir_option
 @click.option(
     "--restart-delay",
@@ -216,6 +234,8 @@ def sweep(
     input_json: str,
     key: str | None,
     state_json: str | None,
+    resolve: str | None,
+    resolve_after: float,
     app_dir: Path,
     restart_delay: float,
     parallel: int,
@@ -259,6 +279,9 @@ def sweep(
         paidtwice sweep --app agent --handler Chain/run --handler Chain/run_naive \\
             --input '"Revenue grew 45%"' --script examples/chain_agent/script.toml \\
             --app-dir examples/chain_agent --shard 1/2 --sarif sweep.sarif --junit sweep.xml
+        paidtwice sweep --app agent:app --handler Approval/refund --input '"a refund"' \\
+            --resolve '{"approved": true, "reviewer": "ann"}' --resolve-after 2 \\
+            --app-dir tests/sweep/approval_agent --script tests/sweep/approval_agent/script.toml --check
         paidtwice sweep --cmd 'node agent.ts' --cwd examples/ts_agent --service Agent --handler run \\
             --input '"What should I wear in Paris today?"' --script examples/ts_agent/script.toml
     """
@@ -276,6 +299,8 @@ def sweep(
     state = _state(state_json) if state_json is not None else None
     if state is not None and app is None and command is None:
         raise BadInput("--state goes with --app or --cmd")
+    if resolve is not None and app is None:
+        raise BadInput("--resolve goes with --app (the host sees your handlers' awakeables and promises)")
     own = app is not None or command is not None
     json_path = json_path or default_json(results_dir, "sweep")
     check_outputs(json_path, html_path, journals=save_journals)
@@ -306,6 +331,7 @@ def sweep(
             input=payload,
             key=key,
             state=state,
+            resolution=_resolution(resolve, resolve_after),
             # The deck's agent takes the stub's scripts by name; your own code, one script file's variations
             # or auto answers.
             script=scripts[0] if own and scripts else None,
@@ -352,6 +378,17 @@ def _handlers(service: str | None, handlers: tuple[str, ...]) -> list[str]:
     if service and not handlers:
         named.append(service)
     return named
+
+
+def _resolution(text: str | None, after: float) -> Resolution:
+    """--resolve JSON|never and --resolve-after: how the sweep answers the handler's approvals."""
+    if text is None or text == "never":
+        return Resolution(never=text == "never", after=after)
+    try:
+        json.loads(text)
+    except ValueError as err:
+        raise BadInput(f"--resolve is neither JSON nor 'never': {err}") from None
+    return Resolution(value=text, after=after)
 
 
 def _state(text: str) -> dict[str, Any]:

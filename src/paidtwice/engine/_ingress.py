@@ -55,3 +55,20 @@ class IngressClient:
             return http().get(f"{self.url}/restate/attach/{invocation_id}", timeout=timeout)
         except httpx.HTTPError as err:
             raise ServerUnreachable(f"attach to {invocation_id} at {self.url} failed: {err}") from err
+
+    def resolve_awakeable(self, awakeable_id: str, value: Any) -> None:
+        """Resolve an awakeable with a JSON value, as a person's reply would (`POST
+        /restate/awakeables/{id}/resolve`)."""
+        try:
+            response = http().post(
+                f"{self.url}/restate/awakeables/{quote(awakeable_id, safe='')}/resolve",
+                json=value,
+                timeout=self.timeout,
+            )
+        except httpx.HTTPError as err:
+            raise ServerUnreachable(f"no Restate ingress answers at {self.url} ({err})") from err
+        if response.status_code >= 300:
+            raise PaidtwiceError(
+                f"ingress refused to resolve awakeable {awakeable_id}: {response.status_code} "
+                f"{response.text[:200]}"
+            )

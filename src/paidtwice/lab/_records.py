@@ -465,11 +465,12 @@ CrashKind = Literal[
     "in-flight-step",
     "in-flight-parallel",
     "pause",
+    "waiting",
 ]
 """Where a crash point is: after a journal entry, before the agent's next action ("after-entry"); after a
 model answer came back outside the journal ("model-returned"); in flight inside a model call, a step, or
 calls and steps made at once, all held ("in-flight-model", "in-flight-step", "in-flight-parallel"); in a
-durable pause ("pause")."""
+durable pause ("pause"); waiting for an awakeable or a Workflow's promise someone resolves ("waiting")."""
 
 
 @dataclass(frozen=True)

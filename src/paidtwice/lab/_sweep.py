@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import agent_env
+from paidtwice.lab._approvals import Resolution
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
 from paidtwice.lab._command import CommandAgent, check_command, command_label
 from paidtwice.lab._discovery import AppHandler, choose_handlers, discover, needs_input
@@ -208,6 +209,7 @@ def sweep(
     upstream: str | None = None,
     record: Path | None = None,
     state: Mapping[str, Any] | None = None,
+    resolution: Resolution | None = None,
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
@@ -234,6 +236,10 @@ def sweep(
     and are written to `record` as a script file that later sweeps replay offline.
     A handler given no `input` whose input schema needs one gets a value made from its schema
     (`paidtwice.lab._inputs`), derived from `seed`.
+
+    The awakeables and Workflow promises a handler waits for are answered as `resolution` says (by default,
+    half a second after the handler waits, with the script's `[[awakeable]]` values or one valid against
+    their type: `paidtwice.lab._approvals`).
     """
     unknown = [name for name in scripts if name not in VARIATIONS]
     if unknown or not scripts:
@@ -268,6 +274,8 @@ def sweep(
     if state is not None:
         entries = state_entries(state, "the state")
         targets = [dataclasses.replace(target, state=entries) for target in targets]
+    if resolution is not None:
+        targets = [dataclasses.replace(target, resolution=resolution) for target in targets]
 
     def run(on: Lab) -> list[SweepMatrix]:
         return sweep_targets(

@@ -25,6 +25,7 @@ from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._provision import ensure_node_binary
 from paidtwice.engine._sql import InvocationRow, JournalEntry
+from paidtwice.lab._approvals import Resolution, Resolver
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._command import CommandAgent
 from paidtwice.lab._records import CleanRun, CrashPoint, PointResult
@@ -100,6 +101,9 @@ class SweepTarget:
     state: tuple[tuple[str, str], ...] | None = None
     """The state a Virtual Object (or Workflow) is given under its key before the clean run and every
     point, as (name, JSON value); None: the script file's `[state]` table, if it has one."""
+    resolution: Resolution = Resolution()
+    """How the awakeables and Workflow promises the handler waits for are answered
+    (`paidtwice.lab._approvals`)."""
     stuck_after: int | None = 3
     """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
     mismatch is deterministic: the next attempts replay the same code against the same journal. (A service
@@ -138,6 +142,7 @@ class SweepRun:
         gate: str | None,
         model_latency: float = 0.0,
         hold: int | None = None,
+        hold_at: int | None = None,
     ) -> None:
         self.lab = lab
         self.target = target
@@ -183,6 +188,17 @@ class SweepRun:
                 target=target.app, env=env, workdir=workdir, name="agent", cwd=cwd, forkserver=lab.forkserver
             )
         self.invocation_id = ""
+        self.resolver = Resolver(
+            lab.ingress,
+            self.step_log,
+            service=target.service,
+            served_as=self.service,
+            key=None,
+            resolution=target.resolution,
+            script_values=script.awakeables,
+            hold_at=hold_at,
+            journal_length=lambda: len(self.journal()),
+        )
 
     def start(self, *, replacement: bool = False) -> str:
         self.agent.start()
@@ -212,6 +228,8 @@ class SweepRun:
         self.invocation_id = self.lab.ingress.send(
             self.service, self.target.handler, self.target.input, key=key
         )
+        self.resolver.key = key
+        self.resolver.start(self.invocation_id)
         return self.invocation_id
 
     def _seed_state(self, key: str) -> None:
@@ -308,6 +326,7 @@ def clean_run(
         try:
             _settle_clean(lab, stop, run, watch)
         finally:
+            run.resolver.stop()
             watcher.forget(run.invocation_id)
         status = _check_clean(lab, run, target, watch)
         calls = run.lane.model_calls()
@@ -344,12 +363,23 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         return failed >= _FAILED_ATTEMPTS or (failed > 0 and not run.lane.model_calls())
 
     name = f"{run.target.service}/{run.target.handler}"
+    waiting: list[str] = []
+
+    def waits_on_nothing() -> bool:
+        """It sits on an awakeable or a promise nothing will resolve: waiting longer would change nothing."""
+        if not run.lane.model_calls() and not run.resolver.waits():
+            return False
+        why = run.resolver.waiting_on_nothing()
+        if why is not None:
+            waiting.append(why)
+        return why is not None
+
     try:
         _wait(
             lab,
             stop,
             f"clean run {run.invocation_id} to settle",
-            lambda: settled(watch.last) or bool(_unanswered(run.lane)) or failing(),
+            lambda: settled(watch.last) or bool(_unanswered(run.lane)) or failing() or waits_on_nothing(),
             timeout=_SETTLE_TIMEOUT,
         )
     except ExperimentError:
@@ -360,9 +390,12 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         lab.admin.kill(run.invocation_id)
         raise UsageError(
             f"the clean run of {name} did not finish within {_SETTLE_TIMEOUT:.0f}s: it is {status} {last}"
-            f"{_failure_of(row)}; a sweep needs a handler that finishes on its own (not one waiting for an "
-            "awakeable, a promise or a service the app does not serve)"
+            f"{_failure_of(row)}; a sweep needs a handler that finishes on its own or once the sweep "
+            "resolved what it waits for (awakeables, Workflow promises; not a service the app does not serve)"
         ) from None
+    if waiting and not settled(watch.last):
+        lab.admin.kill(run.invocation_id)
+        raise UsageError(f"the clean run of {name} waits for {waiting[0]}")
     if run.lane.model_calls() and failed_attempts() >= _FAILED_ATTEMPTS and not settled(watch.last):
         row = lab.sql.invocation(run.invocation_id)
         lab.admin.kill(run.invocation_id)
@@ -457,6 +490,7 @@ def point_run(
         gate=point.gate,
         model_latency=model_latency,
         hold=point.hold_entries,
+        hold_at=point.journal_entries,
     )
     with run.agent:
         invocation_id = run.start(replacement=True)
@@ -464,6 +498,7 @@ def point_run(
         try:
             _wait_for_moment(lab, stop, run, point)
             kill_at, up_at = _kill_and_restart(lab, stop, run, restart_delay)
+            run.resolver.release()  # the approval comes once the agent is back, as it would after a crash
             _wait(
                 lab,
                 stop,
@@ -472,6 +507,7 @@ def point_run(
                 timeout=_SETTLE_TIMEOUT,
             )
         finally:
+            run.resolver.stop()
             watcher.forget(invocation_id)
         kill = _Kill(started=started, at=kill_at, up_at=up_at)
         return _measure(lab, run, watch, script_name, clean, point, kill)
@@ -587,8 +623,9 @@ def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) 
     after = [c for c in calls if c.started > kill_at]
     held = sum(1 for c in calls if c.started < kill_at and c.delivered is False)
     # A call the clean run made inside a step, asked again: its step ran again, which a replay does only for
-    # a step whose result was not journaled. Its answer died with the process, in flight.
-    outside = [c for c in answered if c.call not in clean.calls_in_steps]
+    # a step whose result was not journaled. Its answer died with the process, in flight. Under
+    # explicit_recovery a retry runs every step again, journaled or not: each answer asked again is paid.
+    outside = [c for c in answered if clean.explicit_recovery or c.call not in clean.calls_in_steps]
     asked_again = _asked_again(outside, after, clean.model_turns)
     in_steps = max(0, _asked_again(answered, after, clean.model_turns) - asked_again)
     return _CallsAtKill(held=held, in_flight=held + in_steps, answered=len(answered), asked_again=asked_again)

@@ -19,6 +19,7 @@ from paidtwice.lab._records import CrashKind, CrashPoint
 
 __all__ = [
     "STATE_OPS",
+    "WAIT_KINDS",
     "Span",
     "StepEvent",
     "derive_points",
@@ -33,6 +34,9 @@ __all__ = [
 STATE_OPS = frozenset({"get", "set", "clear", "clear_all", "state_keys"})
 """The host's operations on a Virtual Object's or a Workflow's state: each one journal entry, sent with the
 next operation that waits on the server."""
+WAIT_KINDS = frozenset({"awakeable", "promise"})
+"""The host's operations that wait for something from outside: an awakeable, a Workflow's promise."""
+_WAITING = frozenset({"sleep", *WAIT_KINDS})
 _ENTRIES = {"sleep": 2, "call": 3, "send": 2}
 """Journal entries an operation adds by the time the handler goes on past it: a sleep's command and its
 completion; a call's command, the callee's invocation id and its result; a send's command and the id.
@@ -362,14 +366,17 @@ class _Walk:
         self.together = _calls_together_in_steps(events)
         self.joined = {n for calls in self.together.values() for n in calls[1:]}
         self.pauses: set[int] = set()
-        """The sleeps the handler waited out (their completion journaled before it went on)."""
+        """The sleeps, awakeables and promises the handler waited out (their completion journaled before it
+        went on)."""
+        self.raced: StepEvent | None = None
+        """An awakeable or promise not waited on alone (yet): raced against a timer made next."""
 
     def points(self) -> list[CrashPoint]:
         for i, event in enumerate(self.events):
             # An "after entry" moment began when the event before it ended (a pause ends only when the
             # handler goes on, at this event); every other moment begins at its own event.
             before = self.events[i - 1] if i > 0 else None
-            paused = before is not None and before.kind == "sleep" and before.n in self.pauses
+            paused = before is not None and before.kind in _WAITING and before.n in self.pauses
             self.begins = before.at if before is not None and not paused else event.at
             if self.group is None and i in self.groups:
                 self.group, self.group_entries = self.groups[i], self.entries
@@ -483,6 +490,9 @@ class _Walk:
         )
         if not follows_op:
             self._after_entry(f"op:{event.n}:before")
+        if event.kind in WAIT_KINDS:
+            self._wait_op(event)
+            return
         if event.kind in STATE_OPS:
             # Answered at once (a Virtual Object's state comes with the invocation), so nothing is sent:
             # its command reaches the journal with the next operation's.
@@ -493,12 +503,38 @@ class _Walk:
         if event.kind in ("call", "send"):
             # The handler went on: the callee's invocation id (and a call's result) came back.
             self.entries += _ENTRIES[event.kind] - 1
-        if event.kind == "sleep" and self._waited_out():
+        if event.kind == "sleep" and self.raced is not None and _is_resolution(self._following()):
+            # The approval won the race against this timer: waiting for it is the moment.
+            self._waiting(event, f"waiting for the {self.raced.kind} (raced against a timer)")
+            self.raced = None
+        elif event.kind == "sleep" and self._waited_out():
             self.pauses.add(event.n)
             after = f" after {self.last_step}" if self.last_step else ""
             self.begins = event.at
             self._add("pause", f"in pause{after}", pause_op=event.n)
             self.entries += 1  # the handler went on, so the pause's completion is journaled
+
+    def _following(self) -> str | None:
+        """The journal's entry after those counted so far (None past its end)."""
+        return self.journal[self.entries] if self.entries < len(self.journal) else None
+
+    def _wait_op(self, event: StepEvent) -> None:
+        """An awakeable (no entry of its own: a signal of the invocation) or a promise (its GetPromise
+        command). Awaited alone, the moment the handler waits for it is a point; its resolution is the next
+        entry. Raced against a timer, the moment is the timer's."""
+        self.entries += self.unsent + (1 if event.kind == "promise" else 0)
+        self.unsent = 0
+        following = self._following()
+        if following is None or _is_resolution(following):
+            self._waiting(event, f"waiting for the {event.kind}")
+        else:
+            self.raced = event
+
+    def _waiting(self, event: StepEvent, name: str) -> None:
+        self.pauses.add(event.n)
+        self.begins = event.at
+        self._add("waiting", name, pause_op=event.n)
+        self.entries += 1  # the handler went on: the resolution is journaled
 
     def _step_start(self, i: int, event: StepEvent) -> None:
         self.in_step = event
@@ -514,6 +550,12 @@ class _Walk:
             self._add("in-flight-step", name, tool_hold=tool[0])
         else:
             self._add("in-flight-step", name, gate=f"step:{event.n}:inside")
+
+
+def _is_resolution(label: str | None) -> bool:
+    """A journal entry that resolves an awakeable (a signal) or a promise."""
+    resolves = label is not None and label.startswith("Notification")
+    return resolves and ("Signal" in str(label) or "Promise" in str(label))
 
 
 def with_cover(points: list[CrashPoint], ended: float) -> list[CrashPoint]:

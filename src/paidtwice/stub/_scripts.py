@@ -148,6 +148,9 @@ class Script:
     state: tuple[tuple[str, str], ...] = ()
     """The state a Virtual Object (or Workflow) is given before each run, as (name, JSON value): a script
     file's `[state]` table, so that a later message of a conversation is swept, not only its first."""
+    awakeables: tuple[str, ...] = ()
+    """The values (JSON) a sweep resolves a handler's awakeables and promises with, the n-th wait the n-th
+    (the last repeats): a script file's `[[awakeable]]` tables (`value = ...`)."""
 
     def hold_of(self, call: int) -> Hold | None:
         """How the model call numbered `call` (within its invocation) is held back, if it is."""

@@ -339,6 +339,15 @@ def _pattern(raw: dict[str, Any], name: str, where: str) -> str | None:
     return pattern
 
 
+def _awakeables(raw: Any, path: Path) -> tuple[str, ...]:
+    """The `[[awakeable]]` tables' values, as JSON: what a person answers each awakeable or promise with."""
+    if not isinstance(raw, list) or not all(isinstance(t, dict) and set(t) == {"value"} for t in raw):
+        raise ScriptFileError(
+            f"script file {path}: each [[awakeable]] is a table with one key, `value` (e.g. value = true)"
+        )
+    return tuple(json.dumps(t["value"]) for t in raw)
+
+
 def load_script_file(path: Path, variation: str = "steady") -> FileScript:
     """Read a script file (TOML if it ends in .toml, JSON otherwise) in one variation."""
     if variation not in VARIATIONS:
@@ -354,6 +363,7 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
         raise ScriptFileError(f"script file {path} does not parse: {err}") from None
     raw_turns = data.get("turn", data.get("turns")) if isinstance(data, dict) else data
     state = state_entries(data.get("state", {}) if isinstance(data, dict) else {}, f"script file {path}")
+    awakeables = _awakeables(data.get("awakeable", []) if isinstance(data, dict) else [], path)
     if not isinstance(raw_turns, list) or not raw_turns:
         raise ScriptFileError(f"script file {path}: expected a non-empty list of turns (`[[turn]]`)")
     # JSON: the turns' objects are the `{` lines after the list opens (one turn per object, as written).
@@ -408,4 +418,5 @@ def load_script_file(path: Path, variation: str = "steady") -> FileScript:
         variation=variation,
         path=str(path),
         state=state,
+        awakeables=awakeables,
     )

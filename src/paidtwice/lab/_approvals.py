@@ -1,0 +1,241 @@
+"""What a handler waits for from a person (human in the loop), and how a sweep answers it.
+
+The host logs each `ctx.awakeable()` (its id, and the JSON schema of its type when the code names one) and
+each Workflow's `ctx.promise(NAME).value()` as a context operation of kind "awakeable" or "promise", and,
+once per process, which shared handler of a Workflow resolves each of its promises (read from the handler's
+source). A `Resolver` watches one invocation's step log and answers each wait `Resolution.after` seconds
+after the handler began it: an awakeable through the ingress (`POST /restate/awakeables/{id}/resolve`), a
+promise by calling the shared handler that resolves it, with the value a person would give:
+
+1. `--resolve JSON` (every wait gets it);
+2. else the script file's `[[awakeable]]` values, the n-th wait of an invocation the n-th (the last repeats);
+3. else one valid against the wait's type (`paidtwice.schema.value_for`), the same every run.
+
+A wait none of these answers (or `--resolve never`) is resolved by nothing: a clean run stuck on it ends at
+once with one line naming it (`Resolver.waiting_on_nothing`), unless a timer raced against it can still fire.
+
+In a crash point's run, a wait due while the journal already holds the point's entries is the point's own
+moment (the handler waits there, or is stopped there): its resolution is held back until the agent was
+killed and restarted, so the kill lands on the journal the point names. A wait the handler meets before its
+moment is answered as in the clean run.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paidtwice._exceptions import PaidtwiceError
+from paidtwice.engine._ingress import IngressClient
+from paidtwice.lab._timeline import WAIT_KINDS
+from paidtwice.schema import UnsatisfiableSchema, value_for
+
+__all__ = ["Resolution", "Resolver", "Wait", "read_waits"]
+
+_QUIET = 1.0
+"""A handler that logged nothing for this long since its last wait is waiting on it."""
+_POLL = 0.05
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How a sweep answers the awakeables and promises its handlers wait for."""
+
+    value: str | None = None
+    """JSON every wait is resolved with (`--resolve JSON`); None: the script's `[[awakeable]]` values, else a
+    value valid against the wait's type."""
+    never: bool = False
+    """Resolve nothing (`--resolve never`): a timeout raced against the approval is swept taking its other
+    branch; a handler that waits alone ends at once, saying what it waits for."""
+    after: float = 0.5
+    """Seconds from the handler beginning to wait to the resolution (`--resolve-after`)."""
+
+
+@dataclass(frozen=True)
+class Wait:
+    """One awakeable or promise a handler waited on, from the host's step log."""
+
+    n: int
+    """Its operation's number within the invocation."""
+    kind: str
+    """"awakeable" or "promise"."""
+    name: str
+    """The awakeable's id, or the promise's name."""
+    schema: Any
+    """JSON schema of its value, when the code names its type; None otherwise."""
+    at: float
+    """When the handler made it (wall clock)."""
+    index: int
+    """Its position among the invocation's waits, from 0 (which `[[awakeable]]` value it gets)."""
+
+    @property
+    def label(self) -> str:
+        return f"awakeable {self.name}" if self.kind == "awakeable" else f"promise {self.name!r}"
+
+
+def _lines(step_log: Path) -> list[dict[str, Any]]:
+    try:
+        text = step_log.read_text()
+    except FileNotFoundError:
+        return []
+    found = []
+    for line in text.splitlines():
+        try:
+            raw = json.loads(line)
+        except ValueError:
+            continue  # a line cut by the kill
+        if isinstance(raw, dict):
+            found.append(raw)
+    return found
+
+
+def read_waits(step_log: Path, invocation_id: str) -> list[Wait]:
+    """The invocation's waits, in order (one per operation number: a replay logs each again)."""
+    waits: dict[int, Wait] = {}
+    for raw in _lines(step_log):
+        if raw.get("invocation") != invocation_id or raw.get("event") != "op":
+            continue
+        n = int(raw.get("n", 0))
+        if raw.get("kind") in WAIT_KINDS and n not in waits:
+            kind, name, at = str(raw["kind"]), str(raw.get("name", "")), float(raw["at"])
+            waits[n] = Wait(n, kind, name, raw.get("schema"), at, len(waits))
+    return list(waits.values())
+
+
+def promise_resolvers(step_log: Path, service: str) -> dict[str, str]:
+    """The shared handler of Workflow `service` (the name it is served under) that resolves each promise."""
+    for raw in _lines(step_log):
+        if raw.get("event") == "promise_resolvers":
+            found = raw.get("services", {}).get(service, {})
+            return {str(k): str(v) for k, v in found.items()}
+    return {}
+
+
+class Resolver:
+    """Answers one invocation's waits from a thread of its own, until `stop`."""
+
+    def __init__(
+        self,
+        ingress: IngressClient,
+        step_log: Path,
+        *,
+        service: str,
+        served_as: str,
+        key: str | None,
+        resolution: Resolution,
+        script_values: tuple[str, ...] = (),
+        hold_at: int | None = None,
+        journal_length: Callable[[], int] = lambda: 0,
+    ) -> None:
+        self.ingress = ingress
+        self.step_log = step_log
+        self.service = service
+        self.served_as = served_as
+        self.key = key
+        self.resolution = resolution
+        self.script_values = script_values
+        self.hold_at = hold_at
+        """A point's journal entries: a wait due once the journal holds them waits until `release`."""
+        self.journal_length = journal_length
+        self.invocation_id = ""
+        self.resolved: dict[int, float] = {}
+        """Each wait answered (by operation number): when."""
+        self.failure: str | None = None
+        self._released_at: float | None = None
+        self._holding = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, invocation_id: str) -> None:
+        self.invocation_id = invocation_id
+        self._thread = threading.Thread(target=self._loop, name=f"resolver-{invocation_id}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10.0)
+
+    def release(self) -> None:
+        """The point's kill landed and the agent is back: its held wait is answered from now on."""
+        self._released_at = time.time()
+
+    def waits(self) -> list[Wait]:
+        return read_waits(self.step_log, self.invocation_id)
+
+    def value_of(self, wait: Wait) -> tuple[Any, str | None]:
+        """The value `wait` is resolved with, or why nothing resolves it."""
+        if self.resolution.never:
+            return None, "--resolve never resolves nothing"
+        if wait.kind == "promise" and wait.name not in promise_resolvers(self.step_log, self.served_as):
+            return None, (
+                f"no shared handler of {self.service} resolves it "
+                f"(ctx.promise({wait.name!r})...resolve(...)), and the sweep resolves a promise through it"
+            )
+        if self.resolution.value is not None:
+            return json.loads(self.resolution.value), None
+        if self.script_values:
+            return json.loads(self.script_values[min(wait.index, len(self.script_values) - 1)]), None
+        if isinstance(wait.schema, dict) and wait.schema:
+            try:
+                return value_for(wait.schema, seed=f"{wait.kind}:{wait.index}"), None
+            except UnsatisfiableSchema as err:
+                return None, f"paidtwice cannot make a value of its type ({err}): give one with --resolve"
+        return None, (
+            "its code names no type, so paidtwice cannot make a value: give one with --resolve JSON or an "
+            "[[awakeable]] table (value = ...) in the script file"
+        )
+
+    def waiting_on_nothing(self) -> str | None:
+        """What the invocation waits for that nothing will resolve, once it sits there: the handler logged
+        nothing since for a while, and no timer it set after the wait can end it. None otherwise."""
+        if self.failure is not None:
+            return self.failure
+        events = [r for r in _lines(self.step_log) if r.get("invocation") == self.invocation_id]
+        if not events or time.time() - float(events[-1].get("at", 0.0)) < _QUIET:
+            return None
+        for wait in self.waits():
+            if wait.n in self.resolved:
+                continue
+            _, why = self.value_of(wait)
+            later = [e for e in events if e.get("event") == "op" and int(e.get("n", 0)) > wait.n]
+            if why is not None and not any(e.get("kind") == "sleep" for e in later):
+                return f"{wait.label} (operation {wait.n} of the handler), and nothing resolves it: {why}"
+        return None
+
+    def _held(self) -> bool:
+        if self.hold_at is None or self._released_at is not None:
+            return False
+        # A journal only grows: once it held the point's entries, the wait is held until the release.
+        self._holding = self._holding or self.journal_length() >= self.hold_at
+        return self._holding
+
+    def _loop(self) -> None:
+        while not self._stop.wait(_POLL):
+            waits = self.waits()
+            for wait in waits:
+                if wait.n in self.resolved:
+                    continue
+                since = max(wait.at, self._released_at or 0.0)
+                if time.time() < since + self.resolution.after or self._held():
+                    continue
+                value, why = self.value_of(wait)
+                if why is not None:
+                    continue
+                try:
+                    self._resolve(wait, value)
+                except PaidtwiceError as err:
+                    self.failure = f"{wait.label}, which the sweep could not resolve: {err}"
+                self.resolved[wait.n] = time.time()
+
+    def _resolve(self, wait: Wait, value: Any) -> None:
+        if wait.kind == "awakeable":
+            self.ingress.resolve_awakeable(wait.name, value)
+            return
+        handler = promise_resolvers(self.step_log, self.served_as)[wait.name]
+        self.ingress.send(self.served_as, handler, value, key=self.key)

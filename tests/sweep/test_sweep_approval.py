@@ -1,0 +1,157 @@
+"""Human in the loop swept: a handler waiting on an awakeable (alone, or raced against a timeout) and a
+Workflow waiting on a promise its shared handler resolves. The sweep resolves each, so the clean run completes
+and "waiting for the approval" is a crash point of its own; a handler waiting on what nothing resolves ends
+at once with one line saying what it waits for."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from paidtwice.lab import Lab
+from paidtwice.lab._approvals import Resolution
+from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
+from paidtwice.lab._watch import epoch
+from paidtwice.stub._turns import ScriptFileError, load_script_file
+
+AGENT = Path(__file__).resolve().parent / "approval_agent"
+QUICK = Resolution(after=0.0)
+"""No delay: a resolution given before a point's kill would reach the journal first (the kill not landing
+where the point says)."""
+
+
+def _target(service: str, handler: str, mode: str, resolution: Resolution = QUICK) -> SweepTarget:
+    return SweepTarget(
+        "agent:app", service, handler, "refund order 42", mode=mode, cwd=str(AGENT), resolution=resolution
+    )
+
+
+@pytest.fixture(scope="module")
+def matrices(lab: Lab) -> dict[str, SweepMatrix]:
+    targets = [
+        _target("Approval", "refund", "awakeable"),
+        _target("Approval", "refund_naive", "awakeable naive"),
+        _target("Approval", "refund_by_noon", "raced"),
+        _target("Approval", "refund_by_noon", "raced, never resolved", Resolution(never=True)),
+        _target("Review", "run", "promise"),
+    ]
+    script = load_script_file(AGENT / "script.toml", "steady")
+    return {m.mode: m for m in sweep_targets(lab, targets=targets, scripts=[("steady", script)])}
+
+
+def _waiting(matrix: SweepMatrix) -> list[str]:
+    return [p.crash_point for p in matrix.points if p.kind == "waiting"]
+
+
+@pytest.mark.parametrize("mode", ["awakeable", "raced", "promise"])
+def test_the_approval_is_resolved_and_waiting_for_it_is_a_crash_point(
+    matrices: dict[str, SweepMatrix], mode: str
+) -> None:
+    matrix = matrices[mode]
+    # The value is one valid against the awakeable's (the promise's) type: a Decision, approved or not.
+    assert matrix.clean.answer is not None
+    assert json.loads(matrix.clean.answer).startswith("refund drafted ("), matrix.clean.answer
+    assert "no answer in time" not in matrix.clean.answer
+    assert len(_waiting(matrix)) == 1, [p.crash_point for p in matrix.points]
+    for point in matrix.points:
+        assert point.confirmed, (point.crash_point, point.journal_at_kill)
+        assert point.status == "completed" and point.answer_matches, (point.crash_point, point.answer)
+        # Journaled before the approval: no kill pays the model again (--check exits 0).
+        assert not point.pays_twice, point.crash_point
+    waiting = next(p for p in matrix.points if p.kind == "waiting")
+    # The kill landed while the handler waited: the approval was resolved, and journaled, after it.
+    [resolved] = [e for e in waiting.journal if e.type.startswith("Notification") and e.index > 2]
+    assert waiting.started_at is not None and waiting.killed_at is not None
+    assert (epoch(resolved.appended_at) or 0.0) > waiting.started_at + waiting.killed_at, waiting.journal
+
+
+def test_the_naive_twin_pays_its_model_call_again_when_killed_waiting(
+    matrices: dict[str, SweepMatrix],
+) -> None:
+    matrix = matrices["awakeable naive"]
+    waiting = next(p for p in matrix.points if p.kind == "waiting")
+    assert waiting.confirmed and waiting.status == "completed" and waiting.answer_matches
+    # Its draft came back outside the journal before the wait: the replay asks the model again (--check: 1).
+    assert waiting.pays_twice and waiting.answers_asked_again == 1 and waiting.extra_model_calls == 1
+
+
+def test_a_timeout_raced_against_the_approval_is_swept_both_ways(matrices: dict[str, SweepMatrix]) -> None:
+    never = matrices["raced, never resolved"]
+    assert never.clean.answer is not None and "no answer in time" in never.clean.answer
+    # Nothing resolves it: the timer wins, and waiting for it is the durable pause.
+    assert [p.kind for p in never.points].count("pause") == 1
+    assert not _waiting(never)
+    for point in never.points:
+        assert point.confirmed and point.answer_matches and not point.pays_twice, point.crash_point
+
+
+def _sweep_cli(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "paidtwice", "sweep", "--app", "agent:app", "--app-dir", str(AGENT),
+         "--script", str(AGENT / "script.toml"), "--variation", "steady", "--input", '"refund order 42"',
+         "--restart-delay", "0.2", *args],
+        capture_output=True, text=True, timeout=timeout, env=env,
+    )  # fmt: skip
+
+
+def test_a_handler_waiting_on_what_nothing_resolves_ends_at_once_with_one_line(tmp_path: Path) -> None:
+    started = time.monotonic()
+    done = _sweep_cli(
+        "--service",
+        "Approval",
+        "--handler",
+        "refund_untyped",
+        "--json",
+        str(tmp_path / "s.json"),
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("answers:")]
+    problem = [line for line in lines if "waits for" in line]
+    assert len(problem) == 1, done.stderr
+    assert "awakeable sign_" in problem[0] and "--resolve JSON" in problem[0], problem
+    assert "not one waiting" not in done.stderr and "Traceback" not in done.stderr
+    # Ended on its own, not on the settle timeout (180 s).
+    assert time.monotonic() - started < 150
+
+
+def test_check_exits_1_on_the_naive_twin_and_names_the_repaid_call(tmp_path: Path) -> None:
+    done = _sweep_cli(
+        "--service",
+        "Approval",
+        "--handler",
+        "refund_naive",
+        "--check",
+        "--json",
+        str(tmp_path / "s.json"),
+        timeout=600,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "paid twice" in done.stderr
+    assert "waiting for the awakeable" in done.stdout
+
+
+def test_a_bad_resolve_is_one_line_before_anything_starts(tmp_path: Path) -> None:
+    done = _sweep_cli("--service", "Approval", "--handler", "refund", "--resolve", "{yes", timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--resolve is neither JSON nor 'never'" in done.stderr.strip().splitlines()[-1]
+
+
+def test_awakeable_values_are_read_from_the_script_file(tmp_path: Path) -> None:
+    path = tmp_path / "script.toml"
+    path.write_text(
+        '[[turn]]\ntext = "ok"\n\n[[awakeable]]\nvalue = { approved = false, reviewer = "bo" }\n\n'
+        "[[awakeable]]\nvalue = true\n"
+    )
+    script = load_script_file(path, "steady")
+    assert [json.loads(v) for v in script.awakeables] == [{"approved": False, "reviewer": "bo"}, True]
+    path.write_text('[[turn]]\ntext = "ok"\n\n[[awakeable]]\nanswer = 1\n')
+    with pytest.raises(ScriptFileError, match=r"\[\[awakeable\]\] is a table with one key, `value`"):
+        load_script_file(path, "steady")
