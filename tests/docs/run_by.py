@@ -96,4 +96,7 @@ RUN_BY: dict[str, str] = {
     "paidtwice lab up --app payment_agent:app --app-dir tests/watch --script tests/watch/checkout.toml --variation changed --info lab.json": (
         "tests/watch/test_watch.py::test_the_live_watch_serves_it_by_service_and_ran_the_hook_once"
     ),
+    "paidtwice sweep --app agent:app --service Approval --handler refund --input '\"refund order 42\"' --script tests/sweep/approval_agent/script.toml --app-dir tests/sweep/approval_agent --check": (
+        "tests/sweep/test_sweep_approval.py::test_check_exits_1_on_the_naive_twin_and_names_the_repaid_call"
+    ),
 }
