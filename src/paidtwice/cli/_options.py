@@ -27,6 +27,7 @@ __all__ = [
     "app_dir_option",
     "check_outputs",
     "cluster_option",
+    "cmd_dir_option",
     "default_json",
     "echo_err",
     "handler_option",
@@ -37,6 +38,7 @@ __all__ = [
     "open_lab",
     "output_width",
     "parse_input",
+    "port_env_option",
     "price_model_option",
     "results_dir_option",
     "save_journals_option",
@@ -151,6 +153,16 @@ def output_width(wide: bool) -> int | None:
 
 
 service_option = click.option("--service", metavar="NAME", help="With --app: the service to call.")
+port_env_option = click.option(
+    "--port-env", default="PORT", show_default=True, metavar="VAR", help="With --cmd: the port's variable."
+)
+cmd_dir_option = click.option(
+    "--cwd",
+    "cmd_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="With --cmd: the directory the command runs in (default: the current one).",
+)
 handler_option = click.option("--handler", metavar="NAME", help="With --app: the handler to call.")
 input_option = click.option(
     "--input", "input_json", metavar="JSON", default="null", help="With --app: the handler's input."

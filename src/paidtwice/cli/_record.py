@@ -10,10 +10,12 @@ from paidtwice._bad_input import BadInput
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (
     app_dir_option,
+    cmd_dir_option,
     echo_err,
     handler_option,
     input_option,
     parse_input,
+    port_env_option,
     service_option,
     writable,
 )
@@ -25,16 +27,8 @@ __all__ = ["record"]
 @click.command("record")
 @click.option("--app", metavar="MODULE:APP", help="Your Restate app, served by paidtwice's host.")
 @click.option("--cmd", "command", metavar="CMD", help="Or a deployment in any language started by CMD.")
-@click.option(
-    "--port-env", default="PORT", show_default=True, metavar="VAR", help="With --cmd: the port's variable."
-)
-@click.option(
-    "--cwd",
-    "cmd_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="With --cmd: the directory the command runs in (default: the current one).",
-)
+@port_env_option
+@cmd_dir_option
 @service_option
 @handler_option
 @input_option

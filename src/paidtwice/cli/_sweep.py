@@ -21,6 +21,7 @@ from paidtwice.cli._options import (
     app_dir_option,
     check_outputs,
     cluster_option,
+    cmd_dir_option,
     default_json,
     echo_err,
     html_option,
@@ -29,6 +30,7 @@ from paidtwice.cli._options import (
     model_latency_option,
     output_width,
     parse_input,
+    port_env_option,
     price_model_option,
     results_dir_option,
     service_option,
@@ -122,16 +124,8 @@ __all__ = ["sweep"]
     help="Sweep a deployment in any language started by this shell command (e.g. 'node agent.ts'), told its "
     "port in $PORT (see --port-env), the stub in OPENAI_BASE_URL/ANTHROPIC_BASE_URL, Node 22 first on PATH.",
 )
-@click.option(
-    "--port-env", default="PORT", show_default=True, metavar="VAR", help="With --cmd: the port's variable."
-)
-@click.option(
-    "--cwd",
-    "cmd_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="With --cmd: the directory the command runs in (default: the current one).",
-)
+@port_env_option
+@cmd_dir_option
 @service_option
 @click.option(
     "--handler",
