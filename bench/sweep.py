@@ -31,46 +31,43 @@ from paidtwice.lab._runner import QUESTION
 from paidtwice.lab._sweep import (
     PointResult,
     SweepMatrix,
-    SweepTarget,
     deck_scripts,
-    deck_target,
     sweep,
     sweep_targets,
 )
 from paidtwice.stub._scripts import Script
 from paidtwice.stub._turns import load_script_file
+from paidtwice.targets import CommandTarget, DeckTarget, Target
 
 TS_AGENT = Path(__file__).resolve().parent.parent / "examples" / "ts_agent"
 PATHS = ("python", "python-cmd", "ts")
 
 
-def _targets(path: str, modes: list[str]) -> list[SweepTarget]:
+def _targets(path: str, modes: list[str]) -> list[Target]:
     if path == "python":
-        return [deck_target(mode) for mode in modes]
+        return [DeckTarget(mode) for mode in modes]
     if path == "python-cmd":
         host = f"{sys.executable} -m paidtwice.agent.host paidtwice.agent.weather:app --port $PORT"
         return [
-            SweepTarget(
-                "",
+            CommandTarget(
+                f"PAIDTWICE_AGENT_MODE={mode} PAIDTWICE_PAUSE_S=5 {host}",
                 "Agent",
                 "run",
                 QUESTION,
                 mode=mode,
                 # As deck_target: the deck's agent, its 5 s pause, settled by its own retry policy.
-                command=f"PAIDTWICE_AGENT_MODE={mode} PAIDTWICE_PAUSE_S=5 {host}",
                 stuck_after=None,
             )
             for mode in modes
         ]
     return [
-        SweepTarget(
-            "",
+        CommandTarget(
+            f"AGENT_MODE={mode} node agent.ts",
             "Agent",
             "run",
             QUESTION,
             mode=mode,
             cwd=str(TS_AGENT),
-            command=f"AGENT_MODE={mode} node agent.ts",
         )
         for mode in modes
     ]

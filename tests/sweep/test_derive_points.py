@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from paidtwice.lab._records import CrashPoint
-from paidtwice.lab._timeline import StepEvent, derive_points
+from paidtwice.targets._timeline import StepEvent, derive_points
 
 
 def timeline(*rows: tuple[Any, ...]) -> list[StepEvent]:

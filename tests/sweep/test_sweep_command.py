@@ -14,18 +14,17 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._command import command_label
 from paidtwice.lab._runner import QUESTION
 from paidtwice.lab._sweep import (
     PointResult,
     SweepMatrix,
-    SweepTarget,
     deck_scripts,
-    deck_target,
     sweep_targets,
 )
 from paidtwice.report._text import format_crash_cost, format_sweep
 from paidtwice.stub._turns import load_script_file
+from paidtwice.targets import CommandTarget, DeckTarget
+from paidtwice.targets._command import command_label
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "ts_agent"
@@ -35,14 +34,13 @@ SCRIPT = EXAMPLE / "script.toml"
 @pytest.fixture(scope="module")
 def matrices(lab: Lab) -> dict[tuple[str, str], SweepMatrix]:
     targets = [
-        SweepTarget(
-            "",
-            "Agent",
-            "run",
-            QUESTION,
+        CommandTarget(
+            command=f"AGENT_MODE={mode} node agent.ts",
+            service="Agent",
+            handler="run",
+            input=QUESTION,
             mode=mode,
             cwd=str(EXAMPLE),
-            command=f"AGENT_MODE={mode} node agent.ts",
         )
         for mode in ("naive", "journaled")
     ]
@@ -197,9 +195,9 @@ def test_the_deck_agent_through_cmd_measures_what_its_own_path_does(lab: Lab) ->
         f"PAIDTWICE_AGENT_MODE=naive PAIDTWICE_PAUSE_S=5 {sys.executable} -m paidtwice.agent.host "
         "paidtwice.agent.weather:app --port $PORT"
     )
-    by_cmd = SweepTarget("", "Agent", "run", QUESTION, mode="cmd", command=command, stuck_after=None)
+    by_cmd = CommandTarget(command, "Agent", "run", QUESTION, mode="cmd", stuck_after=None)
     done = sweep_targets(
-        lab, targets=[by_cmd, deck_target("naive")], scripts=deck_scripts(["steady"]), parallel=8
+        lab, targets=[by_cmd, DeckTarget("naive")], scripts=deck_scripts(["steady"]), parallel=8
     )
     wire, own = ({p.crash_point: p for p in m.points} for m in done)
     common = set(wire) & set(own)

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import PointResult, SweepMatrix, SweepTarget, sweep_targets
+from paidtwice.lab._sweep import PointResult, SweepMatrix, sweep_targets
 from paidtwice.report._text import format_sweep
 from paidtwice.stub import Script
 from paidtwice.stub._turns import ScriptFileError, load_script_file
+from paidtwice.targets import AppTarget
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -24,9 +25,9 @@ AGENTS = {
 FORMS = {"journaled": "run", "naive": "run_naive"}
 
 
-def target(agent: str, form: str) -> SweepTarget:
+def target(agent: str, form: str) -> AppTarget:
     directory, service, question = AGENTS[agent]
-    return SweepTarget(
+    return AppTarget(
         "agent:app",
         service,
         FORMS[form],
@@ -206,9 +207,7 @@ def orchestrator(lab: Lab) -> dict[tuple[str, str], SweepMatrix]:
     """An orchestrator whose three workers one `[[turn]]` answers: journaled with the workers at once, and
     outside the journal one worker after the other; `steady` and `changed`."""
     targets = [
-        SweepTarget(
-            "agent:app", "Orchestrator", handler, "A launch note.", mode=handler, cwd=str(ORCHESTRATOR)
-        )
+        AppTarget("agent:app", "Orchestrator", handler, "A launch note.", mode=handler, cwd=str(ORCHESTRATOR))
         for handler in ("run", "run_in_turn")
     ]
     scripts = [(v, load_script_file(ORCHESTRATOR / "script.toml", v)) for v in ("steady", "changed")]

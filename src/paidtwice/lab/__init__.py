@@ -1,5 +1,8 @@
 """The lab: experiment rows as data, faults, the runner and its records."""
 
+import importlib as _importlib
+import typing as _typing
+
 from paidtwice._exceptions import LabCancelled
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, Bill, bill, check_price_model, extra_calls
 from paidtwice.lab._experiments import (
@@ -51,23 +54,45 @@ from paidtwice.lab._records import (
 from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
 from paidtwice.lab._rows import run_rows
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._soak import (
-    KillSnapshot,
-    NodeKillLine,
-    PeakMemory,
-    SoakInterrupted,
-    SoakProgress,
-    SoakRecord,
-    check_soak,
-    soak,
-    soak_target,
-    soak_timeout,
-    write_soak,
-)
-from paidtwice.lab._sweep import check_app, sweep, sweep_targets, write_sweep
-from paidtwice.lab._sweep_runs import SweepTarget, deck_target
-from paidtwice.lab._timeline import derive_points
 from paidtwice.lab._walks import run_walk
+
+if _typing.TYPE_CHECKING:
+    from paidtwice.lab._soak import (
+        KillSnapshot,
+        NodeKillLine,
+        PeakMemory,
+        SoakInterrupted,
+        SoakProgress,
+        SoakRecord,
+        check_soak,
+        soak,
+        soak_target,
+        soak_timeout,
+        write_soak,
+    )
+    from paidtwice.lab._sweep import sweep, sweep_targets, write_sweep
+
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "KillSnapshot",
+            "NodeKillLine",
+            "PeakMemory",
+            "SoakInterrupted",
+            "SoakProgress",
+            "SoakRecord",
+            "check_soak",
+            "soak",
+            "soak_target",
+            "soak_timeout",
+            "write_soak",
+        ),
+        "paidtwice.lab._soak",
+    ),
+    **dict.fromkeys(("sweep", "sweep_targets", "write_sweep"), "paidtwice.lab._sweep"),
+}
+"""The sweep's and the soak's names, imported when first used: they run targets (`paidtwice.targets`),
+which are built on the lab's records and runner."""
 
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
@@ -121,17 +146,13 @@ __all__ = [
     "SoakProgress",
     "SoakRecord",
     "SweepMatrix",
-    "SweepTarget",
     "ToolLogLine",
     "Walk",
     "WayOut",
     "apply_way",
     "bill",
-    "check_app",
     "check_price_model",
     "check_soak",
-    "deck_target",
-    "derive_points",
     "experiment_by_name",
     "explain",
     "extra_calls",
@@ -150,3 +171,9 @@ __all__ = [
     "write_soak",
     "write_sweep",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name in _LAZY:
+        return getattr(_importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'paidtwice.lab' has no attribute {name!r}")

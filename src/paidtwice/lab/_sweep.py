@@ -15,10 +15,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,32 +23,24 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent._env import agent_env
 from paidtwice.lab._approvals import Resolution
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
-from paidtwice.lab._command import CommandAgent, check_command, command_label
-from paidtwice.lab._discovery import AppHandler, choose_handlers, discover, needs_input
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
-from paidtwice.lab._inputs import made_input
 from paidtwice.lab._records import CleanRun, CrashPoint, PointResult, SweepMatrix, tagged, to_jsonable
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._sweep_runs import SweepRun, SweepTarget, clean_run, deck_target, node_path, point_run
-from paidtwice.lab._timeline import derive_points
-from paidtwice.lab._watch import Watcher
-from paidtwice.lab._wire_timeline import wire_points
+from paidtwice.lab._sweep_runs import SweepRun, clean_run, point_run
+from paidtwice.lab._watch import Watcher, epoch
 from paidtwice.stub._auto import AUTO, DEFAULT_SEED, AutoBook, auto_script, script_for
 from paidtwice.stub._record import RecordingScript, recording_script
 from paidtwice.stub._scripts import Script, script_by_name
 from paidtwice.stub._turns import VARIATIONS, state_entries
+from paidtwice.targets import AppTarget, CommandTarget, DeckTarget, Target
 
 __all__ = [
     "CrashPoint",
     "PointResult",
     "SweepMatrix",
-    "SweepTarget",
-    "check_app",
     "deck_scripts",
-    "deck_target",
     "shard_of",
     "sweep",
     "sweep_targets",
@@ -62,14 +50,14 @@ __all__ = [
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 
-_Combo = tuple[SweepTarget, str, Script]
+_Combo = tuple[Target, str, Script]
 """One matrix of a sweep: the target, the script's name, the script."""
 
 
 def sweep_targets(
     lab: Lab,
     *,
-    targets: Sequence[SweepTarget],
+    targets: Sequence[Target],
     scripts: Sequence[tuple[str, Script]],
     restart_delay: float = DEFAULT_RESTART_DELAY,
     parallel: int = 16,
@@ -99,7 +87,7 @@ def sweep_targets(
             return clean_run(lab, stop, watcher, target, script, tag, model_latency)
 
         cleans = _all_or_stop(clean, list(enumerate(combos)), parallel=parallel, stop=stop)
-        jobs = [(i, point) for i, (record, run) in enumerate(cleans) for point in _plan(record, run)]
+        jobs = [(i, point) for i, (record, run) in enumerate(cleans) for point in _plan(run)]
         if shard is not None:
             jobs = shard_of(jobs, shard)
 
@@ -162,21 +150,15 @@ def _all_or_stop(
             raise
 
 
-def _plan(clean: CleanRun, run: SweepRun) -> list[CrashPoint]:
-    """The crash points of a clean run: from the host's step log, or for a command, from the wire."""
-    if isinstance(run.agent, CommandAgent):
-        return wire_points(
-            journal=run.journal(),
-            wire_log=run.agent.wire_log,
-            invocation_id=run.invocation_id,
-            steps=run.agent.steps(run.invocation_id),
-            calls=run.lane.model_calls(run.invocation_id),
-            tools=run.lane.tool_runs(run.invocation_id),
-        )
-    return derive_points(run.events(), clean.journal, run.tool_starts(), ended=run.output_at())
+def _plan(run: SweepRun) -> list[CrashPoint]:
+    """The crash points of a clean run, from what its target's trace shows (the host's step log, the wire)."""
+    journal = run.journal()
+    output = [e.appended_at for e in journal if e.type == "Command: Output"]
+    ended = epoch(output[0]) if output else None
+    return run.trace.points(run.invocation_id, journal, ended)
 
 
-def _tag(sweep_id: int, i: int, target: SweepTarget, script: str) -> str:
+def _tag(sweep_id: int, i: int, target: Target, script: str) -> str:
     """Names the i-th (target, script) of a sweep: its services, lanes and directories are its own, also
     when one sweep has several targets of one mode."""
     return f"s{sweep_id}_{i}_{target.mode}_{script}"
@@ -235,7 +217,7 @@ def sweep(
     come from a real model behind `upstream` (each call once, the key from the usual environment variable)
     and are written to `record` as a script file that later sweeps replay offline.
     A handler given no `input` whose input schema needs one gets a value made from its schema
-    (`paidtwice.lab._inputs`), derived from `seed`.
+    (`paidtwice.targets._inputs`), derived from `seed`.
 
     The awakeables and Workflow promises a handler waits for are answered as `resolution` says (by default,
     half a second after the handler waits, with the script's `[[awakeable]]` values or one valid against
@@ -256,17 +238,18 @@ def sweep(
             return recording
         return script_for(script, name, seed=seed, book=book)
 
+    # The deck's agent takes the stub's scripts by name; a user's, the script file's variations.
+    named = deck_scripts(scripts) if not users else [(name, answers(name)) for name in scripts]
+    targets: list[Target]
     if command is not None:
-        targets, named = _command_targets(
-            command, service, handler, input, answers, scripts, app_dir, port_env
-        )
+        targets = [CommandTarget.checked(command, service, handler, input, cwd=app_dir, port_env=port_env)]
     elif app is None:
-        targets, named = _deck_targets(modes, scripts)
+        targets = [*DeckTarget.each(modes)]
     else:
         if handler and not service:
             raise UsageError("a handler is named with its service: SERVICE/HANDLER, or service and handler")
         wanted = [*handlers, *([f"{service}/{handler or ''}".rstrip("/")] if service else [])]
-        targets, named = _app_targets(app, wanted, input, answers, scripts, app_dir, seed)
+        targets = [*AppTarget.discovered(app, wanted, input, app_dir=app_dir, seed=seed)]
     if model_latency < 0:
         raise UsageError(f"a model latency cannot be negative ({model_latency:g})")
     if key is not None:
@@ -338,14 +321,13 @@ def record_answers(
     answers to `record` as a script file; the number of calls recorded. Nothing is swept."""
     recording = _recording(upstream, record, own=True, auto=True, scripts=["steady"])
     assert recording is not None
+    targets: list[Target]
     if command is not None:
-        targets, _ = _command_targets(
-            command, service, handler, input, lambda name: recording, ["steady"], app_dir, port_env
-        )
+        targets = [CommandTarget.checked(command, service, handler, input, cwd=app_dir, port_env=port_env)]
     elif app is not None:
-        targets, _ = _app_targets(
-            app, [f"{service}/{handler}"], input, lambda name: recording, ["steady"], app_dir, DEFAULT_SEED
-        )
+        targets = [
+            *AppTarget.discovered(app, [f"{service}/{handler}"], input, app_dir=app_dir, seed=DEFAULT_SEED)
+        ]
     else:
         raise UsageError("record the answers of an app (--app) or a command (--cmd)")
     if key is not None:
@@ -366,119 +348,6 @@ def record_answers(
         with Lab(price_model=DEFAULT_PRICE_MODEL) as started:
             run(started)
     return recording.write(record)
-
-
-_Targets = tuple[list[SweepTarget], list[tuple[str, Script]]]
-"""What a sweep runs: its targets, and the scripts (name, script) each is swept under."""
-
-
-def _command_targets(
-    command: str,
-    service: str | None,
-    handler: str | None,
-    input: Any,
-    answers: Callable[[str], Script],
-    scripts: Sequence[str],
-    app_dir: str | Path | None,
-    port_env: str,
-) -> _Targets:
-    """A command's deployment, once it is seen to serve `service`/`handler`."""
-    if not service or not handler:
-        raise UsageError("sweeping a command needs its service and its handler")
-    where = Path(app_dir or ".").resolve()
-    if not where.is_dir():
-        raise UsageError(f"no directory {where}")
-    named: list[tuple[str, Script]] = [(name, answers(name)) for name in scripts]
-    check_dir = Path(tempfile.mkdtemp(prefix="paidtwice-check-"))
-    check_env = {**os.environ, **_command_env_for_check()}
-    check_command(command, service, handler, env=check_env, workdir=check_dir, port_env=port_env, cwd=where)
-    shutil.rmtree(check_dir, ignore_errors=True)  # kept only when the error names the log in it
-    targets = [
-        SweepTarget(
-            "",
-            service,
-            handler,
-            input,
-            mode=command_label(service, command),
-            cwd=str(where),
-            command=command,
-            port_env=port_env,
-        )
-    ]
-    return targets, named
-
-
-def _deck_targets(modes: Sequence[str], scripts: Sequence[str]) -> _Targets:
-    """The deck's agent in each mode, under the stub's named scripts."""
-    bad = [m for m in modes if m not in ("naive", "journaled")]
-    if bad or not modes:
-        raise UsageError(f"unknown mode {', '.join(bad) or '(none)'} (known: naive, journaled)")
-    return [deck_target(mode) for mode in modes], deck_scripts(scripts)
-
-
-def _app_targets(
-    app: str,
-    handlers: Sequence[str],
-    input: Any,
-    answers: Callable[[str], Script],
-    scripts: Sequence[str],
-    app_dir: str | Path | None,
-    seed: int,
-) -> _Targets:
-    """A user's app served by paidtwice's host: the `handlers` named (SERVICE/HANDLER or SERVICE), or every
-    handler its discovery manifest lists, once the app is seen to import and to serve them."""
-    cwd = str(Path(app_dir or ".").resolve())
-    if not Path(cwd).is_dir():
-        raise UsageError(f"no directory {app_dir} to import {app} from")
-    chosen, left_out = choose_handlers(discover(app, cwd=cwd), handlers, app=app)
-    for handler in left_out:
-        _note(
-            f"not swept: {handler.name}, a Workflow's shared handler, works beside the workflow's run "
-            f"(name it to sweep it alone: --handler {handler.name})"
-        )
-    # Named by what is swept: two handlers of one app (a journaled and a naive form) are two matrices, two
-    # heatmaps, never "app" twice.
-    targets = [
-        SweepTarget(app, h.service, h.handler, _input(h, input, seed), mode=h.name, cwd=cwd) for h in chosen
-    ]
-    return targets, [(name, answers(name)) for name in scripts]
-
-
-def _input(handler: AppHandler, given: Any, seed: int) -> Any:
-    """The input `handler` is called with: the one given, else (when its schema needs one) a value made
-    from its input schema (each point's record and the summary say which)."""
-    if given is not None or not needs_input(handler.input_schema):
-        return given
-    return made_input(handler.input_schema, handler=handler.name, seed=seed)
-
-
-def _note(line: str) -> None:
-    print(f"paidtwice: {line}", file=sys.stderr)
-
-
-def _command_env_for_check() -> dict[str, str]:
-    """A command's environment while it is only asked what it serves: no stub runs yet, nothing is sent."""
-    return {
-        **agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
-        **node_path(),
-    }
-
-
-def check_app(app: str, service: str, handler: str, *, cwd: str) -> str | None:
-    """Why the app cannot be swept (not importable, no such service or handler); None if it can."""
-    done = subprocess.run(
-        [sys.executable, "-m", "paidtwice.agent.host", app, "--check", f"{service}/{handler}"],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        # As in the sweep: the model's client is pointed at the stub (not started yet, nothing is sent).
-        env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
-        timeout=120,
-    )
-    if done.returncode == 0:
-        return None
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    return lines[-1].removeprefix("paidtwice: ") if lines else f"{app} cannot be loaded"
 
 
 def deck_scripts(names: Sequence[str]) -> list[tuple[str, Script]]:
