@@ -35,9 +35,10 @@ from paidtwice.lab._sweep import (
     sweep,
     sweep_targets,
 )
+from paidtwice.lab._sweep_options import Answers, KillPlan
 from paidtwice.stub._scripts import Script
 from paidtwice.stub._turns import load_script_file
-from paidtwice.targets import CommandTarget, DeckTarget, Target
+from paidtwice.targets import CommandTarget, DeckTarget, Target, TargetSpec
 
 TS_AGENT = Path(__file__).resolve().parent.parent / "examples" / "ts_agent"
 PATHS = ("python", "python-cmd", "ts")
@@ -120,7 +121,9 @@ def sweep_path(path: str, modes: list[str], scripts: list[str], parallel: int) -
         named = deck_scripts(scripts)
     with Lab(echo=lambda message: None) as lab:
         started = time.time()
-        matrices = sweep_targets(lab, targets=_targets(path, modes), scripts=named, parallel=parallel)
+        matrices = sweep_targets(
+            lab, kills=KillPlan(parallel=parallel), targets=_targets(path, modes), scripts=named
+        )
         wall = time.time() - started
     return report(path, matrices, wall, started, parallel)
 
@@ -128,7 +131,12 @@ def sweep_path(path: str, modes: list[str], scripts: list[str], parallel: int) -
 def serial(modes: list[str], scripts: list[str]) -> None:
     with Lab(echo=lambda message: None) as lab:
         started = time.monotonic()
-        matrices = sweep(modes=modes, scripts=scripts, lab=lab, parallel=1)
+        matrices = sweep(
+            TargetSpec(modes=tuple(modes)),
+            answers=Answers(variations=tuple(scripts)),
+            kills=KillPlan(parallel=1),
+            lab=lab,
+        )
         wall = time.monotonic() - started
     points = [p for m in matrices for p in m.points]
     longest = max(points, key=lambda p: p.wall_time)

@@ -6,7 +6,9 @@ with Lab() as lab:
     print(record.model_calls, [e.label() for e in record.journal])
 
 from paidtwice import sweep
-for matrix in sweep(modes=["journaled"], scripts=["steady"]):
+from paidtwice.lab import Answers
+from paidtwice.targets import TargetSpec
+for matrix in sweep(TargetSpec(modes=("journaled",)), answers=Answers(variations=("steady",))):
     print([(p.crash_point, p.extra_model_calls) for p in matrix.points])
 """
 

@@ -21,6 +21,7 @@ from paidtwice.lab._sweep import (
     deck_scripts,
     sweep_targets,
 )
+from paidtwice.lab._sweep_options import KillPlan
 from paidtwice.report._text import format_crash_cost, format_sweep
 from paidtwice.stub._turns import load_script_file
 from paidtwice.targets import CommandTarget, DeckTarget
@@ -46,7 +47,7 @@ def matrices(lab: Lab) -> dict[tuple[str, str], SweepMatrix]:
     ]
     scripts = [(name, load_script_file(SCRIPT, name)) for name in ("steady", "changed")]
     # 8 at a time: each point is a Node process of its own, on a machine the suite shares.
-    done = sweep_targets(lab, targets=targets, scripts=scripts, parallel=8)
+    done = sweep_targets(lab, kills=KillPlan(parallel=8), targets=targets, scripts=scripts)
     return {(m.mode, m.script): m for m in done}
 
 
@@ -197,7 +198,10 @@ def test_the_deck_agent_through_cmd_measures_what_its_own_path_does(lab: Lab) ->
     )
     by_cmd = CommandTarget(command, "Agent", "run", QUESTION, mode="cmd", stuck_after=None)
     done = sweep_targets(
-        lab, targets=[by_cmd, DeckTarget("naive")], scripts=deck_scripts(["steady"]), parallel=8
+        lab,
+        kills=KillPlan(parallel=8),
+        targets=[by_cmd, DeckTarget("naive")],
+        scripts=deck_scripts(["steady"]),
     )
     wire, own = ({p.crash_point: p for p in m.points} for m in done)
     common = set(wire) & set(own)

@@ -12,6 +12,7 @@ import pytest
 
 from paidtwice.lab import Lab
 from paidtwice.lab._sweep import SweepMatrix, sweep_targets
+from paidtwice.lab._sweep_options import KillPlan
 from paidtwice.stub._turns import load_script_file
 from paidtwice.targets import AppTarget, CommandTarget
 from paidtwice.testing import assert_pays_once
@@ -71,7 +72,7 @@ def matrices(lab: Lab) -> dict[str, SweepMatrix]:
     for prefix, path in SCRIPTS.items():
         targets = [target for mode, (target, _) in TARGETS.items() if mode.startswith(prefix)]
         script = load_script_file(path, "steady")
-        done += sweep_targets(lab, targets=targets, scripts=[("steady", script)], parallel=8)
+        done += sweep_targets(lab, kills=KillPlan(parallel=8), targets=targets, scripts=[("steady", script)])
     return {m.mode: m for m in done}
 
 

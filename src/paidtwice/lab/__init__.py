@@ -71,6 +71,7 @@ if _typing.TYPE_CHECKING:
         write_soak,
     )
     from paidtwice.lab._sweep import sweep, sweep_targets, write_sweep
+    from paidtwice.lab._sweep_options import Answers, KillPlan, ModelStub
 
 _LAZY = {
     **dict.fromkeys(
@@ -90,6 +91,7 @@ _LAZY = {
         "paidtwice.lab._soak",
     ),
     **dict.fromkeys(("sweep", "sweep_targets", "write_sweep"), "paidtwice.lab._sweep"),
+    **dict.fromkeys(("Answers", "KillPlan", "ModelStub"), "paidtwice.lab._sweep_options"),
 }
 """The sweep's and the soak's names, imported when first used: they run targets (`paidtwice.targets`),
 which are built on the lab's records and runner."""
@@ -106,6 +108,7 @@ __all__ = [
     "SCENARIOS",
     "WALKS",
     "AgentMode",
+    "Answers",
     "ApplyResult",
     "AttemptLine",
     "Backoff",
@@ -125,11 +128,13 @@ __all__ = [
     "Fault",
     "FaultKind",
     "InvocationStatus",
+    "KillPlan",
     "KillSnapshot",
     "Lab",
     "LabCancelled",
     "Mismatch",
     "ModelLogLine",
+    "ModelStub",
     "NodeKillLine",
     "NodeKillRecord",
     "PaidCallPrediction",

@@ -17,30 +17,33 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from paidtwice._exceptions import UsageError
-from paidtwice.lab._approvals import Resolution
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
-from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._records import CleanRun, CrashPoint, PointResult, SweepMatrix, tagged, to_jsonable
 from paidtwice.lab._runner import Lab
+from paidtwice.lab._sweep_options import Answers, KillPlan, ModelStub, Shard, shard_of
 from paidtwice.lab._sweep_runs import SweepRun, clean_run, point_run
 from paidtwice.lab._watch import Watcher, epoch
-from paidtwice.stub._auto import AUTO, DEFAULT_SEED, AutoBook, auto_script, script_for
-from paidtwice.stub._record import RecordingScript, recording_script
+from paidtwice.stub._auto import AutoBook
 from paidtwice.stub._scripts import Script, script_by_name
-from paidtwice.stub._turns import VARIATIONS, state_entries
-from paidtwice.targets import AppTarget, CommandTarget, DeckTarget, Target
+from paidtwice.targets import Target, TargetSpec
 
 __all__ = [
+    "Answers",
     "CrashPoint",
+    "KillPlan",
+    "ModelStub",
     "PointResult",
+    "Shard",
     "SweepMatrix",
+    "TargetSpec",
     "deck_scripts",
+    "record_answers",
     "shard_of",
     "sweep",
     "sweep_targets",
@@ -59,19 +62,20 @@ def sweep_targets(
     *,
     targets: Sequence[Target],
     scripts: Sequence[tuple[str, Script]],
-    restart_delay: float = DEFAULT_RESTART_DELAY,
-    parallel: int = 16,
+    kills: KillPlan = KillPlan(),
+    model: ModelStub = ModelStub(),
     on_point: Callable[[PointResult], None] | None = None,
-    model_latency: float = 0.0,
-    shard: Shard | None = None,
 ) -> list[SweepMatrix]:
     """Sweep every target under every script; one matrix per (target, script), points in time order.
-    With a `shard` (K, N), only the K-th of N shares of the crash points (every clean run is made, for
+    With `kills.shard` (K, N), only the K-th of N shares of the crash points (every clean run is made, for
     the points come from it); the N shards' points together are the whole sweep's.
 
-    Clean runs go first (concurrently); then every crash point of every matrix, `parallel` at a time, each
-    on an agent, lane and invocation of its own. `on_point` sees each result as soon as it is measured.
+    Clean runs go first (concurrently); then every crash point of every matrix, `kills.parallel` at a
+    time, each on an agent, lane and invocation of its own. `on_point` sees each result as soon as it is
+    measured. The calls are priced as `model.price_model` says, else as the lab's price model.
     """
+    priced = check_price_model(model.price_model) if model.price_model else lab.price_model
+    model = dataclasses.replace(model, price_model=priced)
     watcher = Watcher(lambda: lab.sql, lab.cancelled)
     lock = threading.Lock()
     started = time.time()
@@ -84,35 +88,27 @@ def sweep_targets(
         def clean(job: tuple[int, _Combo]) -> tuple[CleanRun, SweepRun]:
             i, (target, name, script) = job
             tag = f"{_tag(sweep_id, i, target, name)}_clean"
-            return clean_run(lab, stop, watcher, target, script, tag, model_latency)
+            return clean_run(lab, stop, watcher, target, script, tag, model)
 
-        cleans = _all_or_stop(clean, list(enumerate(combos)), parallel=parallel, stop=stop)
-        jobs = [(i, point) for i, (record, run) in enumerate(cleans) for point in _plan(run)]
-        if shard is not None:
-            jobs = shard_of(jobs, shard)
+        cleans = _all_or_stop(clean, list(enumerate(combos)), parallel=kills.parallel, stop=stop)
+        jobs = [(i, point) for i, (_, run) in enumerate(cleans) for point in _plan(run)]
+        if kills.shard is not None:
+            jobs = shard_of(jobs, kills.shard)
 
         def one(job: tuple[int, CrashPoint]) -> PointResult:
             i, point = job
             target, name, script = combos[i]
+            tag = f"{_tag(sweep_id, i, target, name)}_{point.order}"
+            clean = cleans[i][0]
             result = point_run(
-                lab,
-                stop,
-                watcher,
-                target,
-                script,
-                name,
-                cleans[i][0],
-                point,
-                tag=f"{_tag(sweep_id, i, target, name)}_{point.order}",
-                restart_delay=restart_delay,
-                model_latency=model_latency,
+                lab, stop, watcher, target, script, name, clean, point, tag=tag, kills=kills, model=model
             )
             if on_point is not None:
                 with lock:
                     on_point(result)
             return result
 
-        results = _all_or_stop(one, jobs, parallel=parallel, stop=stop)
+        results = _all_or_stop(one, jobs, parallel=kills.parallel, stop=stop)
     finally:
         watcher.stop()
     wall = round(time.time() - started, 3)
@@ -121,19 +117,6 @@ def sweep_targets(
         points = tuple(r for (j, _), r in zip(jobs, results, strict=True) if j == i)
         matrices.append(SweepMatrix(target.mode, name, cleans[i][0], points, wall))
     return matrices
-
-
-Shard = tuple[int, int]
-"""(K, N): the K-th (from 1) of N shares of a sweep's crash points."""
-
-
-def shard_of(jobs: Sequence[_T], shard: Shard) -> list[_T]:
-    """The K-th of N shares of `jobs`, dealt in turn (job n goes to shard n mod N + 1), so each shard gets
-    points of every handler and every moment, and the shares cover the jobs once."""
-    k, n = shard
-    if not 1 <= k <= n:
-        raise UsageError(f"no shard {k}/{n}: K is from 1 to N")
-    return [job for i, job in enumerate(jobs) if i % n == k - 1]
 
 
 def _all_or_stop(
@@ -165,179 +148,72 @@ def _tag(sweep_id: int, i: int, target: Target, script: str) -> str:
 
 
 def sweep(
+    what: TargetSpec = TargetSpec(),
     *,
-    app: str | None = None,
-    service: str | None = None,
-    handler: str | None = None,
-    handlers: Sequence[str] = (),
-    input: Any = None,
-    script: str | Path | None = None,
-    modes: Sequence[str] = ("naive", "journaled"),
-    scripts: Sequence[str] = VARIATIONS,
-    app_dir: str | Path | None = None,
-    restart_delay: float = DEFAULT_RESTART_DELAY,
-    parallel: int = 16,
+    answers: Answers = Answers(),
+    model: ModelStub = ModelStub(),
+    kills: KillPlan = KillPlan(),
     lab: Lab | None = None,
-    on_point: Callable[[PointResult], None] | None = None,
-    model_latency: float = 0.0,
-    price_model: str | None = None,
     cluster: int = 1,
-    command: str | None = None,
-    port_env: str = "PORT",
-    key: str | None = None,
-    shard: Shard | None = None,
-    seed: int = DEFAULT_SEED,
-    write_script: Path | None = None,
-    upstream: str | None = None,
-    record: Path | None = None,
-    state: Mapping[str, Any] | None = None,
-    resolution: Resolution | None = None,
+    on_point: Callable[[PointResult], None] | None = None,
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
-    Without `app`, the deck's agent is swept in each of `modes` under each of the stub's `scripts`. With
-    `app` ("MODULE:APP", that app object as given, or "MODULE", every service the module defines;
-    importable from `app_dir`), the user's own handlers are swept: `service`/`handler`, or those `handlers`
-    names (SERVICE/HANDLER, or SERVICE for all its handlers), or without either every handler the app's
-    discovery manifest lists; each called with `input`, its model answers read from the `script` file in
-    each variation named by `scripts`. A `lab`
-    can be shared; otherwise one is started (a restate-server, or a cluster of `cluster` nodes, and a stub)
-    and stopped before returning. With `command` (a shell command serving a Restate deployment in any
-    language, run in `app_dir`, told its port in `port_env`) instead of `app`, that deployment is swept
-    through a protocol proxy. A keyed service (Virtual Object, Workflow) is called with `key` (by default
-    `DEFAULT_KEY`), its state set to `state` (names and JSON values; by default the script file's `[state]`
-    table, if any) before the clean run and every point. `model_latency` makes the stub's model take that
-    many seconds per answer; `price_model` prices the calls (a shared lab's own price model otherwise).
-    `shard` (K, N) runs the K-th of N shares of the crash points. Bad input raises a `UsageError` before
-    anything starts.
+    `what` names the targets (`paidtwice.targets.TargetSpec`): by default the deck's agent in each of its
+    modes; a user's app (every handler its discovery manifest lists, or those named) or a command's
+    deployment in any language. Each is swept under each of `answers.variations`: the deck's agent under
+    the stub's scripts of those names; the user's code under the script file's variations, answers made
+    from each request (`auto`, the default, derived from `answers.seed`, written to `answers.write_script`
+    if given), or a real model's answers recorded once (`answers.upstream` into `answers.record`).
+    `model` sets the stub model's latency and price model; `kills` the restart delay, how many points run
+    at once and the shard. A `lab` can be shared (it is not changed); otherwise one is started (a
+    restate-server, or a cluster of `cluster` nodes, and a stub) and stopped before returning. `on_point`
+    sees each point's result as soon as it is measured. Bad input raises a `UsageError` before anything
+    starts.
 
-    An app or a command without a `script` (or with `script="auto"`) gets answers made from each request
-    (`paidtwice.stub._auto`), derived from `seed`; `write_script` then names the file they are written to,
-    in the script-file format, once the sweep is done. With `upstream` and `record`, the model's answers
-    come from a real model behind `upstream` (each call once, the key from the usual environment variable)
-    and are written to `record` as a script file that later sweeps replay offline.
-    A handler given no `input` whose input schema needs one gets a value made from its schema
-    (`paidtwice.targets._inputs`), derived from `seed`.
-
-    The awakeables and Workflow promises a handler waits for are answered as `resolution` says (by default,
-    half a second after the handler waits, with the script's `[[awakeable]]` values or one valid against
-    their type: `paidtwice.lab._approvals`).
+    Example: `sweep(TargetSpec(app="agent:app", app_dir="examples/agent"), kills=KillPlan(parallel=4))`.
     """
-    unknown = [name for name in scripts if name not in VARIATIONS]
-    if unknown or not scripts:
-        raise UsageError(f"unknown script {', '.join(unknown) or '(none)'} (known: {', '.join(VARIATIONS)})")
     book = AutoBook()
-    users = app is not None or command is not None
-    auto = users and (script is None or str(script) == AUTO)
-    if write_script is not None and not auto:
-        raise UsageError("--write-script writes auto answers: it goes with --app or --cmd and no script file")
-    recording = _recording(upstream, record, own=users, auto=auto, scripts=scripts)
-
-    def answers(name: str) -> Script:
-        if recording is not None:
-            return recording
-        return script_for(script, name, seed=seed, book=book)
-
-    # The deck's agent takes the stub's scripts by name; a user's, the script file's variations.
-    named = deck_scripts(scripts) if not users else [(name, answers(name)) for name in scripts]
-    targets: list[Target]
-    if command is not None:
-        targets = [CommandTarget.checked(command, service, handler, input, cwd=app_dir, port_env=port_env)]
-    elif app is None:
-        targets = [*DeckTarget.each(modes)]
-    else:
-        if handler and not service:
-            raise UsageError("a handler is named with its service: SERVICE/HANDLER, or service and handler")
-        wanted = [*handlers, *([f"{service}/{handler or ''}".rstrip("/")] if service else [])]
-        targets = [*AppTarget.discovered(app, wanted, input, app_dir=app_dir, seed=seed)]
-    if model_latency < 0:
-        raise UsageError(f"a model latency cannot be negative ({model_latency:g})")
-    if key is not None:
-        targets = [dataclasses.replace(target, key=key) for target in targets]
-    if state is not None:
-        entries = state_entries(state, "the state")
-        targets = [dataclasses.replace(target, state=entries) for target in targets]
-    if resolution is not None:
-        targets = [dataclasses.replace(target, resolution=resolution) for target in targets]
+    scripts, recording = answers.scripts(own=what.own, book=book)
+    targets = what.build(seed=answers.seed)
+    model.check()
 
     def run(on: Lab) -> list[SweepMatrix]:
         return sweep_targets(
-            on,
-            targets=targets,
-            scripts=named,
-            restart_delay=restart_delay,
-            parallel=parallel,
-            on_point=on_point,
-            model_latency=model_latency,
-            shard=shard,
+            on, targets=targets, scripts=scripts, kills=kills, model=model, on_point=on_point
         )
 
     if lab is not None:
-        if price_model is not None:
-            lab.price_model = check_price_model(price_model)
         matrices = run(lab)
     else:
-        with Lab(price_model=price_model or DEFAULT_PRICE_MODEL, cluster=cluster) as own:
+        with Lab(price_model=model.price_model or DEFAULT_PRICE_MODEL, cluster=cluster) as own:
             matrices = run(own)
-    if write_script is not None:
-        auto_script("steady", seed=seed, book=book).write(write_script)
-    if recording is not None and record is not None:
-        recording.write(record)
+    answers.write(book, recording)
     return matrices
 
 
-def _recording(
-    upstream: str | None, record: Path | None, *, own: bool, auto: bool, scripts: Sequence[str]
-) -> RecordingScript | None:
-    """The recording script of a sweep that records (`upstream` and `record` given); None otherwise."""
-    if upstream is None and record is None:
-        return None
-    if upstream is None or record is None:
-        raise UsageError("recording needs both the file (--record FILE) and the model (--upstream URL)")
-    if not own or not auto:
-        raise UsageError("recording answers goes with --app or --cmd and no --script")
-    if list(scripts) != ["steady"]:
-        raise UsageError("a recording answers each call as the model did: sweep it with --variation steady")
-    if not upstream.startswith(("http://", "https://")):
-        raise UsageError(f"--upstream {upstream!r} is not an http(s) URL")
-    return recording_script(upstream)
-
-
-def record_answers(
-    *,
-    app: str | None = None,
-    command: str | None = None,
-    service: str,
-    handler: str,
-    input: Any = None,
-    upstream: str,
-    record: Path,
-    app_dir: str | Path | None = None,
-    port_env: str = "PORT",
-    key: str | None = None,
-    lab: Lab | None = None,
-) -> int:
-    """Run the handler once, its model calls answered by the real model behind `upstream`, and write the
-    answers to `record` as a script file; the number of calls recorded. Nothing is swept."""
-    recording = _recording(upstream, record, own=True, auto=True, scripts=["steady"])
-    assert recording is not None
-    targets: list[Target]
-    if command is not None:
-        targets = [CommandTarget.checked(command, service, handler, input, cwd=app_dir, port_env=port_env)]
-    elif app is not None:
-        targets = [
-            *AppTarget.discovered(app, [f"{service}/{handler}"], input, app_dir=app_dir, seed=DEFAULT_SEED)
-        ]
-    else:
+def record_answers(what: TargetSpec, *, upstream: str, record: Path, lab: Lab | None = None) -> int:
+    """Run the handler `what` names once, its model calls answered by the real model behind `upstream`, and
+    write the answers to `record` as a script file; the number of calls recorded. Nothing is swept."""
+    answers = Answers(variations=("steady",), upstream=upstream, record=record)
+    if not what.own:
         raise UsageError("record the answers of an app (--app) or a command (--cmd)")
-    if key is not None:
-        targets = [dataclasses.replace(target, key=key) for target in targets]
+    recording = answers.recording(own=True, auto=True)
+    assert recording is not None
+    targets = what.build(seed=answers.seed)
 
     def run(on: Lab) -> None:
         watcher = Watcher(lambda: on.sql, on.cancelled)
         try:
+            tag = f"s{on.next_id()}_0_record_clean"
             clean_run(
-                on, threading.Event(), watcher, targets[0], recording, f"s{on.next_id()}_0_record_clean"
+                on,
+                threading.Event(),
+                watcher,
+                targets[0],
+                recording,
+                tag,
+                ModelStub(price_model=on.price_model),
             )
         finally:
             watcher.stop()

@@ -25,6 +25,7 @@ from paidtwice.lab._approvals import Resolver
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._records import CleanRun, CrashPoint, PointResult
 from paidtwice.lab._runner import Lab, attempt_log_of, model_log_of, renamed_service, tool_log_of
+from paidtwice.lab._sweep_options import KillPlan, ModelStub
 from paidtwice.lab._watch import AttemptWatch, Watcher, epoch, mismatches_of, settled, wait_for
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Hold, Script
@@ -63,7 +64,7 @@ class SweepRun:
         *,
         tag: str,
         gate: str | None,
-        model_latency: float = 0.0,
+        model: ModelStub = ModelStub(),
         hold: int | None = None,
         hold_at: int | None = None,
     ) -> None:
@@ -73,7 +74,9 @@ class SweepRun:
         safe = re.sub(r"[^A-Za-z0-9]", "_", tag)
         self.service = renamed_service(target.service, tag)
         self.lane: Lane = lab.stub.open_lane(script, name=f"sweep-{safe.lower()}")
-        self.lane.latency = model_latency
+        self.lane.latency = model.latency
+        self.price_model = model.price_model or lab.price_model
+        """What the run's calls are priced as."""
         workdir = lab.workdir / "sweep" / safe
         workdir.mkdir(parents=True, exist_ok=True)
         self.step_log = workdir / "steps.jsonl"
@@ -196,10 +199,10 @@ def clean_run(
     target: Target,
     script: Script,
     tag: str,
-    model_latency: float = 0.0,
+    model: ModelStub = ModelStub(),
 ) -> tuple[CleanRun, SweepRun]:
     """Run the target once without a crash; the run's record, and the run (its logs plan the points)."""
-    run = SweepRun(lab, target, script, tag=tag, gate=None, model_latency=model_latency)
+    run = SweepRun(lab, target, script, tag=tag, gate=None, model=model)
     with run.agent:
         run.start()
         watch = watcher.watch(run.invocation_id)
@@ -210,7 +213,7 @@ def clean_run(
             watcher.forget(run.invocation_id)
         status = _check_clean(lab, run, target, watch)
         calls = run.lane.model_calls()
-        paid = bill(calls, lab.price_model)
+        paid = bill(calls, run.price_model)
         in_steps = run.trace.calls_in_steps(run.invocation_id)
         clean = CleanRun(
             status=status,
@@ -346,8 +349,8 @@ def point_run(
     point: CrashPoint,
     *,
     tag: str,
-    restart_delay: float,
-    model_latency: float = 0.0,
+    kills: KillPlan = KillPlan(),
+    model: ModelStub = ModelStub(),
 ) -> PointResult:
     """Run the target to the point's moment, kill it there, restart it and measure what the replay paid."""
     started = time.time()
@@ -357,7 +360,7 @@ def point_run(
         _holding(script, point),
         tag=tag,
         gate=point.gate,
-        model_latency=model_latency,
+        model=model,
         hold=point.hold_entries,
         hold_at=point.journal_entries,
     )
@@ -366,7 +369,7 @@ def point_run(
         watch = watcher.watch(invocation_id)
         try:
             _wait_for_moment(lab, stop, run, point)
-            kill_at, up_at = _kill_and_restart(lab, stop, run, restart_delay)
+            kill_at, up_at = _kill_and_restart(lab, stop, run, kills.restart_delay)
             run.resolver.release()  # the approval comes once the agent is back, as it would after a crash
             _wait(
                 lab,
@@ -577,14 +580,41 @@ def _measure(
     agent_attempts = run.agent.attempts(run.invocation_id)
     unanswered = _unanswered(run.lane)
     status = _final_status(lab, run, row, agent_attempts, unanswered)
+    seen = _Seen(status, journal, journal_at_kill, agent_attempts, watch.count(agent_attempts), unanswered)
+    return _point_result(run, script_name, clean, point, kill, seen)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the server and the agent's log said of a point's run, once it settled."""
+
+    status: str
+    """The point's status (`_final_status`)."""
+    journal: tuple[JournalEntry, ...]
+    """The final journal."""
+    journal_at_kill: int
+    """Entries the journal held when the kill landed."""
+    attempts: list[AgentAttempt]
+    """The attempts that reached the agent."""
+    attempt_count: int
+    """Attempts in all, those that never reached the agent included."""
+    unanswered: tuple[str, ...]
+    """Calls no turn of the script answers."""
+
+
+def _point_result(
+    run: SweepRun, script_name: str, clean: CleanRun, point: CrashPoint, kill: _Kill, seen: _Seen
+) -> PointResult:
+    """The point's record: what its run paid against the clean run, and what it saw on the way."""
+    status, journal, journal_at_kill = seen.status, seen.journal, seen.journal_at_kill
+    agent_attempts, attempt_count, unanswered = seen.attempts, seen.attempt_count, seen.unanswered
     answer = run.answer(status)
     calls = run.lane.model_calls()
     tools = run.lane.tool_runs()
     at_kill = _calls_at_kill(calls, kill.at, clean)
     steps = run.steps()
-    attempt_count = watch.count(agent_attempts)
     not_placed = _not_placed(point, journal, journal_at_kill, at_kill.held)
-    paid = bill(calls, lab.price_model)
+    paid = bill(calls, run.price_model)
     service, handler, input = run.target.recorded_as()
     return PointResult(
         crash_point=point.name,
@@ -619,7 +649,7 @@ def _measure(
         killed_at=round(kill.at - kill.started, 3),
         down_time=round(kill.up_at - kill.at, 3),
         model_log=model_log_of(
-            calls, kill.started, price_model=lab.price_model, clean_turns=clean.model_turns
+            calls, kill.started, price_model=run.price_model, clean_turns=clean.model_turns
         ),
         tool_log=tool_log_of(tools, kill.started),
         attempt_log=attempt_log_of(agent_attempts, attempt_count, status, kill.started),
@@ -627,7 +657,7 @@ def _measure(
         covers=point.covers,
         usage=paid.usage,
         cost_usd=paid.cost_usd,
-        extra_cost_usd=bill(extra_calls(calls, clean.model_turns), lab.price_model).cost_usd,
-        price_model=lab.price_model,
+        extra_cost_usd=bill(extra_calls(calls, clean.model_turns), run.price_model).cost_usd,
+        price_model=run.price_model,
         prices_as_of=PRICES_AS_OF,
     )

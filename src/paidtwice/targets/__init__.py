@@ -6,7 +6,8 @@ Three kinds, one protocol (`Target`, in `_target`):
     AppTarget       a user's Python app, MODULE:APP or MODULE       served by paidtwice's host   (_host)
     CommandTarget   a deployment in any language, `--cmd CMD`       behind a protocol proxy      (_deployment)
 
-The sweep, the soak and the pytest helpers take a target and never ask which kind it is.
+The sweep, the soak and the pytest helpers take a target and never ask which kind it is. A `TargetSpec` is
+the targets as a user names them (an app, a command, the deck's modes), built into checked targets once.
 
 Adding a kind (a deployment already running somewhere, say) is one new class, a frozen dataclass that has:
 - the fields every target has: `mode`, `service`, `handler`, `input`, `env`, `key`, `state`, `resolution`,
@@ -29,6 +30,7 @@ from __future__ import annotations
 from paidtwice.targets._command import CommandAgent, WireStep, check_command, command_label, node_path
 from paidtwice.targets._deployment import CommandTarget, WireTrace
 from paidtwice.targets._host import AppTarget, DeckTarget, HostTrace, check_app
+from paidtwice.targets._spec import TargetSpec
 from paidtwice.targets._target import Agent, Launch, Resolution, Target, Trace
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "Launch",
     "Resolution",
     "Target",
+    "TargetSpec",
     "Trace",
     "WireStep",
     "WireTrace",
