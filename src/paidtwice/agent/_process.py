@@ -158,8 +158,16 @@ class LeasedAgent:
     `release(at)`/`wait_up` (listen again at `at`), `attempts` and `close`
     (`paidtwice.targets.Agent`)."""
 
-    _lease: PortLease
-    env: dict[str, str]
+    def __init__(self, *, env: Mapping[str, str], workdir: Path, cwd: Path | None) -> None:
+        self.env = dict(env)
+        """The environment every process of the agent is started with."""
+        self.workdir = workdir
+        """Directory for the agent's logs."""
+        self.cwd = cwd
+        """Directory the agent runs in."""
+        self._lease: PortLease = lease_port()
+        self.starts = 0
+        """How many processes have been started."""
 
     @property
     def port(self) -> int:
@@ -208,23 +216,17 @@ class AgentHost(LeasedAgent):
         cwd: Path | None = None,
         forkserver: ForkServer | None = None,
     ) -> None:
+        super().__init__(env=env, workdir=workdir, cwd=cwd)
         self.target = target
         """MODULE:APP served."""
-        self.env = dict(env)
-        self.workdir = workdir
-        """Directory for the agent's log and attempt log."""
         self.name = name
-        self.cwd = cwd
         self.forkserver = forkserver
         """Fork each process from it; without one, each process is a new interpreter."""
-        self._lease: PortLease = lease_port()
         self._process: Process | None = None
         self._ready: Path | None = None
         """Ready file of the serving process."""
         self._pending: list[tuple[Process, Path]] = []
         """Processes loading (or loaded) but not serving yet, oldest first, with their ready files."""
-        self.starts = 0
-        """How many processes have been started on this port."""
 
     @property
     def attempt_log(self) -> Path:

@@ -107,19 +107,15 @@ class CommandAgent(LeasedAgent):
         port_env: str = "PORT",
         cwd: Path | None = None,
     ) -> None:
+        super().__init__(env=env, workdir=workdir, cwd=cwd)
         self.command = command
-        self.env = dict(env)
-        self.workdir = workdir
-        self.cwd = cwd
         self.port_env = port_env
         workdir.mkdir(parents=True, exist_ok=True)
-        self._lease: PortLease = lease_port()
         self._leases: list[PortLease] = [self._lease]
         """Every port a process of this agent was given; released on close (a lease is never reused)."""
         self.proxy = Proxy(target_port=self._lease.port, service=service, renamed=renamed, log=self.wire_log)
         self._process: Process | None = None
         self._start_at: float | None = None
-        self.starts = 0
         self._proxy_up = False
 
     @property
