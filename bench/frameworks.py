@@ -20,9 +20,9 @@ from _docs import load_average, markdown_table, write_table
 
 from paidtwice._words import count
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, sweep_targets
 from paidtwice.report._text import format_sweep
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
 from paidtwice.targets import AppTarget
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "frameworks"

@@ -28,16 +28,16 @@ from _docs import load_average, write_table
 
 from paidtwice.lab import Lab
 from paidtwice.lab._runner import QUESTION
-from paidtwice.lab._sweep import (
+from paidtwice.stub._scripts import Script
+from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._options import Answers, KillPlan
+from paidtwice.sweep._sweep import (
     PointResult,
     SweepMatrix,
     deck_scripts,
     sweep,
     sweep_targets,
 )
-from paidtwice.lab._sweep_options import Answers, KillPlan
-from paidtwice.stub._scripts import Script
-from paidtwice.stub._turns import load_script_file
 from paidtwice.targets import CommandTarget, DeckTarget, Target, TargetSpec
 
 TS_AGENT = Path(__file__).resolve().parent.parent / "examples" / "ts_agent"

@@ -22,11 +22,11 @@ from typing import Any
 
 from paidtwice._exceptions import AdminError
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import PointResult, sweep
-from paidtwice.lab._sweep_options import Answers
 from paidtwice.replay._journal import JournalFile, capture_journal, save_journal
 from paidtwice.replay._replayer import replay_script
 from paidtwice.stub._scripts import script_by_name
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import PointResult, sweep
 from paidtwice.targets import TargetSpec
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "corpus"

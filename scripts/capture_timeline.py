@@ -17,9 +17,9 @@ import threading
 from pathlib import Path
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import deck_scripts
-from paidtwice.lab._sweep_runs import clean_run
 from paidtwice.lab._watch import Watcher
+from paidtwice.sweep._runs import clean_run
+from paidtwice.sweep._sweep import deck_scripts
 from paidtwice.targets import DeckTarget
 
 TIMELINES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "timelines"

@@ -16,8 +16,8 @@ import pytest
 
 from paidtwice.lab import RunRecord, write_records
 from paidtwice.lab._records import RESULTS_FORMAT
-from paidtwice.lab._sweep import write_sweep
 from paidtwice.report import load_results
+from paidtwice.sweep._sweep import write_sweep
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DECK = FIXTURES / "results" / "deck.json"

@@ -30,11 +30,11 @@ import pytest
 
 from paidtwice._words import count
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._sweep import SweepMatrix, sweep
-from paidtwice.lab._sweep_options import Answers
 from paidtwice.replay._journal import JournalFile, journal_paths, load_journal
 from paidtwice.replay._replayer import Replayer, ReplayResult
 from paidtwice.stub._turns import VARIATIONS
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import SweepMatrix, sweep
 from paidtwice.targets import TargetSpec
 
 __all__ = ["assert_pays_once", "assert_replays", "paidtwice_lab", "sweep_app"]

@@ -19,8 +19,8 @@ import pytest
 
 from paidtwice.engine._ports import HOST, lease_port
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import sweep
-from paidtwice.lab._sweep_options import Answers
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import sweep
 from paidtwice.targets import TargetSpec
 
 ROOT = Path(__file__).resolve().parents[2]

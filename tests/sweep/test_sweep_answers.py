@@ -11,8 +11,8 @@ import pytest
 
 from paidtwice.lab import Lab
 from paidtwice.lab._records import SweepMatrix
-from paidtwice.lab._sweep import sweep_targets
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._sweep import sweep_targets
 from paidtwice.targets import AppTarget
 
 AGENT = Path(__file__).resolve().parent / "tools_agent"

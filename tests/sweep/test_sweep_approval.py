@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._approvals import Resolution
-from paidtwice.lab._sweep import SweepMatrix, sweep_targets
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._turns import ScriptFileError, load_script_file
+from paidtwice.sweep._approvals import Resolution
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
 from paidtwice.targets import AppTarget
 
 AGENT = Path(__file__).resolve().parent / "approval_agent"

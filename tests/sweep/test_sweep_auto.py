@@ -16,8 +16,8 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, sweep
-from paidtwice.lab._sweep_options import Answers
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import SweepMatrix, sweep
 from paidtwice.targets import TargetSpec
 from paidtwice.targets._inputs import input_schema, made_input
 from paidtwice.testing import assert_pays_once

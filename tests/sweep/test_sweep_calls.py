@@ -9,8 +9,8 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import sweep
-from paidtwice.lab._sweep_options import Answers
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import sweep
 from paidtwice.targets import TargetSpec
 
 AGENT = Path(__file__).resolve().parent / "chain_agent"

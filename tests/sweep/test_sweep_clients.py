@@ -18,9 +18,9 @@ import pytest
 from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import agent_env
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, sweep_targets
-from paidtwice.lab._sweep_runs import NO_MODEL_CALL
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._runs import NO_MODEL_CALL
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
 from paidtwice.targets import AppTarget
 from paidtwice.testing import assert_pays_once
 

@@ -15,15 +15,15 @@ import pytest
 
 from paidtwice.lab import Lab
 from paidtwice.lab._runner import QUESTION
-from paidtwice.lab._sweep import (
+from paidtwice.report._text import format_crash_cost, format_sweep
+from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._options import KillPlan
+from paidtwice.sweep._sweep import (
     PointResult,
     SweepMatrix,
     deck_scripts,
     sweep_targets,
 )
-from paidtwice.lab._sweep_options import KillPlan
-from paidtwice.report._text import format_crash_cost, format_sweep
-from paidtwice.stub._turns import load_script_file
 from paidtwice.targets import CommandTarget, DeckTarget
 from paidtwice.targets._command import command_label
 

@@ -8,8 +8,8 @@ import pytest
 
 from paidtwice._words import count
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import PointResult, SweepMatrix, sweep
-from paidtwice.lab._sweep_options import Answers
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import PointResult, SweepMatrix, sweep
 from paidtwice.targets import TargetSpec
 from paidtwice.testing import assert_pays_once
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, sweep_targets
 from paidtwice.lint import lint_paths
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
 from paidtwice.targets import AppTarget
 from paidtwice.testing import assert_pays_once
 

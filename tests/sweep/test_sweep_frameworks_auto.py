@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, sweep_targets
 from paidtwice.stub._auto import auto_script
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
 from paidtwice.targets import AppTarget
 from paidtwice.testing import assert_pays_once
 

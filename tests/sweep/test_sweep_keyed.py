@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, sweep_targets
-from paidtwice.lab._sweep_runs import DEFAULT_KEY
 from paidtwice.replay._journal import load_journal, save_with_prefix
 from paidtwice.replay._replayer import load_app
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._runs import DEFAULT_KEY
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
 from paidtwice.targets import AppTarget
 from paidtwice.testing import assert_replays
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, sweep_targets
-from paidtwice.lab._sweep_options import KillPlan
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._options import KillPlan
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
 from paidtwice.targets import AppTarget, CommandTarget
 from paidtwice.testing import assert_pays_once
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import PointResult, SweepMatrix, sweep_targets
-from paidtwice.lab._sweep_options import KillPlan
 from paidtwice.report._text import format_sweep
 from paidtwice.stub import Script
 from paidtwice.stub._turns import ScriptFileError, load_script_file
+from paidtwice.sweep._options import KillPlan
+from paidtwice.sweep._sweep import PointResult, SweepMatrix, sweep_targets
 from paidtwice.targets import AppTarget
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, sweep_targets
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
 from paidtwice.targets import AppTarget
 
 AGENT = Path(__file__).resolve().parent / "chat_agent"

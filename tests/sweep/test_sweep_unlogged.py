@@ -10,9 +10,9 @@ import pytest
 
 from paidtwice.cli._sweep import short_pause
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, sweep_targets
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
 from paidtwice.targets import AppTarget
 
 AGENT = Path(__file__).resolve().parent / "notes_agent"

@@ -13,9 +13,9 @@ import pytest
 
 from paidtwice._words import count, signed
 from paidtwice.lab import Lab, RunRecord
-from paidtwice.lab._sweep import SweepMatrix, sweep
-from paidtwice.lab._sweep_options import Answers
 from paidtwice.report._text import format_run, format_sweep
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import SweepMatrix, sweep
 from paidtwice.targets import TargetSpec
 from paidtwice.testing import assert_pays_once
 

@@ -12,7 +12,6 @@ from paidtwice.check._config import Budget, Config, ConfigError, SweepConfig
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL
 from paidtwice.lab._records import PointResult
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._sweep import Answers, KillPlan, Shard, SweepMatrix, sweep, write_sweep
 from paidtwice.lint._analyzer import lint_paths
 from paidtwice.lint._parse import Parser, project_target
 from paidtwice.replay._journal import journal_paths, load_journal
@@ -29,6 +28,7 @@ from paidtwice.report._findings import (
     sweep_cases,
     sweep_findings,
 )
+from paidtwice.sweep._sweep import Answers, KillPlan, Shard, SweepMatrix, sweep, write_sweep
 from paidtwice.targets import TargetSpec
 
 __all__ = [

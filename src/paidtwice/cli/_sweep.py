@@ -42,15 +42,15 @@ from paidtwice.cli._options import (
 )
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._sweep import PointResult, SweepMatrix, write_sweep
-from paidtwice.lab._sweep import sweep as run_sweep
-from paidtwice.lab._sweep_options import Answers, KillPlan, ModelStub
 from paidtwice.lab._watch import epoch
 from paidtwice.report._findings import sweep_cases, sweep_findings
 from paidtwice.report._html import sweep_sections
 from paidtwice.report._text import format_crash_cost, format_handler_summary, format_sweep
 from paidtwice.stub._auto import AUTO, DEFAULT_SEED
 from paidtwice.stub._turns import VARIATIONS
+from paidtwice.sweep._options import Answers, KillPlan, ModelStub
+from paidtwice.sweep._sweep import PointResult, SweepMatrix, write_sweep
+from paidtwice.sweep._sweep import sweep as run_sweep
 from paidtwice.targets import Resolution, TargetSpec
 
 __all__ = ["sweep"]

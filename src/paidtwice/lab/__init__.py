@@ -70,8 +70,8 @@ if _typing.TYPE_CHECKING:
         soak_timeout,
         write_soak,
     )
-    from paidtwice.lab._sweep import sweep, sweep_targets, write_sweep
-    from paidtwice.lab._sweep_options import Answers, KillPlan, ModelStub
+    from paidtwice.sweep._options import Answers, KillPlan, ModelStub
+    from paidtwice.sweep._sweep import sweep, sweep_targets, write_sweep
 
 _LAZY = {
     **dict.fromkeys(
@@ -90,8 +90,8 @@ _LAZY = {
         ),
         "paidtwice.lab._soak",
     ),
-    **dict.fromkeys(("sweep", "sweep_targets", "write_sweep"), "paidtwice.lab._sweep"),
-    **dict.fromkeys(("Answers", "KillPlan", "ModelStub"), "paidtwice.lab._sweep_options"),
+    **dict.fromkeys(("sweep", "sweep_targets", "write_sweep"), "paidtwice.sweep._sweep"),
+    **dict.fromkeys(("Answers", "KillPlan", "ModelStub"), "paidtwice.sweep._options"),
 }
 """The sweep's and the soak's names, imported when first used: they run targets (`paidtwice.targets`),
 which are built on the lab's records and runner."""

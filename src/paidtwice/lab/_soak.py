@@ -46,12 +46,12 @@ from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, renamed_service
-from paidtwice.lab._sweep_runs import DEFAULT_KEY, NO_MODEL_CALL
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import SCRIPTS, Answer, Script
 from paidtwice.stub._server import Lane
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
+from paidtwice.sweep._runs import DEFAULT_KEY, NO_MODEL_CALL
 from paidtwice.targets._host import AppTarget
 
 __all__ = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from paidtwice._words import agent_name, count
-from paidtwice.lab._sweep import PointResult
+from paidtwice.lab._records import PointResult
 from paidtwice.report._html_parts import (
     Section,
     esc,

@@ -10,8 +10,7 @@ from datetime import datetime
 
 from paidtwice._words import count
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._records import AttemptLine, ModelLogLine, RunRecord, ToolLogLine
-from paidtwice.lab._sweep import PointResult
+from paidtwice.lab._records import AttemptLine, ModelLogLine, PointResult, RunRecord, ToolLogLine
 from paidtwice.report._html_parts import (
     BLUE,
     GREEN,

@@ -25,12 +25,12 @@ from paidtwice.lab._records import (
     ComparisonRecord,
     CurveRecord,
     Mismatch,
+    PointResult,
     Record,
     RecoveryRecord,
     RunRecord,
 )
 from paidtwice.lab._soak import SOAK_KIND, SoakRecord
-from paidtwice.lab._sweep import PointResult
 from paidtwice.replay._replayer import RECORD_KIND, ReplayResult
 from paidtwice.watch._records import WATCH_KIND, WatchSnapshot
 

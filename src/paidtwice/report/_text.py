@@ -19,9 +19,9 @@ from paidtwice.lab._records import (
     Record,
     RecoveryRecord,
     RunRecord,
+    SweepMatrix,
 )
 from paidtwice.lab._recover import RecoveryPlan
-from paidtwice.lab._sweep import SweepMatrix
 
 __all__ = [
     "curve_x",

@@ -162,7 +162,7 @@ class AppTarget:
     value); None: the script file's `[state]` table, if it has one."""
     resolution: Resolution = Resolution()
     """How the awakeables and Workflow promises the handler waits for are answered
-    (`paidtwice.lab._approvals`)."""
+    (`paidtwice.sweep._approvals`)."""
     stuck_after: int | None = 3
     """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
     mismatch is deterministic: the next attempts replay the same code against the same journal. (A service

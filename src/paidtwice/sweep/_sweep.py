@@ -26,11 +26,11 @@ from paidtwice._exceptions import UsageError
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
 from paidtwice.lab._records import CleanRun, CrashPoint, PointResult, SweepMatrix, tagged, to_jsonable
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._sweep_options import Answers, KillPlan, ModelStub, Shard, shard_of
-from paidtwice.lab._sweep_runs import SweepRun, clean_run, point_run
 from paidtwice.lab._watch import Watcher, epoch
 from paidtwice.stub._auto import AutoBook
 from paidtwice.stub._scripts import Script, script_by_name
+from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
+from paidtwice.sweep._runs import SweepRun, clean_run, point_run
 from paidtwice.targets import Target, TargetSpec
 
 __all__ = [
