@@ -1,10 +1,11 @@
 """The sweep: "if the agent dies right now, what survives?", measured at every moment a crash can land.
 
-A clean run of the agent gives its timeline: the host's step log (every model request, context operation and
-step execution, in order) beside the journal. From it come the distinct crash points (`_timeline`; for a
-command's deployment, from the wire: `_wire_timeline`): after each journal entry (before the agent's next
-action), in flight inside each model call and each step, in flight inside calls made at once (parallel calls,
-each held), and in each durable pause. Each point is a run of its own (`_sweep_runs`), concurrently on one
+A clean run of the target gives its timeline, read through the target's trace: the host's step log (every
+model request, context operation and step execution, in order) or, for a command's deployment, the wire,
+beside the journal. From it come the distinct crash points (`paidtwice.targets`: `_timeline`,
+`_wire_timeline`): after each journal entry (before the agent's next action), in flight inside each model
+call and each step, in flight inside calls made at once (parallel calls, each held), and in each durable
+pause. Each point is a run of its own (`_runs`), concurrently on one
 server and one stub: the agent is stopped at the moment (host gates, held stub calls, or the pause), the lab
 confirms from the journal and the ledgers that it is there, SIGKILLs it, restarts it after the restart delay,
 waits until the invocation completes or pauses, and counts what the replay paid again against the clean run.
