@@ -80,29 +80,30 @@ class Answers:
     record: Path | None = None
     """With `upstream`: the file the real model's answers are written to, as a script file."""
 
-    def scripts(
-        self, *, own: bool, book: AutoBook
-    ) -> tuple[list[tuple[str, Script]], RecordingScript | None]:
-        """(variation, script) for each variation, and the recording script when recording; `UsageError`
-        for options that do not go together. `own`: the user's code, not the deck's agent."""
+    def check(self, *, own: bool) -> RecordingScript | None:
+        """`UsageError` for options that do not go together; the recording script when recording. `own`: the
+        user's code, not the deck's agent."""
         unknown = [name for name in self.variations if name not in VARIATIONS]
         if unknown or not self.variations:
-            raise UsageError(
-                f"unknown script {', '.join(unknown) or '(none)'} (known: {', '.join(VARIATIONS)})"
-            )
+            known = ", ".join(VARIATIONS)
+            raise UsageError(f"unknown script {', '.join(unknown) or '(none)'} (known: {known})")
         auto = own and (self.script is None or str(self.script) == AUTO)
         if self.write_script is not None and not auto:
             raise UsageError(
                 "--write-script writes auto answers: it goes with --app or --cmd and no script file"
             )
-        recording = self.recording(own=own, auto=auto)
+        return self.recording(own=own, auto=auto)
+
+    def scripts(
+        self, *, own: bool, book: AutoBook, recording: RecordingScript | None
+    ) -> list[tuple[str, Script]]:
+        """(variation, script) for each variation: the stub's named scripts for the deck's agent; for the
+        user's code, the recording, or the script file's variation (auto answers without one)."""
         if not own:
-            return [(name, script_by_name(name)) for name in self.variations], None
+            return [(name, script_by_name(name)) for name in self.variations]
         if recording is not None:
-            return [(name, recording) for name in self.variations], recording
-        return [
-            (name, script_for(self.script, name, seed=self.seed, book=book)) for name in self.variations
-        ], None
+            return [(name, recording) for name in self.variations]
+        return [(name, script_for(self.script, name, seed=self.seed, book=book)) for name in self.variations]
 
     def recording(self, *, own: bool, auto: bool) -> RecordingScript | None:
         """The recording script of a sweep that records (`upstream` and `record` given); None otherwise."""

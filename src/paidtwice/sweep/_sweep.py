@@ -175,8 +175,10 @@ def sweep(
     Example: `sweep(TargetSpec(app="agent:app", app_dir="examples/agent"), kills=KillPlan(parallel=4))`.
     """
     book = AutoBook()
-    scripts, recording = answers.scripts(own=what.own, book=book)
+    recording = answers.check(own=what.own)
+    # The targets are checked (an app imported, a command asked what it serves) before any script is read.
     targets = what.build(seed=answers.seed)
+    scripts = answers.scripts(own=what.own, book=book, recording=recording)
     model.check()
 
     def run(on: Lab) -> list[SweepMatrix]:
