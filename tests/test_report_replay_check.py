@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from paidtwice.lab._records import RESULTS_FORMAT
 from paidtwice.replay import OutsideCall, load_journal
 from paidtwice.replay._cli import result_json
 from paidtwice.report import load_results
+from paidtwice.results import RESULTS_FORMAT
 
 JOURNALS = Path(__file__).parent / "fixtures" / "journals"
 
