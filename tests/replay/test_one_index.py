@@ -20,9 +20,9 @@ import pytest
 
 from paidtwice.lab import Lab
 from paidtwice.lab._mismatch import read_mismatch
-from paidtwice.lab._records import SweepMatrix
 from paidtwice.replay import JournalFile, capture_journal, save_journal
 from paidtwice.report._text import format_journal, format_mismatch
+from paidtwice.results import SweepMatrix
 from paidtwice.stub._turns import load_script_file
 from paidtwice.sweep._sweep import sweep_targets
 from paidtwice.targets import AppTarget

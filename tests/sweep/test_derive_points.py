@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paidtwice.lab._records import CrashPoint
+from paidtwice.results import CrashPoint
 from paidtwice.targets._timeline import StepEvent, derive_points
 
 

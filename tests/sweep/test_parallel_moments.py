@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._records import CleanRun, CrashPoint
+from paidtwice.results import CleanRun, CrashPoint
 from paidtwice.stub import ModelCall
 from paidtwice.stub._scripts import Answer
 from paidtwice.sweep._runs import _calls_at_kill, _not_placed

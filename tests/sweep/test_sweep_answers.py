@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._records import SweepMatrix
+from paidtwice.results import SweepMatrix
 from paidtwice.stub._turns import load_script_file
 from paidtwice.sweep._sweep import sweep_targets
 from paidtwice.targets import AppTarget

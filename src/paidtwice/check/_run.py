@@ -10,7 +10,6 @@ from pathlib import Path
 from paidtwice._words import count
 from paidtwice.check._config import Budget, Config, ConfigError, SweepConfig
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL
-from paidtwice.lab._records import PointResult
 from paidtwice.lab._runner import Lab
 from paidtwice.lint._analyzer import lint_paths
 from paidtwice.lint._parse import Parser, project_target
@@ -28,7 +27,8 @@ from paidtwice.report._findings import (
     sweep_cases,
     sweep_findings,
 )
-from paidtwice.sweep._sweep import Answers, KillPlan, Shard, SweepMatrix, sweep, write_sweep
+from paidtwice.results import PointResult, SweepMatrix, write_results
+from paidtwice.sweep._sweep import Answers, KillPlan, Shard, sweep
 from paidtwice.targets import TargetSpec
 
 __all__ = [
@@ -240,4 +240,4 @@ def open_check_lab(config: Config) -> Lab:
 
 
 def save_points(path: Path, outcomes: Sequence[Outcome]) -> None:
-    write_sweep(path, [p for o in outcomes for p in o.points])
+    write_results(path, [p for o in outcomes for p in o.points])

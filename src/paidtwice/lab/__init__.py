@@ -29,7 +29,11 @@ from paidtwice.lab._experiments import (
 )
 from paidtwice.lab._mismatch import Explanation, explain, read_mismatch
 from paidtwice.lab._policy import Backoff, PaidCallPrediction, predict_paid_calls
-from paidtwice.lab._records import (
+from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
+from paidtwice.lab._rows import run_rows
+from paidtwice.lab._runner import Lab
+from paidtwice.lab._walks import run_walk
+from paidtwice.results import (
     AttemptLine,
     Check,
     CleanRun,
@@ -48,13 +52,7 @@ from paidtwice.lab._records import (
     RunRecord,
     SweepMatrix,
     ToolLogLine,
-    to_jsonable,
-    write_records,
 )
-from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
-from paidtwice.lab._rows import run_rows
-from paidtwice.lab._runner import Lab
-from paidtwice.lab._walks import run_walk
 
 if _typing.TYPE_CHECKING:
     from paidtwice.lab._soak import (
@@ -70,8 +68,7 @@ if _typing.TYPE_CHECKING:
         soak_timeout,
         write_soak,
     )
-    from paidtwice.sweep._options import Answers, KillPlan, ModelStub
-    from paidtwice.sweep._sweep import sweep, sweep_targets, write_sweep
+    from paidtwice.sweep import Answers, KillPlan, ModelStub, sweep, sweep_targets
 
 _LAZY = {
     **dict.fromkeys(
@@ -90,11 +87,10 @@ _LAZY = {
         ),
         "paidtwice.lab._soak",
     ),
-    **dict.fromkeys(("sweep", "sweep_targets", "write_sweep"), "paidtwice.sweep._sweep"),
-    **dict.fromkeys(("Answers", "KillPlan", "ModelStub"), "paidtwice.sweep._options"),
+    **dict.fromkeys(("Answers", "KillPlan", "ModelStub", "sweep", "sweep_targets"), "paidtwice.sweep"),
 }
 """The sweep's and the soak's names, imported when first used: they run targets (`paidtwice.targets`),
-which are built on the lab's records and runner."""
+which are built on the lab's runner."""
 
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
@@ -171,10 +167,7 @@ __all__ = [
     "soak_timeout",
     "sweep",
     "sweep_targets",
-    "to_jsonable",
-    "write_records",
     "write_soak",
-    "write_sweep",
 ]
 
 

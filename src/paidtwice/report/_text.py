@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 from paidtwice._words import agent_name, count, signed
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._records import (
+from paidtwice.lab._recover import RecoveryPlan
+from paidtwice.results import (
     ComparisonRecord,
     CurvePoint,
     CurveRecord,
@@ -21,7 +22,6 @@ from paidtwice.lab._records import (
     RunRecord,
     SweepMatrix,
 )
-from paidtwice.lab._recover import RecoveryPlan
 
 __all__ = [
     "curve_x",

@@ -22,9 +22,9 @@ from paidtwice.agent._process import AgentAttempt
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._sql import InvocationRow, JournalEntry
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
-from paidtwice.lab._records import CleanRun, CrashPoint, PointResult
 from paidtwice.lab._runner import Lab, attempt_log_of, model_log_of, renamed_service, tool_log_of
 from paidtwice.lab._watch import AttemptWatch, Watcher, epoch, mismatches_of, settled, wait_for
+from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Hold, Script
 from paidtwice.stub._server import Lane

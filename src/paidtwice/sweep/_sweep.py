@@ -14,8 +14,6 @@ waits until the invocation completes or pauses, and counts what the replay paid 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -25,9 +23,9 @@ from typing import TypeVar
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
-from paidtwice.lab._records import CleanRun, CrashPoint, PointResult, SweepMatrix, tagged, to_jsonable
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._watch import Watcher, epoch
+from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub._auto import AutoBook
 from paidtwice.stub._scripts import Script, script_by_name
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
@@ -48,7 +46,6 @@ __all__ = [
     "shard_of",
     "sweep",
     "sweep_targets",
-    "write_sweep",
 ]
 
 _T = TypeVar("_T")
@@ -232,14 +229,3 @@ def record_answers(what: TargetSpec, *, upstream: str, record: Path, lab: Lab | 
 def deck_scripts(names: Sequence[str]) -> list[tuple[str, Script]]:
     """The stub's named scripts, for the deck's agent."""
     return [(name, script_by_name(name)) for name in names]
-
-
-def write_sweep(path: Path, results: Sequence[PointResult]) -> None:
-    """Write every point's record as a JSON list, atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    records = [tagged("sweep-point", {**to_jsonable(r), "pays_twice": r.pays_twice}) for r in results]
-    tmp.write_text(json.dumps(records, indent=2) + "\n")
-    with tmp.open("rb") as handle:
-        os.fsync(handle.fileno())
-    tmp.replace(path)

@@ -17,8 +17,8 @@ from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import SERVICE, SERVICE_AS, agent_env
 from paidtwice.agent._process import AgentHost
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._records import CrashPoint
 from paidtwice.lab._runner import DECK_AGENT, QUESTION
+from paidtwice.results import CrashPoint
 from paidtwice.stub._server import Lane
 from paidtwice.targets._discovery import AppHandler, choose_handlers, discover, needs_input
 from paidtwice.targets._inputs import made_input

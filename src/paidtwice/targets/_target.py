@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Protocol, Self
 from paidtwice.agent._process import AgentAttempt
 from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._records import CrashPoint
+from paidtwice.results import CrashPoint
 from paidtwice.stub._server import Lane
 
 __all__ = ["Agent", "Launch", "Resolution", "Target", "Trace"]
