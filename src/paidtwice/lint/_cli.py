@@ -105,6 +105,9 @@ def lint_command(
         raise BadInput("no Python files under " + ", ".join(str(p) for p in paths))
     for where, reason in result.unchecked:
         click.echo(f"{where}: {reason}", err=True)
+    # What lint cannot judge is said, with why, and is not a finding: the exit status does not count it.
+    for where, line, why in result.undecided:
+        click.echo(f"{where}:{line}: not decided: {why}", err=True)
     root = Path.cwd()
     outputs.emit(
         lint_findings(result.findings, root), lint_cases(result.findings, root, [str(p) for p in paths])
@@ -127,7 +130,8 @@ def lint_command(
             click.echo(finding.format())
         click.echo(
             f"{count(len(result.findings), 'finding')} in {count(result.files, 'file')}, "
-            f"{count(result.handlers, 'Restate handler')}",
+            f"{count(result.handlers, 'Restate handler')}"
+            + (f", {count(len(result.undecided), 'call')} not decided" if result.undecided else ""),
             err=True,
         )
     # A file not checked is not passed: exit 1, as for a finding.
