@@ -195,7 +195,7 @@ def test_a_terminal_gets_its_width_and_a_pipe_or_wide_gets_full_width() -> None:
     assert width_in(terminal=False) == "None"
 
 
-def run_in_terminal(args: list[str], columns: str) -> str:
+def run_in_terminal(args: list[str], columns: str, *, cwd: Path | None = None) -> str:
     """What a command prints in a pseudo-terminal `columns` wide."""
     leader, follower = pty.openpty()
     try:
@@ -204,7 +204,8 @@ def run_in_terminal(args: list[str], columns: str) -> str:
             stdout=follower,
             stderr=subprocess.PIPE,
             env={**os.environ, "COLUMNS": columns, "LINES": "40"},
-            timeout=120,
+            timeout=300,
+            cwd=cwd,
         )
         assert done.returncode == 0, done.stderr
         os.close(follower)
@@ -238,3 +239,14 @@ def test_experiments_fit_the_terminal_and_a_pipe_gets_the_full_listing(columns: 
         [sys.executable, "-m", "paidtwice", "experiments"], capture_output=True, text=True, timeout=120
     )
     assert piped.stdout.rstrip("\n") == full
+
+
+def test_run_fits_an_80_column_terminal(tmp_path: Path) -> None:
+    """`paidtwice run` on a real server, in a terminal 80 columns wide: its journal, model calls, checks and
+    bill fit it (the model-call table alone is wider at full width)."""
+    shown = run_in_terminal(["run", "clean", "--json", "run.json"], "80", cwd=tmp_path)
+    assert "Model calls:" in shown and "Deck vs measured:" in shown
+    assert max(len(line) for line in shown.splitlines()) <= 80
+    record = load_results([tmp_path / "run.json"]).records[0]
+    assert isinstance(record, RunRecord)
+    assert max(len(line) for line in format_run(record).splitlines()) > 80
