@@ -10,7 +10,7 @@ import click
 from paidtwice._bad_input import BadInput
 from paidtwice._words import count
 from paidtwice.cli._ci import CiOutputs, ci_options
-from paidtwice.lint._analyzer import lint_paths
+from paidtwice.lint._analyzer import LintResult, lint_paths
 from paidtwice.lint._parse import Parser, parse_version, project_target
 from paidtwice.lint._rules import CODES, OFF_BY_DEFAULT
 from paidtwice.report._findings import lint_cases, lint_findings
@@ -103,11 +103,7 @@ def lint_command(
         raise BadInput(f"no such file or directory: {err.args[0]}") from None
     if result.files == 0:
         raise BadInput("no Python files under " + ", ".join(str(p) for p in paths))
-    for where, reason in result.unchecked:
-        click.echo(f"{where}: {reason}", err=True)
-    # What lint cannot judge is said, with why, and is not a finding: the exit status does not count it.
-    for where, line, why in result.undecided:
-        click.echo(f"{where}:{line}: not decided: {why}", err=True)
+    _say_unjudged(result)
     root = Path.cwd()
     outputs.emit(
         lint_findings(result.findings, root), lint_cases(result.findings, root, [str(p) for p in paths])
@@ -137,6 +133,15 @@ def lint_command(
     # A file not checked is not passed: exit 1, as for a finding.
     if result.findings or result.unchecked:
         raise SystemExit(1)
+
+
+def _say_unjudged(result: LintResult) -> None:
+    """On stderr: the files not checked (they count as failed) and the calls lint cannot decide, with why
+    (not findings: the exit status does not count them)."""
+    for where, reason in result.unchecked:
+        click.echo(f"{where}: {reason}", err=True)
+    for where, line, why in result.undecided:
+        click.echo(f"{where}:{line}: not decided: {why}", err=True)
 
 
 def _python_file(path: Path) -> bool:
