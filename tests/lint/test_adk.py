@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-import paidtwice.cli  # noqa: F401  (first: on main, `import paidtwice.lint` alone is a circular import)
 from paidtwice.lint import lint_paths
 
 CORPUS = Path(__file__).parent / "corpus"
