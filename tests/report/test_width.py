@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from paidtwice.lab._records import CleanRun, ComparisonRecord, RunRecord, SweepMatrix
 from paidtwice.report import format_deck_table, format_run, load_results, table
 from paidtwice.report._text import format_crash_cost, format_sweep
+from paidtwice.results import CleanRun, ComparisonRecord, RunRecord, SweepMatrix
 
 RESULTS = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 
