@@ -18,8 +18,9 @@ import time
 from _docs import write_table
 
 from paidtwice._exceptions import PaidtwiceError
-from paidtwice.lab import Lab, SoakProgress, SoakRecord, soak, soak_timeout
+from paidtwice.lab import Lab
 from paidtwice.report import format_soak_progress, table
+from paidtwice.soak import SoakProgress, SoakRecord, soak, soak_timeout
 
 _TARGET_RATIO = 0.8
 

@@ -166,9 +166,9 @@ def schemas() -> dict[str, dict[str, Any]]:
     """Every schema, by file name."""
     sys.path.insert(0, str(ROOT / "src"))
     from paidtwice.lab._records import ComparisonRecord, CurveRecord, PointResult, RecoveryRecord, RunRecord
-    from paidtwice.lab._soak import SOAK_KIND, SoakRecord
     from paidtwice.replay._journal import FORMAT as JOURNAL_FORMAT
     from paidtwice.replay._results import RECORD_KIND, ReplayResult
+    from paidtwice.soak import SOAK_KIND, SoakRecord
     from paidtwice.watch._records import WATCH_KIND, WatchSnapshot
 
     out: dict[str, dict[str, Any]] = {}

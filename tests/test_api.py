@@ -26,6 +26,7 @@ def test_exported_names_are_the_public_api() -> None:
         "paidtwice.lint",
         "paidtwice.replay",
         "paidtwice.agent",
+        "paidtwice.soak",
     ):
         module = importlib.import_module(name)
         exported = set(module.__all__)

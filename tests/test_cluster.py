@@ -16,8 +16,8 @@ from paidtwice.engine import RestateCluster, ensure_restatectl
 from paidtwice.engine._ports import is_port_free
 from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, Lab, experiment_by_name
 from paidtwice.lab._experiments import Experiment
-from paidtwice.lab._soak import soak
 from paidtwice.report import format_soak
+from paidtwice.soak import soak
 
 
 def test_node_kill_in_pause_completes_with_the_clean_counts(cluster_lab: Lab) -> None:

@@ -21,7 +21,6 @@ from browser import Browser, PageLoad, find_chromium
 
 from paidtwice.lab import CurveRecord, Lab, RecoveryRecord, RunRecord
 from paidtwice.lab._records import Record
-from paidtwice.lab._soak import soak
 from paidtwice.report import (
     deck_sections,
     load_results,
@@ -31,6 +30,7 @@ from paidtwice.report import (
     write_html,
 )
 from paidtwice.report._text import usd
+from paidtwice.soak import soak
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 SCREENSHOTS = Path(

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from paidtwice.lab import Lab, soak
+from paidtwice.lab import Lab
 from paidtwice.lab._records import tagged, to_jsonable
-from paidtwice.lab._soak import SOAK_KIND
+from paidtwice.soak import SOAK_KIND, soak
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "docs" / "reference" / "schemas"

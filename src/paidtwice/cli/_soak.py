@@ -31,7 +31,10 @@ from paidtwice.cli._options import (
     write_report,
 )
 from paidtwice.lab._runner import DECK_AGENT
-from paidtwice.lab._soak import (
+from paidtwice.lab._sweep_runs import SweepTarget
+from paidtwice.report._html import soak_section
+from paidtwice.report._soak import format_soak, format_soak_progress
+from paidtwice.soak import (
     SoakInterrupted,
     SoakProgress,
     SoakRecord,
@@ -39,10 +42,7 @@ from paidtwice.lab._soak import (
     soak_target,
     write_soak,
 )
-from paidtwice.lab._soak import soak as run_soak
-from paidtwice.lab._sweep_runs import SweepTarget
-from paidtwice.report._html import soak_section
-from paidtwice.report._soak import format_soak, format_soak_progress
+from paidtwice.soak import soak as run_soak
 from paidtwice.stub._scripts import Script
 from paidtwice.stub._turns import load_script_file
 

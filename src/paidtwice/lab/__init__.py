@@ -51,19 +51,6 @@ from paidtwice.lab._records import (
 from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
 from paidtwice.lab._rows import run_rows
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._soak import (
-    KillSnapshot,
-    NodeKillLine,
-    PeakMemory,
-    SoakInterrupted,
-    SoakProgress,
-    SoakRecord,
-    check_soak,
-    soak,
-    soak_target,
-    soak_timeout,
-    write_soak,
-)
 from paidtwice.lab._sweep import check_app, sweep, sweep_targets, write_sweep
 from paidtwice.lab._sweep_runs import SweepTarget, deck_target
 from paidtwice.lab._timeline import derive_points
@@ -100,15 +87,12 @@ __all__ = [
     "Fault",
     "FaultKind",
     "InvocationStatus",
-    "KillSnapshot",
     "Lab",
     "LabCancelled",
     "Mismatch",
     "ModelLogLine",
-    "NodeKillLine",
     "NodeKillRecord",
     "PaidCallPrediction",
-    "PeakMemory",
     "PointResult",
     "RecordedStatus",
     "RecoveryBreakdown",
@@ -117,9 +101,6 @@ __all__ = [
     "RecoveryStep",
     "Row",
     "RunRecord",
-    "SoakInterrupted",
-    "SoakProgress",
-    "SoakRecord",
     "SweepMatrix",
     "SweepTarget",
     "ToolLogLine",
@@ -129,7 +110,6 @@ __all__ = [
     "bill",
     "check_app",
     "check_price_model",
-    "check_soak",
     "deck_target",
     "derive_points",
     "experiment_by_name",
@@ -140,13 +120,9 @@ __all__ = [
     "read_mismatch",
     "run_rows",
     "run_walk",
-    "soak",
-    "soak_target",
-    "soak_timeout",
     "sweep",
     "sweep_targets",
     "to_jsonable",
     "write_records",
-    "write_soak",
     "write_sweep",
 ]

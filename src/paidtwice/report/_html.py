@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from paidtwice.lab._soak import SoakRecord
 from paidtwice.report._html_deck import deck_sections
 from paidtwice.report._html_parts import (
     Section,
@@ -28,6 +27,7 @@ from paidtwice.report._html_parts import (
 from paidtwice.report._html_replay import REPLAY_SECTION, replay_check_section
 from paidtwice.report._html_sweep import sweep_sections
 from paidtwice.report._text import tokens, usd
+from paidtwice.soak import SoakRecord
 
 __all__ = [
     "Section",

@@ -29,9 +29,9 @@ from paidtwice.lab._records import (
     RecoveryRecord,
     RunRecord,
 )
-from paidtwice.lab._soak import SOAK_KIND, SoakRecord
 from paidtwice.lab._sweep import PointResult
 from paidtwice.replay._replayer import RECORD_KIND, ReplayResult
+from paidtwice.soak import SOAK_KIND, SoakRecord
 from paidtwice.watch._records import WATCH_KIND, WatchSnapshot
 
 __all__ = ["Results", "load_results"]

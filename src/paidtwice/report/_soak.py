@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from paidtwice._words import count
-from paidtwice.lab._soak import SoakProgress, SoakRecord
 from paidtwice.report._text import tokens, usd
+from paidtwice.soak import SoakProgress, SoakRecord
 
 __all__ = ["format_soak", "format_soak_progress"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab._records import AttemptLine, PointResult
-from paidtwice.lab._soak import SoakRecord
+from paidtwice.soak import SoakRecord
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 from paidtwice.watch._records import AttemptCost, Reason
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from paidtwice._exceptions import UsageError
-from paidtwice.lab import SoakProgress, check_soak
-from paidtwice.lab._soak import KillSnapshot, _snapshot, _waves
 from paidtwice.report import format_soak_progress
+from paidtwice.soak import SoakProgress, check_soak
+from paidtwice.soak._run import KillSnapshot, _snapshot, _waves
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
 

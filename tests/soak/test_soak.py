@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from paidtwice.lab import Lab
-from paidtwice.lab._soak import soak, soak_timeout, write_soak
 from paidtwice.report._load import load_results
+from paidtwice.soak import soak, soak_timeout, write_soak
 
-AGENTS = Path(__file__).parent / "agents"
+AGENTS = Path(__file__).parent.parent / "agents"
 
 
 def test_two_thousand_with_kills_lose_nothing_and_stay_within_the_bound(lab: Lab) -> None:
