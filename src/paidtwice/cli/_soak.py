@@ -36,9 +36,9 @@ from paidtwice.report._html import soak_section
 from paidtwice.report._soak import format_soak, format_soak_progress
 from paidtwice.soak import (
     SoakInterrupted,
+    SoakOptions,
     SoakProgress,
     SoakRecord,
-    check_soak,
     soak_target,
     write_soak,
 )
@@ -148,8 +148,16 @@ def soak(
             --input '"How much is 120 EUR in USD?"' --script examples/travel_agent/script.toml
     """
     on_terminal = sys.stderr.isatty()
+    options = SoakOptions(
+        invocations=invocations,
+        kills=kills,
+        kill_every=kill_every,
+        timeout=timeout,
+        node_kills=node_kills,
+        progress_every=0.5 if on_terminal else 5.0,
+    )
     try:
-        check_soak(invocations=invocations, kills=kills, node_kills=node_kills, cluster=cluster)
+        options.check(cluster=cluster)
     except UsageError as err:
         raise BadInput(str(err)) from None
     target, script = _own_app(app, service, handler, input_json, key, script_path, app_dir)
@@ -159,22 +167,24 @@ def soak(
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
             try:
-                record: SoakRecord = run_soak(
+                record = run_soak(
                     lab,
-                    invocations=invocations,
-                    kills=kills,
-                    kill_every=kill_every,
-                    timeout=timeout,
-                    progress=_show_progress if on_terminal else _log_progress,
-                    progress_every=0.5 if on_terminal else 5.0,
-                    node_kills=node_kills,
+                    options,
                     target=target if target is not None else DECK_AGENT,
                     script=script,
+                    progress=_show_progress if on_terminal else _log_progress,
                 )
             except SoakInterrupted as interrupted:
                 stopped, record = True, interrupted.record
             # On disk before the lab stops its processes: a second Ctrl-C there loses nothing measured.
             write_soak(json_path, record)
+    _report(record, json_path, html_path, on_terminal=on_terminal, stopped=stopped)
+
+
+def _report(
+    record: SoakRecord, json_path: Path, html_path: Path | None, *, on_terminal: bool, stopped: bool
+) -> None:
+    """Print the record, write its page, and exit: 0 when it is ok, 1 when not, 130/143 when stopped."""
     if on_terminal:
         echo_err("")
     click.echo(format_soak(record))

@@ -1,20 +1,25 @@
-"""The soak: many journaled invocations at once, the agent killed while they run (and, on a cluster, its
-nodes), nothing lost and the kills' cost bounded by what they cut off. `paidtwice soak` is its command."""
+"""The soak (`paidtwice soak`): many journaled invocations at once, the agent killed while they run (and, on
+a cluster, its nodes), nothing lost and the kills' cost bounded by what they cut off.
 
-from paidtwice.soak._run import (
+    from paidtwice.lab import Lab
+    from paidtwice.soak import SoakOptions, soak
+
+    with Lab() as lab:
+        record = soak(lab, SoakOptions(invocations=1000, kills=10))
+"""
+
+from paidtwice.soak._options import SoakOptions, soak_timeout
+from paidtwice.soak._records import (
     SOAK_KIND,
     KillSnapshot,
     NodeKillLine,
     PeakMemory,
-    SoakInterrupted,
     SoakProgress,
     SoakRecord,
-    check_soak,
-    soak,
-    soak_target,
-    soak_timeout,
     write_soak,
 )
+from paidtwice.soak._run import SoakInterrupted, soak
+from paidtwice.soak._subject import soak_target
 
 __all__ = [
     "SOAK_KIND",
@@ -22,9 +27,9 @@ __all__ = [
     "NodeKillLine",
     "PeakMemory",
     "SoakInterrupted",
+    "SoakOptions",
     "SoakProgress",
     "SoakRecord",
-    "check_soak",
     "soak",
     "soak_target",
     "soak_timeout",
