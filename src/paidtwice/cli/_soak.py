@@ -170,7 +170,7 @@ def soak(
                 record = run_soak(
                     lab,
                     options,
-                    target=target if target is not None else DECK_AGENT,
+                    target=target,
                     script=script,
                     progress=_show_progress if on_terminal else _log_progress,
                 )
@@ -205,12 +205,13 @@ def _own_app(
     key: str | None,
     script_path: Path | None,
     app_dir: Path,
-) -> tuple[SweepTarget | None, Script | None]:
-    """Your app and its script, checked before anything starts (BadInput); (None, None) for the deck's."""
+) -> tuple[str | SweepTarget, Script | None]:
+    """Your app and its script, checked before anything starts (BadInput); the deck's agent and its own
+    script (None) without --app."""
     if app is None:
         if service or handler or key or script_path or input_json != "null":
             raise BadInput("--service, --handler, --input, --key and --script go with --app")
-        return None, None
+        return DECK_AGENT, None
     if not service or not handler:
         raise BadInput("with --app, name the service and the handler: --service NAME --handler NAME")
     if script_path is None:
