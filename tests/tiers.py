@@ -45,6 +45,8 @@ QUICK: tuple[str, ...] = (
     "tests/test_report.py::test_a_run_without_model_calls_says_so_instead_of_an_empty_table",
     "tests/test_report.py::test_what_the_model_and_the_code_said_is_shown_as_text_never_as_markup",
     "tests/test_report.py::test_the_deck_table_says_what_each_row_paid_the_model_as_the_terminal_does",
+    "tests/soak/test_bound.py",
+    "tests/soak/test_app.py::test_without_turns_in_order_a_call_s_place_is_its_order_since_the_restart",
     "tests/sweep/test_derive_points.py",
     "tests/sweep/test_timeline_fixture.py",
     "tests/lint/test_lint.py",
