@@ -89,7 +89,7 @@ def test_server_that_cannot_start(tmp_path: Path) -> None:
 
 
 def test_bad_input_is_a_click_error_with_exit_2() -> None:
-    from paidtwice._bad_input import BadInput
+    from paidtwice.cli._bad_input import BadInput
 
     assert issubclass(BadInput, click.ClickException) and BadInput.exit_code == 2
 

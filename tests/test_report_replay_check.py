@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from paidtwice.cli._replay_check import result_json
 from paidtwice.lab._records import RESULTS_FORMAT
 from paidtwice.replay import OutsideCall, load_journal
-from paidtwice.replay._cli import result_json
 from paidtwice.report import load_results
 
 JOURNALS = Path(__file__).parent / "fixtures" / "journals"

@@ -3,8 +3,10 @@
 One click group; its commands live by what they work on: the deck's rows on a lab (`_lab`: provision,
 experiments, deck, run), one invocation on a running server (`_invocation`: journal, explain, recover), the
 sweep (`_sweep`), the soak (`_soak`), the HTML page (`_report`), watching a server in production and a lab
-that stays up to watch (`_watch`); lint and replay-check with their libraries.
-The options they share are in `_options`, how a command ends (bad input, Ctrl-C, SIGTERM) in `_errors`.
+that stays up to watch (`_watch`), lint (`_lint`), capture and replay-check (`_replay_check`), check
+(`_check`). The options they share are in `_options`, the one bad-input error in `_bad_input`, how a
+command ends (bad input, Ctrl-C, SIGTERM) in `_errors`. Only this package imports click: the library below
+knows nothing of it (tests/test_layout.py).
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ from paidtwice.cli._check import check
 from paidtwice.cli._errors import EXIT_TERMINATED, handle_sigterm, terminated
 from paidtwice.cli._invocation import explain, journal, recover
 from paidtwice.cli._lab import deck, experiments, provision, run
+from paidtwice.cli._lint import lint_command
 from paidtwice.cli._record import record
+from paidtwice.cli._replay_check import capture_command, replay_check_command
 from paidtwice.cli._report import report
 from paidtwice.cli._soak import soak
 from paidtwice.cli._sweep import sweep
 from paidtwice.cli._watch import lab, watch
-from paidtwice.lint import lint_command
-from paidtwice.replay._cli import capture_command, replay_check_command
 
 __all__ = ["cli", "main"]
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from paidtwice._bad_input import BadInput
 from paidtwice.check._config import Config, ConfigError, find_config, load_config
 from paidtwice.check._run import (
     CHECKS,
@@ -20,6 +19,7 @@ from paidtwice.check._run import (
     run_sweeps,
     save_points,
 )
+from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import default_json, echo_err, shard_option, writable

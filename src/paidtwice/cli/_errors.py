@@ -11,8 +11,8 @@ from contextlib import contextmanager
 
 import click
 
-from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import LabCancelled, PaidtwiceError
+from paidtwice.cli._bad_input import BadInput
 
 __all__ = [
     "EXIT_INTERRUPTED",

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import NotFound
-from paidtwice._options import admin_url_option
+from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors
+from paidtwice.cli._options import admin_url_option
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._mismatch import explain as explain_invocation

@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 
 import click
 
-from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
+from paidtwice.cli._bad_input import BadInput
 from paidtwice.engine._cluster import MAX_NODES, check_size
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
 from paidtwice.lab._runner import Lab
@@ -24,6 +24,7 @@ from paidtwice.report._html import Section, write_html
 __all__ = [
     "DEFAULT_RESULTS",
     "RESULTS_ENV",
+    "admin_url_option",
     "app_dir_option",
     "check_outputs",
     "cluster_option",
@@ -127,6 +128,14 @@ cluster_option = click.option(
     callback=_check_cluster,
     help=f"Run on a cluster of N restate-server nodes on loopback (3 to {MAX_NODES}; 1 is a single server).",
 )
+admin_url_option = click.option(
+    "--admin-url",
+    default="http://127.0.0.1:9070",
+    show_default=True,
+    envvar="PAIDTWICE_ADMIN_URL",
+    help="Admin API of the Restate server to read.",
+)
+"""--admin-url: the Restate server a command reads (also $PAIDTWICE_ADMIN_URL)."""
 save_journals_option = click.option(
     "--save-journals",
     type=click.Path(file_okay=False, path_type=Path),

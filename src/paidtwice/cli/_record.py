@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from paidtwice._bad_input import BadInput
+from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (
     app_dir_option,

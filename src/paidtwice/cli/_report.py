@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from paidtwice._bad_input import BadInput
 from paidtwice._words import count
+from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import write_report
 from paidtwice.lab._records import PointResult

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import UsageError
+from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import EXIT_INTERRUPTED, EXIT_TERMINATED, errors, terminated
 from paidtwice.cli._options import (
     app_dir_option,

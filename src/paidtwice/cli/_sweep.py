@@ -13,8 +13,8 @@ from typing import Any
 
 import click
 
-from paidtwice._bad_input import BadInput
 from paidtwice._words import count
+from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (

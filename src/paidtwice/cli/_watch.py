@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import PaidtwiceError
+from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors, stopped_as_asked
 from paidtwice.cli._options import cluster_option, echo_err, price_model_option, writable
 from paidtwice.engine._sql import SqlClient

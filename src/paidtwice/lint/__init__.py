@@ -1,7 +1,6 @@
 """Static check of Restate handlers for the calls a replay pays for twice (`paidtwice lint`)."""
 
 from paidtwice.lint._analyzer import Finding, LintResult, lint_paths, lint_source
-from paidtwice.lint._cli import lint_command
 from paidtwice.lint._rules import CODES, Rule
 
-__all__ = ["CODES", "Finding", "LintResult", "Rule", "lint_command", "lint_paths", "lint_source"]
+__all__ = ["CODES", "Finding", "LintResult", "Rule", "lint_paths", "lint_source"]

@@ -12,6 +12,7 @@ from paidtwice.report._html import (
 )
 from paidtwice.report._load import Results, load_results
 from paidtwice.report._plot import curve_svg, curve_svg_markup
+from paidtwice.report._replay import format_replay_check
 from paidtwice.report._soak import format_soak, format_soak_progress
 from paidtwice.report._text import (
     format_attempt_log,
@@ -48,6 +49,7 @@ __all__ = [
     "format_mismatch",
     "format_model_log",
     "format_plan",
+    "format_replay_check",
     "format_run",
     "format_soak",
     "format_soak_progress",

@@ -1,4 +1,7 @@
-"""`paidtwice lint PATH ...`: one finding a line, exit 1 on findings, 0 on none, 2 on bad input."""
+"""`paidtwice lint PATH ...`: one finding a line, exit 1 on findings, 0 on none, 2 on bad input.
+
+A thin layer over the library `paidtwice.lint`, which knows nothing of click.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +10,10 @@ from pathlib import Path
 
 import click
 
-from paidtwice._bad_input import BadInput
 from paidtwice._words import count
+from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, ci_options
-from paidtwice.lint._analyzer import lint_paths
+from paidtwice.lint._analyzer import LintResult, lint_paths
 from paidtwice.lint._parse import Parser, parse_version, project_target
 from paidtwice.lint._rules import CODES, OFF_BY_DEFAULT
 from paidtwice.report._findings import lint_cases, lint_findings
@@ -74,14 +77,39 @@ def lint_command(
     outputs = CiOutputs(sarif_path, junit_path, github=output == "github")
     outputs.check()
     if show_codes:
-        for rule in CODES.values():
-            off = " (off by default: --select it)" if rule.code in OFF_BY_DEFAULT else ""
-            click.echo(f"{rule.code}  {rule.kind}{off}\n       fix: {rule.fix}")
+        _list_codes()
         return
+    codes = _selected(select)
+    _check_paths(paths)
+    result = _lint(list(paths), codes, _parser(list(paths), target_version))
+    for where, reason in result.unchecked:
+        click.echo(f"{where}: {reason}", err=True)
+    root = Path.cwd()
+    outputs.emit(
+        lint_findings(result.findings, root), lint_cases(result.findings, root, [str(p) for p in paths])
+    )
+    _print(result, output)
+    # A file not checked is not passed: exit 1, as for a finding.
+    if result.findings or result.unchecked:
+        raise SystemExit(1)
+
+
+def _list_codes() -> None:
+    for rule in CODES.values():
+        off = " (off by default: --select it)" if rule.code in OFF_BY_DEFAULT else ""
+        click.echo(f"{rule.code}  {rule.kind}{off}\n       fix: {rule.fix}")
+
+
+def _selected(select: tuple[str, ...]) -> set[str]:
+    """The codes --select names (each may hold several, comma-separated); BadInput on an unknown one."""
     codes = {c.strip().upper() for item in select for c in item.split(",") if c.strip()}
     unknown = sorted(codes - set(CODES))
     if unknown:
         raise BadInput(f"unknown code {unknown[0]} (known: {', '.join(CODES)})")
+    return codes
+
+
+def _check_paths(paths: tuple[Path, ...]) -> None:
     if not paths:
         raise BadInput("give at least one file or directory to lint")
     for path in paths:
@@ -89,26 +117,32 @@ def lint_command(
             raise BadInput(
                 f"{path} is not a Python file (a .py file, or a script whose first line runs python)"
             )
+
+
+def _parser(paths: list[Path], target_version: str | None) -> Parser:
+    """The parser of --target-version, or of the nearest pyproject.toml's requires-python."""
     if target_version is not None:
         try:
-            parser = Parser(parse_version(target_version))
+            return Parser(parse_version(target_version))
         except ValueError as err:
             raise BadInput(f"--target-version: {err}") from None
-    else:
-        found = project_target(list(paths))
-        parser = Parser(*found) if found else Parser()
+    found = project_target(paths)
+    return Parser(*found) if found else Parser()
+
+
+def _lint(paths: list[Path], codes: set[str], parser: Parser) -> LintResult:
     try:
-        result = lint_paths(list(paths), select=codes or None, parser=parser)
+        result = lint_paths(paths, select=codes or None, parser=parser)
     except FileNotFoundError as err:
         raise BadInput(f"no such file or directory: {err.args[0]}") from None
     if result.files == 0:
         raise BadInput("no Python files under " + ", ".join(str(p) for p in paths))
-    for where, reason in result.unchecked:
-        click.echo(f"{where}: {reason}", err=True)
-    root = Path.cwd()
-    outputs.emit(
-        lint_findings(result.findings, root), lint_cases(result.findings, root, [str(p) for p in paths])
-    )
+    return result
+
+
+def _print(result: LintResult, output: str) -> None:
+    """The findings on stdout in the --format asked for (github's go out as annotations), the count on
+    stderr."""
     if output == "json":
         records = [
             {
@@ -122,17 +156,14 @@ def lint_command(
             for f in result.findings
         ]
         click.echo(json.dumps(records, indent=2))
-    else:
-        for finding in result.findings if output == "text" else ():
-            click.echo(finding.format())
-        click.echo(
-            f"{count(len(result.findings), 'finding')} in {count(result.files, 'file')}, "
-            f"{count(result.handlers, 'Restate handler')}",
-            err=True,
-        )
-    # A file not checked is not passed: exit 1, as for a finding.
-    if result.findings or result.unchecked:
-        raise SystemExit(1)
+        return
+    for finding in result.findings if output == "text" else ():
+        click.echo(finding.format())
+    click.echo(
+        f"{count(len(result.findings), 'finding')} in {count(result.files, 'file')}, "
+        f"{count(result.handlers, 'Restate handler')}",
+        err=True,
+    )
 
 
 def _python_file(path: Path) -> bool:

@@ -1,4 +1,7 @@
-"""`paidtwice capture` and `paidtwice replay-check`: journals off a server, checked against code offline."""
+"""`paidtwice capture` and `paidtwice replay-check`: journals off a server, checked against code offline.
+
+A thin layer over the library `paidtwice.replay`, which knows nothing of click.
+"""
 
 from __future__ import annotations
 
@@ -8,20 +11,21 @@ from typing import Any
 
 import click
 
-from paidtwice._bad_input import BadInput
 from paidtwice._exceptions import PaidtwiceError
-from paidtwice._options import admin_url_option
+from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
+from paidtwice.cli._options import admin_url_option
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.replay._journal import STATUSES, JournalFile, capture, journal_paths, load_journal, save_all
 from paidtwice.replay._replayer import RECORD_KIND, Replayer, ReplayResult
 from paidtwice.report._findings import replay_cases, replay_findings
 from paidtwice.report._html import replay_check_section, write_html
+from paidtwice.report._replay import format_replay_check
 from paidtwice.stub._scripts import SCRIPTS
 from paidtwice.stub._turns import VARIATIONS
 
-__all__ = ["capture_command", "format_results", "replay_check_command"]
+__all__ = ["capture_command", "replay_check_command", "result_json"]
 
 
 @click.command("capture")
@@ -149,6 +153,25 @@ def replay_check_command(
     """
     outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
     outputs.check()
+    files = _journal_files(paths, html_path)
+    results = _replay(files, app=app, app_dir=app_dir, script=script, variation=variation, timeout=timeout)
+    if html_path is not None:
+        _write_page(html_path, app, paths, results)
+        click.echo(f"HTML report: {html_path}", err=as_json)
+    if as_json:
+        click.echo(json.dumps([result_json(r) for r in results], indent=2))
+    else:
+        click.echo(format_replay_check(results))
+    if outputs.sarif or outputs.github:
+        source = app_source(app, app_dir or Path("."), Path.cwd())
+    else:
+        source = None
+    outputs.emit(replay_findings(results, source), replay_cases(results))
+    raise SystemExit(0 if all(r.ok for r in results) else 1)
+
+
+def _journal_files(paths: tuple[Path, ...], html_path: Path | None) -> list[Path]:
+    """The journal files the paths name; BadInput, before any replay, on a path or a page that will not do."""
     if not paths:
         raise BadInput("give at least one journal file or directory")
     missing = [p for p in paths if not p.exists()]
@@ -163,35 +186,32 @@ def replay_check_command(
     files = journal_paths(paths)
     if not files:
         raise BadInput("no journal files (*.json) under " + ", ".join(str(p) for p in paths))
+    return files
+
+
+def _replay(
+    files: list[Path], *, app: str, app_dir: Path | None, script: str, variation: str, timeout: float
+) -> list[ReplayResult]:
     try:
         journals: list[JournalFile] = [load_journal(path) for path in files]
         with Replayer(app, app_dir=app_dir, script=script, variation=variation, timeout=timeout) as replayer:
             # One batch: every journal is checked before the first replay (bad input exits 2 at once), then
             # all run on one loop, one app and one stub.
-            results = replayer.replay_journals(journals)
+            return replayer.replay_journals(journals)
     except PaidtwiceError as err:
         raise BadInput(str(err)) from None
-    if html_path is not None:
-        try:
-            write_html(
-                html_path,
-                f"paidtwice replay-check --app {app}",
-                [replay_check_section(results)],
-                sources=[str(p) for p in paths],
-            )
-        except OSError as err:
-            raise BadInput(f"cannot write {html_path}: {err.strerror}") from None
-        click.echo(f"HTML report: {html_path}", err=as_json)
-    if as_json:
-        click.echo(json.dumps([result_json(r) for r in results], indent=2))
-    else:
-        click.echo(format_results(results))
-    if outputs.sarif or outputs.github:
-        source = app_source(app, app_dir or Path("."), Path.cwd())
-    else:
-        source = None
-    outputs.emit(replay_findings(results, source), replay_cases(results))
-    raise SystemExit(0 if all(r.ok for r in results) else 1)
+
+
+def _write_page(html_path: Path, app: str, paths: tuple[Path, ...], results: list[ReplayResult]) -> None:
+    try:
+        write_html(
+            html_path,
+            f"paidtwice replay-check --app {app}",
+            [replay_check_section(results)],
+            sources=[str(p) for p in paths],
+        )
+    except OSError as err:
+        raise BadInput(f"cannot write {html_path}: {err.strerror}") from None
 
 
 def result_json(result: ReplayResult) -> dict[str, Any]:
@@ -200,50 +220,3 @@ def result_json(result: ReplayResult) -> dict[str, Any]:
     data["calls_during_replay"] = result.calls_during_replay
     data["attempted_commands"] = list(result.attempted_commands)
     return tagged(RECORD_KIND, data)
-
-
-def format_results(results: list[ReplayResult]) -> str:
-    """The table: one row per journal, then the details of each that does not simply replay."""
-    header = ("journal", "verdict", "calls outside", "next, live")
-    rows = []
-    for r in results:
-        verdict = f"diverges at {r.where}" if r.verdict == "diverges" else r.verdict
-        calls = f"{r.calls_during_replay}" + (
-            f" (+{len(r.outside_calls) - r.calls_during_replay} past end)"
-            if len(r.outside_calls) > r.calls_during_replay
-            else ""
-        )
-        rows.append(
-            (
-                r.path or r.invocation_id,
-                verdict,
-                calls,
-                r.next_command or "",
-            )
-        )
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *rows]
-    ]
-    for r in results:
-        if r.verdict == "replays" and not r.outside_calls:
-            continue
-        lines.append("")
-        lines.append(
-            f"{r.path or r.invocation_id} ({r.service}/{r.handler}, {r.entries} entries): {r.verdict}"
-        )
-        if r.verdict == "diverges":
-            agree = "agree" if r.labels_agree else "DISAGREE (the SDK swapped them)"
-            lines.append(f"  recorded:  {r.recorded}")
-            lines.append(f"  attempted: {r.attempted}")
-            lines.append(f"  the message's labels {agree} with the journal")
-        if r.message and r.verdict != "continues":
-            lines.extend("  | " + line for line in r.message.splitlines())
-        for call in r.outside_calls:
-            when = "during the replay (paid again on every replay)" if call.during_replay else "past the end"
-            lines.append(
-                f"  model call {call.number}, turn {call.turn} ask {call.ask}, {when}: {call.answer}"
-            )
-        lines.append(f"  past the journal's end: {r.past_end}")
-    return "\n".join(lines)
