@@ -20,7 +20,8 @@ from _docs import write_table
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice.lab import Lab
 from paidtwice.report import format_soak_progress, table
-from paidtwice.soak import SoakOptions, SoakProgress, SoakRecord, soak, soak_timeout
+from paidtwice.results import SoakRecord
+from paidtwice.soak import SoakOptions, SoakProgress, soak, soak_timeout
 
 _TARGET_RATIO = 0.8
 

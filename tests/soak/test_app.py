@@ -13,9 +13,9 @@ import pytest
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
 from paidtwice.lab._sweep_runs import NO_MODEL_CALL
-from paidtwice.report._load import load_results
 from paidtwice.report._soak import format_soak
-from paidtwice.soak import SoakOptions, soak, soak_target, write_soak
+from paidtwice.results import load_results, write_record
+from paidtwice.soak import SoakOptions, soak, soak_target
 from paidtwice.soak._bound import places_in_life, snapshot
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
@@ -46,7 +46,7 @@ def test_a_journaled_user_agent_loses_nothing_and_stays_within_the_bound(lab: La
     assert record.ok
     assert record.app == "concierge:app Concierge/plan"
     assert "tool runs: not counted" in format_soak(record)
-    write_soak(tmp_path / "soak.json", record)
+    write_record(tmp_path / "soak.json", record)
     assert load_results([tmp_path / "soak.json"]).soaks == (record,)  # `paidtwice report` reads it whole
 
 

@@ -6,7 +6,8 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice.report import format_soak_progress
-from paidtwice.soak import KillSnapshot, SoakOptions, SoakProgress, soak_timeout
+from paidtwice.results import KillSnapshot
+from paidtwice.soak import SoakOptions, SoakProgress, soak_timeout
 from paidtwice.soak._bound import snapshot
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer

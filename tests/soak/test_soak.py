@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from paidtwice.lab import Lab
-from paidtwice.report._load import load_results
-from paidtwice.soak import SoakOptions, soak, soak_timeout, write_soak
+from paidtwice.results import load_results, write_record
+from paidtwice.soak import SoakOptions, soak, soak_timeout
 
 AGENTS = Path(__file__).parent.parent / "agents"
 
@@ -68,7 +68,7 @@ def test_failed_invocations_are_lost_and_owe_no_call_they_never_made(lab: Lab, t
     assert f"{record.lost} lost (failed or vanished)" in record.problems() and not record.ok
     assert all(snapshot.running is not None for snapshot in record.kill_snapshots)
     # Its file reads back whole for `paidtwice report`, which draws its page from it.
-    write_soak(tmp_path / "soak.json", record)
+    write_record(tmp_path / "soak.json", record)
     assert load_results([tmp_path / "soak.json"]).soaks == (record,)
     made = subprocess.run(
         [

@@ -16,12 +16,12 @@ from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._options import admin_url_option
 from paidtwice.engine._sql import SqlClient
-from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.replay._journal import STATUSES, JournalFile, capture, journal_paths, load_journal, save_all
-from paidtwice.replay._replayer import RECORD_KIND, Replayer, ReplayResult
+from paidtwice.replay._replayer import Replayer, ReplayResult
 from paidtwice.report._findings import replay_cases, replay_findings
 from paidtwice.report._html import replay_check_section, write_html
 from paidtwice.report._replay import format_replay_check
+from paidtwice.results import record_json
 from paidtwice.stub._scripts import SCRIPTS
 from paidtwice.stub._turns import VARIATIONS
 
@@ -216,7 +216,4 @@ def _write_page(html_path: Path, app: str, paths: tuple[Path, ...], results: lis
 
 def result_json(result: ReplayResult) -> dict[str, Any]:
     """A result as the --json record: the results format and its kind, the issue's fields, then the rest."""
-    data: dict[str, Any] = to_jsonable(result)
-    data["calls_during_replay"] = result.calls_during_replay
-    data["attempted_commands"] = list(result.attempted_commands)
-    return tagged(RECORD_KIND, data)
+    return record_json(result)

@@ -34,14 +34,8 @@ from paidtwice.lab._runner import DECK_AGENT
 from paidtwice.lab._sweep_runs import SweepTarget
 from paidtwice.report._html import soak_section
 from paidtwice.report._soak import format_soak, format_soak_progress
-from paidtwice.soak import (
-    SoakInterrupted,
-    SoakOptions,
-    SoakProgress,
-    SoakRecord,
-    soak_target,
-    write_soak,
-)
+from paidtwice.results import SoakRecord, write_record
+from paidtwice.soak import SoakInterrupted, SoakOptions, SoakProgress, soak_target
 from paidtwice.soak import soak as run_soak
 from paidtwice.stub._scripts import Script
 from paidtwice.stub._turns import load_script_file
@@ -177,7 +171,7 @@ def soak(
             except SoakInterrupted as interrupted:
                 stopped, record = True, interrupted.record
             # On disk before the lab stops its processes: a second Ctrl-C there loses nothing measured.
-            write_soak(json_path, record)
+            write_record(json_path, record)
     _report(record, json_path, html_path, on_terminal=on_terminal, stopped=stopped)
 
 

@@ -26,7 +26,14 @@ from paidtwice.lab._experiments import (
 )
 from paidtwice.lab._mismatch import Explanation, explain, read_mismatch
 from paidtwice.lab._policy import Backoff, PaidCallPrediction, predict_paid_calls
-from paidtwice.lab._records import (
+from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
+from paidtwice.lab._rows import run_rows
+from paidtwice.lab._runner import Lab
+from paidtwice.lab._sweep import check_app, sweep, sweep_targets
+from paidtwice.lab._sweep_runs import SweepTarget, deck_target
+from paidtwice.lab._timeline import derive_points
+from paidtwice.lab._walks import run_walk
+from paidtwice.results import (
     AttemptLine,
     Check,
     CleanRun,
@@ -45,16 +52,7 @@ from paidtwice.lab._records import (
     RunRecord,
     SweepMatrix,
     ToolLogLine,
-    to_jsonable,
-    write_records,
 )
-from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
-from paidtwice.lab._rows import run_rows
-from paidtwice.lab._runner import Lab
-from paidtwice.lab._sweep import check_app, sweep, sweep_targets, write_sweep
-from paidtwice.lab._sweep_runs import SweepTarget, deck_target
-from paidtwice.lab._timeline import derive_points
-from paidtwice.lab._walks import run_walk
 
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
@@ -122,7 +120,4 @@ __all__ = [
     "run_walk",
     "sweep",
     "sweep_targets",
-    "to_jsonable",
-    "write_records",
-    "write_sweep",
 ]

@@ -27,7 +27,7 @@ from paidtwice.report._html_parts import (
 from paidtwice.report._html_replay import REPLAY_SECTION, replay_check_section
 from paidtwice.report._html_sweep import sweep_sections
 from paidtwice.report._text import tokens, usd
-from paidtwice.soak import SoakRecord
+from paidtwice.results import SoakRecord
 
 __all__ = [
     "Section",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from paidtwice._words import count
 from paidtwice.report._text import tokens, usd
-from paidtwice.soak import SoakProgress, SoakRecord
+from paidtwice.results import SoakRecord
+from paidtwice.soak import SoakProgress
 
 __all__ = ["format_soak", "format_soak_progress"]
 

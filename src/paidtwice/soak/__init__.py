@@ -6,32 +6,20 @@ a cluster, its nodes), nothing lost and the kills' cost bounded by what they cut
 
     with Lab() as lab:
         record = soak(lab, SoakOptions(invocations=1000, kills=10))
+
+Its record (`paidtwice.results.SoakRecord`) is written with `paidtwice.results.write_record`.
 """
 
+from paidtwice.soak._monitor import SoakProgress
 from paidtwice.soak._options import SoakOptions, soak_timeout
-from paidtwice.soak._records import (
-    SOAK_KIND,
-    KillSnapshot,
-    NodeKillLine,
-    PeakMemory,
-    SoakProgress,
-    SoakRecord,
-    write_soak,
-)
 from paidtwice.soak._run import SoakInterrupted, soak
 from paidtwice.soak._subject import soak_target
 
 __all__ = [
-    "SOAK_KIND",
-    "KillSnapshot",
-    "NodeKillLine",
-    "PeakMemory",
     "SoakInterrupted",
     "SoakOptions",
     "SoakProgress",
-    "SoakRecord",
     "soak",
     "soak_target",
     "soak_timeout",
-    "write_soak",
 ]

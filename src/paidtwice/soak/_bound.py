@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._watch import epoch
-from paidtwice.soak._records import KillSnapshot
+from paidtwice.results import KillSnapshot
 from paidtwice.stub._ledger import ModelCall
 
 __all__ = ["journaled_model_answers", "places_in_life", "snapshot"]

@@ -8,15 +8,16 @@ import resource
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from paidtwice._exceptions import LabCancelled, PaidtwiceError
 from paidtwice.agent._process import AgentHost
 from paidtwice.engine._cluster import RestateCluster
 from paidtwice.lab._runner import Lab
+from paidtwice.results import PeakMemory
 from paidtwice.soak._options import SoakOptions
-from paidtwice.soak._records import PeakMemory, SoakProgress
 
-__all__ = ["SETTLED", "Monitor"]
+__all__ = ["SETTLED", "Monitor", "SoakProgress"]
 
 SETTLED = ("completed", "paused")
 """The statuses an invocation ends in."""
@@ -35,6 +36,33 @@ def _vm_hwm_mib(pid: int | None) -> float:
     except OSError:
         pass
     return 0.0
+
+
+@dataclass(frozen=True)
+class SoakProgress:
+    """Where a soak stands, for a progress line."""
+
+    sent: int
+    """Invocations sent so far."""
+    invocations: int
+    """Invocations to send."""
+    completed: int
+    """Invocations completed so far."""
+    kills: int
+    """Kills done so far."""
+    kills_planned: int
+    """Kills to do."""
+    elapsed: float
+    """Seconds since the first send."""
+    node_kills: int = 0
+    """Cluster nodes killed so far."""
+    node_kills_planned: int = 0
+    """Cluster nodes to kill (0: not a cluster soak)."""
+
+    @property
+    def rate(self) -> float:
+        """Completed invocations per second so far."""
+        return self.completed / self.elapsed if self.elapsed > 0 else 0.0
 
 
 class Monitor:

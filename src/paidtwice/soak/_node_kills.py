@@ -17,7 +17,7 @@ from paidtwice.engine._cluster import PartitionLeader, RestateCluster
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._watch import epoch
-from paidtwice.soak._records import NodeKillLine
+from paidtwice.results import NodeKillLine
 from paidtwice.stub._server import Lane
 
 __all__ = ["NodeEvent", "kill_node", "node_kill_lines"]

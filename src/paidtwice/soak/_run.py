@@ -28,10 +28,10 @@ from paidtwice.agent._process import AgentAttempt
 from paidtwice.engine._cluster import RestateCluster
 from paidtwice.lab._runner import DECK_AGENT, Lab, renamed_service
 from paidtwice.lab._sweep_runs import SweepTarget
+from paidtwice.results import SoakRecord
 from paidtwice.soak._drive import Driven, Driver
-from paidtwice.soak._monitor import Monitor
+from paidtwice.soak._monitor import Monitor, SoakProgress
 from paidtwice.soak._options import SoakOptions
-from paidtwice.soak._records import SoakProgress, SoakRecord
 from paidtwice.soak._setup import set_up
 from paidtwice.soak._subject import soaked
 from paidtwice.soak._tally import Ended, tally

@@ -15,10 +15,10 @@ from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._watch import epoch
+from paidtwice.results import KillSnapshot, NodeKillLine, PeakMemory, SoakRecord
 from paidtwice.soak._drive import Driven
 from paidtwice.soak._monitor import SETTLED
 from paidtwice.soak._node_kills import node_kill_lines
-from paidtwice.soak._records import KillSnapshot, NodeKillLine, PeakMemory, SoakRecord
 from paidtwice.soak._setup import Clean
 from paidtwice.stub._server import Lane
 

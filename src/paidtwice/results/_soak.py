@@ -1,30 +1,13 @@
-"""What a soak writes: its record (`SoakRecord`, with a `KillSnapshot` per agent kill, a `NodeKillLine` per
-node kill and the `PeakMemory` of each process), its progress (`SoakProgress`), and the file it is written
-to (`write_soak`, tagged `SOAK_KIND`).
-
-The classes are frozen dataclasses with a docstring under each field: the record's JSON schema and the
-report's reader are made from them.
-"""
+"""A soak's record (`SoakRecord`), with a `KillSnapshot` per agent kill, a `NodeKillLine` per node kill and
+the `PeakMemory` of each process. Its kind is "soak" (`kinds()`), one record per file."""
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
-__all__ = [
-    "SOAK_KIND",
-    "KillSnapshot",
-    "NodeKillLine",
-    "PeakMemory",
-    "SoakProgress",
-    "SoakRecord",
-    "write_soak",
-]
+__all__ = ["KillSnapshot", "NodeKillLine", "PeakMemory", "SoakRecord"]
 
 
 @dataclass(frozen=True)
@@ -63,33 +46,6 @@ class PeakMemory:
     """The largest of the agent's processes (one per life), each read before its kill and at the end."""
     paidtwice: float
     """paidtwice itself (the lab, the stub and this soak), over its life so far."""
-
-
-@dataclass(frozen=True)
-class SoakProgress:
-    """Where a soak stands, for a progress line."""
-
-    sent: int
-    """Invocations sent so far."""
-    invocations: int
-    """Invocations to send."""
-    completed: int
-    """Invocations completed so far."""
-    kills: int
-    """Kills done so far."""
-    kills_planned: int
-    """Kills to do."""
-    elapsed: float
-    """Seconds since the first send."""
-    node_kills: int = 0
-    """Cluster nodes killed so far."""
-    node_kills_planned: int = 0
-    """Cluster nodes to kill (0: not a cluster soak)."""
-
-    @property
-    def rate(self) -> float:
-        """Completed invocations per second so far."""
-        return self.completed / self.elapsed if self.elapsed > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -204,17 +160,3 @@ class SoakRecord:
         if self.extra_model_calls > self.bound:
             found.append(f"{self.extra_model_calls} extra model calls exceed the bound of {self.bound}")
         return found
-
-
-SOAK_KIND = "soak"
-"""The kind a soak's record is tagged with in its file, for `paidtwice report` to know it."""
-
-
-def write_soak(path: Path, record: SoakRecord) -> None:
-    """Write the record as JSON, atomically (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(tagged(SOAK_KIND, to_jsonable(record)), indent=2) + "\n")
-    with tmp.open("rb") as handle:
-        os.fsync(handle.fileno())
-    tmp.replace(path)
