@@ -12,7 +12,6 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep_runs import NO_MODEL_CALL
 from paidtwice.report._soak import format_soak
 from paidtwice.results import load_results, write_record
 from paidtwice.soak import SoakOptions, soak, soak_target
@@ -20,6 +19,7 @@ from paidtwice.soak._bound import places_in_life, snapshot
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._runs import NO_MODEL_CALL
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = ROOT / "tests" / "agents"

@@ -31,7 +31,6 @@ from paidtwice.cli._options import (
     write_report,
 )
 from paidtwice.lab._runner import DECK_AGENT
-from paidtwice.lab._sweep_runs import SweepTarget
 from paidtwice.report._html import soak_section
 from paidtwice.report._soak import format_soak, format_soak_progress
 from paidtwice.results import SoakRecord, write_record
@@ -39,6 +38,7 @@ from paidtwice.soak import SoakInterrupted, SoakOptions, SoakProgress, soak_targ
 from paidtwice.soak import soak as run_soak
 from paidtwice.stub._scripts import Script
 from paidtwice.stub._turns import load_script_file
+from paidtwice.targets import AppTarget
 
 __all__ = ["soak"]
 
@@ -199,7 +199,7 @@ def _own_app(
     key: str | None,
     script_path: Path | None,
     app_dir: Path,
-) -> tuple[str | SweepTarget, Script | None]:
+) -> tuple[str | AppTarget, Script | None]:
     """Your app and its script, checked before anything starts (BadInput); the deck's agent and its own
     script (None) without --app."""
     if app is None:

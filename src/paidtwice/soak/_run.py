@@ -27,7 +27,6 @@ from paidtwice._exceptions import LabCancelled
 from paidtwice.agent._process import AgentAttempt
 from paidtwice.engine._cluster import RestateCluster
 from paidtwice.lab._runner import DECK_AGENT, Lab, renamed_service
-from paidtwice.lab._sweep_runs import SweepTarget
 from paidtwice.results import SoakRecord
 from paidtwice.soak._drive import Driven, Driver
 from paidtwice.soak._monitor import Monitor, SoakProgress
@@ -36,6 +35,7 @@ from paidtwice.soak._setup import set_up
 from paidtwice.soak._subject import soaked
 from paidtwice.soak._tally import Ended, tally
 from paidtwice.stub._scripts import SCRIPTS, Script
+from paidtwice.targets import AppTarget
 
 __all__ = ["SoakInterrupted", "soak"]
 
@@ -54,7 +54,7 @@ def soak(
     lab: Lab,
     options: SoakOptions | None = None,
     *,
-    target: str | SweepTarget = DECK_AGENT,
+    target: str | AppTarget = DECK_AGENT,
     app_dir: Path | None = None,
     script: Script | None = None,
     progress: Callable[[SoakProgress], None] | None = None,
@@ -63,7 +63,7 @@ def soak(
     kills).
 
     `target` is the deck's agent, or "MODULE:APP" (from `app_dir`) of an app that reads the deck agent's
-    environment, or a user's app as a `SweepTarget` (its service, handler and input; see `soak_target`).
+    environment, or a user's app as an `AppTarget` (its service, handler and input; see `soak_target`).
     The stub answers by `script` (default: the steady script the deck's agent is written for). A clean
     invocation whose calls never reach the stub, or that the script does not answer, raises a `UsageError`
     before the soak starts.

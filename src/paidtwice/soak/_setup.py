@@ -12,12 +12,12 @@ from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
 from paidtwice.agent._process import AgentHost
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._sweep_runs import NO_MODEL_CALL
 from paidtwice.soak._monitor import SETTLED
 from paidtwice.soak._subject import Calling, Soaked
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
 from paidtwice.stub._server import Lane
+from paidtwice.sweep._runs import NO_MODEL_CALL
 
 __all__ = ["Clean", "set_up"]
 

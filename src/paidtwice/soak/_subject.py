@@ -1,5 +1,5 @@
 """What a soak drives, decided once: the deck's agent (or an app that reads the deck agent's environment),
-or a user's own app (a `SweepTarget`: its service, handler and input).
+or a user's own app (an `AppTarget`: its service, handler and input).
 
 Both have one interface (`Soaked`): the service as its code names it, the agent process to start, how each
 invocation is sent, whether its tool runs count, and how a model call's place among its invocation's answers
@@ -22,8 +22,9 @@ from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, SERVICE_AS, STUB_API_KEY
 from paidtwice.agent._process import AgentHost
 from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab
-from paidtwice.lab._sweep_runs import DEFAULT_KEY, SweepTarget
 from paidtwice.stub._server import Lane
+from paidtwice.sweep._runs import DEFAULT_KEY
+from paidtwice.targets import AppTarget
 
 __all__ = ["Calling", "DeckAgent", "OwnApp", "Soaked", "soak_target", "soaked"]
 
@@ -108,7 +109,7 @@ class DeckAgent:
 class OwnApp:
     """A user's app, renamed for the soak by paidtwice's host, its model reached through its own client."""
 
-    target: SweepTarget
+    target: AppTarget
     """Its app, service, handler, input and key (`soak_target`)."""
     app_dir: Path | None = None
     """Where it imports from when the target does not say."""
@@ -147,22 +148,14 @@ class OwnApp:
         return turns != list(range(1, len(turns) + 1))
 
 
-def soaked(target: str | SweepTarget, app_dir: Path | None) -> Soaked:
-    """What the soak drives: a user's app given as a `SweepTarget`, else the deck agent's MODULE:APP."""
-    return OwnApp(target, app_dir) if isinstance(target, SweepTarget) else DeckAgent(target, app_dir)
+def soaked(target: str | AppTarget, app_dir: Path | None) -> Soaked:
+    """What the soak drives: a user's app given as an `AppTarget`, else the deck agent's MODULE:APP."""
+    return OwnApp(target, app_dir) if isinstance(target, AppTarget) else DeckAgent(target, app_dir)
 
 
 def soak_target(
     app: str, service: str, handler: str, input: Any, *, key: str | None = None, app_dir: Path | None = None
-) -> SweepTarget:
-    """A user's app to soak, once it is seen to import and to serve `service`/`handler` (in a process of
-    its own, nothing started yet); `UsageError` in one line if it does not."""
-    from paidtwice.lab._sweep import check_app
-
-    cwd = str((app_dir or Path(".")).resolve())
-    if not Path(cwd).is_dir():
-        raise UsageError(f"no directory {cwd}")
-    problem = check_app(app, service, handler, cwd=cwd)
-    if problem:
-        raise UsageError(problem)
-    return SweepTarget(app, service, handler, input, mode="app", cwd=cwd, key=key)
+) -> AppTarget:
+    """A user's app to soak, once it is seen to import and to serve `service`/`handler`
+    (`AppTarget.checked`); `UsageError` in one line if it does not."""
+    return AppTarget.checked(app, service, handler, input, key=key, app_dir=app_dir)
