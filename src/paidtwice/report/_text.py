@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from paidtwice._words import agent_name, count, signed
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._recover import RecoveryPlan
-from paidtwice.lab._sweep import SweepMatrix
 from paidtwice.results import (
     ComparisonRecord,
     CurvePoint,
@@ -21,6 +20,7 @@ from paidtwice.results import (
     Record,
     RecoveryRecord,
     RunRecord,
+    SweepMatrix,
 )
 
 __all__ = [
