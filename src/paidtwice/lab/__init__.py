@@ -55,41 +55,12 @@ from paidtwice.results import (
 )
 
 if _typing.TYPE_CHECKING:
-    from paidtwice.lab._soak import (
-        KillSnapshot,
-        NodeKillLine,
-        PeakMemory,
-        SoakInterrupted,
-        SoakProgress,
-        SoakRecord,
-        check_soak,
-        soak,
-        soak_target,
-        soak_timeout,
-        write_soak,
-    )
     from paidtwice.sweep import Answers, KillPlan, ModelStub, sweep, sweep_targets
 
 _LAZY = {
-    **dict.fromkeys(
-        (
-            "KillSnapshot",
-            "NodeKillLine",
-            "PeakMemory",
-            "SoakInterrupted",
-            "SoakProgress",
-            "SoakRecord",
-            "check_soak",
-            "soak",
-            "soak_target",
-            "soak_timeout",
-            "write_soak",
-        ),
-        "paidtwice.lab._soak",
-    ),
     **dict.fromkeys(("Answers", "KillPlan", "ModelStub", "sweep", "sweep_targets"), "paidtwice.sweep"),
 }
-"""The sweep's and the soak's names, imported when first used: they run targets (`paidtwice.targets`),
+"""The sweep's names, imported when first used: they run targets (`paidtwice.targets`),
 which are built on the lab's runner."""
 
 __all__ = [
@@ -125,16 +96,13 @@ __all__ = [
     "FaultKind",
     "InvocationStatus",
     "KillPlan",
-    "KillSnapshot",
     "Lab",
     "LabCancelled",
     "Mismatch",
     "ModelLogLine",
     "ModelStub",
-    "NodeKillLine",
     "NodeKillRecord",
     "PaidCallPrediction",
-    "PeakMemory",
     "PointResult",
     "RecordedStatus",
     "RecoveryBreakdown",
@@ -143,9 +111,6 @@ __all__ = [
     "RecoveryStep",
     "Row",
     "RunRecord",
-    "SoakInterrupted",
-    "SoakProgress",
-    "SoakRecord",
     "SweepMatrix",
     "ToolLogLine",
     "Walk",
@@ -153,7 +118,6 @@ __all__ = [
     "apply_way",
     "bill",
     "check_price_model",
-    "check_soak",
     "experiment_by_name",
     "explain",
     "extra_calls",
@@ -162,12 +126,8 @@ __all__ = [
     "read_mismatch",
     "run_rows",
     "run_walk",
-    "soak",
-    "soak_target",
-    "soak_timeout",
     "sweep",
     "sweep_targets",
-    "write_soak",
 ]
 
 
