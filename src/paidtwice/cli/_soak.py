@@ -4,6 +4,7 @@ they run."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from paidtwice.cli._options import (
     service_option,
     write_report,
 )
-from paidtwice.lab._runner import DECK_AGENT
+from paidtwice.lab._runner import DECK_AGENT, Lab
 from paidtwice.report._html import soak_section
 from paidtwice.report._soak import format_soak, format_soak_progress
 from paidtwice.results import SoakRecord, write_record
@@ -157,22 +158,27 @@ def soak(
     target, script = _own_app(app, service, handler, input_json, key, script_path, app_dir)
     json_path = json_path or default_json(results_dir, "soak")
     check_outputs(json_path, html_path, what="the soak's record")
-    stopped = False
+    progress = _show_progress if on_terminal else _log_progress
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
-            try:
-                record = run_soak(
-                    lab,
-                    options,
-                    target=target,
-                    script=script,
-                    progress=_show_progress if on_terminal else _log_progress,
-                )
-            except SoakInterrupted as interrupted:
-                stopped, record = True, interrupted.record
+            record, stopped = _soak_on(lab, options, target, script, progress)
             # On disk before the lab stops its processes: a second Ctrl-C there loses nothing measured.
             write_record(json_path, record)
     _report(record, json_path, html_path, on_terminal=on_terminal, stopped=stopped)
+
+
+def _soak_on(
+    lab: Lab,
+    options: SoakOptions,
+    target: str | AppTarget,
+    script: Script | None,
+    progress: Callable[[SoakProgress], None],
+) -> tuple[SoakRecord, bool]:
+    """The soak's record, and whether Ctrl-C or SIGTERM stopped it (the record says what ran until then)."""
+    try:
+        return run_soak(lab, options, target=target, script=script, progress=progress), False
+    except SoakInterrupted as interrupted:
+        return interrupted.record, True
 
 
 def _report(
