@@ -51,7 +51,7 @@ from typing import Any
 
 from paidtwice._words import count
 from paidtwice.agent._env import OFFLINE_DEFAULTS
-from paidtwice.replay._answers import replay_script, resolve_script
+from paidtwice.replay._answers import replay_script
 from paidtwice.replay._intercept import CURRENT, ReplayState, install_patches
 from paidtwice.replay._journal import JournalFile, load_journal
 from paidtwice.replay._protocol import entry_message_type, frame, read_frames, start_message
@@ -65,6 +65,7 @@ from paidtwice.replay._results import (
 )
 from paidtwice.replay._seed import invocation_id_bytes, random_seed
 from paidtwice.replay._verdict import Outcome, judge
+from paidtwice.stub._resolve import resolve_script
 from paidtwice.stub._scripts import Script
 from paidtwice.stub._server import StubModel
 
@@ -79,7 +80,6 @@ __all__ = [
     "kept_journal_judge",
     "load_app",
     "replay_script",
-    "resolve_script",
 ]
 
 DEFAULT_TIMEOUT = 30.0
