@@ -14,7 +14,7 @@ import click
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
-from paidtwice.cli._options import admin_url_option
+from paidtwice.cli._options import STDOUT, admin_url_option, echo_err, writable
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.replay._journal import STATUSES, JournalFile, capture, journal_paths, load_journal, save_all
@@ -85,6 +85,10 @@ def capture_command(
     click.echo(f"{len(paths)} {noun} of {service} written to {directory}")
 
 
+_FLAG_FORM = "\0flag"
+"""What `--json` with no value gives: the flag form of earlier releases, read as `--json -` for one more."""
+
+
 @click.command("replay-check")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--app", required=True, metavar="MODULE:APP", help="The Restate app (the new code) to check.")
@@ -109,7 +113,16 @@ def capture_command(
     show_default=True,
     help="With a script file: which of its variations answers.",
 )
-@click.option("--json", "as_json", is_flag=True, help="One JSON record per journal instead of the table.")
+@click.option(
+    "--json",
+    "json_target",
+    metavar="FILE|-",
+    is_flag=False,
+    flag_value=_FLAG_FORM,
+    default=None,
+    help="Write one JSON record per journal to FILE (`paidtwice report` reads it); `-` prints them on stdout "
+    "instead of the table. (--json with no file, as before, still prints them, and says so on stderr.)",
+)
 @click.option(
     "--html",
     "html_path",
@@ -127,7 +140,7 @@ def replay_check_command(
     app_dir: Path | None,
     script: str,
     variation: str,
-    as_json: bool,
+    json_target: str | None,
     html_path: Path | None,
     timeout: float,
     sarif_path: Path | None,
@@ -147,27 +160,79 @@ def replay_check_command(
     \b
     Examples:
         paidtwice replay-check --app agent:app journals/
-        paidtwice replay-check --app agent:app --app-dir src --script changed stuck/inv_1a2b.json --json
-        paidtwice replay-check --app agent:app journals/ --json --html replay-check.html > replay-check.json
+        paidtwice replay-check --app agent:app --app-dir src --script changed stuck/inv_1a2b.json --json -
+        paidtwice replay-check --app agent:app journals/ --json replay-check.json --html replay-check.html
         paidtwice replay-check --app agent:app journals/ --sarif replay.sarif --junit replay.xml
     """
     outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
     outputs.check()
+    json_path = _json_path(json_target, paths)
+    to_stdout = json_target is not None and json_path is None
     files = _journal_files(paths, html_path)
     results = _replay(files, app=app, app_dir=app_dir, script=script, variation=variation, timeout=timeout)
     if html_path is not None:
         _write_page(html_path, app, paths, results)
-        click.echo(f"HTML report: {html_path}", err=as_json)
-    if as_json:
-        click.echo(json.dumps([result_json(r) for r in results], indent=2))
+        click.echo(f"HTML report: {html_path}", err=to_stdout)
+    records = json.dumps([result_json(r) for r in results], indent=2)
+    if to_stdout:
+        click.echo(records)
     else:
         click.echo(format_replay_check(results))
+    if json_path is not None:
+        _write_records(json_path, records)
+        click.echo(f"Full records: {json_path}")
     if outputs.sarif or outputs.github:
         source = app_source(app, app_dir or Path("."), Path.cwd())
     else:
         source = None
     outputs.emit(replay_findings(results, source), replay_cases(results))
     raise SystemExit(0 if all(r.ok for r in results) else 1)
+
+
+def _json_path(json_target: str | None, paths: tuple[Path, ...]) -> Path | None:
+    """The file --json names (None for stdout or no --json), refused before any replay when it cannot be
+    written or is an input: `--json journals/` as the flag form was written before takes the journals for
+    the file, and must not write the records over them."""
+    if json_target == _FLAG_FORM:
+        echo_err(
+            "paidtwice: --json now takes a file (--json FILE); --json - is the new spelling of printing "
+            "the records"
+        )
+    if json_target in (None, STDOUT, _FLAG_FORM):
+        return None
+    path = Path(json_target)
+    why = _input_at(path, paths)
+    if why:
+        raise BadInput(
+            f"not writing the records over {path}: {why} (--json takes the file to write them to; "
+            "--json - prints them)"
+        )
+    writable(path, "the records")
+    return path
+
+
+def _input_at(path: Path, paths: tuple[Path, ...]) -> str | None:
+    """Why `path` is an input rather than a place for the records (None when it is not)."""
+    if path.is_dir():
+        return "it is a directory"
+    if path.is_file():
+        try:
+            load_journal(path)
+        except (PaidtwiceError, OSError):
+            pass
+        else:
+            return "it is a journal"
+    inputs = [p.resolve() for p in paths]
+    if path.resolve() in inputs or any(p in path.resolve().parents for p in inputs):
+        return "it is read for journals"
+    return None
+
+
+def _write_records(path: Path, records: str) -> None:
+    try:
+        path.write_text(records + "\n")
+    except OSError as err:
+        raise BadInput(f"cannot write the records to {path}: {err.strerror or err}") from None
 
 
 def _journal_files(paths: tuple[Path, ...], html_path: Path | None) -> list[Path]:
