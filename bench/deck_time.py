@@ -26,8 +26,8 @@ from paidtwice.lab import (
     RunRecord,
 )
 from paidtwice.lab._experiments import experiment_by_name
-from paidtwice.lab._records import Record
 from paidtwice.lab._rows import run_rows
+from paidtwice.results import Record
 
 
 def runs_of(record: Record) -> list[RunRecord]:

@@ -23,8 +23,8 @@ from paidtwice.lab import (
     RunRecord,
 )
 from paidtwice.lab._experiments import Row
-from paidtwice.lab._records import Record
 from paidtwice.lab._rows import run_rows
+from paidtwice.results import Record
 
 
 def fingerprint(record: Record) -> tuple[object, ...]:

@@ -53,14 +53,19 @@ def field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-BOOLEAN = {"type": "boolean"}
-NESTED_KINDS = {"RunRecord": "run"}
-"""Record types that also appear inside other records, by the kind they are tagged with there."""
+DOCUMENTS = {
+    "records": ("results", "paidtwice results: the records of deck, run and sweep"),
+    "points": ("results", "paidtwice results: the records of deck, run and sweep"),
+    "soaks": ("soak", "paidtwice soak record"),
+    "watches": ("watch", "paidtwice watch snapshot"),
+    "replays": ("replay-check", "paidtwice replay-check records"),
+}
+"""The schema file each group of record kinds (`Kind.group`) is described in, and its title."""
 
 
 def tags(kind: str) -> dict[str, Any]:
     """The results format and the record's kind, which every record carries first."""
-    from paidtwice.lab._records import RESULTS_FORMAT
+    from paidtwice.results import RESULTS_FORMAT
 
     return {
         "format": {"description": "The results format.", "const": RESULTS_FORMAT},
@@ -113,7 +118,9 @@ class Builder:
         if name in self.defs:
             return name
         self.defs[name] = {}  # recursion guard
-        kind = NESTED_KINDS.get(name)
+        from paidtwice.results import kinds
+
+        kind = next((k.name for k in kinds() if k.cls is cls), None)
         # A record nested in another (a curve's runs, a walk's stuck run) is written tagged too.
         self.defs[name] = self.object_schema(cls, tags(kind) if kind else None)
         return name
@@ -165,59 +172,23 @@ def document(name: str, title: str, schema: dict[str, Any], builder: Builder) ->
 def schemas() -> dict[str, dict[str, Any]]:
     """Every schema, by file name."""
     sys.path.insert(0, str(ROOT / "src"))
-    from paidtwice.lab._records import ComparisonRecord, CurveRecord, PointResult, RecoveryRecord, RunRecord
-    from paidtwice.lab._soak import SOAK_KIND, SoakRecord
     from paidtwice.replay._journal import FORMAT as JOURNAL_FORMAT
-    from paidtwice.replay._results import RECORD_KIND, ReplayResult
-    from paidtwice.watch._records import WATCH_KIND, WatchSnapshot
+    from paidtwice.results import kinds
 
     out: dict[str, dict[str, Any]] = {}
-
-    results = Builder()
-    kinds = [
-        results.record(RunRecord, "run"),
-        results.record(CurveRecord, "curve"),
-        results.record(RecoveryRecord, "walk"),
-        results.record(ComparisonRecord, "comparison"),
-        results.record(
-            PointResult,
-            "sweep-point",
-            {"pays_twice": {"description": "Whether the point paid again for completed work.", **BOOLEAN}},
-        ),
-    ]
-    out["results"] = document(
-        "results",
-        "paidtwice results: the records of deck, run and sweep",
-        {"type": "array", "items": {"oneOf": kinds}},
-        results,
-    )
-
-    soak = Builder()
-    out["soak"] = document("soak", "paidtwice soak record", soak.record(SoakRecord, SOAK_KIND), soak)
-
-    watch = Builder()
-    out["watch"] = document(
-        "watch", "paidtwice watch snapshot", watch.record(WatchSnapshot, WATCH_KIND), watch
-    )
-
-    replay = Builder()
-    extra = {
-        "calls_during_replay": {
-            "description": "Model calls production pays for again on every replay of this journal.",
-            "type": "integer",
-        },
-        "attempted_commands": {
-            "description": "For a divergence: what the code attempted by command index, 0 to `index`.",
-            "type": "array",
-            "items": {"type": "string"},
-        },
-    }
-    out["replay-check"] = document(
-        "replay-check",
-        "paidtwice replay-check records",
-        {"type": "array", "items": replay.record(ReplayResult, RECORD_KIND, extra)},
-        replay,
-    )
+    builders: dict[str, Builder] = {}
+    records: dict[str, list[dict[str, Any]]] = {}
+    for kind in kinds():
+        name = DOCUMENTS[kind.group][0]
+        builder = builders.setdefault(name, Builder())
+        records.setdefault(name, []).append(builder.record(kind.cls, kind.name, kind.derived_schema))
+    for group, (name, title) in DOCUMENTS.items():
+        if name in out:
+            continue  # two groups in one file (a deck's records and a sweep's points)
+        (one, *more) = records[name]
+        whole_file = any(kind.whole_file for kind in kinds() if kind.group == group)
+        body = one if whole_file else {"type": "array", "items": {"oneOf": [one, *more]} if more else one}
+        out[name] = document(name, title, body, builders[name])
 
     nullable = {"type": ["string", "null"]}
     out["journal"] = document(

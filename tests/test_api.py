@@ -25,6 +25,7 @@ def test_exported_names_are_the_public_api() -> None:
         "paidtwice.report",
         "paidtwice.lint",
         "paidtwice.replay",
+        "paidtwice.results",
         "paidtwice.agent",
     ):
         module = importlib.import_module(name)

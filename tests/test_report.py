@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from paidtwice.lab import RunRecord, write_records
-from paidtwice.lab._records import RESULTS_FORMAT
-from paidtwice.lab._sweep import write_sweep
+from paidtwice.lab import RunRecord
 from paidtwice.report import load_results
+from paidtwice.results import RESULTS_FORMAT, write_results
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DECK = FIXTURES / "results" / "deck.json"
@@ -40,8 +39,8 @@ def test_captured_results_read_back_as_the_lab_wrote_them(tmp_path: Path) -> Non
     assert loaded.points
     # Written again by the lab's own writers, the typed records give back every field of the file (fields the
     # records gained since the capture may be added, with their defaults).
-    write_records(tmp_path / "deck.json", loaded.records)
-    write_sweep(tmp_path / "sweep.json", loaded.points)
+    write_results(tmp_path / "deck.json", loaded.records)
+    write_results(tmp_path / "sweep.json", loaded.points)
     assert_holds(json.loads((tmp_path / "deck.json").read_text()), json.loads(DECK.read_text()))
     assert_holds(json.loads((tmp_path / "sweep.json").read_text()), json.loads(SWEEP.read_text()))
 

@@ -20,7 +20,6 @@ import pytest
 from browser import Browser, PageLoad, find_chromium
 
 from paidtwice.lab import CurveRecord, Lab, RecoveryRecord, RunRecord
-from paidtwice.lab._records import Record
 from paidtwice.lab._soak import soak
 from paidtwice.report import (
     deck_sections,
@@ -31,6 +30,7 @@ from paidtwice.report import (
     write_html,
 )
 from paidtwice.report._text import usd
+from paidtwice.results import Record
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 SCREENSHOTS = Path(
@@ -144,10 +144,10 @@ def anchor(point: object) -> str:
 def test_report_of_a_run_in_the_session_lab(
     browser: Browser, deck_records: dict[str, RunRecord], tmp_path: Path
 ) -> None:
-    from paidtwice.lab import write_records
+    from paidtwice.results import write_results
 
     records = list(deck_records.values())
-    write_records(tmp_path / "deck.json", records)
+    write_results(tmp_path / "deck.json", records)
     loaded = load_results([tmp_path / "deck.json"]).records
     page = write_html(tmp_path / "lab.html", "paidtwice deck", deck_sections(loaded))
     assert_clean_load(browser.open(page), page)

@@ -12,10 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from paidtwice.cli._replay_check import result_json
-from paidtwice.lab._records import RESULTS_FORMAT
 from paidtwice.replay import OutsideCall, load_journal
 from paidtwice.report import load_results
+from paidtwice.results import RESULTS_FORMAT, record_json
 
 JOURNALS = Path(__file__).parent / "fixtures" / "journals"
 
@@ -60,7 +59,7 @@ def test_the_reader_round_trips_replay_check_results(replay_check_results: tuple
     for result, record in zip(loaded.replays, records, strict=True):
         assert all(isinstance(call, OutsideCall) for call in result.outside_calls)
         # Written again as replay-check writes it, the typed result gives back the file's record exactly.
-        assert result_json(result) == record
+        assert record_json(result) == record
 
 
 def test_a_divergence_carries_both_sequences_up_to_where_they_part(

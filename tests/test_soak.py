@@ -9,7 +9,7 @@ from pathlib import Path
 
 from paidtwice.lab import Lab
 from paidtwice.lab._soak import soak, soak_timeout, write_soak
-from paidtwice.report._load import load_results
+from paidtwice.results import load_results
 
 AGENTS = Path(__file__).parent / "agents"
 

@@ -42,8 +42,8 @@ if _typing.TYPE_CHECKING:
         explain,
         read_mismatch,
     )
-    from paidtwice.lab._records import CrashPoint, PointResult, SweepMatrix
     from paidtwice.lab._sweep import sweep
+    from paidtwice.results import CrashPoint, PointResult, SweepMatrix
 
 _LAZY = {
     **dict.fromkeys(
@@ -51,7 +51,7 @@ _LAZY = {
         "paidtwice.lab",
     ),
     "read_mismatch": "paidtwice.lab",
-    **dict.fromkeys(("CrashPoint", "PointResult", "SweepMatrix"), "paidtwice.lab._records"),
+    **dict.fromkeys(("CrashPoint", "PointResult", "SweepMatrix"), "paidtwice.results"),
     "sweep": "paidtwice.lab._sweep",
 }
 """The lab's names, imported when first used: an agent process imports `paidtwice.agent.host` and should not

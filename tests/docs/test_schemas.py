@@ -19,8 +19,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from paidtwice.lab import Lab, soak
-from paidtwice.lab._records import tagged, to_jsonable
-from paidtwice.lab._soak import SOAK_KIND
+from paidtwice.results import record_json
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "docs" / "reference" / "schemas"
@@ -80,7 +79,7 @@ def test_replay_check_records_hold_to_their_schema(replay_check_results: tuple[P
 
 def test_a_soak_record_holds_to_the_soak_schema(lab: Lab) -> None:
     record = soak(lab, invocations=20, kills=1)
-    assert errors("soak", tagged(SOAK_KIND, to_jsonable(record))) == []
+    assert errors("soak", record_json(record)) == []
 
 
 def test_a_record_that_breaks_its_schema_is_refused() -> None:

@@ -20,10 +20,10 @@ from paidtwice.lab._experiments import (
     RetryPolicy,
     experiment_by_name,
 )
-from paidtwice.lab._records import ComparisonRecord, CurveRecord, Record
 from paidtwice.lab._rows import run_rows
 from paidtwice.report._plot import curve_svg_markup
 from paidtwice.report._text import format_curve, format_run
+from paidtwice.results import ComparisonRecord, CurveRecord, Record
 
 ROWS = ("explicit-recovery-changed", "retry-policy-curve", "changed-for-good-protocol-v7")
 KNOB_ROWS = ("explicit-recovery-kill-in-pause", "explicit-recovery-changed", "retry-policy-curve")

@@ -20,10 +20,10 @@ import pytest
 
 from paidtwice.lab import Lab
 from paidtwice.lab._mismatch import read_mismatch
-from paidtwice.lab._records import SweepMatrix
 from paidtwice.lab._sweep import SweepTarget, sweep_targets
 from paidtwice.replay import JournalFile, capture_journal, save_journal
 from paidtwice.report._text import format_journal, format_mismatch
+from paidtwice.results import SweepMatrix
 from paidtwice.stub._turns import load_script_file
 
 HERE = Path(__file__).resolve().parent

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from paidtwice.lab._records import CleanRun, SweepMatrix
 from paidtwice.report import format_deck_table, load_results, table
 from paidtwice.report._text import format_crash_cost, format_sweep
+from paidtwice.results import CleanRun, SweepMatrix
 
 RESULTS = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from paidtwice.lab._records import CrashPoint
 from paidtwice.lab._timeline import StepEvent, derive_points
+from paidtwice.results import CrashPoint
 
 
 def timeline(*rows: tuple[Any, ...]) -> list[StepEvent]:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._records import SweepMatrix
 from paidtwice.lab._sweep import SweepTarget, sweep_targets
+from paidtwice.results import SweepMatrix
 from paidtwice.stub._turns import load_script_file
 
 AGENT = Path(__file__).resolve().parent / "tools_agent"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from paidtwice._exceptions import UsageError
-from paidtwice.lab._records import Mismatch
 from paidtwice.report._watch import format_watch, watch_section
+from paidtwice.results import Mismatch
 from paidtwice.stub._usage import TokenUsage
 from paidtwice.watch import (
     AttemptCost,

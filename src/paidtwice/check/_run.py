@@ -10,9 +10,8 @@ from pathlib import Path
 from paidtwice._words import count
 from paidtwice.check._config import Budget, Config, ConfigError, SweepConfig
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL
-from paidtwice.lab._records import PointResult
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._sweep import Shard, SweepMatrix, sweep, write_sweep
+from paidtwice.lab._sweep import Shard, SweepMatrix, sweep
 from paidtwice.lint._analyzer import lint_paths
 from paidtwice.lint._parse import Parser, project_target
 from paidtwice.replay._journal import journal_paths, load_journal
@@ -29,6 +28,7 @@ from paidtwice.report._findings import (
     sweep_cases,
     sweep_findings,
 )
+from paidtwice.results import PointResult, write_results
 
 __all__ = [
     "CHECKS",
@@ -243,4 +243,4 @@ def open_check_lab(config: Config) -> Lab:
 
 
 def save_points(path: Path, outcomes: Sequence[Outcome]) -> None:
-    write_sweep(path, [p for o in outcomes for p in o.points])
+    write_results(path, [p for o in outcomes for p in o.points])

@@ -23,7 +23,7 @@ from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import default_json, echo_err, json_option, shard_option, writable
-from paidtwice.lab._records import PointResult
+from paidtwice.results import PointResult
 
 __all__ = ["check"]
 

@@ -36,15 +36,6 @@ from paidtwice.lab._experiments import (
     experiment_by_name,
     with_model_latency,
 )
-from paidtwice.lab._records import (
-    ComparisonRecord,
-    CurveRecord,
-    Record,
-    RecoveryRecord,
-    RunRecord,
-    append_record,
-    write_records,
-)
 from paidtwice.lab._rows import run_rows
 from paidtwice.lab._runner import Lab
 from paidtwice.report._html import deck_sections
@@ -56,6 +47,15 @@ from paidtwice.report._text import (
     format_deck_table,
     format_run,
     format_walk,
+)
+from paidtwice.results import (
+    ComparisonRecord,
+    CurveRecord,
+    Record,
+    RecoveryRecord,
+    RunRecord,
+    append_record,
+    write_results,
 )
 
 __all__ = ["deck", "experiments", "provision", "record_journals", "run"]
@@ -241,7 +241,7 @@ def _run_rows(
     lab: Lab, rows: list[Row], *, json_path: Path, serial: bool, journals: Path | None = None
 ) -> list[Record]:
     records: list[Record] = []
-    write_records(json_path, records)
+    write_results(json_path, records)
 
     def save(record: Record) -> None:
         append_record(json_path, records, record)
@@ -254,7 +254,7 @@ def _run_rows(
             echo_err(f"  plot of {record.name}: {svg}")
 
     ordered = run_rows(lab, rows, concurrent=not serial, on_record=save)
-    write_records(json_path, ordered)
+    write_results(json_path, ordered)
     return ordered
 
 

@@ -5,9 +5,7 @@ A thin layer over the library `paidtwice.replay`, which knows nothing of click.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -16,16 +14,16 @@ from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._options import STDOUT, admin_url_option, echo_err, writable
 from paidtwice.engine._sql import SqlClient
-from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.replay._journal import STATUSES, JournalFile, capture, journal_paths, load_journal, save_all
-from paidtwice.replay._replayer import RECORD_KIND, Replayer, ReplayResult
+from paidtwice.replay._replayer import Replayer, ReplayResult
 from paidtwice.report._findings import replay_cases, replay_findings
 from paidtwice.report._html import replay_check_section, write_html
 from paidtwice.report._replay import format_replay_check
+from paidtwice.results import results_text, write_results
 from paidtwice.stub._scripts import SCRIPTS
 from paidtwice.stub._turns import VARIATIONS
 
-__all__ = ["capture_command", "replay_check_command", "result_json"]
+__all__ = ["capture_command", "replay_check_command"]
 
 
 @click.command("capture")
@@ -173,13 +171,12 @@ def replay_check_command(
     if html_path is not None:
         _write_page(html_path, app, paths, results)
         click.echo(f"HTML report: {html_path}", err=to_stdout)
-    records = json.dumps([result_json(r) for r in results], indent=2)
     if to_stdout:
-        click.echo(records)
+        click.echo(results_text(results), nl=False)
     else:
         click.echo(format_replay_check(results))
     if json_path is not None:
-        _write_records(json_path, records)
+        _write_records(json_path, results)
         click.echo(f"Full records: {json_path}")
     if outputs.sarif or outputs.github:
         source = app_source(app, app_dir or Path("."), Path.cwd())
@@ -228,9 +225,9 @@ def _input_at(path: Path, paths: tuple[Path, ...]) -> str | None:
     return None
 
 
-def _write_records(path: Path, records: str) -> None:
+def _write_records(path: Path, results: list[ReplayResult]) -> None:
     try:
-        path.write_text(records + "\n")
+        write_results(path, results)
     except OSError as err:
         raise BadInput(f"cannot write the records to {path}: {err.strerror or err}") from None
 
@@ -277,11 +274,3 @@ def _write_page(html_path: Path, app: str, paths: tuple[Path, ...], results: lis
         )
     except OSError as err:
         raise BadInput(f"cannot write {html_path}: {err.strerror}") from None
-
-
-def result_json(result: ReplayResult) -> dict[str, Any]:
-    """A result as the --json record: the results format and its kind, the issue's fields, then the rest."""
-    data: dict[str, Any] = to_jsonable(result)
-    data["calls_during_replay"] = result.calls_during_replay
-    data["attempted_commands"] = list(result.attempted_commands)
-    return tagged(RECORD_KIND, data)

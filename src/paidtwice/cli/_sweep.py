@@ -42,12 +42,12 @@ from paidtwice.cli._options import (
 from paidtwice.lab._approvals import Resolution
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._sweep import PointResult, SweepMatrix, write_sweep
 from paidtwice.lab._sweep import sweep as run_sweep
 from paidtwice.lab._watch import epoch
 from paidtwice.report._findings import sweep_cases, sweep_findings
 from paidtwice.report._html import sweep_sections
 from paidtwice.report._text import format_crash_cost, format_handler_summary, format_sweep
+from paidtwice.results import PointResult, SweepMatrix, write_results
 from paidtwice.stub._auto import AUTO, DEFAULT_SEED
 from paidtwice.stub._turns import VARIATIONS
 
@@ -432,7 +432,7 @@ def _point_saver(json_path: Path, journals: Path | None, lab: Lab | None) -> Cal
 
     def save(result: PointResult) -> None:
         done.append(result)
-        write_sweep(json_path, done)
+        write_results(json_path, done)
         if journals is not None and lab is not None:
             from paidtwice.replay._journal import save_with_prefix
 
@@ -467,7 +467,7 @@ def _print_sweep(
     ordered = [p for m in matrices for p in m.points]
     if check and not ordered:
         raise BadInput("--check found no crash point to check")
-    write_sweep(json_path, ordered)
+    write_results(json_path, ordered)
     for matrix in matrices:
         click.echo(format_sweep(matrix, width=width) + "\n")
     click.echo(format_crash_cost(matrices, crash_rate, width=width) + "\n")

@@ -26,7 +26,27 @@ from paidtwice.lab._experiments import (
 )
 from paidtwice.lab._mismatch import Explanation, explain, read_mismatch
 from paidtwice.lab._policy import Backoff, PaidCallPrediction, predict_paid_calls
-from paidtwice.lab._records import (
+from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
+from paidtwice.lab._rows import run_rows
+from paidtwice.lab._runner import Lab
+from paidtwice.lab._soak import (
+    KillSnapshot,
+    NodeKillLine,
+    PeakMemory,
+    SoakInterrupted,
+    SoakProgress,
+    SoakRecord,
+    check_soak,
+    soak,
+    soak_target,
+    soak_timeout,
+    write_soak,
+)
+from paidtwice.lab._sweep import check_app, sweep, sweep_targets
+from paidtwice.lab._sweep_runs import SweepTarget, deck_target
+from paidtwice.lab._timeline import derive_points
+from paidtwice.lab._walks import run_walk
+from paidtwice.results import (
     AttemptLine,
     Check,
     CleanRun,
@@ -45,29 +65,7 @@ from paidtwice.lab._records import (
     RunRecord,
     SweepMatrix,
     ToolLogLine,
-    to_jsonable,
-    write_records,
 )
-from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
-from paidtwice.lab._rows import run_rows
-from paidtwice.lab._runner import Lab
-from paidtwice.lab._soak import (
-    KillSnapshot,
-    NodeKillLine,
-    PeakMemory,
-    SoakInterrupted,
-    SoakProgress,
-    SoakRecord,
-    check_soak,
-    soak,
-    soak_target,
-    soak_timeout,
-    write_soak,
-)
-from paidtwice.lab._sweep import check_app, sweep, sweep_targets, write_sweep
-from paidtwice.lab._sweep_runs import SweepTarget, deck_target
-from paidtwice.lab._timeline import derive_points
-from paidtwice.lab._walks import run_walk
 
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
@@ -145,8 +143,5 @@ __all__ = [
     "soak_timeout",
     "sweep",
     "sweep_targets",
-    "to_jsonable",
-    "write_records",
     "write_soak",
-    "write_sweep",
 ]

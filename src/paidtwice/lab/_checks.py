@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from paidtwice.lab._experiments import Expected
-from paidtwice.lab._records import Check, RunRecord
+from paidtwice.results import Check, RunRecord
 
 __all__ = ["compare", "short_journal"]
 

@@ -13,6 +13,7 @@ from typing import Literal
 from paidtwice._exceptions import NotFound
 from paidtwice._words import count
 from paidtwice.engine._sql import InvocationStatus
+from paidtwice.results import Expected, RecordedStatus
 from paidtwice.stub._scripts import Hold
 
 __all__ = [
@@ -45,8 +46,6 @@ FaultKind = Literal[
 """Where the lab kills a process (see `Fault.kind`)."""
 AgentMode = Literal["naive", "journaled"]
 """How the deck's agents call the model: outside the journal, or journaled with ctx.run."""
-RecordedStatus = InvocationStatus | Literal["unknown"]
-"""An invocation's final status as a record keeps it: "unknown" when the server held no row for it."""
 
 DEFAULT_RESTART_DELAY = 1.25
 """Seconds the agent stays down after a kill. With the agent's backoff (200 ms doubling to 2 s, plus up to 30%
@@ -111,34 +110,6 @@ CLEAN_JOURNALED_JOURNAL = (
     "Command: Output",
 )
 """A clean journaled run's journal: the naive one with the two model decisions filled in (entries 1 and 7)."""
-
-
-@dataclass(frozen=True)
-class Expected:
-    """What the deck reports for a run. None means the deck says nothing about that figure."""
-
-    status: InvocationStatus
-    """Restate's final status of the invocation."""
-    model_calls: int
-    """Model calls paid for, in all attempts."""
-    tool_calls: int
-    """Weather tool executions."""
-    journal: tuple[str, ...] | None = None
-    """The journal's entries by index ("Command: Run weather"), when the deck shows it."""
-    model_entries: tuple[int, ...] | None = None
-    """Journal indexes of the `model` run commands."""
-    repeated_answer: tuple[int, int] | None = None
-    """(a, b): model call b repeats call a's answer word for word."""
-    undelivered: tuple[int, ...] | None = None
-    """Model calls whose answer never reached the agent."""
-    mismatches: int | None = None
-    """Attempts that ended in a journal mismatch (RT0016)."""
-    attempts: int | None = None
-    """Attempts in all, counted against the retry policy."""
-    attempts_reached_agent: int | None = None
-    """Retries (attempts after the first) that reached a running agent."""
-    booking_effects: int | None = None
-    """Bookings the stub's booking endpoint made."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ from paidtwice.agent._wire import MISMATCH_ERROR_CODE
 from paidtwice.engine._sql import FailureEvent, JournalEntry
 from paidtwice.lab._bill import extra_calls, price_call
 from paidtwice.lab._mismatch import read_mismatch
-from paidtwice.lab._records import (
+from paidtwice.lab._watch import Attempt, epoch
+from paidtwice.results import (
     AttemptLine,
     Check,
     Mismatch,
@@ -29,7 +30,6 @@ from paidtwice.lab._records import (
     RunRecord,
     ToolLogLine,
 )
-from paidtwice.lab._watch import Attempt, epoch
 from paidtwice.stub._ledger import ModelCall, ToolRun
 from paidtwice.stub._usage import NO_TOKENS
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from paidtwice._exceptions import NotFound, UsageError
 from paidtwice.engine._sql import JournalEntry, SqlClient
-from paidtwice.lab._records import Mismatch
+from paidtwice.results import Mismatch
 
 __all__ = ["Explanation", "explain", "operation_of", "read_mismatch"]
 

@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from paidtwice.lab._experiments import Comparison, Curve, Experiment, Row, Walk
-from paidtwice.lab._records import Record
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._walks import run_walk
+from paidtwice.results import Record
 
 __all__ = ["run_rows"]
 

@@ -57,7 +57,8 @@ from paidtwice.lab._measures import attempt_log_of as attempt_log_of
 from paidtwice.lab._measures import model_log_of as model_log_of
 from paidtwice.lab._measures import tool_log_of as tool_log_of
 from paidtwice.lab._policy import Backoff, predict_paid_calls
-from paidtwice.lab._records import (
+from paidtwice.lab._watch import AttemptWatch, Watcher, mismatches_of, settled, wait_for
+from paidtwice.results import (
     Check,
     ComparisonRecord,
     CurvePoint,
@@ -65,7 +66,6 @@ from paidtwice.lab._records import (
     NodeKillRecord,
     RunRecord,
 )
-from paidtwice.lab._watch import AttemptWatch, Watcher, mismatches_of, settled, wait_for
 from paidtwice.stub._ledger import Booking, ModelCall
 from paidtwice.stub._scripts import script_by_name
 from paidtwice.stub._server import Lane, StubModel

@@ -26,7 +26,6 @@ it (one query), never for each invocation by id.
 from __future__ import annotations
 
 import json
-import os
 import resource
 import statistics
 import threading
@@ -44,10 +43,10 @@ from paidtwice.agent._process import AgentAttempt, AgentHost
 from paidtwice.engine._cluster import PartitionLeader, RestateCluster
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
-from paidtwice.lab._records import tagged, to_jsonable
 from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, renamed_service
 from paidtwice.lab._sweep_runs import DEFAULT_KEY, NO_MODEL_CALL, SweepTarget
 from paidtwice.lab._watch import epoch
+from paidtwice.results import write_record
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import SCRIPTS, Answer, Script
 from paidtwice.stub._server import Lane
@@ -526,18 +525,9 @@ def _record(
     )
 
 
-SOAK_KIND = "soak"
-"""The kind a soak's record is tagged with in its file, for `paidtwice report` to know it."""
-
-
 def write_soak(path: Path, record: SoakRecord) -> None:
     """Write the record as JSON, atomically (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(tagged(SOAK_KIND, to_jsonable(record)), indent=2) + "\n")
-    with tmp.open("rb") as handle:
-        os.fsync(handle.fileno())
-    tmp.replace(path)
+    write_record(path, record)
 
 
 def soak_target(

@@ -13,7 +13,6 @@ waits until the invocation completes or pauses, and counts what the replay paid 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import subprocess
@@ -34,12 +33,12 @@ from paidtwice.lab._command import CommandAgent, check_command, command_label
 from paidtwice.lab._discovery import AppHandler, choose_handlers, discover, needs_input
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._inputs import made_input
-from paidtwice.lab._records import CleanRun, CrashPoint, PointResult, SweepMatrix, tagged, to_jsonable
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._sweep_runs import SweepRun, SweepTarget, clean_run, deck_target, node_path, point_run
 from paidtwice.lab._timeline import derive_points
 from paidtwice.lab._watch import Watcher
 from paidtwice.lab._wire_timeline import wire_points
+from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub._auto import AUTO, DEFAULT_SEED, AutoBook, auto_script, script_for
 from paidtwice.stub._record import RecordingScript, recording_script
 from paidtwice.stub._scripts import Script, script_by_name
@@ -56,7 +55,6 @@ __all__ = [
     "shard_of",
     "sweep",
     "sweep_targets",
-    "write_sweep",
 ]
 
 _T = TypeVar("_T")
@@ -484,14 +482,3 @@ def check_app(app: str, service: str, handler: str, *, cwd: str) -> str | None:
 def deck_scripts(names: Sequence[str]) -> list[tuple[str, Script]]:
     """The stub's named scripts, for the deck's agent."""
     return [(name, script_by_name(name)) for name in names]
-
-
-def write_sweep(path: Path, results: Sequence[PointResult]) -> None:
-    """Write every point's record as a JSON list, atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    records = [tagged("sweep-point", {**to_jsonable(r), "pays_twice": r.pays_twice}) for r in results]
-    tmp.write_text(json.dumps(records, indent=2) + "\n")
-    with tmp.open("rb") as handle:
-        os.fsync(handle.fileno())
-    tmp.replace(path)

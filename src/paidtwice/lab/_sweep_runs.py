@@ -28,7 +28,6 @@ from paidtwice.engine._sql import InvocationRow, JournalEntry
 from paidtwice.lab._approvals import Resolution, Resolver
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._command import CommandAgent
-from paidtwice.lab._records import CleanRun, CrashPoint, PointResult
 from paidtwice.lab._runner import (
     DECK_AGENT,
     QUESTION,
@@ -47,6 +46,7 @@ from paidtwice.lab._timeline import (
 )
 from paidtwice.lab._watch import AttemptWatch, Watcher, epoch, mismatches_of, settled, wait_for
 from paidtwice.lab._wire_timeline import wire_model_calls_in_steps
+from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Hold, Script
 from paidtwice.stub._server import Lane

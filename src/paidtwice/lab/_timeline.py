@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paidtwice.lab._records import CrashKind, CrashPoint
+from paidtwice.results import CrashKind, CrashPoint
 
 __all__ = [
     "STATE_OPS",

@@ -17,10 +17,10 @@ from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill
 from paidtwice.lab._experiments import Walk
 from paidtwice.lab._mismatch import explain
-from paidtwice.lab._records import Check, Mismatch, RecoveryRecord, RecoveryStep, RunRecord
 from paidtwice.lab._recover import WayOut, plan_recovery
 from paidtwice.lab._runner import MISMATCH_CODE, Lab
 from paidtwice.lab._watch import wait_for
+from paidtwice.results import Check, Mismatch, RecoveryRecord, RecoveryStep, RunRecord
 from paidtwice.stub._server import Lane
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._command import WireStep, read_wire
-from paidtwice.lab._records import CrashPoint
 from paidtwice.lab._timeline import Span, one_moment, together, with_cover
 from paidtwice.lab._watch import epoch
+from paidtwice.results import CrashPoint
 from paidtwice.stub._ledger import ModelCall, ToolRun
 
 __all__ = ["wire_model_calls_in_steps", "wire_points"]

@@ -56,7 +56,6 @@ from paidtwice.replay._intercept import CURRENT, ReplayState, install_patches
 from paidtwice.replay._journal import JournalFile, load_journal
 from paidtwice.replay._protocol import entry_message_type, frame, read_frames, start_message
 from paidtwice.replay._results import (
-    RECORD_KIND,
     VERDICTS,
     AppError,
     OutsideCall,
@@ -70,7 +69,6 @@ from paidtwice.stub._scripts import Script
 from paidtwice.stub._server import StubModel
 
 __all__ = [
-    "RECORD_KIND",
     "VERDICTS",
     "AppError",
     "OutsideCall",

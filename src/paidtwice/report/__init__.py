@@ -10,7 +10,6 @@ from paidtwice.report._html import (
     sweep_sections,
     write_html,
 )
-from paidtwice.report._load import Results, load_results
 from paidtwice.report._plot import curve_svg, curve_svg_markup
 from paidtwice.report._replay import format_replay_check
 from paidtwice.report._soak import format_soak, format_soak_progress
@@ -31,6 +30,7 @@ from paidtwice.report._text import (
     format_walk,
     table,
 )
+from paidtwice.results import Results, load_results
 
 __all__ = [
     "Results",

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from paidtwice.lab._records import PointResult
 from paidtwice.lint._analyzer import Finding as LintFinding
 from paidtwice.lint._rules import CODES
 from paidtwice.replay._results import ReplayResult
+from paidtwice.results import PointResult
 
 __all__ = [
     "RULES",

@@ -9,17 +9,6 @@ from collections.abc import Sequence
 from paidtwice._words import count
 from paidtwice.engine._admin import AdminCall
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._records import (
-    AttemptLine,
-    Check,
-    ComparisonRecord,
-    CurveRecord,
-    Mismatch,
-    ModelLogLine,
-    Record,
-    RecoveryRecord,
-    RunRecord,
-)
 from paidtwice.report._html_parts import (
     OUTCOMES,
     PURPLE,
@@ -33,6 +22,17 @@ from paidtwice.report._html_parts import (
 from paidtwice.report._html_timeline import LEGEND, journal_at, timeline_of, timeline_svg
 from paidtwice.report._plot import curve_svg_markup
 from paidtwice.report._text import curve_x, tokens, usd
+from paidtwice.results import (
+    AttemptLine,
+    Check,
+    ComparisonRecord,
+    CurveRecord,
+    Mismatch,
+    ModelLogLine,
+    Record,
+    RecoveryRecord,
+    RunRecord,
+)
 
 __all__ = ["deck_sections", "mismatch_panel", "run_body"]
 

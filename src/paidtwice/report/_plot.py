@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from paidtwice.lab._records import CurvePoint, CurveRecord
+from paidtwice.results import CurvePoint, CurveRecord
 
 __all__ = ["curve_svg", "curve_svg_markup"]
 

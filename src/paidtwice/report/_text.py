@@ -9,7 +9,9 @@ from collections.abc import Sequence
 
 from paidtwice._words import agent_name, count, signed
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._records import (
+from paidtwice.lab._recover import RecoveryPlan
+from paidtwice.lab._sweep import SweepMatrix
+from paidtwice.results import (
     ComparisonRecord,
     CurvePoint,
     CurveRecord,
@@ -20,8 +22,6 @@ from paidtwice.lab._records import (
     RecoveryRecord,
     RunRecord,
 )
-from paidtwice.lab._recover import RecoveryPlan
-from paidtwice.lab._sweep import SweepMatrix
 
 __all__ = [
     "curve_x",

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from paidtwice._words import count
 from paidtwice.report._html_parts import Section, esc, html_table
 from paidtwice.report._text import tokens, usd
-from paidtwice.watch._records import AttemptCost, StuckInvocation, WatchSnapshot
+from paidtwice.results import AttemptCost, StuckInvocation, WatchSnapshot
 
 __all__ = ["format_watch", "watch_section"]
 

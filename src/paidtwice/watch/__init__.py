@@ -5,14 +5,13 @@ Read-only. `Scanner` reads every invocation retrying after a failure, or paused,
 follows each snapshot: Prometheus metrics (`MetricsServer`), the pause hook, the JSON file.
 """
 
+from paidtwice.results import AttemptCost, StuckInvocation, WatchSnapshot, WayOutLine
 from paidtwice.watch._loop import Watch, snapshot_json
 from paidtwice.watch._metrics import MetricsServer, parse_listen
 from paidtwice.watch._profile import Profile, load_profile
-from paidtwice.watch._records import WATCH_KIND, AttemptCost, StuckInvocation, WatchSnapshot, WayOutLine
 from paidtwice.watch._scan import Scanner, check_profile
 
 __all__ = [
-    "WATCH_KIND",
     "AttemptCost",
     "MetricsServer",
     "Profile",

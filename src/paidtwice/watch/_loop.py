@@ -13,9 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paidtwice.lab._records import tagged, to_jsonable
+from paidtwice.results import StuckInvocation, WatchSnapshot, record_json, to_jsonable, write_record
 from paidtwice.watch._metrics import MetricsServer
-from paidtwice.watch._records import WATCH_KIND, StuckInvocation, WatchSnapshot
 from paidtwice.watch._scan import Scanner
 
 __all__ = ["HOOK_TIMEOUT", "Watch", "snapshot_json"]
@@ -27,7 +26,7 @@ never run at once and a slow webhook cannot pile up processes."""
 
 def snapshot_json(snapshot: WatchSnapshot) -> str:
     """The snapshot as a results record (`paidtwice report` reads it back)."""
-    return json.dumps(tagged(WATCH_KIND, to_jsonable(snapshot)), indent=2)
+    return json.dumps(record_json(snapshot), indent=2)
 
 
 def invocation_json(stuck: StuckInvocation) -> str:
@@ -65,7 +64,7 @@ class Watch:
         for stuck in became:
             self._run_hook(stuck)
         if self.json_path is not None:
-            _write(self.json_path, snapshot_json(snapshot) + "\n")
+            write_record(self.json_path, snapshot)
         return snapshot
 
     def _became_paused(self, snapshot: WatchSnapshot) -> list[StuckInvocation]:
@@ -103,9 +102,3 @@ class Watch:
         if done.returncode != 0:
             said = (done.stderr.strip().splitlines() or [""])[-1]
             self.warn(f"--on-pause for {stuck.invocation_id} exited {done.returncode}: {said}")
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)

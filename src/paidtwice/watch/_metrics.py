@@ -28,7 +28,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from paidtwice._exceptions import UsageError
-from paidtwice.watch._records import WatchSnapshot
+from paidtwice.results import WatchSnapshot
 
 __all__ = ["MetricsServer", "parse_listen"]
 

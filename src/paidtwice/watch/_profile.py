@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paidtwice._exceptions import UsageError
-from paidtwice.lab._records import AttemptLine, PointResult
 from paidtwice.lab._soak import SoakRecord
+from paidtwice.results import AttemptCost, AttemptLine, PointResult, Reason
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
-from paidtwice.watch._records import AttemptCost, Reason
 
 __all__ = ["Profile", "load_profile", "looks_like_model_step"]
 
@@ -73,7 +72,7 @@ class Profile:
 def load_profile(path: Path) -> Profile:
     """Read a sweep's or soak's records, or lint's findings; UsageError in one line if it is none of them."""
     # Imported here: the report's reader reads watch snapshots, so it imports this package.
-    from paidtwice.report._load import load_results
+    from paidtwice.results import load_results
 
     try:
         data = json.loads(path.read_text())

@@ -17,8 +17,8 @@ from paidtwice.lab._bill import PRICES_AS_OF, price_usage
 from paidtwice.lab._mismatch import Explanation, explain
 from paidtwice.lab._recover import Judge, plan_recovery
 from paidtwice.lab._watch import epoch
+from paidtwice.results import Reason, StuckInvocation, WatchSnapshot, WayOutLine
 from paidtwice.watch._profile import Profile, looks_like_model_step
-from paidtwice.watch._records import Reason, StuckInvocation, WatchSnapshot, WayOutLine
 
 __all__ = ["Scanner", "check_profile"]
 

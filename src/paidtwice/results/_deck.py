@@ -1,48 +1,64 @@
-"""What a run measured: typed records that travel from the runner to the reports and to JSON."""
+"""What a run of the deck measured: typed records that travel from the runner to the reports and to JSON."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
-from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from paidtwice._words import count, entry_at
+from paidtwice._words import entry_at
 from paidtwice.engine._admin import AdminCall
-from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._experiments import Expected, RecordedStatus
+from paidtwice.engine._sql import InvocationStatus, JournalEntry
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
 __all__ = [
-    "RESULTS_FORMAT",
     "AttemptLine",
     "Check",
-    "CleanRun",
     "ComparisonRecord",
-    "CrashKind",
-    "CrashPoint",
     "CurvePoint",
     "CurveRecord",
+    "Expected",
     "Mismatch",
     "ModelLogLine",
     "NodeKillRecord",
-    "PointResult",
     "Record",
+    "RecordedStatus",
     "RecoveryBreakdown",
     "RecoveryRecord",
     "RecoveryStep",
     "RunRecord",
-    "SweepMatrix",
     "ToolLogLine",
-    "append_record",
-    "tagged",
-    "to_jsonable",
-    "write_records",
 ]
+
+RecordedStatus = InvocationStatus | Literal["unknown"]
+"""An invocation's final status as a record keeps it: "unknown" when the server held no row for it."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the deck reports for a run. None means the deck says nothing about that figure."""
+
+    status: InvocationStatus
+    """Restate's final status of the invocation."""
+    model_calls: int
+    """Model calls paid for, in all attempts."""
+    tool_calls: int
+    """Weather tool executions."""
+    journal: tuple[str, ...] | None = None
+    """The journal's entries by index ("Command: Run weather"), when the deck shows it."""
+    model_entries: tuple[int, ...] | None = None
+    """Journal indexes of the `model` run commands."""
+    repeated_answer: tuple[int, int] | None = None
+    """(a, b): model call b repeats call a's answer word for word."""
+    undelivered: tuple[int, ...] | None = None
+    """Model calls whose answer never reached the agent."""
+    mismatches: int | None = None
+    """Attempts that ended in a journal mismatch (RT0016)."""
+    attempts: int | None = None
+    """Attempts in all, counted against the retry policy."""
+    attempts_reached_agent: int | None = None
+    """Retries (attempts after the first) that reached a running agent."""
+    booking_effects: int | None = None
+    """Bookings the stub's booking endpoint made."""
 
 
 @dataclass(frozen=True)
@@ -458,369 +474,5 @@ class ComparisonRecord:
     that reached the restarted agent (what a recovery claim is checked on)."""
 
 
-CrashKind = Literal[
-    "after-entry",
-    "model-returned",
-    "in-flight-model",
-    "in-flight-step",
-    "in-flight-parallel",
-    "pause",
-    "waiting",
-]
-"""Where a crash point is: after a journal entry, before the agent's next action ("after-entry"); after a
-model answer came back outside the journal ("model-returned"); in flight inside a model call, a step, or
-calls and steps made at once, all held ("in-flight-model", "in-flight-step", "in-flight-parallel"); in a
-durable pause ("pause"); waiting for an awakeable or a Workflow's promise someone resolves ("waiting")."""
-
-
-@dataclass(frozen=True)
-class CrashPoint:
-    """One moment a crash can land, derived from a clean run's timeline."""
-
-    name: str
-    """Where it is, in words: "after entry 1 (Command: Run weather)", "in flight: model call 1"."""
-    order: int
-    """Position in time, 1 = earliest."""
-    kind: CrashKind
-    """What stops the agent there (see CrashKind)."""
-    journal_entries: int
-    """Entries the journal holds at that moment."""
-    gate: str | None = None
-    """The host gates that stop the agent there, comma-separated (None: held stub calls or the pause)."""
-    model_holds: tuple[int, ...] = ()
-    """The model calls the stub holds open (their numbers within the invocation); all are in flight at the
-    moment."""
-    tool_hold: int | None = None
-    """The stub tool call held open."""
-    pause_op: int | None = None
-    """The context operation (its number in the handler's step log) that is the durable pause."""
-    begins: float = 0.0
-    """When the moment began in the clean run (wall clock): a crash from then until the next point's
-    moment lands at this point."""
-    covers: float = 0.0
-    """The share (0..1) of the clean run's time, from its first event to its output, that is this moment:
-    the chance that a crash at a uniformly random moment of the run lands here."""
-    hold_entries: int | None = None
-    """A command's deployment: the protocol proxy holds the server's frame that brings the journal to this
-    many entries (or the attempt that starts with them), so the agent waits there."""
-
-
-@dataclass(frozen=True)
-class PointResult:
-    """What one crash point measured."""
-
-    crash_point: str
-    """The point's name."""
-    order: int
-    """Its position in time."""
-    kind: CrashKind
-    """Its kind (see CrashKind)."""
-    mode: str
-    """Agent mode ("naive", "journaled", "SERVICE/HANDLER" for a user's app, or a command's label:
-    SweepTarget.mode)."""
-    script: str
-    """Stub script (steady, drifting, changed)."""
-    status: str
-    """Final status: completed, paused, stuck (a journal mismatch on every retry; killed by the sweep) or
-    unanswered (the replay made a model call no turn of the script answers; killed by the sweep)."""
-    answer_matches: bool
-    """The invocation completed with the clean run's answer."""
-    answer: str | None
-    """The answer, when completed."""
-    model_calls: int
-    """Model calls the stub ledger counted on the point's lane (its own, serving this one invocation)."""
-    extra_model_calls: int
-    """Model calls beyond the clean run's."""
-    model_calls_in_flight: int
-    """Model calls in flight at the kill (made, answer never delivered)."""
-    model_answers_at_kill: int
-    """Model answers delivered to the agent before the kill (the stub's ledger)."""
-    answers_asked_again: int
-    """Model calls after the kill for a call answered before it (its turn, and which of the calls a matched
-    turn answers): answers paid for again (each retry that asks again counts). Zero when every answer that
-    had come back was journaled."""
-    step_runs: tuple[tuple[str, int], ...]
-    """Real executions of each ctx.run step, by name (the host's step log; replays excluded)."""
-    extra_step_runs: int
-    """Step executions beyond the clean run's, all steps together."""
-    steps_in_flight: int
-    """Step executions started and not finished at the kill."""
-    tool_runs: int
-    """Calls to the stub's tool endpoints (the deck's weather tool)."""
-    attempts: int
-    """Attempts of the invocation (sys_invocation polled; at least those the agent saw)."""
-    mismatches: int
-    """Attempts that failed with a journal mismatch (RT0016)."""
-    journal_at_kill: int
-    """Journal entries when the kill landed (read right after it)."""
-    confirmed: bool
-    """The journal held exactly the point's entries at the kill, and the held calls were in flight."""
-    unanswered: tuple[str, ...]
-    """Why each model call no turn of the script answers was not answered (the stub's ledger); empty when
-    every call was answered."""
-    invocation_id: str
-    """The point's invocation."""
-    wall_time: float
-    """Seconds from the point's start until it settled."""
-    started_at: float | None = None
-    """Wall-clock time (seconds since the epoch) the point started; the `at` of its logs count from it."""
-    killed_at: float | None = None
-    """Seconds from the point's start that the kill landed."""
-    down_time: float | None = None
-    """Measured seconds from the kill until the agent listened again."""
-    model_log: tuple[ModelLogLine, ...] = ()
-    """Every model call of the point's invocation, in order."""
-    tool_log: tuple[ToolLogLine, ...] = ()
-    """Every call to the stub's tool endpoints, in order."""
-    attempt_log: tuple[AttemptLine, ...] = ()
-    """Every attempt, in order (those that found the agent down included)."""
-    journal: tuple[JournalEntry, ...] = ()
-    """The final journal."""
-    covers: float = 0.0
-    """The share of the clean run's time this moment covers (see CrashPoint.covers)."""
-    usage: TokenUsage = NO_TOKENS
-    """Tokens billed for the point's model calls."""
-    cost_usd: float = 0.0
-    """Their price in dollars, at `price_model`."""
-    extra_cost_usd: float = 0.0
-    """What a crash at this moment cost: the price of the calls it added, every call that is not the first
-    delivered answer of its call (as for runs; with the steady script that is the cost beyond the clean
-    run's, to the token)."""
-    price_model: str = ""
-    """The model whose prices the dollars are at."""
-    prices_as_of: str = ""
-    """The price data's date."""
-    service: str = ""
-    """The swept service's name in the user's code, where the lab ran each point under a name of its own;
-    empty for the deck's agent, which takes the lab's name from its environment."""
-    handler: str = ""
-    """The swept handler's name; empty for the deck's agent (its Agent/run)."""
-    input: Any = None
-    """The JSON input the handler was called with (given, or made from its input schema); None for the
-    deck's agent."""
-    not_placed: str = ""
-    """Why the sweep could not place the kill at the point's moment (what the journal or the held calls
-    showed instead); empty when it landed there. Its figures are a real crash's, at another moment."""
-
-    @property
-    def pays_twice(self) -> bool:
-        """Paid again for work that had completed: an answer asked for again, model calls or steps beyond
-        those cut off in flight."""
-        return (
-            self.answers_asked_again > 0
-            or self.extra_model_calls > self.model_calls_in_flight
-            or self.extra_step_runs > self.steps_in_flight
-        )
-
-    def shorter_path(self, clean: CleanRun) -> str | None:
-        """How the replay that completed took a shorter path than the clean run's, in words; None if it did
-        not (a replay that ended paused or stuck did not finish any path)."""
-        if self.status != "completed" or (self.extra_model_calls >= 0 and self.extra_step_runs >= 0):
-            return None
-        ran = dict(self.step_runs)
-        skipped = [name for name, n in clean.step_runs if ran.get(name, 0) < n]
-        parts = []
-        if skipped:
-            parts.append("answered without " + ", ".join(f"step {name}" for name in skipped))
-        # Which calls it left out, by the script's turn that answers them ("never asked turns 2, 3 of the
-        # script"; "asked turn 2 once, the clean run 3 times"): an agent with no step took its shorter path in
-        # its calls alone.
-        asked = Counter(line.turn for line in self.model_log)
-        fewer = [(t, n) for t, n in sorted(Counter(clean.model_turns).items()) if asked[t] < n]
-        never = [str(t) for t, _ in fewer if not asked[t]]
-        if never:
-            parts.append(f"never asked turn{'s' if len(never) > 1 else ''} {', '.join(never)} of the script")
-        for turn, times in fewer:
-            if asked[turn]:
-                parts.append(
-                    f"asked turn {turn} of the script {_times(asked[turn])}, the clean run {_times(times)}"
-                )
-        parts.append(
-            f"{count(self.model_calls, 'model call')} in all, the clean run {clean.model_calls}"
-            + (f" ({self.model_calls_in_flight} cut off in flight)" if self.model_calls_in_flight else "")
-        )
-        return "; ".join(parts)
-
-
-def _times(n: int) -> str:
-    return {1: "once", 2: "twice"}.get(n, f"{n} times")
-
-
-@dataclass(frozen=True)
-class CleanRun:
-    """The clean run a sweep compares against."""
-
-    status: str
-    """Final status (completed)."""
-    answer: str | None
-    """Its answer."""
-    model_calls: int
-    """Model calls it made."""
-    step_runs: tuple[tuple[str, int], ...]
-    """Executions of each step."""
-    journal: tuple[str, ...]
-    """Its journal, entry labels by index."""
-    invocation_id: str
-    """Its invocation."""
-    journaled_model_calls: int
-    """Model calls made inside a ctx.run step (the host's step log), so that their answers are journaled."""
-    usage: TokenUsage = NO_TOKENS
-    """Tokens billed for its model calls."""
-    cost_usd: float = 0.0
-    """Their price in dollars."""
-    model_turns: tuple[int, ...] = ()
-    """The script's turn that answered each of its model calls, in order (the stub's ledger)."""
-    calls_in_steps: tuple[int, ...] = ()
-    """The model calls (their numbers) made inside a ctx.run step: an answer of one that came back but was
-    not journaled when the agent died was cut off in flight with its step, not paid outside the journal."""
-    explicit_recovery: bool = False
-    """The handler runs under restate-sdk's preview `explicit_recovery` (the agent host saw it on the
-    handler or its service): a retry replays nothing, so its journaled model calls and steps are made again
-    after a kill. False also where paidtwice cannot tell (a command's deployment, in another language)."""
-
-
-@dataclass(frozen=True)
-class SweepMatrix:
-    """Every crash point of one agent mode under one stub script."""
-
-    mode: str
-    """Agent mode."""
-    script: str
-    """Stub script."""
-    clean: CleanRun
-    """The clean run."""
-    points: tuple[PointResult, ...]
-    """One result per crash point, in time order."""
-    wall_time: float
-    """Seconds the matrix took (points ran concurrently with every other point of the sweep)."""
-
-    @property
-    def expected_crash_cost_usd(self) -> float:
-        """The expected extra dollars of one crash at a uniformly random moment of a clean run: each
-        point's extra dollars weighted by the share of the clean run's time it covers."""
-        return sum(p.covers * p.extra_cost_usd for p in self.points)
-
-    def cost_per_thousand(self, crash_rate: float) -> float:
-        """Expected extra dollars per 1,000 invocations when `crash_rate` of every 1,000 crash once."""
-        return crash_rate * self.expected_crash_cost_usd
-
-    def summary(self) -> list[str]:
-        """What survived and what was paid again or lost, counted over the points."""
-        n = len(self.points)
-        outside = sum(p.answers_asked_again for p in self.points)
-        outside_at = sum(1 for p in self.points if p.answers_asked_again)
-        answered = [p for p in self.points if p.model_answers_at_kill]
-        kept = sum(1 for p in answered if not p.answers_asked_again)
-        flight = sum(p.model_calls_in_flight for p in self.points)
-        step_flight = sum(p.steps_in_flight for p in self.points)
-        steps_kept = sum(1 for p in self.points if p.extra_step_runs <= p.steps_in_flight)
-        differ = sum(1 for p in self.points if p.status == "completed" and not p.answer_matches)
-        paused = [p for p in self.points if p.status in ("paused", "stuck")]
-        explicit = self.clean.explicit_recovery
-        if explicit:
-            answers = (
-                "model answers: the handler runs under explicit_recovery, so a retry replays nothing and a "
-                "journaled answer is asked for again after a kill: "
-                + (
-                    f"kept at {kept}/{len(answered)} points where an answer had come back before the kill"
-                    if answered
-                    else "no point had a model answer before the kill"
-                )
-            )
-        elif not self.clean.journaled_model_calls:
-            answers = (
-                f"model answers: no model call is journaled in this agent (none of the clean run's "
-                f"{count(self.clean.model_calls, 'model call')} is made inside a ctx.run step)"
-            )
-        elif not answered:
-            answers = "model answers: no point had a model answer before the kill"
-        else:
-            answers = (
-                f"journaled model answers at {kept}/{len(answered)} points where an answer had come back "
-                "before the kill (not asked for again)"
-            )
-        stuck = (
-            f"{len(paused)} ended paused or stuck after "
-            f"{count(sum(p.mismatches for p in paused), 'mismatch', 'mismatches')}"
-            if paused
-            else "none ended paused or stuck"
-        )
-        unanswered = sum(1 for p in self.points if p.status == "unanswered")
-        if unanswered:
-            # Not measured to the end: the replay asked a call the script has no answer for.
-            stuck += (
-                f"; {unanswered} ended unanswered (a call no turn of the script answers, listed above): "
-                "not measured to the end"
-            )
-        where = "journaled or not (explicit_recovery)" if explicit else "outside the journal"
-        return [
-            f"survived: the input at {n}/{n} points (every replay starts from it); completed context steps "
-            f"at {steps_kept}/{n} (not run again); {answers}",
-            f"paid again: {count(outside, 'model answer')} asked for again {where} "
-            f"(at {count(outside_at, 'point')}); {count(flight, 'model call')} and "
-            f"{count(step_flight, 'step run')} cut off in flight",
-            f"lost: {count(differ, 'point')} completed with a different answer; {stuck}",
-        ]
-
-
-def to_jsonable(value: Any) -> Any:
-    """Plain JSON types from records (dataclasses, tuples, nested)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_jsonable(v) for v in value]
-    return value
-
-
-RESULTS_FORMAT = 2
-"""Version of the JSON results paidtwice writes: each record carries it as "format", beside what it is as
-"record" (run, curve, walk, sweep-point).
-Format 1 (no "format" field) had no times on model-call ends, attempt ends, the kill or journal entries."""
-
-_KINDS = {
-    "RunRecord": "run",
-    "CurveRecord": "curve",
-    "RecoveryRecord": "walk",
-    "ComparisonRecord": "comparison",
-}
-
-
-def tagged(kind: str, data: dict[str, Any]) -> dict[str, Any]:
-    """A record's JSON with the results format and its kind first, so a reader knows what it holds."""
-    return {"format": RESULTS_FORMAT, "record": kind, **data}
-
-
-def _journal_json(record: Any) -> Any:
-    data = to_jsonable(record)
-    if isinstance(record, RunRecord):
-        # The figures a row leaves open are left out, not written as null.
-        data["expected"] = {k: v for k, v in data["expected"].items() if v is not None}
-    if isinstance(record, CurveRecord):
-        data["runs"] = [_journal_json(run) for run in record.runs]
-    if isinstance(record, RecoveryRecord):
-        data["stuck_run"] = _journal_json(record.stuck_run)
-    if isinstance(record, ComparisonRecord):
-        data["runs"] = [_journal_json(run) for run in record.runs]
-    return tagged(_KINDS[type(record).__name__], data)
-
-
 Record = RunRecord | CurveRecord | RecoveryRecord | ComparisonRecord
 """Any record a deck row produces."""
-
-
-def write_records(path: Path, records: Sequence[Record]) -> None:
-    """Write the records as a JSON list, atomically (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps([_journal_json(r) for r in records], indent=2) + "\n")
-    with tmp.open("rb") as handle:
-        os.fsync(handle.fileno())
-    tmp.replace(path)
-
-
-def append_record(path: Path, records: list[Record], record: Record) -> None:
-    """Add a finished record and rewrite the file before anything else runs."""
-    records.append(record)
-    write_records(path, records)

@@ -1,6 +1,6 @@
 """What `paidtwice watch` reports: one record per stuck invocation, and the snapshot that holds them.
 
-A snapshot is written as one JSON record of kind "watch" (`tagged`), which `paidtwice report` reads back.
+A snapshot is written as one JSON record of kind "watch" (see `kinds()`), which `paidtwice report` reads back.
 No record holds a request header: the admin URL is kept, the credentials passed with `--header` never are.
 """
 
@@ -9,13 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from paidtwice.lab._records import Mismatch
+from paidtwice.results._deck import Mismatch
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
-__all__ = ["WATCH_KIND", "AttemptCost", "Reason", "StuckInvocation", "WatchSnapshot", "WayOutLine"]
-
-WATCH_KIND = "watch"
-"""The kind a snapshot's JSON record carries as "record"."""
+__all__ = ["AttemptCost", "Reason", "StuckInvocation", "WatchSnapshot", "WayOutLine"]
 
 Reason = Literal["journal-mismatch", "other-error", "no-failure-recorded"]
 """What its last failure was: a journal mismatch (RT0016), any other error, or none the server kept."""

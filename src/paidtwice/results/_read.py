@@ -1,10 +1,10 @@
 """Read paidtwice's JSON results back into typed records.
 
-Every record paidtwice writes carries the results format ("format") and its kind ("record": run, curve, walk,
-sweep-point, replay-check). A file that is not a JSON list of such records, or that was written in another
-format, is refused with a one-line `UsageError`. Fields a record type gained after the file was written (with
-a default) take the default; fields the reader does not know are ignored, so a newer paidtwice's extra
-figures do not stop an older report.
+Every record paidtwice writes carries the results format ("format") and its kind ("record", one of the table
+in `_kinds`), and is read back into that kind's class. A file that is not a JSON list of such records (or the
+one record of a soak's or a watch's file), or that was written in another format, is refused with a one-line
+`UsageError`. Fields a record type gained after the file was written (with a default) take the default;
+fields the reader does not know are ignored, so a newer paidtwice's extra figures do not stop an older report.
 """
 
 from __future__ import annotations
@@ -17,33 +17,19 @@ import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.lab._records import (
-    RESULTS_FORMAT,
-    ComparisonRecord,
-    CurveRecord,
-    Mismatch,
-    Record,
-    RecoveryRecord,
-    RunRecord,
-)
-from paidtwice.lab._soak import SOAK_KIND, SoakRecord
-from paidtwice.lab._sweep import PointResult
-from paidtwice.replay._replayer import RECORD_KIND, ReplayResult
-from paidtwice.watch._records import WATCH_KIND, WatchSnapshot
+from paidtwice.results._deck import Mismatch, Record
+from paidtwice.results._kinds import RESULTS_FORMAT, kinds
+from paidtwice.results._replay import ReplayResult
+from paidtwice.results._sweep import PointResult
+from paidtwice.results._watch import WatchSnapshot
+
+if TYPE_CHECKING:
+    from paidtwice.lab._soak import SoakRecord
 
 __all__ = ["Results", "load_results"]
-
-_DECK_KINDS: dict[
-    str, type[RunRecord] | type[CurveRecord] | type[RecoveryRecord] | type[ComparisonRecord]
-] = {
-    "run": RunRecord,
-    "curve": CurveRecord,
-    "walk": RecoveryRecord,
-    "comparison": ComparisonRecord,
-}
 
 
 @dataclass(frozen=True)
@@ -70,35 +56,18 @@ class _Bad(Exception):
 
 def load_results(paths: Sequence[Path]) -> Results:
     """Read result files written by `deck`, `run`, `sweep`, `soak`, `replay-check` or `watch` (`--json`)."""
-    records: list[Record] = []
-    points: list[PointResult] = []
-    replays: list[ReplayResult] = []
-    soaks: list[SoakRecord] = []
-    watches: list[WatchSnapshot] = []
+    groups: dict[str, list[Any]] = {kind.group: [] for kind in kinds()}
+    by_name = {kind.name: kind for kind in kinds()}
     for path in paths:
-        for number, (kind, data) in enumerate(_read(path), start=1):
-            where = f"{path}: record {number} ({kind})"
+        for number, (name, data) in enumerate(_read(path), start=1):
+            kind = by_name[name]
             try:
-                if kind == "sweep-point":
-                    points.append(_build(PointResult, data))
-                elif kind == RECORD_KIND:
-                    replays.append(_build(ReplayResult, data))
-                elif kind == SOAK_KIND:
-                    soaks.append(_build(SoakRecord, data))
-                elif kind == WATCH_KIND:
-                    watches.append(_build(WatchSnapshot, data))
-                else:
-                    records.append(_build(_DECK_KINDS[kind], data))
+                groups[kind.group].append(_build(kind.cls, data))
             except _Bad as err:
+                where = f"{path}: record {number} ({name})"
                 raise UsageError(f"{where} is not a paidtwice result: {err}") from None
-    return Results(
-        tuple(records),
-        tuple(points),
-        tuple(str(p) for p in paths),
-        tuple(replays),
-        tuple(soaks),
-        tuple(watches),
-    )
+    read = {group: tuple(got) for group, got in groups.items()}
+    return Results(sources=tuple(str(p) for p in paths), **read)
 
 
 def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -122,7 +91,7 @@ def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
     if isinstance(data, dict) and {"invocation_id", "random_seed"} <= set(data):
         raise UsageError(
             f"{path} is a journal file (journal --save, capture), not a result: check it with "
-            f"`paidtwice replay-check --app MODULE:APP {path} --json > replay-check.json` and report that"
+            f"`paidtwice replay-check --app MODULE:APP {path} --json replay-check.json` and report that"
         )
     if (
         isinstance(data, list)
@@ -130,7 +99,7 @@ def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
         and all(isinstance(item, dict) and {"code", "line", "message"} <= set(item) for item in data)
     ):
         raise UsageError(f"{path} is the output of paidtwice lint, not a result of a run")
-    if isinstance(data, dict) and data.get("record") in (SOAK_KIND, WATCH_KIND):
+    if isinstance(data, dict) and data.get("record") in {kind.name for kind in kinds() if kind.whole_file}:
         data = [data]  # a soak's or a watch snapshot's file holds its one record, not a list
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise UsageError(
@@ -160,7 +129,7 @@ def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
                 f"{RESULTS_FORMAT}: use the paidtwice that wrote it, or run the experiment again"
             )
         kind = item.get("record")
-        if kind not in ("sweep-point", RECORD_KIND, SOAK_KIND, WATCH_KIND) and kind not in _DECK_KINDS:
+        if kind not in {kind.name for kind in kinds()}:
             raise UsageError(f"{path} holds a record of unknown kind {kind!r}")
         read.append((str(kind), item))
     return read

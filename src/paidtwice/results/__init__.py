@@ -1,0 +1,75 @@
+"""Results: the records paidtwice measures, their kinds, and the one writer and reader of their JSON files.
+
+The deck, `run`, `sweep`, `check`, `soak`, `replay-check` and `watch` write records here; `paidtwice report`
+and `watch --profile` read them back. Each kind of record (`kinds()`) is a frozen dataclass with a docstring
+under every field; its JSON is its fields, tagged with the results format and the kind.
+"""
+
+from paidtwice.results._deck import (
+    AttemptLine,
+    Check,
+    ComparisonRecord,
+    CurvePoint,
+    CurveRecord,
+    Expected,
+    Mismatch,
+    ModelLogLine,
+    NodeKillRecord,
+    Record,
+    RecordedStatus,
+    RecoveryBreakdown,
+    RecoveryRecord,
+    RecoveryStep,
+    RunRecord,
+    ToolLogLine,
+)
+from paidtwice.results._kinds import RESULTS_FORMAT, Kind, kind_of, kinds, record_json, tagged, to_jsonable
+from paidtwice.results._read import Results, load_results
+from paidtwice.results._replay import OutsideCall, ReplayResult
+from paidtwice.results._sweep import CleanRun, CrashKind, CrashPoint, PointResult, SweepMatrix
+from paidtwice.results._watch import AttemptCost, Reason, StuckInvocation, WatchSnapshot, WayOutLine
+from paidtwice.results._write import append_record, results_text, write_record, write_results
+
+__all__ = [
+    "RESULTS_FORMAT",
+    "AttemptCost",
+    "AttemptLine",
+    "Check",
+    "CleanRun",
+    "ComparisonRecord",
+    "CrashKind",
+    "CrashPoint",
+    "CurvePoint",
+    "CurveRecord",
+    "Expected",
+    "Kind",
+    "Mismatch",
+    "ModelLogLine",
+    "NodeKillRecord",
+    "OutsideCall",
+    "PointResult",
+    "Reason",
+    "Record",
+    "RecordedStatus",
+    "RecoveryBreakdown",
+    "RecoveryRecord",
+    "RecoveryStep",
+    "ReplayResult",
+    "Results",
+    "RunRecord",
+    "StuckInvocation",
+    "SweepMatrix",
+    "ToolLogLine",
+    "WatchSnapshot",
+    "WayOutLine",
+    "append_record",
+    "kind_of",
+    "kinds",
+    "load_results",
+    "record_json",
+    "results_text",
+    "tagged",
+    "to_jsonable",
+    "write_record",
+    "write_results",
+]
