@@ -20,9 +20,10 @@ from _docs import load_average, markdown_table, write_table
 
 from paidtwice._words import count
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.report._text import format_sweep
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
+from paidtwice.targets import AppTarget
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "frameworks"
 QUESTION = "How much is 120 EUR in USD?"
@@ -43,7 +44,7 @@ FORMS = {
 """Each service's row, as the README's table names it."""
 
 
-def targets(names: list[str]) -> list[SweepTarget]:
+def targets(names: list[str]) -> list[AppTarget]:
     chosen = []
     for name in names:
         module, app, plain, durable = FRAMEWORKS[name]
@@ -51,7 +52,7 @@ def targets(names: list[str]) -> list[SweepTarget]:
             print(f"{name}: not installed (pip install -e '.[frameworks]'), skipped")
             continue
         for service in (plain, durable):
-            chosen.append(SweepTarget(app, service, "quote", QUESTION, mode=service, cwd=str(EXAMPLES)))
+            chosen.append(AppTarget(app, service, "quote", QUESTION, mode=service, cwd=str(EXAMPLES)))
     return chosen
 
 

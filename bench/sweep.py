@@ -28,49 +28,47 @@ from _docs import load_average, write_table
 
 from paidtwice.lab import Lab
 from paidtwice.lab._runner import QUESTION
-from paidtwice.lab._sweep import (
+from paidtwice.stub._scripts import Script
+from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._options import Answers, KillPlan
+from paidtwice.sweep._sweep import (
     PointResult,
     SweepMatrix,
-    SweepTarget,
     deck_scripts,
-    deck_target,
     sweep,
     sweep_targets,
 )
-from paidtwice.stub._scripts import Script
-from paidtwice.stub._turns import load_script_file
+from paidtwice.targets import CommandTarget, DeckTarget, Target, TargetSpec
 
 TS_AGENT = Path(__file__).resolve().parent.parent / "examples" / "ts_agent"
 PATHS = ("python", "python-cmd", "ts")
 
 
-def _targets(path: str, modes: list[str]) -> list[SweepTarget]:
+def _targets(path: str, modes: list[str]) -> list[Target]:
     if path == "python":
-        return [deck_target(mode) for mode in modes]
+        return [DeckTarget(mode) for mode in modes]
     if path == "python-cmd":
         host = f"{sys.executable} -m paidtwice.agent.host paidtwice.agent.weather:app --port $PORT"
         return [
-            SweepTarget(
-                "",
+            CommandTarget(
+                f"PAIDTWICE_AGENT_MODE={mode} PAIDTWICE_PAUSE_S=5 {host}",
                 "Agent",
                 "run",
                 QUESTION,
                 mode=mode,
                 # As deck_target: the deck's agent, its 5 s pause, settled by its own retry policy.
-                command=f"PAIDTWICE_AGENT_MODE={mode} PAIDTWICE_PAUSE_S=5 {host}",
                 stuck_after=None,
             )
             for mode in modes
         ]
     return [
-        SweepTarget(
-            "",
+        CommandTarget(
+            f"AGENT_MODE={mode} node agent.ts",
             "Agent",
             "run",
             QUESTION,
             mode=mode,
             cwd=str(TS_AGENT),
-            command=f"AGENT_MODE={mode} node agent.ts",
         )
         for mode in modes
     ]
@@ -123,7 +121,9 @@ def sweep_path(path: str, modes: list[str], scripts: list[str], parallel: int) -
         named = deck_scripts(scripts)
     with Lab(echo=lambda message: None) as lab:
         started = time.time()
-        matrices = sweep_targets(lab, targets=_targets(path, modes), scripts=named, parallel=parallel)
+        matrices = sweep_targets(
+            lab, kills=KillPlan(parallel=parallel), targets=_targets(path, modes), scripts=named
+        )
         wall = time.time() - started
     return report(path, matrices, wall, started, parallel)
 
@@ -131,7 +131,12 @@ def sweep_path(path: str, modes: list[str], scripts: list[str], parallel: int) -
 def serial(modes: list[str], scripts: list[str]) -> None:
     with Lab(echo=lambda message: None) as lab:
         started = time.monotonic()
-        matrices = sweep(modes=modes, scripts=scripts, lab=lab, parallel=1)
+        matrices = sweep(
+            TargetSpec(modes=tuple(modes)),
+            answers=Answers(variations=tuple(scripts)),
+            kills=KillPlan(parallel=1),
+            lab=lab,
+        )
         wall = time.monotonic() - started
     points = [p for m in matrices for p in m.points]
     longest = max(points, key=lambda p: p.wall_time)

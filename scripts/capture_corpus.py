@@ -22,10 +22,12 @@ from typing import Any
 
 from paidtwice._exceptions import AdminError
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import PointResult, sweep
 from paidtwice.replay._journal import JournalFile, capture_journal, save_journal
 from paidtwice.replay._replayer import replay_script
 from paidtwice.stub._scripts import script_by_name
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import PointResult, sweep
+from paidtwice.targets import TargetSpec
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "corpus"
 CODES = ("naive", "journaled")
@@ -81,7 +83,12 @@ def main() -> None:
             prefixes.append((point, prefix, path))
             print(f"{path.name}: {len(prefix.entries)} of {len(final.entries)} entries, final {point.status}")
 
-        sweep(modes=CODES, scripts=("steady", "drifting", "changed"), lab=lab, on_point=keep)
+        sweep(
+            TargetSpec(modes=CODES),
+            answers=Answers(variations=("steady", "drifting", "changed")),
+            lab=lab,
+            on_point=keep,
+        )
         # The originals must be finished for restart-as-new: a paused one is killed (its journal stays).
         for point, _, _ in prefixes:
             row = lab.sql.invocation(point.invocation_id)

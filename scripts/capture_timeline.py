@@ -17,9 +17,10 @@ import threading
 from pathlib import Path
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import deck_scripts
-from paidtwice.lab._sweep_runs import clean_run, deck_target
 from paidtwice.lab._watch import Watcher
+from paidtwice.sweep._runs import clean_run
+from paidtwice.sweep._sweep import deck_scripts
+from paidtwice.targets import DeckTarget
 
 TIMELINES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "timelines"
 MODES = ("naive", "journaled")
@@ -34,7 +35,7 @@ def main() -> None:
             for mode in MODES:
                 ((name, script),) = deck_scripts([SCRIPT])
                 clean, run = clean_run(
-                    lab, threading.Event(), watcher, deck_target(mode), script, f"capture_{mode}"
+                    lab, threading.Event(), watcher, DeckTarget(mode), script, f"capture_{mode}"
                 )
                 shutil.copyfile(run.step_log, TIMELINES / f"deck-{mode}.steps.jsonl")
                 meta = {

@@ -13,12 +13,12 @@ import pytest
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
 from paidtwice.lab._soak import _places_in_life, _snapshot, soak, soak_target, write_soak
-from paidtwice.lab._sweep_runs import NO_MODEL_CALL
 from paidtwice.report._soak import format_soak
 from paidtwice.results import load_results
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._runs import NO_MODEL_CALL
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ROOT / "tests" / "agents"

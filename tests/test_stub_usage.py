@@ -92,7 +92,7 @@ def test_a_booking_with_a_key_has_one_effect_and_without_a_key_one_per_request(s
 
 
 def test_crash_points_cover_the_clean_run_time_from_their_moment_to_the_next() -> None:
-    from paidtwice.lab._timeline import StepEvent, derive_points
+    from paidtwice.targets._timeline import StepEvent, derive_points
 
     events = [
         StepEvent("model_start", 1, "", "", 100.0),

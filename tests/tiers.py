@@ -48,6 +48,7 @@ QUICK: tuple[str, ...] = (
     "tests/test_report.py::test_the_deck_table_says_what_each_row_paid_the_model_as_the_terminal_does",
     "tests/sweep/test_derive_points.py",
     "tests/sweep/test_timeline_fixture.py",
+    "tests/lint/test_adk.py",
     "tests/lint/test_lint.py",
     "tests/lint/test_target_version.py",
     "tests/schema/test_values.py",

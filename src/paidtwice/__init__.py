@@ -5,8 +5,9 @@ with Lab() as lab:
     record = lab.run(EXPERIMENTS[1])
     print(record.model_calls, [e.label() for e in record.journal])
 
-from paidtwice import sweep
-for matrix in sweep(modes=["journaled"], scripts=["steady"]):
+from paidtwice.sweep import Answers, sweep
+from paidtwice.targets import TargetSpec
+for matrix in sweep(TargetSpec(modes=("journaled",)), answers=Answers(variations=("steady",))):
     print([(p.crash_point, p.extra_model_calls) for p in matrix.points])
 """
 
@@ -42,7 +43,6 @@ if _typing.TYPE_CHECKING:
         explain,
         read_mismatch,
     )
-    from paidtwice.lab._sweep import sweep
     from paidtwice.results import CrashPoint, PointResult, SweepMatrix
 
 _LAZY = {
@@ -52,7 +52,6 @@ _LAZY = {
     ),
     "read_mismatch": "paidtwice.lab",
     **dict.fromkeys(("CrashPoint", "PointResult", "SweepMatrix"), "paidtwice.results"),
-    "sweep": "paidtwice.lab._sweep",
 }
 """The lab's names, imported when first used: an agent process imports `paidtwice.agent.host` and should not
 pay for the lab, the stub and the report it never runs."""
@@ -83,7 +82,6 @@ __all__ = [
     "UsageError",
     "explain",
     "read_mismatch",
-    "sweep",
 ]
 
 

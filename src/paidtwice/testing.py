@@ -30,10 +30,12 @@ import pytest
 
 from paidtwice._words import count
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._sweep import SweepMatrix, sweep
 from paidtwice.replay._journal import JournalFile, journal_paths, load_journal
 from paidtwice.replay._replayer import Replayer, ReplayResult
 from paidtwice.stub._turns import VARIATIONS
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import SweepMatrix, sweep
+from paidtwice.targets import TargetSpec
 
 __all__ = ["assert_pays_once", "assert_replays", "paidtwice_lab", "sweep_app"]
 
@@ -57,15 +59,9 @@ def sweep_app(
     (or with "auto"), the stub answers from each request; without `input`, a handler gets one made from its
     input schema."""
     return sweep(
-        app=app,
-        service=service,
-        handler=handler,
-        input=input,
-        script=script,
-        scripts=variations,
-        app_dir=app_dir,
+        TargetSpec(app=app, service=service, handler=handler, input=input, app_dir=app_dir, key=key),
+        answers=Answers(script=script, variations=tuple(variations)),
         lab=lab,
-        key=key,
     )
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from paidtwice.check import ConfigError, find_config, load_config
-from paidtwice.lab._discovery import discover, needs_input
+from paidtwice.targets import AppTarget
+from paidtwice.targets._discovery import discover, needs_input
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = Path(__file__).resolve().parent / "project"
@@ -115,14 +116,9 @@ def test_an_app_of_imported_services_is_served_as_given() -> None:
 def test_a_handler_given_no_input_gets_one_from_its_schema() -> None:
     """The input is made from the handler's schema in the app's manifest, the same every time; only the
     handlers named are swept; a given input wins."""
-    from paidtwice.lab._sweep import SweepTarget, _app_targets
 
-    def answers(name: str) -> object:
-        return name
-
-    def targets(handlers: list[str], given: object, seed: int = 0) -> list[SweepTarget]:
-        made, _ = _app_targets("app:app", handlers, given, answers, ["steady"], PROJECT, seed)
-        return made
+    def targets(handlers: list[str], given: object, seed: int = 0) -> list[AppTarget]:
+        return AppTarget.discovered("app:app", handlers, given, app_dir=PROJECT, seed=seed)
 
     (naive,) = targets(["Naive/answer"], None)
     assert naive.mode == "Naive/answer" and isinstance(naive.input, str)

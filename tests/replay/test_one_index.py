@@ -20,11 +20,12 @@ import pytest
 
 from paidtwice.lab import Lab
 from paidtwice.lab._mismatch import read_mismatch
-from paidtwice.lab._sweep import SweepTarget, sweep_targets
 from paidtwice.replay import JournalFile, capture_journal, save_journal
 from paidtwice.report._text import format_journal, format_mismatch
 from paidtwice.results import SweepMatrix
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._sweep import sweep_targets
+from paidtwice.targets import AppTarget
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "steps_script.toml"
@@ -33,7 +34,7 @@ STEP = "summarise"
 
 @pytest.fixture(scope="module")
 def swept(lab: Lab) -> tuple[SweepMatrix, JournalFile]:
-    target = SweepTarget("steps_agent:app", "Steps", "run", "weather?", mode="Steps", cwd=str(HERE))
+    target = AppTarget("steps_agent:app", "Steps", "run", "weather?", mode="Steps", cwd=str(HERE))
     [matrix] = sweep_targets(lab, targets=[target], scripts=[("steady", load_script_file(SCRIPT, "steady"))])
     journal = capture_journal(lab.sql, matrix.clean.invocation_id)
     # The sweep registered the app under a name of its own; the app's own name is what replay-check serves.

@@ -1,5 +1,5 @@
-"""The deck's and the sweep's tables fit an 80- and a 120-column terminal, with no text lost, and keep their
-full width (one line per row, as before) under --wide or when stdout is not a terminal.
+"""The deck's, the sweep's and `paidtwice run`'s tables fit an 80- and a 120-column terminal, with no text
+lost, and keep their full width (one line per row, as before) under --wide or when stdout is not a terminal.
 
 The tables are made from captured records (tests/fixtures/results/); how the CLI chooses the width is
 checked in a real pseudo-terminal.
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from paidtwice.report import format_deck_table, load_results, table
+from paidtwice.report import format_deck_table, format_run, load_results, table
 from paidtwice.report._text import format_crash_cost, format_sweep
-from paidtwice.results import CleanRun, SweepMatrix
+from paidtwice.results import CleanRun, ComparisonRecord, RunRecord, SweepMatrix
 
 RESULTS = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 
@@ -107,6 +107,51 @@ def test_without_a_width_the_output_is_todays_one_line_per_row() -> None:
         assert format_sweep(matrix, width=None) == format_sweep(matrix)
 
 
+def comparison() -> ComparisonRecord:
+    """Two captured runs side by side, as a comparison row (slow-model-recovery) prints them."""
+    runs = [r for r in load_results([RESULTS / "deck.json"]).records if isinstance(r, RunRecord)][:2]
+    checks = runs[0].checks[:1]
+    return ComparisonRecord(
+        "two-runs", "recovery", "the journaled side recovers sooner", tuple(runs), 3.1, checks, True, 3.2, 3.0
+    )
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_what_run_prints_for_each_kind_of_record_fits_the_terminal_with_no_text_lost(width: int) -> None:
+    """A run, a curve, a comparison and a recovery walk, as `paidtwice run` (and the deck, below its table)
+    prints them."""
+    from paidtwice.cli._lab import _format_record
+
+    records = [*load_results([RESULTS / "deck.json"]).records, comparison()]
+    assert {type(r).__name__ for r in records} == {
+        "RunRecord",
+        "CurveRecord",
+        "ComparisonRecord",
+        "RecoveryRecord",
+    }
+    wider = 0
+    for record in records:
+        full = _format_record(record, None)
+        wider += max(len(line) for line in full.splitlines()) > width
+        fitted = _format_record(record, width)
+        assert max(len(line) for line in fitted.splitlines()) <= width
+        # A word longer than the line (an admin call's path, its answer) is broken across lines, in order.
+        squeezed = "".join(fitted.split())
+        lost = [w for w in words(full) - words(fitted) - headers(full) if w not in squeezed]
+        assert not lost, f"lost at {width} columns: {lost}"
+    assert wider, f"no record is wider than {width} columns: the test would pass without fitting"
+
+
+def test_without_a_width_run_prints_as_before() -> None:
+    from paidtwice.cli._lab import _format_record
+
+    records = load_results([RESULTS / "deck.json"]).records
+    for record in records:
+        assert _format_record(record, 10_000) == _format_record(record, None)
+    run = next(r for r in records if isinstance(r, RunRecord))
+    assert _format_record(run, None) == format_run(run)
+
+
 def test_a_cell_longer_than_its_column_is_wrapped_not_cut() -> None:
     text = table(["a", "b"], [["x" * 30, "one two three four five six seven"]], width=24)
     assert max(len(line) for line in text.splitlines()) <= 24
@@ -150,7 +195,7 @@ def test_a_terminal_gets_its_width_and_a_pipe_or_wide_gets_full_width() -> None:
     assert width_in(terminal=False) == "None"
 
 
-def run_in_terminal(args: list[str], columns: str) -> str:
+def run_in_terminal(args: list[str], columns: str, *, cwd: Path | None = None) -> str:
     """What a command prints in a pseudo-terminal `columns` wide."""
     leader, follower = pty.openpty()
     try:
@@ -159,7 +204,8 @@ def run_in_terminal(args: list[str], columns: str) -> str:
             stdout=follower,
             stderr=subprocess.PIPE,
             env={**os.environ, "COLUMNS": columns, "LINES": "40"},
-            timeout=120,
+            timeout=300,
+            cwd=cwd,
         )
         assert done.returncode == 0, done.stderr
         os.close(follower)
@@ -193,3 +239,14 @@ def test_experiments_fit_the_terminal_and_a_pipe_gets_the_full_listing(columns: 
         [sys.executable, "-m", "paidtwice", "experiments"], capture_output=True, text=True, timeout=120
     )
     assert piped.stdout.rstrip("\n") == full
+
+
+def test_run_fits_an_80_column_terminal(tmp_path: Path) -> None:
+    """`paidtwice run` on a real server, in a terminal 80 columns wide: its journal, model calls, checks and
+    bill fit it (the model-call table alone is wider at full width)."""
+    shown = run_in_terminal(["run", "clean", "--json", "run.json"], "80", cwd=tmp_path)
+    assert "Model calls:" in shown and "Deck vs measured:" in shown
+    assert max(len(line) for line in shown.splitlines()) <= 80
+    record = load_results([tmp_path / "run.json"]).records[0]
+    assert isinstance(record, RunRecord)
+    assert max(len(line) for line in format_run(record).splitlines()) > 80

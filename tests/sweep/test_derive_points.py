@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from paidtwice.lab._timeline import StepEvent, derive_points
 from paidtwice.results import CrashPoint
+from paidtwice.targets._timeline import StepEvent, derive_points
 
 
 def timeline(*rows: tuple[Any, ...]) -> list[StepEvent]:

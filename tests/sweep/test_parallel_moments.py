@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._command import WireStep
-from paidtwice.lab._sweep_runs import _calls_at_kill, _not_placed
-from paidtwice.lab._wire_timeline import wire_points
 from paidtwice.results import CleanRun, CrashPoint
 from paidtwice.stub import ModelCall
 from paidtwice.stub._scripts import Answer
+from paidtwice.sweep._runs import _calls_at_kill, _not_placed
+from paidtwice.targets._command import WireStep
+from paidtwice.targets._wire_timeline import wire_points
 
 
 def call(n: int, turn: int, started: float, finished: float, delivered: bool, asked: str) -> ModelCall:

@@ -19,7 +19,9 @@ import pytest
 
 from paidtwice.engine._ports import HOST, lease_port
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import sweep
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import sweep
+from paidtwice.targets import TargetSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = Path(__file__).resolve().parent / "auto_agent"
@@ -131,13 +133,8 @@ def test_record_then_sweep_offline(lab: Lab, provider: Provider, tmp_path: Path)
     # Offline: the provider is not asked again; the sweep replays the file.
     asked = len(provider.requests)
     (matrix,) = sweep(
-        app="agent:app",
-        service="Planner",
-        handler="run_naive",
-        input=TRIP,
-        app_dir=AGENT,
-        script=out,
-        scripts=["steady"],
+        TargetSpec(app="agent:app", service="Planner", handler="run_naive", input=TRIP, app_dir=AGENT),
+        answers=Answers(script=out, variations=("steady",)),
         lab=lab,
     )
     assert json.loads(matrix.clean.answer) == FINAL

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepTarget, sweep_targets
 from paidtwice.results import SweepMatrix
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._sweep import sweep_targets
+from paidtwice.targets import AppTarget
 
 AGENT = Path(__file__).resolve().parent / "tools_agent"
 FORMATS = ("ChatTools", "ResponsesTools", "AnthropicTools")
@@ -22,7 +23,7 @@ FINAL = "Paris is sunny at 18 degrees; Rome is cloudy at 21."
 @pytest.fixture(scope="module")
 def tool_matrices(lab: Lab) -> dict[str, SweepMatrix]:
     targets = [
-        SweepTarget("agent:app", service, "ask", "Weather in Paris and Rome?", mode=service, cwd=str(AGENT))
+        AppTarget("agent:app", service, "ask", "Weather in Paris and Rome?", mode=service, cwd=str(AGENT))
         for service in FORMATS
     ]
     script = load_script_file(AGENT / "script.toml", "steady")
@@ -58,7 +59,7 @@ GEMINI = ("GeminiTools", "GeminiStreamed")
 @pytest.fixture(scope="module")
 def gemini_matrices(lab: Lab) -> dict[str, SweepMatrix]:
     targets = [
-        SweepTarget(
+        AppTarget(
             "gemini_agent:app", service, "ask", "Weather in Paris and Rome?", mode=service, cwd=str(AGENT)
         )
         for service in GEMINI
@@ -88,7 +89,7 @@ def test_a_gemini_agent_is_swept_whole_and_streamed(
 @pytest.fixture(scope="module")
 def error_matrices(lab: Lab) -> dict[str, SweepMatrix]:
     targets = [
-        SweepTarget("errors_agent:app", service, "ask", "Weather?", mode=service, cwd=str(AGENT))
+        AppTarget("errors_agent:app", service, "ask", "Weather?", mode=service, cwd=str(AGENT))
         for service in ("Retrying", "Failing")
     ]
     script = load_script_file(AGENT / "errors.toml", "steady")

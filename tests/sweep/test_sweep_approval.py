@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._approvals import Resolution
-from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._turns import ScriptFileError, load_script_file
+from paidtwice.sweep._approvals import Resolution
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
+from paidtwice.targets import AppTarget
 
 AGENT = Path(__file__).resolve().parent / "approval_agent"
 QUICK = Resolution(after=0.0)
@@ -26,8 +27,8 @@ QUICK = Resolution(after=0.0)
 where the point says)."""
 
 
-def _target(service: str, handler: str, mode: str, resolution: Resolution = QUICK) -> SweepTarget:
-    return SweepTarget(
+def _target(service: str, handler: str, mode: str, resolution: Resolution = QUICK) -> AppTarget:
+    return AppTarget(
         "agent:app", service, handler, "refund order 42", mode=mode, cwd=str(AGENT), resolution=resolution
     )
 

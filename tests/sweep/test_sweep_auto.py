@@ -16,8 +16,10 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
-from paidtwice.lab._inputs import input_schema, made_input
-from paidtwice.lab._sweep import SweepMatrix, sweep
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import SweepMatrix, sweep
+from paidtwice.targets import TargetSpec
+from paidtwice.targets._inputs import input_schema, made_input
 from paidtwice.testing import assert_pays_once
 
 AGENT = Path(__file__).resolve().parent / "auto_agent"
@@ -60,15 +62,13 @@ def auto_sweeps(lab: Lab, trip_input: Any, tmp_path_factory: pytest.TempPathFact
     matrices = {}
     for handler in HANDLERS:
         (matrix,) = sweep(
-            app="agent:app",
-            service="Planner",
-            handler=handler,
-            input=trip_input,
-            app_dir=AGENT,
-            scripts=["steady"],
+            TargetSpec(app="agent:app", service="Planner", handler=handler, input=trip_input, app_dir=AGENT),
+            answers=Answers(
+                variations=("steady",),
+                seed=11,
+                write_script=written if handler == "run_naive" else None,
+            ),
             lab=lab,
-            seed=11,
-            write_script=written if handler == "run_naive" else None,
         )
         matrices[handler] = matrix
     return {"matrices": matrices, "written": written}
@@ -101,13 +101,8 @@ def test_written_script_replays_the_auto_sweep(
     text = written.read_text()
     assert "[[turn]]" in text and 'tool = "' in text and "parallel = [" in text
     (matrix,) = sweep(
-        app="agent:app",
-        service="Planner",
-        handler="run_naive",
-        input=trip_input,
-        app_dir=AGENT,
-        script=written,
-        scripts=["steady"],
+        TargetSpec(app="agent:app", service="Planner", handler="run_naive", input=trip_input, app_dir=AGENT),
+        answers=Answers(script=written, variations=("steady",)),
         lab=lab,
     )
     auto: SweepMatrix = auto_sweeps["matrices"]["run_naive"]

@@ -9,7 +9,9 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import sweep
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import sweep
+from paidtwice.targets import TargetSpec
 
 AGENT = Path(__file__).resolve().parent / "chain_agent"
 
@@ -17,14 +19,11 @@ AGENT = Path(__file__).resolve().parent / "chain_agent"
 def test_model_calls_of_a_called_service_are_named_not_miscounted(lab: Lab) -> None:
     with pytest.raises(UsageError) as raised:
         sweep(
+            TargetSpec(
+                app="agent:app", service="Front", handler="go", input=json.loads('"x"'), app_dir=AGENT
+            ),
+            answers=Answers(script=AGENT / "script.toml", variations=("steady",)),
             lab=lab,
-            app="agent:app",
-            service="Front",
-            handler="go",
-            input=json.loads('"x"'),
-            script=AGENT / "script.toml",
-            scripts=["steady"],
-            app_dir=AGENT,
         )
     message = str(raised.value)
     assert "2 model calls of Front/go, 1 of them by the services it calls (Command: Call)" in message
@@ -34,15 +33,9 @@ def test_model_calls_of_a_called_service_are_named_not_miscounted(lab: Lab) -> N
 def test_a_key_for_a_plain_service_is_one_line(lab: Lab) -> None:
     with pytest.raises(UsageError) as raised:
         sweep(
+            TargetSpec(app="agent:app", service="Helper", handler="think", input="x", app_dir=AGENT, key="k"),
+            answers=Answers(script=AGENT / "script.toml", variations=("steady",)),
             lab=lab,
-            app="agent:app",
-            service="Helper",
-            handler="think",
-            input="x",
-            script=AGENT / "script.toml",
-            scripts=["steady"],
-            app_dir=AGENT,
-            key="k",
         )
     message = str(raised.value)
     assert message.startswith("--key 'k' given, but Helper is a plain Service") and "\n" not in message

@@ -18,9 +18,10 @@ import pytest
 from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import agent_env
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
-from paidtwice.lab._sweep_runs import NO_MODEL_CALL
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._runs import NO_MODEL_CALL
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
+from paidtwice.targets import AppTarget
 from paidtwice.testing import assert_pays_once
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +40,7 @@ AGENTS = {
 def matrices(lab: Lab) -> dict[str, SweepMatrix]:
     """All four agents swept at once under the steady script, on the session's server and stub."""
     targets = [
-        SweepTarget(app, service, "quote", QUESTION, mode=client, cwd=str(CLIENTS))
+        AppTarget(app, service, "quote", QUESTION, mode=client, cwd=str(CLIENTS))
         for client, (app, service) in AGENTS.items()
     ]
     swept = sweep_targets(lab, targets=targets, scripts=[("steady", load_script_file(SCRIPT, "steady"))])
@@ -81,7 +82,7 @@ def test_a_sweep_that_checked_nothing_never_passes(matrices: dict[str, SweepMatr
 
 def test_a_client_the_host_does_not_follow_stops_the_sweep(lab: Lab) -> None:
     # Its calls reach the stub, but no crash point could be derived for them: the sweep says so.
-    target = SweepTarget(
+    target = AppTarget(
         "raw_socket_agent:app", "RawSocketAgent", "quote", QUESTION, mode="raw", cwd=str(CLIENTS)
     )
     with pytest.raises(UsageError, match="counted 1 model calls .* seen making 0: .* does not follow"):
@@ -90,9 +91,7 @@ def test_a_client_the_host_does_not_follow_stops_the_sweep(lab: Lab) -> None:
 
 def test_a_clean_run_that_fails_every_attempt_stops_the_sweep_with_its_error(lab: Lab) -> None:
     # Not a wait of minutes ending in "did not finish": the handler's own failure, read from the server.
-    target = SweepTarget(
-        "failing_agent:app", "FailingAgent", "quote", QUESTION, mode="fails", cwd=str(CLIENTS)
-    )
+    target = AppTarget("failing_agent:app", "FailingAgent", "quote", QUESTION, mode="fails", cwd=str(CLIENTS))
     with pytest.raises(UsageError, match=r"fails: \d+ attempts ended in an error, .*KeyError.*'verdict'"):
         sweep_targets(lab, targets=[target], scripts=[("steady", load_script_file(SCRIPT, "steady"))])
 

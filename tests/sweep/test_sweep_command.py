@@ -14,18 +14,18 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._command import command_label
 from paidtwice.lab._runner import QUESTION
-from paidtwice.lab._sweep import (
-    PointResult,
-    SweepMatrix,
-    SweepTarget,
-    deck_scripts,
-    deck_target,
-    sweep_targets,
-)
 from paidtwice.report._text import format_crash_cost, format_sweep
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._options import KillPlan
+from paidtwice.sweep._sweep import (
+    PointResult,
+    SweepMatrix,
+    deck_scripts,
+    sweep_targets,
+)
+from paidtwice.targets import CommandTarget, DeckTarget
+from paidtwice.targets._command import command_label
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "ts_agent"
@@ -35,20 +35,19 @@ SCRIPT = EXAMPLE / "script.toml"
 @pytest.fixture(scope="module")
 def matrices(lab: Lab) -> dict[tuple[str, str], SweepMatrix]:
     targets = [
-        SweepTarget(
-            "",
-            "Agent",
-            "run",
-            QUESTION,
+        CommandTarget(
+            command=f"AGENT_MODE={mode} node agent.ts",
+            service="Agent",
+            handler="run",
+            input=QUESTION,
             mode=mode,
             cwd=str(EXAMPLE),
-            command=f"AGENT_MODE={mode} node agent.ts",
         )
         for mode in ("naive", "journaled")
     ]
     scripts = [(name, load_script_file(SCRIPT, name)) for name in ("steady", "changed")]
     # 8 at a time: each point is a Node process of its own, on a machine the suite shares.
-    done = sweep_targets(lab, targets=targets, scripts=scripts, parallel=8)
+    done = sweep_targets(lab, kills=KillPlan(parallel=8), targets=targets, scripts=scripts)
     return {(m.mode, m.script): m for m in done}
 
 
@@ -197,9 +196,12 @@ def test_the_deck_agent_through_cmd_measures_what_its_own_path_does(lab: Lab) ->
         f"PAIDTWICE_AGENT_MODE=naive PAIDTWICE_PAUSE_S=5 {sys.executable} -m paidtwice.agent.host "
         "paidtwice.agent.weather:app --port $PORT"
     )
-    by_cmd = SweepTarget("", "Agent", "run", QUESTION, mode="cmd", command=command, stuck_after=None)
+    by_cmd = CommandTarget(command, "Agent", "run", QUESTION, mode="cmd", stuck_after=None)
     done = sweep_targets(
-        lab, targets=[by_cmd, deck_target("naive")], scripts=deck_scripts(["steady"]), parallel=8
+        lab,
+        kills=KillPlan(parallel=8),
+        targets=[by_cmd, DeckTarget("naive")],
+        scripts=deck_scripts(["steady"]),
     )
     wire, own = ({p.crash_point: p for p in m.points} for m in done)
     common = set(wire) & set(own)

@@ -8,13 +8,19 @@ import pytest
 
 from paidtwice._words import count
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import PointResult, SweepMatrix, sweep
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import PointResult, SweepMatrix, sweep
+from paidtwice.targets import TargetSpec
 from paidtwice.testing import assert_pays_once
 
 
 @pytest.fixture(scope="module")
 def matrices(lab: Lab) -> dict[tuple[str, str], SweepMatrix]:
-    swept = sweep(modes=("naive", "journaled"), scripts=("steady", "drifting", "changed"), lab=lab)
+    swept = sweep(
+        TargetSpec(modes=("naive", "journaled")),
+        answers=Answers(variations=("steady", "drifting", "changed")),
+        lab=lab,
+    )
     return {(m.mode, m.script): m for m in swept}
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
+from paidtwice.targets import AppTarget
 
 AGENT = Path(__file__).resolve().parent / "explicit_agent"
 
@@ -17,7 +18,7 @@ AGENT = Path(__file__).resolve().parent / "explicit_agent"
 @pytest.fixture(scope="module")
 def matrices(lab: Lab) -> dict[str, SweepMatrix]:
     targets = [
-        SweepTarget("agent:app", name, "run", "a trip", mode=name, cwd=str(AGENT))
+        AppTarget("agent:app", name, "run", "a trip", mode=name, cwd=str(AGENT))
         for name in ("Explicit", "Journaled")
     ]
     script = load_script_file(AGENT / "script.toml", "steady")

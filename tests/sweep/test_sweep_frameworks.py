@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.lint import lint_paths
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
+from paidtwice.targets import AppTarget
 from paidtwice.testing import assert_pays_once
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "frameworks"
@@ -32,7 +33,7 @@ FORMS = {
 def matrices(lab: Lab) -> dict[str, SweepMatrix]:
     """Every form swept at once under the steady script, on the session's server and stub."""
     targets = [
-        SweepTarget(app, service, "quote", QUESTION, mode=service, cwd=str(EXAMPLES))
+        AppTarget(app, service, "quote", QUESTION, mode=service, cwd=str(EXAMPLES))
         for service, (app, _) in FORMS.items()
     ]
     script = load_script_file(EXAMPLES / "script.toml", "steady")
@@ -86,7 +87,7 @@ CLIENTS = Path(__file__).resolve().parent / "clients"
 def test_durable_runner_does_not_journal_a_model_object(lab: Lab) -> None:
     # Agent(model=OpenAIChatCompletionsModel(...)) through DurableRunner: its call is outside the journal.
     app = "agents_model_object_agent:app"
-    target = SweepTarget(app, "AgentsModelObject", "quote", QUESTION, "model-object", cwd=str(CLIENTS))
+    target = AppTarget(app, "AgentsModelObject", "quote", QUESTION, "model-object", cwd=str(CLIENTS))
     script = load_script_file(CLIENTS / "answer.toml", "steady")
     (matrix,) = sweep_targets(lab, targets=[target], scripts=[("steady", script)])
     assert matrix.clean.model_calls == 1

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.stub._auto import auto_script
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
+from paidtwice.targets import AppTarget
 from paidtwice.testing import assert_pays_once
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "frameworks"
@@ -30,7 +31,7 @@ FORMS = {
 @pytest.fixture(scope="module")
 def matrices(lab: Lab) -> dict[str, SweepMatrix]:
     targets = [
-        SweepTarget(app, service, "quote", QUESTION, mode=service, cwd=str(EXAMPLES))
+        AppTarget(app, service, "quote", QUESTION, mode=service, cwd=str(EXAMPLES))
         for service, (app, _) in FORMS.items()
     ]
     swept = sweep_targets(lab, targets=targets, scripts=[("steady", auto_script("steady"))])

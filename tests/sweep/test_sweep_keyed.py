@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
-from paidtwice.lab._sweep_runs import DEFAULT_KEY
 from paidtwice.replay._journal import load_journal, save_with_prefix
 from paidtwice.replay._replayer import load_app
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._runs import DEFAULT_KEY
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
+from paidtwice.targets import AppTarget
 from paidtwice.testing import assert_replays
 
 AGENT = Path(__file__).resolve().parent / "keyed_agent"
@@ -22,10 +23,10 @@ AGENT = Path(__file__).resolve().parent / "keyed_agent"
 @pytest.fixture(scope="module")
 def matrices(lab: Lab) -> dict[str, SweepMatrix]:
     targets = [
-        SweepTarget("agent:app", "Counter", "tally", "weather?", mode="Counter", cwd=str(AGENT), key="k/1"),
-        SweepTarget("agent:app", "Trip", "run", "weather?", mode="Trip", cwd=str(AGENT)),
-        SweepTarget("agent:app", "Chat", "say", "weather?", mode="Chat", cwd=str(AGENT), key="k/2"),
-        SweepTarget("agent:app", "Desk", "quote", "weather?", mode="Desk", cwd=str(AGENT)),
+        AppTarget("agent:app", "Counter", "tally", "weather?", mode="Counter", cwd=str(AGENT), key="k/1"),
+        AppTarget("agent:app", "Trip", "run", "weather?", mode="Trip", cwd=str(AGENT)),
+        AppTarget("agent:app", "Chat", "say", "weather?", mode="Chat", cwd=str(AGENT), key="k/2"),
+        AppTarget("agent:app", "Desk", "quote", "weather?", mode="Desk", cwd=str(AGENT)),
     ]
     script = load_script_file(AGENT / "script.toml", "steady")
     return {m.mode: m for m in sweep_targets(lab, targets=targets, scripts=[("steady", script)])}

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._options import KillPlan
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
+from paidtwice.targets import AppTarget, CommandTarget
 from paidtwice.testing import assert_pays_once
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -24,14 +26,14 @@ HOST = f"{sys.executable} -m paidtwice.agent.host agent:app --port $PORT"
 
 # mode: (target, journals its model calls)
 TARGETS = {
-    "plain/run": (SweepTarget("agent:app", "Claim", "run", INPUT, mode="plain/run", cwd=str(CLAIM)), True),
+    "plain/run": (AppTarget("agent:app", "Claim", "run", INPUT, mode="plain/run", cwd=str(CLAIM)), True),
     "plain/run_naive": (
-        SweepTarget("agent:app", "Claim", "run_naive", INPUT, mode="plain/run_naive", cwd=str(CLAIM)),
+        AppTarget("agent:app", "Claim", "run_naive", INPUT, mode="plain/run_naive", cwd=str(CLAIM)),
         False,
     ),
     **{
         f"Claim{framework}{form}": (
-            SweepTarget(
+            AppTarget(
                 app, f"Claim{framework}{form}", "run", INPUT, mode=f"Claim{framework}{form}", cwd=str(CLAIM)
             ),
             form == "Durable",
@@ -45,14 +47,13 @@ TARGETS = {
     },
     **{
         f"cmd/{handler}": (
-            SweepTarget(
-                "",
+            CommandTarget(
+                HOST,
                 "Impact",
                 handler,
                 CHANGE,
                 mode=f"cmd/{handler}",
                 cwd=str(IMPACT),
-                command=HOST,
                 stuck_after=None,
             ),
             handler == "run",
@@ -71,7 +72,7 @@ def matrices(lab: Lab) -> dict[str, SweepMatrix]:
     for prefix, path in SCRIPTS.items():
         targets = [target for mode, (target, _) in TARGETS.items() if mode.startswith(prefix)]
         script = load_script_file(path, "steady")
-        done += sweep_targets(lab, targets=targets, scripts=[("steady", script)], parallel=8)
+        done += sweep_targets(lab, kills=KillPlan(parallel=8), targets=targets, scripts=[("steady", script)])
     return {m.mode: m for m in done}
 
 

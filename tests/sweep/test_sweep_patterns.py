@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import PointResult, SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.report._text import format_sweep
 from paidtwice.stub import Script
 from paidtwice.stub._turns import ScriptFileError, load_script_file
+from paidtwice.sweep._options import KillPlan
+from paidtwice.sweep._sweep import PointResult, SweepMatrix, sweep_targets
+from paidtwice.targets import AppTarget
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -24,9 +26,9 @@ AGENTS = {
 FORMS = {"journaled": "run", "naive": "run_naive"}
 
 
-def target(agent: str, form: str) -> SweepTarget:
+def target(agent: str, form: str) -> AppTarget:
     directory, service, question = AGENTS[agent]
-    return SweepTarget(
+    return AppTarget(
         "agent:app",
         service,
         FORMS[form],
@@ -48,9 +50,9 @@ def matrices(lab: Lab) -> dict[tuple[str, str, str], SweepMatrix]:
         variations = ("steady", "changed") if agent == "router" else ("steady",)
         swept += sweep_targets(
             lab,
+            kills=KillPlan(restart_delay=0.5),
             targets=[target(agent, form) for form in FORMS],
             scripts=[script(agent, v) for v in variations],
-            restart_delay=0.5,
         )
     keyed = {}
     for matrix in swept:
@@ -153,9 +155,9 @@ def test_a_replay_call_no_turn_answers_is_in_the_report(lab: Lab, tmp_path: Path
     path.write_text(without_technical)
     (matrix,) = sweep_targets(
         lab,
+        kills=KillPlan(restart_delay=0.5),
         targets=[target("router", "naive")],
         scripts=[("changed", load_script_file(path, "changed"))],
-        restart_delay=0.5,
     )
     report = format_sweep(matrix)
     for point in matrix.points[1:]:
@@ -206,13 +208,11 @@ def orchestrator(lab: Lab) -> dict[tuple[str, str], SweepMatrix]:
     """An orchestrator whose three workers one `[[turn]]` answers: journaled with the workers at once, and
     outside the journal one worker after the other; `steady` and `changed`."""
     targets = [
-        SweepTarget(
-            "agent:app", "Orchestrator", handler, "A launch note.", mode=handler, cwd=str(ORCHESTRATOR)
-        )
+        AppTarget("agent:app", "Orchestrator", handler, "A launch note.", mode=handler, cwd=str(ORCHESTRATOR))
         for handler in ("run", "run_in_turn")
     ]
     scripts = [(v, load_script_file(ORCHESTRATOR / "script.toml", v)) for v in ("steady", "changed")]
-    swept = sweep_targets(lab, targets=targets, scripts=scripts, restart_delay=0.5)
+    swept = sweep_targets(lab, kills=KillPlan(restart_delay=0.5), targets=targets, scripts=scripts)
     return {(m.mode, m.script): m for m in swept}
 
 

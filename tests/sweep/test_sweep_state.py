@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
+from paidtwice.targets import AppTarget
 
 AGENT = Path(__file__).resolve().parent / "chat_agent"
 SCRIPT = AGENT / "script.toml"
@@ -23,9 +24,9 @@ SCRIPT = AGENT / "script.toml"
 def matrices(lab: Lab) -> dict[str, SweepMatrix]:
     targets = [
         # The script's [state]: one exchange before, so this is the conversation's second message.
-        SweepTarget("agent:app", "Conversation", "say", "Weather?", mode="seeded", cwd=str(AGENT), key="c/1"),
+        AppTarget("agent:app", "Conversation", "say", "Weather?", mode="seeded", cwd=str(AGENT), key="c/1"),
         # A state given with the target (as --state gives it) wins over the script's: an empty history.
-        SweepTarget(
+        AppTarget(
             "agent:app",
             "Conversation",
             "say",

@@ -10,16 +10,17 @@ import pytest
 
 from paidtwice.cli._sweep import short_pause
 from paidtwice.lab import Lab
-from paidtwice.lab._sweep import SweepMatrix, SweepTarget, sweep_targets
 from paidtwice.lab._watch import epoch
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
+from paidtwice.targets import AppTarget
 
 AGENT = Path(__file__).resolve().parent / "notes_agent"
 
 
 @pytest.fixture(scope="module")
 def matrix(lab: Lab) -> SweepMatrix:
-    target = SweepTarget("agent:app", "Notes", "add", "buy milk", mode="Notes", cwd=str(AGENT), key="alice")
+    target = AppTarget("agent:app", "Notes", "add", "buy milk", mode="Notes", cwd=str(AGENT), key="alice")
     script = load_script_file(AGENT / "script.toml", "steady")
     [swept] = sweep_targets(lab, targets=[target], scripts=[("steady", script)])
     return swept

@@ -13,8 +13,10 @@ import pytest
 
 from paidtwice._words import count, signed
 from paidtwice.lab import Lab, RunRecord
-from paidtwice.lab._sweep import SweepMatrix, sweep
 from paidtwice.report._text import format_run, format_sweep
+from paidtwice.sweep._options import Answers
+from paidtwice.sweep._sweep import SweepMatrix, sweep
+from paidtwice.targets import TargetSpec
 from paidtwice.testing import assert_pays_once
 
 TRIP = Path(__file__).parent / "trip_agent"
@@ -29,13 +31,14 @@ WRONG_NUMBER = re.compile(
 @pytest.fixture(scope="module")
 def matrix(lab: Lab) -> SweepMatrix:
     [changed] = sweep(
-        app="agent:app",
-        service="Trip",
-        handler="plan",
-        input="How much is 120 EUR in USD, with a 10% tip?",
-        script=TRIP / "script.toml",
-        scripts=["changed"],
-        app_dir=TRIP,
+        TargetSpec(
+            app="agent:app",
+            service="Trip",
+            handler="plan",
+            input="How much is 120 EUR in USD, with a 10% tip?",
+            app_dir=TRIP,
+        ),
+        answers=Answers(script=TRIP / "script.toml", variations=("changed",)),
         lab=lab,
     )
     return changed

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from paidtwice.lab._timeline import StepEvent, derive_points, read_step_log
 from paidtwice.results import CrashPoint
+from paidtwice.targets._timeline import StepEvent, derive_points, read_step_log
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TIMELINES = FIXTURES / "timelines"

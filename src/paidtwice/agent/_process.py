@@ -13,18 +13,26 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
-from paidtwice._exceptions import ServerStartError
+from paidtwice._exceptions import PaidtwiceError, ServerStartError
 from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.engine._process import Process, wait_until
 
-__all__ = ["AGENT_PRELOAD", "AgentAttempt", "AgentHost", "attempt_of", "number_attempts"]
+__all__ = [
+    "AGENT_PRELOAD",
+    "AgentAttempt",
+    "AgentHost",
+    "LeasedAgent",
+    "attempt_of",
+    "number_attempts",
+    "wait_alive",
+]
 
 AGENT_PRELOAD = (
     "restate",
@@ -122,7 +130,80 @@ def number_attempts(attempts: Sequence[AgentAttempt]) -> list[int]:
     return numbers
 
 
-class AgentHost:
+def wait_alive(
+    process: Process,
+    ready: Callable[[], bool],
+    *,
+    exited: Callable[[], str],
+    late: str,
+    timeout: float = _START_TIMEOUT,
+    interval: float = 0.02,
+    error: type[PaidtwiceError] = ServerStartError,
+) -> None:
+    """Block until `ready()` holds; `error(exited())` if the process exits first, `error(late)` if it does
+    not hold within `timeout`. The one wait of every agent kind (loading, listening)."""
+
+    def up() -> bool:
+        if not process.alive():
+            raise error(exited())
+        return ready()
+
+    if not wait_until(up, timeout=timeout, interval=interval):
+        raise error(late)
+
+
+class LeasedAgent:
+    """What every agent kind shares: a leased port the server reaches it on, a context manager that
+    closes it. A kind implements `start`, `prepare`/`wait_ready` (load a replacement ahead), `kill`,
+    `release(at)`/`wait_up` (listen again at `at`), `attempts` and `close`
+    (`paidtwice.targets.Agent`)."""
+
+    def __init__(self, *, env: Mapping[str, str], workdir: Path, cwd: Path | None) -> None:
+        self.env = dict(env)
+        """The environment every process of the agent is started with."""
+        self.workdir = workdir
+        """Directory for the agent's logs."""
+        self.cwd = cwd
+        """Directory the agent runs in."""
+        self._lease: PortLease = lease_port()
+        self.starts = 0
+        """How many processes have been started."""
+
+    @property
+    def port(self) -> int:
+        return self._lease.port
+
+    @property
+    def uri(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def release(self, at: float | None = None) -> None:
+        raise NotImplementedError
+
+    def wait_up(self) -> float:
+        raise NotImplementedError
+
+    def restart(self, at: float | None = None) -> float:
+        """Listen again at wall-clock time `at` (else now); the time it listened."""
+        self.release(at)
+        return self.wait_up()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AgentHost(LeasedAgent):
     """One agent process on a port of its own, restartable, killed as a process group."""
 
     def __init__(
@@ -135,31 +216,17 @@ class AgentHost:
         cwd: Path | None = None,
         forkserver: ForkServer | None = None,
     ) -> None:
+        super().__init__(env=env, workdir=workdir, cwd=cwd)
         self.target = target
         """MODULE:APP served."""
-        self.env = dict(env)
-        self.workdir = workdir
-        """Directory for the agent's log and attempt log."""
         self.name = name
-        self.cwd = cwd
         self.forkserver = forkserver
         """Fork each process from it; without one, each process is a new interpreter."""
-        self._lease: PortLease = lease_port()
         self._process: Process | None = None
         self._ready: Path | None = None
         """Ready file of the serving process."""
         self._pending: list[tuple[Process, Path]] = []
         """Processes loading (or loaded) but not serving yet, oldest first, with their ready files."""
-        self.starts = 0
-        """How many processes have been started on this port."""
-
-    @property
-    def port(self) -> int:
-        return self._lease.port
-
-    @property
-    def uri(self) -> str:
-        return f"http://{HOST}:{self.port}"
 
     @property
     def attempt_log(self) -> Path:
@@ -217,20 +284,17 @@ class AgentHost:
         """Block until the prepared process has loaded the app."""
         self.prepare()
         process, ready = self._pending[0]
-
-        def loaded() -> bool:
-            if not process.alive():
-                raise ServerStartError(f"{process.name} exited while loading the app: {process.log_tail()}")
-            return ready.exists()
-
-        if not wait_until(loaded, timeout=_START_TIMEOUT):
-            raise ServerStartError(f"{process.name} did not load the app in {_START_TIMEOUT:.0f}s")
+        wait_alive(
+            process,
+            ready.exists,
+            exited=lambda: f"{process.name} exited while loading the app: {process.log_tail()}",
+            late=f"{process.name} did not load the app in {_START_TIMEOUT:.0f}s",
+        )
 
     def go(self, at: float | None = None) -> float:
         """Open the prepared process's port, at wall-clock time `at` if given (else now); returns the time it
         started listening, as the process saw it."""
-        self.release(at)
-        return self.wait_up()
+        return self.restart(at)
 
     def release(self, at: float | None = None) -> None:
         """Tell the prepared process to open its port, at wall-clock time `at` if given; do not wait."""
@@ -247,8 +311,6 @@ class AgentHost:
         listening: list[float] = []
 
         def up() -> bool:
-            if not process.alive():
-                raise ServerStartError(f"{process.name} exited before listening: {process.log_tail()}")
             *complete, _partial = ready.read_text().split("\n")
             for line in complete:
                 if line.startswith("listening "):
@@ -256,8 +318,13 @@ class AgentHost:
                     return True
             return False
 
-        if not wait_until(up, timeout=_START_TIMEOUT, interval=0.005):
-            raise ServerStartError(f"{process.name} did not listen on :{self.port} in {_START_TIMEOUT:.0f}s")
+        wait_alive(
+            process,
+            up,
+            exited=lambda: f"{process.name} exited before listening: {process.log_tail()}",
+            late=f"{process.name} did not listen on :{self.port} in {_START_TIMEOUT:.0f}s",
+            interval=0.005,
+        )
         return listening[0]
 
     def kill(self) -> float:
@@ -303,14 +370,3 @@ class AgentHost:
             self._pending = []
             self._process = None
             self._lease.release()
-
-    def __enter__(self) -> AgentHost:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

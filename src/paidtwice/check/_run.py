@@ -11,7 +11,6 @@ from paidtwice._words import count
 from paidtwice.check._config import Budget, Config, ConfigError, SweepConfig
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._sweep import Shard, SweepMatrix, sweep
 from paidtwice.lint._analyzer import lint_paths
 from paidtwice.lint._parse import Parser, project_target
 from paidtwice.replay._journal import journal_paths, load_journal
@@ -28,7 +27,9 @@ from paidtwice.report._findings import (
     sweep_cases,
     sweep_findings,
 )
-from paidtwice.results import PointResult, write_results
+from paidtwice.results import PointResult, SweepMatrix, write_results
+from paidtwice.sweep._sweep import Answers, KillPlan, Shard, sweep
+from paidtwice.targets import TargetSpec
 
 __all__ = [
     "CHECKS",
@@ -103,20 +104,16 @@ def run_sweeps(
     check_sweeps(config)
     outcomes = []
     for entry in config.sweeps:
-        matrices = sweep(
+        what = TargetSpec(
             app=entry.app,
             service=entry.service,
             handler=entry.handler,
             input=entry.input,
-            script=entry.script,
-            scripts=entry.variations,
             app_dir=entry.app_dir,
             key=entry.key,
-            seed=entry.seed,
-            lab=lab,
-            shard=shard,
-            on_point=on_point,
         )
+        answers = Answers(script=entry.script, variations=tuple(entry.variations), seed=entry.seed)
+        matrices = sweep(what, answers=answers, kills=KillPlan(shard=shard), lab=lab, on_point=on_point)
         outcomes += _sweep_outcomes(matrices, config.budget, shard, source(entry))
     return outcomes
 

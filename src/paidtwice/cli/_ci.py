@@ -12,9 +12,9 @@ import click
 
 from paidtwice._exceptions import UsageError
 from paidtwice.cli._options import writable
-from paidtwice.lab._discovery import discover
 from paidtwice.report._ci import github_annotations, write_junit, write_sarif
 from paidtwice.report._findings import Finding, Source, TestCase, relative
+from paidtwice.targets._discovery import discover
 
 __all__ = ["CiOutputs", "app_source", "ci_options"]
 

@@ -166,11 +166,12 @@ def deck(
         echo_err(f"paidtwice: {count(len(rows), 'experiment')} on {where}restate-server {server_version}")
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
             records = _run_rows(lab, rows, json_path=json_path, serial=serial, journals=save_journals)
-    click.echo(format_deck_table(records, width=output_width(wide)))
+    width = output_width(wide)
+    click.echo(format_deck_table(records, width=width))
     for record in records:
         if not isinstance(record, RunRecord):
             click.echo(f"\n{record.name}:")
-            click.echo(_format_record(record))
+            click.echo(_format_record(record, width))
     click.echo(f"\nFull records: {json_path}")
     write_report(html_path, "paidtwice deck", deck_sections(records), [json_path])
     sys.exit(0 if all(r.matches for r in records) else 1)
@@ -186,6 +187,7 @@ def deck(
 @cluster_option
 @price_model_option
 @model_latency_option
+@wide_option
 def run(
     name: str,
     json_path: Path | None,
@@ -196,6 +198,7 @@ def run(
     price_model: str,
     model_latency: float | None,
     cluster: int,
+    wide: bool,
 ) -> None:
     """Run one experiment and print its journal by index and its model-call log.
 
@@ -214,20 +217,21 @@ def run(
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
             records = _run_rows(lab, [row], json_path=json_path, serial=True, journals=save_journals)
     for record in records:
-        click.echo(_format_record(record))
+        click.echo(_format_record(record, output_width(wide)))
     click.echo(f"\nFull record: {json_path}")
     write_report(html_path, f"paidtwice run {name}", deck_sections(records), [json_path])
     sys.exit(0 if all(r.matches for r in records) else 1)
 
 
-def _format_record(record: Record) -> str:
+def _format_record(record: Record, width: int | None) -> str:
+    """A record as `run` prints it, fitted to `width` columns (None: full width)."""
     if isinstance(record, RunRecord):
-        return format_run(record)
+        return format_run(record, width=width)
     if isinstance(record, CurveRecord):
-        return format_curve(record)
+        return format_curve(record, width=width)
     if isinstance(record, ComparisonRecord):
-        return format_comparison(record)
-    return format_walk(record)
+        return format_comparison(record, width=width)
+    return format_walk(record, width=width)
 
 
 def _rows(names: tuple[str, ...]) -> list[Row]:

@@ -84,6 +84,9 @@ def lint_command(
     result = _lint(list(paths), codes, _parser(list(paths), target_version))
     for where, reason in result.unchecked:
         click.echo(f"{where}: {reason}", err=True)
+    # What lint cannot judge is said, with why; it is not a finding, and the exit status does not count it.
+    for where, line, why in result.undecided:
+        click.echo(f"{where}:{line}: not decided: {why}", err=True)
     root = Path.cwd()
     outputs.emit(
         lint_findings(result.findings, root), lint_cases(result.findings, root, [str(p) for p in paths])
@@ -161,7 +164,8 @@ def _print(result: LintResult, output: str) -> None:
         click.echo(finding.format())
     click.echo(
         f"{count(len(result.findings), 'finding')} in {count(result.files, 'file')}, "
-        f"{count(result.handlers, 'Restate handler')}",
+        f"{count(result.handlers, 'Restate handler')}"
+        + (f", {count(len(result.undecided), 'call')} not decided" if result.undecided else ""),
         err=True,
     )
 

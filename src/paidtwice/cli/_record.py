@@ -19,7 +19,8 @@ from paidtwice.cli._options import (
     service_option,
     writable,
 )
-from paidtwice.lab._sweep import record_answers
+from paidtwice.sweep._sweep import record_answers
+from paidtwice.targets import TargetSpec
 
 __all__ = ["record"]
 
@@ -83,17 +84,16 @@ def record(
     payload = parse_input(input_json)
     writable(out_path, "the recorded answers")
     with errors():
-        calls = record_answers(
+        what = TargetSpec(
             app=app,
             command=command,
             service=service,
             handler=handler,
             input=payload,
-            upstream=upstream,
-            record=out_path,
             app_dir=(cmd_dir or Path(".")) if command is not None else app_dir,
             port_env=port_env,
             key=key,
         )
+        calls = record_answers(what, upstream=upstream, record=out_path)
     echo_err(f"recorded {calls} model call(s) from {upstream}")
     click.echo(str(out_path))

@@ -40,11 +40,11 @@ from paidtwice.lab._soak import (
     write_soak,
 )
 from paidtwice.lab._soak import soak as run_soak
-from paidtwice.lab._sweep_runs import SweepTarget
 from paidtwice.report._html import soak_section
 from paidtwice.report._soak import format_soak, format_soak_progress
 from paidtwice.stub._scripts import Script
 from paidtwice.stub._turns import load_script_file
+from paidtwice.targets import AppTarget
 
 __all__ = ["soak"]
 
@@ -195,7 +195,7 @@ def _own_app(
     key: str | None,
     script_path: Path | None,
     app_dir: Path,
-) -> tuple[SweepTarget | None, Script | None]:
+) -> tuple[AppTarget | None, Script | None]:
     """Your app and its script, checked before anything starts (BadInput); (None, None) for the deck's."""
     if app is None:
         if service or handler or key or script_path or input_json != "null":

@@ -8,6 +8,7 @@ import re
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +40,8 @@ from paidtwice.cli._options import (
     writable,
     write_report,
 )
-from paidtwice.lab._approvals import Resolution
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._sweep import sweep as run_sweep
 from paidtwice.lab._watch import epoch
 from paidtwice.report._findings import sweep_cases, sweep_findings
 from paidtwice.report._html import sweep_sections
@@ -50,6 +49,9 @@ from paidtwice.report._text import format_crash_cost, format_handler_summary, fo
 from paidtwice.results import PointResult, SweepMatrix, write_results
 from paidtwice.stub._auto import AUTO, DEFAULT_SEED
 from paidtwice.stub._turns import VARIATIONS
+from paidtwice.sweep._options import Answers, KillPlan, ModelStub
+from paidtwice.sweep._sweep import sweep as run_sweep
+from paidtwice.targets import Resolution, TargetSpec
 
 __all__ = ["sweep"]
 
@@ -211,43 +213,7 @@ __all__ = ["sweep"]
 @shard_option
 @ci_options()
 @wide_option
-def sweep(
-    modes: tuple[str, ...],
-    scripts: tuple[str, ...],
-    seed: int,
-    write_script: Path | None,
-    record_path: Path | None,
-    upstream: str | None,
-    variations: tuple[str, ...],
-    app: str | None,
-    command: str | None,
-    port_env: str,
-    cmd_dir: Path | None,
-    service: str | None,
-    handlers: tuple[str, ...],
-    input_json: str,
-    key: str | None,
-    state_json: str | None,
-    resolve: str | None,
-    resolve_after: float,
-    app_dir: Path,
-    restart_delay: float,
-    parallel: int,
-    json_path: Path | None,
-    results_dir: Path,
-    check: bool,
-    html_path: Path | None,
-    save_journals: Path | None,
-    price_model: str,
-    model_latency: float | None,
-    crash_rate: float | None,
-    cluster: int,
-    shard: tuple[int, int] | None,
-    sarif_path: Path | None,
-    junit_path: Path | None,
-    output_format: str,
-    wide: bool,
-) -> None:
+def sweep(**given: Any) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
 
     From a clean run's timeline come the crash points: after each journal entry, in flight inside each
@@ -279,84 +245,141 @@ def sweep(
         paidtwice sweep --cmd 'node agent.ts' --cwd examples/ts_agent --service Agent --handler run \\
             --input '"What should I wear in Paris today?"' --script examples/ts_agent/script.toml
     """
-    named = _handlers(service, handlers)
-    handler = named[0].partition("/")[2] if command is not None and len(named) == 1 else None
-    payload = _own_input(app, command, cmd_dir, service, handler, named, variations, scripts, input_json)
-    outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
+    cli = _Given(**given)
+    named = _handlers(cli.service, cli.handlers)
+    handler = named[0].partition("/")[2] if cli.command is not None and len(named) == 1 else None
+    payload = _own_input(cli, handler, named)
+    outputs = CiOutputs(cli.sarif_path, cli.junit_path, cli.output_format == "github")
     outputs.check()
-    # Else the app's import fails for want of its module, which blames the module, not the directory.
-    for flag, directory in (("--app-dir", app_dir if app else None), ("--cwd", cmd_dir)):
-        if directory is not None and not directory.is_dir():
-            raise BadInput(f"{flag} {directory} is not a directory")
-    if key is not None and app is None and command is None:
-        raise BadInput("--key goes with --app or --cmd")
-    state = _state(state_json) if state_json is not None else None
-    if state is not None and app is None and command is None:
-        raise BadInput("--state goes with --app or --cmd")
-    if resolve is not None and app is None:
-        raise BadInput("--resolve goes with --app (the host sees your handlers' awakeables and promises)")
-    own = app is not None or command is not None
-    json_path = json_path or default_json(results_dir, "sweep")
-    check_outputs(json_path, html_path, journals=save_journals)
-    if write_script is not None and (not own or scripts not in ((), (AUTO,))):
-        raise BadInput("--write-script writes auto answers: it goes with --app or --cmd and no --script FILE")
-    writable(write_script, "the script file")
-    writable(record_path, "the recorded answers")
-    if (record_path is None) != (upstream is None):
-        raise BadInput("recording needs both the file (--record FILE) and the model (--upstream URL)")
-    if record_path is not None:
-        echo_err(f"answers: recorded from {upstream}, each call once, into {record_path}")
-    elif own and scripts in ((), (AUTO,)):
-        echo_err(
-            f"answers: auto, made from each request (seed {seed}; --seed to change, --script FILE to pin)"
-        )
+    what = _what(cli, named, handler, payload)
+    json_path = cli.json_path or default_json(cli.results_dir, "sweep")
+    check_outputs(json_path, cli.html_path, journals=cli.save_journals)
+    answers = _answers(cli, what)
+    model = ModelStub(latency=cli.model_latency or 0.0, price_model=cli.price_model)
+    kills = KillPlan(restart_delay=cli.restart_delay, parallel=cli.parallel, shard=cli.shard)
     with errors(), ExitStack() as stack:
         lab = None
-        if save_journals is not None:
+        if cli.save_journals is not None:
             # The sweep's lab is ours, so its server still runs when each point's journal is captured.
-            lab = stack.enter_context(Lab(echo=echo_err, price_model=price_model, cluster=cluster))
+            lab = stack.enter_context(Lab(echo=echo_err, price_model=cli.price_model, cluster=cli.cluster))
+        on_point = _point_saver(json_path, cli.save_journals, lab)
         matrices = run_sweep(
-            app=app,
-            command=command,
-            port_env=port_env,
-            service=service if command is not None else None,
-            handler=handler,
-            handlers=named if command is None else (),
-            input=payload,
-            key=key,
-            state=state,
-            resolution=_resolution(resolve, resolve_after),
-            # The deck's agent takes the stub's scripts by name; your own code, one script file's variations
-            # or auto answers.
-            script=scripts[0] if own and scripts else None,
-            seed=seed,
-            write_script=write_script,
-            upstream=upstream,
-            record=record_path,
-            modes=modes or ("naive", "journaled"),
-            scripts=(variations if own else scripts) or VARIATIONS,
-            app_dir=(cmd_dir or Path(".")) if command is not None else app_dir,
-            restart_delay=restart_delay,
-            parallel=parallel,
-            lab=lab,
-            on_point=_point_saver(json_path, save_journals, lab),
-            model_latency=model_latency or 0.0,
-            price_model=price_model,
-            cluster=cluster,
-            shard=shard,
+            what, answers=answers, model=model, kills=kills, lab=lab, cluster=cli.cluster, on_point=on_point
         )
     status = _print_sweep(
         matrices,
         json_path=json_path,
-        check=check,
-        crash_rate=crash_rate,
-        html_path=html_path,
-        width=output_width(wide),
+        check=cli.check,
+        crash_rate=cli.crash_rate,
+        html_path=cli.html_path,
+        width=output_width(cli.wide),
     )
     points = [p for m in matrices for p in m.points]
-    source = app_source(app, app_dir, Path.cwd()) if outputs.sarif or outputs.github else None
+    source = app_source(cli.app, cli.app_dir, Path.cwd()) if outputs.sarif or outputs.github else None
     outputs.emit(sweep_findings(points, source), sweep_cases(points))
     sys.exit(status)
+
+
+@dataclass(frozen=True)
+class _Given:
+    """The command line as click parsed it, option by option; the sweep's option objects are built from it
+    once (`_what`, `_answers`, `ModelStub`, `KillPlan`)."""
+
+    modes: tuple[str, ...]
+    scripts: tuple[str, ...]
+    seed: int
+    write_script: Path | None
+    record_path: Path | None
+    upstream: str | None
+    variations: tuple[str, ...]
+    app: str | None
+    command: str | None
+    port_env: str
+    cmd_dir: Path | None
+    service: str | None
+    handlers: tuple[str, ...]
+    input_json: str
+    key: str | None
+    state_json: str | None
+    resolve: str | None
+    resolve_after: float
+    app_dir: Path
+    restart_delay: float
+    parallel: int
+    json_path: Path | None
+    results_dir: Path
+    check: bool
+    html_path: Path | None
+    save_journals: Path | None
+    price_model: str
+    model_latency: float | None
+    crash_rate: float | None
+    cluster: int
+    shard: tuple[int, int] | None
+    sarif_path: Path | None
+    junit_path: Path | None
+    output_format: str
+    wide: bool
+
+    @property
+    def own(self) -> bool:
+        return self.app is not None or self.command is not None
+
+
+def _what(cli: _Given, named: list[str], handler: str | None, payload: Any) -> TargetSpec:
+    """What is swept, once the directories exist and --key, --state and --resolve go with what they need."""
+    # Else the app's import fails for want of its module, which blames the module, not the directory.
+    for flag, directory in (("--app-dir", cli.app_dir if cli.app else None), ("--cwd", cli.cmd_dir)):
+        if directory is not None and not directory.is_dir():
+            raise BadInput(f"{flag} {directory} is not a directory")
+    if cli.key is not None and not cli.own:
+        raise BadInput("--key goes with --app or --cmd")
+    state = _state(cli.state_json) if cli.state_json is not None else None
+    if state is not None and not cli.own:
+        raise BadInput("--state goes with --app or --cmd")
+    if cli.resolve is not None and cli.app is None:
+        raise BadInput("--resolve goes with --app (the host sees your handlers' awakeables and promises)")
+    return TargetSpec(
+        app=cli.app,
+        command=cli.command,
+        port_env=cli.port_env,
+        service=cli.service if cli.command is not None else None,
+        handler=handler,
+        handlers=tuple(named) if cli.command is None else (),
+        input=payload,
+        key=cli.key,
+        state=state,
+        resolution=_resolution(cli.resolve, cli.resolve_after),
+        modes=cli.modes or ("naive", "journaled"),
+        app_dir=(cli.cmd_dir or Path(".")) if cli.command is not None else cli.app_dir,
+    )
+
+
+def _answers(cli: _Given, what: TargetSpec) -> Answers:
+    """Where the model's answers come from, once the files they go to are writable; said on stderr."""
+    auto = cli.scripts in ((), (AUTO,))
+    if cli.write_script is not None and (not cli.own or not auto):
+        raise BadInput("--write-script writes auto answers: it goes with --app or --cmd and no --script FILE")
+    writable(cli.write_script, "the script file")
+    writable(cli.record_path, "the recorded answers")
+    if (cli.record_path is None) != (cli.upstream is None):
+        raise BadInput("recording needs both the file (--record FILE) and the model (--upstream URL)")
+    if cli.record_path is not None:
+        echo_err(f"answers: recorded from {cli.upstream}, each call once, into {cli.record_path}")
+    elif cli.own and auto:
+        echo_err(
+            f"answers: auto, made from each request (seed {cli.seed}; --seed to change, --script FILE to pin)"
+        )
+    return Answers(
+        # The deck's agent takes the stub's scripts by name; your own code, one script file's variations
+        # or auto answers.
+        script=cli.scripts[0] if cli.own and cli.scripts else None,
+        variations=(cli.variations if cli.own else cli.scripts) or VARIATIONS,
+        seed=cli.seed,
+        write_script=cli.write_script,
+        upstream=cli.upstream,
+        record=cli.record_path,
+    )
 
 
 def _handlers(service: str | None, handlers: tuple[str, ...]) -> list[str]:
@@ -396,33 +419,23 @@ def _state(text: str) -> dict[str, Any]:
     return state
 
 
-def _own_input(
-    app: str | None,
-    command: str | None,
-    cmd_dir: Path | None,
-    service: str | None,
-    handler: str | None,
-    named: list[str],
-    variations: tuple[str, ...],
-    scripts: tuple[str, ...],
-    input_json: str,
-) -> Any:
+def _own_input(cli: _Given, handler: str | None, named: list[str]) -> Any:
     """The handler's input for --app or --cmd (None for the deck's agent), after the options that go with
     them are checked: bad input raises `BadInput` before anything starts."""
-    if app is not None and command is not None:
+    if cli.app is not None and cli.command is not None:
         raise BadInput("give --app or --cmd, not both")
-    if command is None and cmd_dir is not None:
+    if cli.command is None and cli.cmd_dir is not None:
         raise BadInput("--cwd goes with --cmd")
-    own = "--app" if command is None else "--cmd"
-    if app is None and command is None:
-        if service or named or variations:
+    own = "--app" if cli.command is None else "--cmd"
+    if not cli.own:
+        if cli.service or named or cli.variations:
             raise BadInput("--service, --handler and --variation go with --app or --cmd")
         return None
-    if len(scripts) > 1:
+    if len(cli.scripts) > 1:
         raise BadInput(f"with {own}, give one script file (--script FILE) or none (auto answers)")
-    if command is not None and (not service or not handler):
+    if cli.command is not None and (not cli.service or not handler):
         raise BadInput(f"with {own}, name the service and the handler: --service NAME --handler NAME")
-    return parse_input(input_json)
+    return parse_input(cli.input_json)
 
 
 def _point_saver(json_path: Path, journals: Path | None, lab: Lab | None) -> Callable[[PointResult], None]:

@@ -1,5 +1,8 @@
 """The lab: experiment rows as data, faults, the runner and its records."""
 
+import importlib as _importlib
+import typing as _typing
+
 from paidtwice._exceptions import LabCancelled
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, Bill, bill, check_price_model, extra_calls
 from paidtwice.lab._experiments import (
@@ -29,22 +32,6 @@ from paidtwice.lab._policy import Backoff, PaidCallPrediction, predict_paid_call
 from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
 from paidtwice.lab._rows import run_rows
 from paidtwice.lab._runner import Lab
-from paidtwice.lab._soak import (
-    KillSnapshot,
-    NodeKillLine,
-    PeakMemory,
-    SoakInterrupted,
-    SoakProgress,
-    SoakRecord,
-    check_soak,
-    soak,
-    soak_target,
-    soak_timeout,
-    write_soak,
-)
-from paidtwice.lab._sweep import check_app, sweep, sweep_targets
-from paidtwice.lab._sweep_runs import SweepTarget, deck_target
-from paidtwice.lab._timeline import derive_points
 from paidtwice.lab._walks import run_walk
 from paidtwice.results import (
     AttemptLine,
@@ -67,6 +54,44 @@ from paidtwice.results import (
     ToolLogLine,
 )
 
+if _typing.TYPE_CHECKING:
+    from paidtwice.lab._soak import (
+        KillSnapshot,
+        NodeKillLine,
+        PeakMemory,
+        SoakInterrupted,
+        SoakProgress,
+        SoakRecord,
+        check_soak,
+        soak,
+        soak_target,
+        soak_timeout,
+        write_soak,
+    )
+    from paidtwice.sweep import Answers, KillPlan, ModelStub, sweep, sweep_targets
+
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "KillSnapshot",
+            "NodeKillLine",
+            "PeakMemory",
+            "SoakInterrupted",
+            "SoakProgress",
+            "SoakRecord",
+            "check_soak",
+            "soak",
+            "soak_target",
+            "soak_timeout",
+            "write_soak",
+        ),
+        "paidtwice.lab._soak",
+    ),
+    **dict.fromkeys(("Answers", "KillPlan", "ModelStub", "sweep", "sweep_targets"), "paidtwice.sweep"),
+}
+"""The sweep's and the soak's names, imported when first used: they run targets (`paidtwice.targets`),
+which are built on the lab's runner."""
+
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
     "CLEAN_NAIVE_JOURNAL",
@@ -79,6 +104,7 @@ __all__ = [
     "SCENARIOS",
     "WALKS",
     "AgentMode",
+    "Answers",
     "ApplyResult",
     "AttemptLine",
     "Backoff",
@@ -98,11 +124,13 @@ __all__ = [
     "Fault",
     "FaultKind",
     "InvocationStatus",
+    "KillPlan",
     "KillSnapshot",
     "Lab",
     "LabCancelled",
     "Mismatch",
     "ModelLogLine",
+    "ModelStub",
     "NodeKillLine",
     "NodeKillRecord",
     "PaidCallPrediction",
@@ -119,17 +147,13 @@ __all__ = [
     "SoakProgress",
     "SoakRecord",
     "SweepMatrix",
-    "SweepTarget",
     "ToolLogLine",
     "Walk",
     "WayOut",
     "apply_way",
     "bill",
-    "check_app",
     "check_price_model",
     "check_soak",
-    "deck_target",
-    "derive_points",
     "experiment_by_name",
     "explain",
     "extra_calls",
@@ -145,3 +169,9 @@ __all__ = [
     "sweep_targets",
     "write_soak",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name in _LAZY:
+        return getattr(_importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'paidtwice.lab' has no attribute {name!r}")

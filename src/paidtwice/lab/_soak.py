@@ -12,7 +12,7 @@ takes the agent's kills), so that every node kill lands while invocations run: a
 again takes a cluster more than ten seconds to settle from, and one wave sent at once had settled before a
 second kill came.
 
-A user's own app is soaked the same way (`target` a `SweepTarget`): its service is renamed for the soak,
+A user's own app is soaked the same way (`target` a `AppTarget`): its service is renamed for the soak,
 each invocation sent to its handler with its input (a Virtual Object or Workflow with a key of its own, so
 the invocations do not queue behind one key), its model answered by a script. The host tags each model
 request with its invocation, so the stub counts the app's calls per invocation with no change to its code.
@@ -44,13 +44,14 @@ from paidtwice.engine._cluster import PartitionLeader, RestateCluster
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, renamed_service
-from paidtwice.lab._sweep_runs import DEFAULT_KEY, NO_MODEL_CALL, SweepTarget
 from paidtwice.lab._watch import epoch
 from paidtwice.results import write_record
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import SCRIPTS, Answer, Script
 from paidtwice.stub._server import Lane
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
+from paidtwice.sweep._runs import DEFAULT_KEY, NO_MODEL_CALL
+from paidtwice.targets._host import AppTarget
 
 __all__ = [
     "KillSnapshot",
@@ -301,7 +302,7 @@ def soak(
     restart_delay: float = 0.3,
     timeout: float | None = None,
     stall: float = 120.0,
-    target: str | SweepTarget = DECK_AGENT,
+    target: str | AppTarget = DECK_AGENT,
     app_dir: Path | None = None,
     script: Script | None = None,
     progress: Callable[[SoakProgress], None] | None = None,
@@ -313,7 +314,7 @@ def soak(
     kills the invocations go in one wave per node kill, each sent just before its kill.
 
     `target` is the deck's agent, or "MODULE:APP" (from `app_dir`) of an app that reads the deck agent's
-    environment, or a user's app as a `SweepTarget` (its service, handler and input; see `soak_target`).
+    environment, or a user's app as a `AppTarget` (its service, handler and input; see `soak_target`).
     The stub answers by `script` (default: the steady script the deck's agent is written for). A clean
     invocation whose calls never reach the stub, or that the script does not answer, raises a `UsageError`
     before the soak starts.
@@ -330,7 +331,7 @@ def soak(
         cluster=len(cluster.nodes) if isinstance(cluster, RestateCluster) else 1,
     )
     deadline_s = soak_timeout(invocations, node_kills) if timeout is None else timeout
-    own = target if isinstance(target, SweepTarget) else None
+    own = target if isinstance(target, AppTarget) else None
     soak_id = lab.next_id()
     service = renamed_service(own.service if own is not None else "Agent", f"soak_{soak_id}")
     lane = lab.stub.open_lane(script or SCRIPTS["steady"], name=service.lower())
@@ -532,18 +533,10 @@ def write_soak(path: Path, record: SoakRecord) -> None:
 
 def soak_target(
     app: str, service: str, handler: str, input: Any, *, key: str | None = None, app_dir: Path | None = None
-) -> SweepTarget:
-    """A user's app to soak, once it is seen to import and to serve `service`/`handler` (in a process of
-    its own, nothing started yet); `UsageError` in one line if it does not."""
-    from paidtwice.lab._sweep import check_app
-
-    cwd = str((app_dir or Path(".")).resolve())
-    if not Path(cwd).is_dir():
-        raise UsageError(f"no directory {cwd}")
-    problem = check_app(app, service, handler, cwd=cwd)
-    if problem:
-        raise UsageError(problem)
-    return SweepTarget(app, service, handler, input, mode="app", cwd=cwd, key=key)
+) -> AppTarget:
+    """A user's app to soak, once it is seen to import and to serve `service`/`handler`
+    (`AppTarget.checked`); `UsageError` in one line if it does not."""
+    return AppTarget.checked(app, service, handler, input, key=key, app_dir=app_dir)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from pathlib import Path
 from paidtwice.lint._index import FunctionNode, ModuleInfo, Scope, attr_chain, dotted_name, index_module
 from paidtwice.lint._parse import NeedsNewerParser, Parser
 from paidtwice.lint._rules import (
+    ADK_AGENT_CLASSES,
+    ADK_FUNCTION_TOOLS,
     CODES,
     DEFAULT_CODES,
     EXPLICIT_RECOVERY,
@@ -83,6 +85,9 @@ class LintResult:
     """Restate handlers found."""
     unchecked: tuple[tuple[str, str], ...] = ()
     """Files not checked, and why: they need a newer parser than the running Python's (path, reason)."""
+    undecided: tuple[tuple[str, int, str], ...] = ()
+    """Calls lint cannot judge, and why (path, line, what it cannot decide): an ADK runner whose plugins it
+    cannot read. Not findings: no exit status depends on them."""
 
 
 def _noqa(line: str, code: str) -> bool:
@@ -157,6 +162,7 @@ def _tools(module: ModuleInfo) -> Iterator[FunctionNode]:
     except those of a pydantic-ai agent that `RestateAgent(agent, auto_wrap_tools=True)` runs in steps."""
     scope = Scope(module, {})
     wrapped = set()
+    listed = _adk_tools(module, scope)
     for node in ast.walk(module.tree):
         if isinstance(node, ast.Call) and scope.qualify(node.func) == "restate.ext.pydantic.RestateAgent":
             auto = any(
@@ -167,6 +173,8 @@ def _tools(module: ModuleInfo) -> Iterator[FunctionNode]:
                 wrapped.add(node.args[0].id)
 
     def tool(function: FunctionNode) -> bool:
+        if function.name in listed:
+            return True
         for decorator in function.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             if scope.qualify(target) in TOOL_DECORATORS:
@@ -186,7 +194,30 @@ def _tools(module: ModuleInfo) -> Iterator[FunctionNode]:
             yield function
 
 
-def _analyze(project: Project, module: ModuleInfo) -> tuple[list[Finding], int]:
+def _adk_tools(module: ModuleInfo, scope: Scope) -> set[str]:
+    """The module's functions an ADK agent calls as tools: named in `Agent(tools=[...])` (or `LlmAgent`), or
+    wrapped in `FunctionTool(f)`. Restate's plugin journals the model's answers, not the tools: a tool runs
+    again on every replay that reaches it."""
+    named: set[str] = set()
+    for node in ast.walk(module.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        made = scope.qualify(node.func)
+        items: list[ast.expr] = []
+        if made in ADK_AGENT_CLASSES:
+            for keyword in node.keywords:
+                if keyword.arg == "tools" and isinstance(keyword.value, ast.List | ast.Tuple):
+                    items = list(keyword.value.elts)
+        elif made in ADK_FUNCTION_TOOLS:
+            items = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "func")]
+        named |= {i.id for i in items if isinstance(i, ast.Name) and i.id in module.functions}
+    return named
+
+
+def _analyze(
+    project: Project, module: ModuleInfo, undecided: list[tuple[str, int, str]] | None = None
+) -> tuple[list[Finding], int]:
+    """The module's findings and its number of handlers; what lint cannot decide goes to `undecided`."""
     findings: dict[tuple[int, str], Finding] = {}
     handlers = 0
     roots = [(f, c, "handler") for f, c in _handlers(module)] + [(f, None, "tool") for f in _tools(module)]
@@ -196,6 +227,10 @@ def _analyze(project: Project, module: ModuleInfo) -> tuple[list[Finding], int]:
         walker = Walker(project, module, function, self_class)
         walker.explicit_recovery = role == "handler" and _explicit_handler(module, function, explicit)
         walker.walk_body()
+        for why, node in walker.undecided:
+            entry = (module.path, getattr(node, "lineno", 0), f"cannot decide whether {why}")
+            if undecided is not None and entry not in undecided:
+                undecided.append(entry)
         for effect, node in walker.found:
             line = getattr(node, "lineno", 0)
             if (line, effect.code) in findings or effect.code not in project.selected:
@@ -254,6 +289,7 @@ def lint_paths(
     project = Project(files, selected | {PARSE_ERROR}, parser)
     handlers = 0
     unchecked: list[tuple[str, str]] = []
+    undecided: list[tuple[str, int, str]] = []
     for path, text in sources:
         try:
             tree = parser.parse(text, str(path))
@@ -280,11 +316,11 @@ def lint_paths(
         module = index_module(name, str(path), tree, text)
         if files.get(name) == path:
             project.add(module)
-        found, count = _analyze(project, module)
+        found, count = _analyze(project, module, undecided)
         findings.extend(found)
         handlers += count
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
-    return LintResult(tuple(findings), len(sources), lines, handlers, tuple(unchecked))
+    return LintResult(tuple(findings), len(sources), lines, handlers, tuple(unchecked), tuple(undecided))
 
 
 def lint_source(source: str, path: str = "<source>", *, select: Iterable[str] | None = None) -> list[Finding]:

@@ -9,6 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paidtwice.lint._rules import (
+    ADK_APP,
+    ADK_APP_CLASSES,
+    ADK_APP_JOURNALED,
+    ADK_RESTATE_PLUGINS,
+    ADK_RUNNER,
+    ADK_RUNNER_CLASSES,
+    ADK_RUNNER_JOURNALED,
     AGENT_CLASSES,
     AGENT_WITH_MODEL,
     CHAT_MODEL,
@@ -20,6 +27,8 @@ from paidtwice.lint._rules import (
     RESTATE_MIDDLEWARE,
     RUN_CONFIG_CLASSES,
     RUN_CONFIG_WITH_MODEL,
+    adk_undecided,
+    adk_undecided_why,
     context_getter,
     derived_model,
     model_class,
@@ -235,6 +244,8 @@ class Scope:
             return None if self._restate_middleware(value) else LANGCHAIN_AGENT
         if context_getter(qualified):
             return RESTATE_CONTEXT
+        if qualified in ADK_RUNNER_CLASSES | ADK_APP_CLASSES:
+            return self._adk(value, runner=qualified in ADK_RUNNER_CLASSES)
         if qualified in CLIENT_CLASSES:
             return qualified
         made = model_class(qualified)
@@ -297,6 +308,69 @@ class Scope:
         if not isinstance(node, ast.Name):
             return None
         return self.local_instances.get(node.id) or self.module.instances.get(node.id)
+
+    def _adk(self, call: ast.Call, *, runner: bool) -> str:
+        """What an ADK `Runner(...)` or `App(...)` is: journaled when Restate's plugin is among its plugins
+        (or its app's), not when every plugin is known and none is; undecided otherwise, with why."""
+        kind = "Runner" if runner else "App"
+        sources: list[ast.expr] = []
+        why: list[str] = []
+        journaled = False
+        for keyword in call.keywords:
+            if keyword.arg == "plugins":
+                sources.append(keyword.value)
+            elif keyword.arg == "app" and runner:
+                app = self.made(keyword.value)
+                journaled |= app == ADK_APP_JOURNALED
+                if app != ADK_APP and app != ADK_APP_JOURNALED:
+                    why.append(adk_undecided_why(app) or "its app is made where lint cannot read it")
+            elif keyword.arg is None:
+                why.append(f"its arguments come from **{ast.unparse(keyword.value)}")
+        for source in sources:
+            plugins = self._adk_plugins(source)
+            if isinstance(plugins, str):
+                why.append(plugins)
+                continue
+            for plugin in plugins:
+                made = self.made(plugin)
+                if made in ADK_RESTATE_PLUGINS:
+                    journaled = True
+                elif made is None or not made.startswith("google.adk."):
+                    # A plugin of its own (ai-examples' a2a agents bring their own RestatePlugin) may journal.
+                    why.append(f"a plugin lint does not know, {made or ast.unparse(plugin)}, may journal")
+        if journaled:
+            return ADK_RUNNER_JOURNALED if runner else ADK_APP_JOURNALED
+        if why:
+            return adk_undecided(kind, "; ".join(why))
+        return ADK_RUNNER if runner else ADK_APP
+
+    def _adk_plugins(self, source: ast.expr) -> list[ast.expr] | str:
+        """The plugins a `plugins=` argument lists: a list or tuple written there, or in a module-level name
+        assigned once; else why they cannot be read."""
+        if isinstance(source, ast.Constant) and source.value is None:
+            return []
+        listed = self._listed(source)
+        if listed is not None:
+            return listed
+        if isinstance(source, ast.Name):
+            # A module-level list may be added to later: it says yes (Restate's plugin is in it), never no.
+            assigned = [
+                statement.value
+                for statement in self.module.tree.body
+                if isinstance(statement, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == source.id for t in statement.targets)
+            ]
+            listed = self._listed(assigned[0]) if len(assigned) == 1 else None
+            if listed is not None and any(self.made(p) in ADK_RESTATE_PLUGINS for p in listed):
+                return listed
+            return f"its plugins are the list {source.id}, which lint cannot follow"
+        return f"its plugins are {ast.unparse(source)}, built where lint cannot read them"
+
+    @staticmethod
+    def _listed(source: ast.expr) -> list[ast.expr] | None:
+        if not isinstance(source, ast.List | ast.Tuple):
+            return None
+        return None if any(isinstance(e, ast.Starred) for e in source.elts) else list(source.elts)
 
     def _restate_middleware(self, call: ast.Call) -> bool:
         """create_agent(..., middleware=[RestateMiddleware()]): Restate journals the agent's model calls."""

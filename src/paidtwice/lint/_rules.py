@@ -9,6 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "ADK_AGENT_CLASSES",
+    "ADK_APP",
+    "ADK_APP_CLASSES",
+    "ADK_APP_JOURNALED",
+    "ADK_FUNCTION_TOOLS",
+    "ADK_MODELS",
+    "ADK_RESTATE_PLUGINS",
+    "ADK_RUNNER",
+    "ADK_RUNNER_CLASSES",
+    "ADK_RUNNER_JOURNALED",
+    "ADK_RUNS",
+    "ADK_UNDECIDED",
     "AGENT_CLASSES",
     "AGENT_WITH_MODEL",
     "CHAT_MODEL",
@@ -26,6 +38,8 @@ __all__ = [
     "RUN_CONFIG_CLASSES",
     "RUN_CONFIG_WITH_MODEL",
     "Rule",
+    "adk_undecided",
+    "adk_undecided_why",
     "context_getter",
     "derived_model",
     "match_call",
@@ -230,6 +244,59 @@ _LANGCHAIN_DERIVED = {"bind_tools", "bind", "with_structured_output", "with_retr
 RESTATE_MIDDLEWARE = "restate.ext.langchain.RestateMiddleware"
 
 DURABLE_RUNNER_RUN = "restate.ext.openai.DurableRunner.run"
+
+# Google's ADK: a Runner runs an app's agents, calling the model as often as they loop. Restate's integration
+# is a plugin on the app (or the runner): RestatePlugin's before_model_callback makes each model call in a
+# ctx.run_typed step ("call LLM"), whatever the agent's model (a name or a BaseLlm instance).
+ADK_RUNNER_CLASSES = {
+    "google.adk.Runner",
+    "google.adk.runners.Runner",
+    "google.adk.runners.InMemoryRunner",
+}
+ADK_APP_CLASSES = {"google.adk.apps.App", "google.adk.apps.app.App"}
+ADK_AGENT_CLASSES = {
+    "google.adk.Agent",
+    "google.adk.agents.Agent",
+    "google.adk.agents.LlmAgent",
+    "google.adk.agents.llm_agent.Agent",
+    "google.adk.agents.llm_agent.LlmAgent",
+}
+"""Agents whose `tools=[...]` functions run whenever the agent calls them, on every replay too."""
+ADK_FUNCTION_TOOLS = {"google.adk.tools.FunctionTool", "google.adk.tools.function_tool.FunctionTool"}
+ADK_RESTATE_PLUGINS = {"restate.ext.adk.RestatePlugin", "restate.ext.adk.plugin.RestatePlugin"}
+ADK_RUNS = {"run", "run_async", "run_live", "run_debug"}
+"""The Runner's methods that run the agents."""
+ADK_RUNNER = "google.adk.Runner(no RestatePlugin)"
+"""What lint calls an ADK runner none of whose plugins (or its app's) is Restate's: its model calls are made
+outside the journal."""
+ADK_RUNNER_JOURNALED = "google.adk.Runner(RestatePlugin)"
+"""A runner whose app (or itself) has restate.ext.adk.RestatePlugin: its model calls are journaled."""
+ADK_APP = "google.adk.apps.App(no RestatePlugin)"
+ADK_APP_JOURNALED = "google.adk.apps.App(RestatePlugin)"
+ADK_UNDECIDED = "google.adk.?"
+"""The start of what lint calls a runner or an app whose plugins it cannot read (a list built elsewhere, a
+plugin it does not know, which may journal): `google.adk.?Runner: why` or `google.adk.?App: why`."""
+
+
+def adk_undecided(kind: str, why: str) -> str:
+    """The name of an ADK runner or app (`kind`) whose plugins lint cannot judge, and why."""
+    return f"{ADK_UNDECIDED}{kind}: {why}"
+
+
+def adk_undecided_why(made: str | None) -> str | None:
+    """Why lint cannot judge an ADK runner or app, when `made` is one it cannot; else None."""
+    if made is None or not made.startswith(ADK_UNDECIDED):
+        return None
+    return made.split(": ", 1)[1]
+
+
+ADK_MODELS = {
+    "google.adk.models.Gemini",
+    "google.adk.models.google_llm.Gemini",
+    "google.adk.models.lite_llm.LiteLlm",
+    "google.adk.models.anthropic_llm.Claude",
+}
+"""ADK's model classes: `generate_content_async` on one calls the provider."""
 RESTATE_CONTEXT = "restate.Context"
 """What lint calls the context a tool gets from `restate_context()` (the integrations' getter)."""
 _CONTEXT_GETTERS = {"restate_context", "restate_object_context", "current_context"}
@@ -272,7 +339,8 @@ CLIENT_CLASSES = (
     | _MODEL_CLIENTS
     | _PATH_CLASSES
     | _PYDANTIC_AGENTS
-    | {"random.Random", CHAT_MODEL, LANGCHAIN_AGENT, LANGCHAIN_CHAIN}
+    | ADK_MODELS
+    | {"random.Random", CHAT_MODEL, LANGCHAIN_AGENT, LANGCHAIN_CHAIN, ADK_RUNNER}
 )
 """Classes whose instances lint tracks through variables."""
 
@@ -337,5 +405,9 @@ def match_method(instance_of: str, chain: list[str]) -> str | None:
     if instance_of in _PYDANTIC_AGENTS and chain[-1] in _PYDANTIC_RUNS:
         return "PT001"
     if instance_of in (CHAT_MODEL, LANGCHAIN_AGENT, LANGCHAIN_CHAIN) and chain[-1] in _LANGCHAIN_CALLS:
+        return "PT001"
+    if instance_of == ADK_RUNNER and chain[-1] in ADK_RUNS:
+        return "PT001"
+    if instance_of in ADK_MODELS and chain[-1] == "generate_content_async":
         return "PT001"
     return None

@@ -18,12 +18,15 @@ from paidtwice.lint._index import (
 )
 from paidtwice.lint._parse import NeedsNewerParser, Parser
 from paidtwice.lint._rules import (
+    ADK_RUNNER,
+    ADK_RUNS,
     AGENT_WITH_MODEL,
     CLIENT_CLASSES,
     DEFAULT_CODES,
     DURABLE_RUNNER_RUN,
     RESTATE_CONTEXT,
     RUN_CONFIG_WITH_MODEL,
+    adk_undecided_why,
     match_call,
     match_method,
 )
@@ -132,6 +135,8 @@ class Walker(ast.NodeVisitor):
             a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)
         }
         self.found: list[tuple[Effect, ast.AST]] = []
+        self.undecided: list[tuple[str, ast.AST]] = []
+        """Calls lint cannot judge, and why: reported as such, never as findings."""
         self.explicit_recovery = False
         """The handler runs under `explicit_recovery`: its ctx.run actions execute again on every retry, so
         what they call is walked, a network or model call reported as PT007."""
@@ -337,9 +342,18 @@ class Walker(ast.NodeVisitor):
         if instance is None:
             return
         kind, chain = instance
+        why = adk_undecided_why(kind)
+        if why is not None:
+            if chain and chain[-1] in ADK_RUNS:
+                what = f"google.adk.Runner.{chain[-1]} journals its model calls: {why}"
+                self.undecided.append((what, node))
+            return
         code = match_method(kind, chain)
         if code is not None:
-            self._found(code, ".".join([kind, *chain]), node)
+            what = ".".join([kind, *chain])
+            if kind == ADK_RUNNER:
+                what = f"google.adk.Runner.{chain[-1]} without restate.ext.adk.RestatePlugin on its app"
+            self._found(code, what, node)
             return
         klass = self.project.resolve_class(kind)
         if klass is not None and len(chain) == 1 and chain[0] in klass.methods:
@@ -382,7 +396,8 @@ class Walker(ast.NodeVisitor):
         if isinstance(base, ast.Call | ast.BinOp):
             # Path("x").read_text(), httpx.Client().get(...), (prompt | model).invoke(...)
             made = self.scope.constructed(base)
-            return (made, list(attrs)) if made in CLIENT_CLASSES else None
+            known = made in CLIENT_CLASSES or adk_undecided_why(made) is not None
+            return (made, list(attrs)) if made is not None and known else None
         if not isinstance(base, ast.Name):
             return None
         kind = self.scope.local_instances.get(base.id)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from paidtwice._words import agent_name, count
-from paidtwice.lab._sweep import PointResult
 from paidtwice.report._html_parts import (
     Section,
     esc,
@@ -15,6 +14,7 @@ from paidtwice.report._html_parts import (
 )
 from paidtwice.report._html_timeline import LEGEND, timeline_of, timeline_svg
 from paidtwice.report._text import usd
+from paidtwice.results import PointResult
 
 __all__ = ["sweep_sections"]
 

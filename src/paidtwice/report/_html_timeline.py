@@ -10,7 +10,6 @@ from datetime import datetime
 
 from paidtwice._words import count
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._sweep import PointResult
 from paidtwice.report._html_parts import (
     BLUE,
     GREEN,
@@ -21,7 +20,7 @@ from paidtwice.report._html_parts import (
     bill_words,
     esc,
 )
-from paidtwice.results import AttemptLine, ModelLogLine, RunRecord, ToolLogLine
+from paidtwice.results import AttemptLine, ModelLogLine, PointResult, RunRecord, ToolLogLine
 
 __all__ = ["LEGEND", "Timeline", "journal_at", "timeline_of", "timeline_svg"]
 

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from paidtwice._words import agent_name, count, signed
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.lab._recover import RecoveryPlan
-from paidtwice.lab._sweep import SweepMatrix
 from paidtwice.results import (
     ComparisonRecord,
     CurvePoint,
@@ -21,6 +20,7 @@ from paidtwice.results import (
     Record,
     RecoveryRecord,
     RunRecord,
+    SweepMatrix,
 )
 
 __all__ = [
@@ -241,13 +241,13 @@ def _short(figure: str) -> str:
     return {"status": "", "model calls": "model", "tool calls": "tool"}.get(figure, figure).strip()
 
 
-def format_journal(entries: Sequence[JournalEntry]) -> str:
+def format_journal(entries: Sequence[JournalEntry], *, width: int | None = None) -> str:
     """The journal by index, as a replay reads it."""
     rows = [(str(e.index), e.type, e.name) for e in entries]
-    return table(("index", "entry", "name"), rows)
+    return table(("index", "entry", "name"), rows, width=width)
 
 
-def format_model_log(record: RunRecord) -> str:
+def format_model_log(record: RunRecord, *, width: int | None = None) -> str:
     rows = []
     for line in record.model_log:
         delivered = {True: "delivered", False: "NEVER DELIVERED", None: "in flight"}[line.delivered]
@@ -263,7 +263,8 @@ def format_model_log(record: RunRecord) -> str:
                 usd(line.cost_usd) + (" extra" if line.extra else ""),
             )
         )
-    return table(("call", "at", "turn", "ask", "answer", "delivered", "tokens in/out", "paid"), rows)
+    headers = ("call", "at", "turn", "ask", "answer", "delivered", "tokens in/out", "paid")
+    return table(headers, rows, width=width)
 
 
 def format_bill(record: RunRecord) -> str:
@@ -293,7 +294,7 @@ def format_bill(record: RunRecord) -> str:
     return "\n".join(lines)
 
 
-def format_attempt_log(record: RunRecord) -> str:
+def format_attempt_log(record: RunRecord, *, width: int | None = None) -> str:
     rows = [
         (
             str(line.number),
@@ -304,12 +305,12 @@ def format_attempt_log(record: RunRecord) -> str:
         )
         for line in record.attempt_log
     ]
-    return table(("attempt", "at", "reached agent", "failed before (server)", "outcome"), rows)
+    return table(("attempt", "at", "reached agent", "failed before (server)", "outcome"), rows, width=width)
 
 
-def format_checks(record: RunRecord) -> str:
+def format_checks(record: RunRecord, *, width: int | None = None) -> str:
     rows = [(c.figure, c.deck, c.measured, "ok" if c.ok else "DIFFERS") for c in record.checks]
-    return table(("figure", "deck", "measured", ""), rows)
+    return table(("figure", "deck", "measured", ""), rows, width=width)
 
 
 def format_mismatch(mismatch: Mismatch) -> str:
@@ -329,8 +330,8 @@ def format_mismatch(mismatch: Mismatch) -> str:
     return "\n".join(lines)
 
 
-def format_run(record: RunRecord) -> str:
-    """Everything `paidtwice run` shows for one run."""
+def format_run(record: RunRecord, *, width: int | None = None) -> str:
+    """Everything `paidtwice run` shows for one run; with `width` (a terminal's columns), fitted to it."""
     parts = [
         f"{record.name}: {record.mode} agent, stub '{record.stub}', fault: {record.fault}",
         f"invocation {record.invocation_id}: {record.status}, {count(record.model_calls, 'model call')}, "
@@ -339,13 +340,13 @@ def format_run(record: RunRecord) -> str:
         *_knobs(record),
         "",
         "Journal:",
-        format_journal(record.journal),
+        format_journal(record.journal, width=width),
         "",
         "Model calls:",
-        format_model_log(record),
+        format_model_log(record, width=width),
         "",
         "Deck vs measured:",
-        format_checks(record),
+        format_checks(record, width=width),
         "",
         "Bill:",
         format_bill(record),
@@ -356,7 +357,7 @@ def format_run(record: RunRecord) -> str:
             f"Attempts: {record.attempts} in all; "
             f"{count(record.attempts_reached_agent, 'retry', 'retries')} reached the agent, "
             f"{record.attempts_while_down} found it down; {record.mismatches} ended in RT0016.",
-            format_attempt_log(record),
+            format_attempt_log(record, width=width),
         ]
     if record.mismatch is not None:
         parts += ["", "Mismatch:", format_mismatch(record.mismatch)]
@@ -364,7 +365,7 @@ def format_run(record: RunRecord) -> str:
         parts += ["", format_node_kill(record.node_kill)]
     if record.answer is not None:
         parts += ["", f"Answer: {record.answer}"]
-    return "\n".join(parts)
+    return fit_lines("\n".join(parts), width)
 
 
 def _knobs(record: RunRecord) -> list[str]:
@@ -404,7 +405,7 @@ def curve_x(point: CurvePoint) -> str:
     return f"{point.delay:.2f}"
 
 
-def format_curve(curve: CurveRecord) -> str:
+def format_curve(curve: CurveRecord, *, width: int | None = None) -> str:
     rows = []
     deck = list(curve.deck_model_calls) + [None] * len(curve.points)
     policy = curve.varies == "max attempts"
@@ -428,11 +429,12 @@ def format_curve(curve: CurveRecord) -> str:
         )
     first = "max attempts" if policy else "delay s"
     headers = (first, "down s", "tries while down", "paid calls", "predicted", "deck", "")
-    return table((*headers, "tokens", "paid", *(("ended",) if policy else ())), rows)
+    return table((*headers, "tokens", "paid", *(("ended",) if policy else ())), rows, width=width)
 
 
-def format_comparison(record: ComparisonRecord) -> str:
-    """Two runs side by side: what each paid, how long each took to recover, what each booked."""
+def format_comparison(record: ComparisonRecord, *, width: int | None = None) -> str:
+    """Two runs side by side: what each paid, how long each took to recover, what each booked. With
+    `width`, fitted to it."""
     rows = []
     for run in record.runs:
         replay = (
@@ -470,7 +472,7 @@ def format_comparison(record: ComparisonRecord) -> str:
         "regain s",
         "bookings (key)",
     )
-    lines = [f"{record.name}: {record.deck_says}", table(headers, rows)]
+    lines = [f"{record.name}: {record.deck_says}", table(headers, rows, width=width)]
     if record.recovery_difference_s is not None and record.figure == "recovery":
         lines.append(
             f"recovery difference: {record.recovery_difference_s:.3f} s from the agent listening again, "
@@ -479,16 +481,9 @@ def format_comparison(record: ComparisonRecord) -> str:
         if record.regain_difference_s is not None:
             lines.append(f"regain difference: {record.regain_difference_s:.3f} s (the claim is judged on it)")
         lines.extend(_recovery_line(run) for run in record.runs if run.recovery_breakdown is not None)
-    return "\n".join(
-        [
-            *lines,
-            "",
-            table(
-                ("figure", "claimed", "measured", ""),
-                [(c.figure, c.deck, c.measured, "ok" if c.ok else "DIFFERS") for c in record.checks],
-            ),
-        ]
-    )
+    checks = [(c.figure, c.deck, c.measured, "ok" if c.ok else "DIFFERS") for c in record.checks]
+    lines += ["", table(("figure", "claimed", "measured", ""), checks, width=width)]
+    return fit_lines("\n".join(lines), width)
 
 
 def _recovery_line(run: RunRecord) -> str:
@@ -504,8 +499,9 @@ def _recovery_line(run: RunRecord) -> str:
     )
 
 
-def format_walk(record: RecoveryRecord) -> str:
-    """A recovery walk: each step with its admin status and measured cost, then the admin log."""
+def format_walk(record: RecoveryRecord, *, width: int | None = None) -> str:
+    """A recovery walk: each step with its admin status and measured cost, then the admin log. With
+    `width`, fitted to it."""
     rows = [
         (
             str(i),
@@ -524,7 +520,9 @@ def format_walk(record: RecoveryRecord) -> str:
         f"{record.stuck_run.status} after {count(record.stuck_run.model_calls, 'model call')}); "
         f"fix registered as {record.fix_deployment}",
         "",
-        table(("step", "action", "http", "what followed", "model", "tool", "tokens", "paid"), rows),
+        table(
+            ("step", "action", "http", "what followed", "model", "tool", "tokens", "paid"), rows, width=width
+        ),
         f"the walk paid {usd(record.cost_usd)} at {record.price_model} ({tokens(record.usage.prompt_tokens)} "
         f"tokens in, {tokens(record.usage.completion_tokens)} out), beyond the stuck run's "
         f"{usd(record.stuck_run.cost_usd)}",
@@ -536,11 +534,12 @@ def format_walk(record: RecoveryRecord) -> str:
         table(
             ("figure", "deck", "measured", ""),
             [(c.figure, c.deck, c.measured, "ok" if c.ok else "DIFFERS") for c in record.checks],
+            width=width,
         ),
     ]
     if record.mismatch is not None:
         parts += ["", "Mismatch on the fix:", format_mismatch(record.mismatch)]
-    return "\n".join(parts)
+    return fit_lines("\n".join(parts), width)
 
 
 def format_plan(plan: RecoveryPlan) -> str:

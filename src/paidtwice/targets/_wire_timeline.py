@@ -1,6 +1,6 @@
 """A command's clean run and the crash points in it, from what any language shows from outside its process.
 
-A deployment started by a command (`paidtwice.lab._command`) has no host to log its steps. Its timeline is
+A deployment started by a command (`paidtwice.targets._command`) has no host to log its steps. Its timeline is
 read instead from the frames the protocol proxy saw (each attempt's start and each completion the server
 sent: a moment the agent waits, which the proxy can hold), the stub's ledgers (model and tool calls, held in
 flight) and the journal (durable pauses). Nothing here talks to a server.
@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from paidtwice.engine._sql import JournalEntry
-from paidtwice.lab._command import WireStep, read_wire
-from paidtwice.lab._timeline import Span, one_moment, together, with_cover
 from paidtwice.lab._watch import epoch
 from paidtwice.results import CrashPoint
 from paidtwice.stub._ledger import ModelCall, ToolRun
+from paidtwice.targets._command import WireStep, read_wire
+from paidtwice.targets._timeline import Span, one_moment, together, with_cover
 
 __all__ = ["wire_model_calls_in_steps", "wire_points"]
 

@@ -32,28 +32,15 @@ from typing import Any
 
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice.engine._ingress import IngressClient
-from paidtwice.lab._timeline import WAIT_KINDS
 from paidtwice.schema import UnsatisfiableSchema, value_for
+from paidtwice.targets._target import Resolution
+from paidtwice.targets._timeline import WAIT_KINDS
 
 __all__ = ["Resolution", "Resolver", "Wait", "read_waits"]
 
 _QUIET = 1.0
 """A handler that logged nothing for this long since its last wait is waiting on it."""
 _POLL = 0.05
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """How a sweep answers the awakeables and promises its handlers wait for."""
-
-    value: str | None = None
-    """JSON every wait is resolved with (`--resolve JSON`); None: the script's `[[awakeable]]` values, else a
-    value valid against the wait's type."""
-    never: bool = False
-    """Resolve nothing (`--resolve never`): a timeout raced against the approval is swept taking its other
-    branch; a handler that waits alone ends at once, saying what it waits for."""
-    after: float = 0.5
-    """Seconds from the handler beginning to wait to the resolution (`--resolve-after`)."""
 
 
 @dataclass(frozen=True)

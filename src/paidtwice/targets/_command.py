@@ -14,23 +14,24 @@ first new command, every step execution (a ProposeRunCompletion, named by its Ru
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import httpx
 
 from paidtwice._exceptions import PaidtwiceError, ServerStartError, UsageError
-from paidtwice.agent._process import AgentAttempt, attempt_of
+from paidtwice.agent._process import AgentAttempt, LeasedAgent, attempt_of, wait_alive
 from paidtwice.engine._ports import HOST, PortLease, lease_port
-from paidtwice.engine._process import Process, port_is_listening, wait_until
-from paidtwice.lab._proxy import Proxy
+from paidtwice.engine._process import Process, port_is_listening
+from paidtwice.engine._provision import ensure_node_binary
+from paidtwice.targets._proxy import Proxy
 
-__all__ = ["CommandAgent", "WireStep", "check_command", "command_label"]
+__all__ = ["CommandAgent", "WireStep", "check_command", "command_label", "node_path"]
 
 _START_TIMEOUT = 60.0
 _CHECK_TIMEOUT = 30.0
@@ -57,6 +58,12 @@ def command_label(service: str, command: str) -> str:
     return f"{service} ({' '.join(command.split())})"
 
 
+def node_path() -> dict[str, str]:
+    """Node 22 first on a command's PATH (TypeScript Restate SDK 1.17 needs it)."""
+    node = ensure_node_binary()
+    return {"PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
 def read_wire(log: Path, invocation_id: str | None = None) -> list[dict[str, Any]]:
     """The proxy's log lines, for one invocation if given."""
     try:
@@ -76,7 +83,7 @@ def read_wire(log: Path, invocation_id: str | None = None) -> list[dict[str, Any
     return records
 
 
-class CommandAgent:
+class CommandAgent(LeasedAgent):
     """The user's command on a port of its own behind a protocol proxy; restartable, killed as a group.
 
     Same surface as `AgentHost` where the sweep uses it: `uri` (the proxy's, which is what is registered),
@@ -100,28 +107,21 @@ class CommandAgent:
         port_env: str = "PORT",
         cwd: Path | None = None,
     ) -> None:
+        super().__init__(env=env, workdir=workdir, cwd=cwd)
         self.command = command
-        self.env = dict(env)
-        self.workdir = workdir
-        self.cwd = cwd
         self.port_env = port_env
         workdir.mkdir(parents=True, exist_ok=True)
-        self._lease: PortLease = lease_port()
         self._leases: list[PortLease] = [self._lease]
         """Every port a process of this agent was given; released on close (a lease is never reused)."""
         self.proxy = Proxy(target_port=self._lease.port, service=service, renamed=renamed, log=self.wire_log)
         self._process: Process | None = None
         self._start_at: float | None = None
-        self.starts = 0
         self._proxy_up = False
 
     @property
-    def port(self) -> int:
-        """The port of the latest process started (the replacement's, once `release` started it)."""
-        return self._lease.port
-
-    @property
     def uri(self) -> str:
+        """The proxy's (registered once); `port` is the latest process's (the replacement's, once `release`
+        started it)."""
         return f"http://{HOST}:{self.proxy.port}"
 
     @property
@@ -184,20 +184,19 @@ class CommandAgent:
         or does not listen within `timeout`."""
         process = self._process
         assert process is not None
-
-        def up() -> bool:
-            if not process.alive():
-                raise error(
-                    f"the command exited ({process.returncode}) before listening on ${self.port_env}="
-                    f"{self.port}; its log: {self.log_path}"
-                )
-            return port_is_listening(self.port)
-
-        if not wait_until(up, timeout=timeout, interval=interval):
-            raise error(
-                f"the command did not listen on ${self.port_env}={self.port} in {timeout:.0f}s; "
-                f"its log: {self.log_path}"
-            )
+        wait_alive(
+            process,
+            lambda: port_is_listening(self.port),
+            exited=lambda: (
+                f"the command exited ({process.returncode}) before listening on ${self.port_env}="
+                f"{self.port}; its log: {self.log_path}"
+            ),
+            late=f"the command did not listen on ${self.port_env}={self.port} in {timeout:.0f}s; "
+            f"its log: {self.log_path}",
+            timeout=timeout,
+            interval=interval,
+            error=error,
+        )
 
     def kill(self) -> float:
         at = time.time()
@@ -246,17 +245,6 @@ class CommandAgent:
             finally:
                 for lease in self._leases:
                     lease.release()
-
-    def __enter__(self) -> CommandAgent:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def check_command(

@@ -9,50 +9,31 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
 from paidtwice.agent._env import GATE, agent_env
-from paidtwice.agent._process import AgentAttempt, AgentHost
+from paidtwice.agent._process import AgentAttempt
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
-from paidtwice.engine._provision import ensure_node_binary
 from paidtwice.engine._sql import InvocationRow, JournalEntry
-from paidtwice.lab._approvals import Resolution, Resolver
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
-from paidtwice.lab._command import CommandAgent
-from paidtwice.lab._runner import (
-    DECK_AGENT,
-    QUESTION,
-    Lab,
-    attempt_log_of,
-    model_log_of,
-    renamed_service,
-    tool_log_of,
-)
-from paidtwice.lab._timeline import (
-    StepEvent,
-    explicit_handlers,
-    model_calls_in_steps,
-    read_step_log,
-    step_runs,
-)
+from paidtwice.lab._runner import Lab, attempt_log_of, model_log_of, renamed_service, tool_log_of
 from paidtwice.lab._watch import AttemptWatch, Watcher, epoch, mismatches_of, settled, wait_for
-from paidtwice.lab._wire_timeline import wire_model_calls_in_steps
 from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Hold, Script
 from paidtwice.stub._server import Lane
 from paidtwice.stub._turns import ScriptFileError
+from paidtwice.sweep._approvals import Resolver
+from paidtwice.sweep._options import KillPlan, ModelStub
+from paidtwice.targets._target import Launch, Target
 
-__all__ = ["NO_MODEL_CALL", "SweepRun", "SweepTarget", "clean_run", "deck_target", "node_path", "point_run"]
+__all__ = ["NO_MODEL_CALL", "SweepRun", "clean_run", "point_run"]
 
 _HOLD_SECONDS = 60.0
 """A held call stays open this long; the kill ends it much sooner (the stub sees the caller leave)."""
@@ -69,63 +50,6 @@ DEFAULT_KEY = "paidtwice"
 """The key a keyed service (Virtual Object, Workflow) is called with when the target names none."""
 
 
-@dataclass(frozen=True)
-class SweepTarget:
-    """What is swept: one Restate handler, the input it is called with, and how its process is started."""
-
-    app: str
-    """MODULE:APP served by `paidtwice.agent.host`."""
-    service: str
-    """The service's name in the user's code."""
-    handler: str
-    """The handler called."""
-    input: Any
-    """The JSON input of every invocation."""
-    mode: str
-    """What the records call the agent's mode: "naive"/"journaled" for the deck's agent; for an app swept
-    from the command line, its service and handler ("Router/run_naive"); a command's label for a command."""
-    env: tuple[tuple[str, str], ...] = ()
-    """Extra environment of the agent process."""
-    deck: bool = False
-    """The deck's agent names its service from PAIDTWICE_SERVICE; any other app is renamed by the host."""
-    cwd: str | None = None
-    """Directory the agent runs in (the user's project, so MODULE imports)."""
-    command: str | None = None
-    """A shell command that serves the deployment, in any language (then `app` is unused): started once per
-    crash point in its own process group, seen through a protocol proxy (`paidtwice.lab._command`)."""
-    port_env: str = "PORT"
-    """The environment variable that tells the command its port."""
-    key: str | None = None
-    """The key each invocation is sent with, for a Virtual Object or a Workflow (every run has a service of
-    its own, so one key serves all); None: `DEFAULT_KEY` if the service is keyed, none otherwise."""
-    state: tuple[tuple[str, str], ...] | None = None
-    """The state a Virtual Object (or Workflow) is given under its key before the clean run and every
-    point, as (name, JSON value); None: the script file's `[state]` table, if it has one."""
-    resolution: Resolution = Resolution()
-    """How the awakeables and Workflow promises the handler waits for are answered
-    (`paidtwice.lab._approvals`)."""
-    stuck_after: int | None = 3
-    """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
-    mismatch is deterministic: the next attempts replay the same code against the same journal. (A service
-    without a retry policy of its own gets the server's: 70 attempts, up to a minute apart, then pause.)"""
-
-
-def deck_target(mode: str) -> SweepTarget:
-    """The deck's agent in one mode."""
-    return SweepTarget(
-        app=DECK_AGENT,
-        service="Agent",
-        handler="run",
-        input=QUESTION,
-        mode=mode,
-        # A longer pause than the deck's 2 s gives a loaded machine room to land the kill inside it; no count
-        # depends on its length.
-        env=(("PAIDTWICE_AGENT_MODE", mode), ("PAIDTWICE_PAUSE_S", "5")),
-        deck=True,
-        stuck_after=None,  # its retry policy pauses it within seconds, as in the deck
-    )
-
-
 # -- runs ---------------------------------------------------------------------------------------------
 
 
@@ -135,12 +59,12 @@ class SweepRun:
     def __init__(
         self,
         lab: Lab,
-        target: SweepTarget,
+        target: Target,
         script: Script,
         *,
         tag: str,
         gate: str | None,
-        model_latency: float = 0.0,
+        model: ModelStub = ModelStub(),
         hold: int | None = None,
         hold_at: int | None = None,
     ) -> None:
@@ -150,7 +74,9 @@ class SweepRun:
         safe = re.sub(r"[^A-Za-z0-9]", "_", tag)
         self.service = renamed_service(target.service, tag)
         self.lane: Lane = lab.stub.open_lane(script, name=f"sweep-{safe.lower()}")
-        self.lane.latency = model_latency
+        self.lane.latency = model.latency
+        self.price_model = model.price_model or lab.price_model
+        """What the run's calls are priced as."""
         workdir = lab.workdir / "sweep" / safe
         workdir.mkdir(parents=True, exist_ok=True)
         self.step_log = workdir / "steps.jsonl"
@@ -162,31 +88,9 @@ class SweepRun:
             tools_url=self.lane.tools_url,
             step_log=str(self.step_log),
             gate=gate or "",
-            service=self.service if target.deck else None,
-            # A command's service is renamed by its proxy, not by a host.
-            service_as=None
-            if target.deck or target.command is not None
-            else f"{target.service}={self.service}",
         )
-        cwd = Path(target.cwd) if target.cwd else None
-        self.agent: AgentHost | CommandAgent
-        if target.command is not None:
-            self.lane.single = True
-            env.update(node_path())  # the stub's URLs and keys are in `env` already, as for any agent
-            self.agent = CommandAgent(
-                command=target.command,
-                env=env,
-                workdir=workdir,
-                service=target.service,
-                renamed=self.service,
-                port_env=target.port_env,
-                cwd=cwd,
-            )
-            self.agent.proxy.hold_entries = hold
-        else:
-            self.agent = AgentHost(
-                target=target.app, env=env, workdir=workdir, name="agent", cwd=cwd, forkserver=lab.forkserver
-            )
+        launch = Launch(env, workdir, self.service, self.step_log, self.lane, lab.forkserver, hold)
+        self.agent, self.trace = target.launch(launch)
         self.invocation_id = ""
         self.resolver = Resolver(
             lab.ingress,
@@ -245,16 +149,8 @@ class SweepRun:
         what = f"the state of {self.target.service}/{key} to be set"
         wait_for(what, applied, timeout=30.0, stop=lambda: False)
 
-    def events(self) -> list[StepEvent]:
-        """The invocation's events in the host's step log."""
-        return read_step_log(self.step_log, self.invocation_id)
-
     def journal(self) -> list[JournalEntry]:
         return self.lab.sql.journal(self.invocation_id)
-
-    def tool_starts(self) -> list[float]:
-        """When each stub tool call of the run began (wall clock)."""
-        return [t.started for t in self.lane.tool_runs()]
 
     def output_at(self) -> float | None:
         """When the server appended the invocation's output (wall clock); None before it did."""
@@ -262,26 +158,13 @@ class SweepRun:
         return epoch(output[0]) if output else None
 
     def steps(self) -> tuple[tuple[str, int], ...]:
-        counts: dict[str, int] = {}
-        if isinstance(self.agent, CommandAgent):
-            # A command's steps as the wire shows them: each ProposeRunCompletion is one execution.
-            for step in self.agent.steps(self.invocation_id):
-                if step.proposed is not None:
-                    counts[step.name] = counts.get(step.name, 0) + 1
-            return tuple(sorted(counts.items()))
-        return step_runs(self.events())
+        return self.trace.steps(self.invocation_id)
 
     def answer(self, status: str) -> str | None:
         if status != "completed":
             return None
         response = self.lab.ingress.attach(self.invocation_id, timeout=30.0)
         return json.dumps(response.json()) if response.status_code == 200 else None
-
-
-def node_path() -> dict[str, str]:
-    """Node 22 first on a command's PATH (TypeScript Restate SDK 1.17 needs it)."""
-    node = ensure_node_binary()
-    return {"PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
 def _wait(
@@ -313,13 +196,13 @@ def clean_run(
     lab: Lab,
     stop: threading.Event,
     watcher: Watcher,
-    target: SweepTarget,
+    target: Target,
     script: Script,
     tag: str,
-    model_latency: float = 0.0,
+    model: ModelStub = ModelStub(),
 ) -> tuple[CleanRun, SweepRun]:
     """Run the target once without a crash; the run's record, and the run (its logs plan the points)."""
-    run = SweepRun(lab, target, script, tag=tag, gate=None, model_latency=model_latency)
+    run = SweepRun(lab, target, script, tag=tag, gate=None, model=model)
     with run.agent:
         run.start()
         watch = watcher.watch(run.invocation_id)
@@ -330,8 +213,8 @@ def clean_run(
             watcher.forget(run.invocation_id)
         status = _check_clean(lab, run, target, watch)
         calls = run.lane.model_calls()
-        paid = bill(calls, lab.price_model)
-        in_steps = _calls_in_steps(run)
+        paid = bill(calls, run.price_model)
+        in_steps = run.trace.calls_in_steps(run.invocation_id)
         clean = CleanRun(
             status=status,
             answer=run.answer(status),
@@ -344,7 +227,7 @@ def clean_run(
             journaled_model_calls=len(in_steps),
             model_turns=tuple(c.turn for c in calls),
             calls_in_steps=in_steps,
-            explicit_recovery=f"{run.service}/{target.handler}" in explicit_handlers(run.step_log),
+            explicit_recovery=run.trace.explicit_recovery(f"{run.service}/{target.handler}"),
         )
     return clean, run
 
@@ -414,7 +297,7 @@ def _failure_of(row: InvocationRow | None) -> str:
     return f", the last attempt failed: {line if len(line) <= 300 else line[:297] + '...'}"
 
 
-def _check_clean(lab: Lab, run: SweepRun, target: SweepTarget, watch: AttemptWatch) -> str:
+def _check_clean(lab: Lab, run: SweepRun, target: Target, watch: AttemptWatch) -> str:
     """The clean run's status (completed), once it is one the points can be compared with: it called the
     model through the stub, the host saw every call, and the script answered each; raise otherwise."""
     if not run.lane.model_calls():
@@ -422,9 +305,9 @@ def _check_clean(lab: Lab, run: SweepRun, target: SweepTarget, watch: AttemptWat
             lab.admin.kill(run.invocation_id)
         raise UsageError(NO_MODEL_CALL)
     counted = len(run.lane.model_calls())
-    seen = sum(1 for e in run.events() if e.event == "model_start")
-    # A command's deployment has no host to see its requests: its points come from the stub and the wire.
-    if seen != counted and not isinstance(run.agent, CommandAgent):
+    seen = run.trace.model_calls_seen(run.invocation_id)
+    # A trace that cannot see the requests (the wire's) has its points from the stub and the wire.
+    if seen is not None and seen != counted:
         # Crash points come from what the host saw: a call it missed would be a moment never swept.
         calls = [e.label() for e in run.journal() if e.type in ("Command: Call", "Command: OneWayCall")]
         if calls and counted > seen:
@@ -452,17 +335,6 @@ def _check_clean(lab: Lab, run: SweepRun, target: SweepTarget, watch: AttemptWat
     return status
 
 
-def _calls_in_steps(run: SweepRun) -> tuple[int, ...]:
-    """The model calls made inside a ctx.run step: their answers are journaled (the step log, or the wire)."""
-    if isinstance(run.agent, CommandAgent):
-        return wire_model_calls_in_steps(
-            run.agent.steps(run.invocation_id),
-            run.lane.model_calls(run.invocation_id),
-            run.lane.tool_runs(run.invocation_id),
-        )
-    return model_calls_in_steps(run.events())
-
-
 # -- a crash point --------------------------------------------------------------------------------------
 
 
@@ -470,15 +342,15 @@ def point_run(
     lab: Lab,
     stop: threading.Event,
     watcher: Watcher,
-    target: SweepTarget,
+    target: Target,
     script: Script,
     script_name: str,
     clean: CleanRun,
     point: CrashPoint,
     *,
     tag: str,
-    restart_delay: float,
-    model_latency: float = 0.0,
+    kills: KillPlan = KillPlan(),
+    model: ModelStub = ModelStub(),
 ) -> PointResult:
     """Run the target to the point's moment, kill it there, restart it and measure what the replay paid."""
     started = time.time()
@@ -488,7 +360,7 @@ def point_run(
         _holding(script, point),
         tag=tag,
         gate=point.gate,
-        model_latency=model_latency,
+        model=model,
         hold=point.hold_entries,
         hold_at=point.journal_entries,
     )
@@ -497,7 +369,7 @@ def point_run(
         watch = watcher.watch(invocation_id)
         try:
             _wait_for_moment(lab, stop, run, point)
-            kill_at, up_at = _kill_and_restart(lab, stop, run, restart_delay)
+            kill_at, up_at = _kill_and_restart(lab, stop, run, kills.restart_delay)
             run.resolver.release()  # the approval comes once the agent is back, as it would after a crash
             _wait(
                 lab,
@@ -526,17 +398,8 @@ def _holding(script: Script, point: CrashPoint) -> Script:
 def _stopped_there(run: SweepRun, point: CrashPoint) -> bool:
     """Is the agent at the moment? Cheap checks only: the step log and the stub's ledgers. Every branch
     stopped: each gate logged, each held call in flight."""
-    if isinstance(run.agent, CommandAgent) and point.hold_entries is not None:
-        return run.agent.held(run.invocation_id)
-    if point.gate is not None or point.pause_op is not None:
-        events = run.events()
-        if point.gate is not None:
-            logged = {e.name for e in events if e.event == "gate"}
-            if not set(point.gate.split(",")) <= logged:
-                return False
-        if point.pause_op is not None:
-            if not any(e.event == "op" and e.n == point.pause_op for e in events):
-                return False
+    if not run.trace.stopped_at(run.invocation_id, point):
+        return False
     if point.model_holds:
         calls = run.lane.model_calls()
         if not all(len(calls) >= n and calls[n - 1].finished is None for n in point.model_holds):
@@ -574,7 +437,7 @@ def _kill_and_restart(
     and when the agent was up again."""
     run.agent.wait_ready()
     kill_at = run.agent.kill()
-    run.agent.release(at=kill_at + restart_delay)
+    run.agent.release(kill_at + restart_delay)
     if stop.wait(max(0.0, kill_at + restart_delay - time.time())) or lab.cancelled.is_set():
         raise LabCancelled("interrupted")
     up_at = run.agent.wait_up()
@@ -659,20 +522,6 @@ def _asked_again(
     return again
 
 
-def _steps_in_flight(run: SweepRun, kill_at: float) -> int:
-    """Step executions started and not finished at the kill."""
-    if isinstance(run.agent, CommandAgent):
-        # A step is in flight from its RunCommand until its result; the SDK sends the command first.
-        wire = run.agent.steps(run.invocation_id)
-        started = {i for i, w in enumerate(wire) if w.commanded < kill_at}
-        ended = {i for i, w in enumerate(wire) if w.proposed is not None and w.proposed < kill_at}
-        return len(started - ended)
-    first_life = [e for e in run.events() if e.at < kill_at]
-    started = {e.n for e in first_life if e.event == "step_start"}
-    ended = {e.n for e in first_life if e.event == "step_end"}
-    return len(started - ended)
-
-
 def _not_placed(point: CrashPoint, journal: Sequence[JournalEntry], journal_at_kill: int, held: int) -> str:
     """Why the kill did not land at the point's moment, in words ("" when it did): the journal held other
     entries than the moment's, or not every held call was in flight."""
@@ -731,23 +580,50 @@ def _measure(
     agent_attempts = run.agent.attempts(run.invocation_id)
     unanswered = _unanswered(run.lane)
     status = _final_status(lab, run, row, agent_attempts, unanswered)
+    seen = _Seen(status, journal, journal_at_kill, agent_attempts, watch.count(agent_attempts), unanswered)
+    return _point_result(run, script_name, clean, point, kill, seen)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the server and the agent's log said of a point's run, once it settled."""
+
+    status: str
+    """The point's status (`_final_status`)."""
+    journal: tuple[JournalEntry, ...]
+    """The final journal."""
+    journal_at_kill: int
+    """Entries the journal held when the kill landed."""
+    attempts: list[AgentAttempt]
+    """The attempts that reached the agent."""
+    attempt_count: int
+    """Attempts in all, those that never reached the agent included."""
+    unanswered: tuple[str, ...]
+    """Calls no turn of the script answers."""
+
+
+def _point_result(
+    run: SweepRun, script_name: str, clean: CleanRun, point: CrashPoint, kill: _Kill, seen: _Seen
+) -> PointResult:
+    """The point's record: what its run paid against the clean run, and what it saw on the way."""
+    status, journal, journal_at_kill = seen.status, seen.journal, seen.journal_at_kill
+    agent_attempts, attempt_count, unanswered = seen.attempts, seen.attempt_count, seen.unanswered
     answer = run.answer(status)
     calls = run.lane.model_calls()
     tools = run.lane.tool_runs()
     at_kill = _calls_at_kill(calls, kill.at, clean)
     steps = run.steps()
-    attempt_count = watch.count(agent_attempts)
     not_placed = _not_placed(point, journal, journal_at_kill, at_kill.held)
-    paid = bill(calls, lab.price_model)
+    paid = bill(calls, run.price_model)
+    service, handler, input = run.target.recorded_as()
     return PointResult(
         crash_point=point.name,
         order=point.order,
         kind=point.kind,
         mode=run.target.mode,
-        # The deck's agent names its service from its environment: the lab's name is the code's name there.
-        service="" if run.target.deck else run.target.service,
-        handler="" if run.target.deck else run.target.handler,
-        input=None if run.target.deck else run.target.input,
+        service=service,
+        handler=handler,
+        input=input,
         script=script_name,
         status=status,
         answer_matches=status == "completed" and answer == clean.answer,
@@ -759,7 +635,7 @@ def _measure(
         answers_asked_again=at_kill.asked_again,
         step_runs=steps,
         extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
-        steps_in_flight=_steps_in_flight(run, kill.at),
+        steps_in_flight=run.trace.steps_in_flight(run.invocation_id, kill.at),
         tool_runs=len(tools),
         attempts=attempt_count,
         mismatches=mismatches_of(agent_attempts),
@@ -773,7 +649,7 @@ def _measure(
         killed_at=round(kill.at - kill.started, 3),
         down_time=round(kill.up_at - kill.at, 3),
         model_log=model_log_of(
-            calls, kill.started, price_model=lab.price_model, clean_turns=clean.model_turns
+            calls, kill.started, price_model=run.price_model, clean_turns=clean.model_turns
         ),
         tool_log=tool_log_of(tools, kill.started),
         attempt_log=attempt_log_of(agent_attempts, attempt_count, status, kill.started),
@@ -781,7 +657,7 @@ def _measure(
         covers=point.covers,
         usage=paid.usage,
         cost_usd=paid.cost_usd,
-        extra_cost_usd=bill(extra_calls(calls, clean.model_turns), lab.price_model).cost_usd,
-        price_model=lab.price_model,
+        extra_cost_usd=bill(extra_calls(calls, clean.model_turns), run.price_model).cost_usd,
+        price_model=run.price_model,
         prices_as_of=PRICES_AS_OF,
     )

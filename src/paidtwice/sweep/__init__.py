@@ -1,0 +1,29 @@
+"""`paidtwice sweep`: kill a target at every moment of a clean run and measure what each replay paid again.
+
+    _sweep     the sweep: clean runs, their crash points, one run per point, the matrices (`sweep`,
+               `sweep_targets`)
+    _runs      one run of a target: the clean run, and a point's run (stop at the moment, kill, restart,
+               measure)
+    _options   the options as frozen objects: `Answers`, `ModelStub`, `KillPlan`
+    _approvals the awakeables and Workflow promises a run waits for, resolved as a person would
+
+What is swept is a target (`paidtwice.targets`): the kinds differ in how their agent starts and what their
+runs show; the sweep asks the target, never which kind it is.
+"""
+
+from __future__ import annotations
+
+from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
+from paidtwice.sweep._sweep import deck_scripts, record_answers, sweep, sweep_targets
+
+__all__ = [
+    "Answers",
+    "KillPlan",
+    "ModelStub",
+    "Shard",
+    "deck_scripts",
+    "record_answers",
+    "shard_of",
+    "sweep",
+    "sweep_targets",
+]

@@ -1,0 +1,231 @@
+"""The sweep: "if the agent dies right now, what survives?", measured at every moment a crash can land.
+
+A clean run of the target gives its timeline, read through the target's trace: the host's step log (every
+model request, context operation and step execution, in order) or, for a command's deployment, the wire,
+beside the journal. From it come the distinct crash points (`paidtwice.targets`: `_timeline`,
+`_wire_timeline`): after each journal entry (before the agent's next action), in flight inside each model
+call and each step, in flight inside calls made at once (parallel calls, each held), and in each durable
+pause. Each point is a run of its own (`_runs`), concurrently on one
+server and one stub: the agent is stopped at the moment (host gates, held stub calls, or the pause), the lab
+confirms from the journal and the ledgers that it is there, SIGKILLs it, restarts it after the restart delay,
+waits until the invocation completes or pauses, and counts what the replay paid again against the clean run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from paidtwice._exceptions import UsageError
+from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
+from paidtwice.lab._runner import Lab
+from paidtwice.lab._watch import Watcher, epoch
+from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
+from paidtwice.stub._auto import AutoBook
+from paidtwice.stub._scripts import Script, script_by_name
+from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
+from paidtwice.sweep._runs import SweepRun, clean_run, point_run
+from paidtwice.targets import Target, TargetSpec
+
+__all__ = [
+    "Answers",
+    "CrashPoint",
+    "KillPlan",
+    "ModelStub",
+    "PointResult",
+    "Shard",
+    "SweepMatrix",
+    "TargetSpec",
+    "deck_scripts",
+    "record_answers",
+    "shard_of",
+    "sweep",
+    "sweep_targets",
+]
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+_Combo = tuple[Target, str, Script]
+"""One matrix of a sweep: the target, the script's name, the script."""
+
+
+def sweep_targets(
+    lab: Lab,
+    *,
+    targets: Sequence[Target],
+    scripts: Sequence[tuple[str, Script]],
+    kills: KillPlan = KillPlan(),
+    model: ModelStub = ModelStub(),
+    on_point: Callable[[PointResult], None] | None = None,
+) -> list[SweepMatrix]:
+    """Sweep every target under every script; one matrix per (target, script), points in time order.
+    With `kills.shard` (K, N), only the K-th of N shares of the crash points (every clean run is made, for
+    the points come from it); the N shards' points together are the whole sweep's.
+
+    Clean runs go first (concurrently); then every crash point of every matrix, `kills.parallel` at a
+    time, each on an agent, lane and invocation of its own. `on_point` sees each result as soon as it is
+    measured. The calls are priced as `model.price_model` says, else as the lab's price model.
+    """
+    priced = check_price_model(model.price_model) if model.price_model else lab.price_model
+    model = dataclasses.replace(model, price_model=priced)
+    watcher = Watcher(lambda: lab.sql, lab.cancelled)
+    lock = threading.Lock()
+    started = time.time()
+    stop = threading.Event()
+    # Service names, lanes and work directories are the sweep's own, also when a lab sweeps more than once.
+    sweep_id = lab.next_id()
+    try:
+        combos: list[_Combo] = [(t, name, s) for t in targets for name, s in scripts]
+
+        def clean(job: tuple[int, _Combo]) -> tuple[CleanRun, SweepRun]:
+            i, (target, name, script) = job
+            tag = f"{_tag(sweep_id, i, target, name)}_clean"
+            return clean_run(lab, stop, watcher, target, script, tag, model)
+
+        cleans = _all_or_stop(clean, list(enumerate(combos)), parallel=kills.parallel, stop=stop)
+        jobs = [(i, point) for i, (_, run) in enumerate(cleans) for point in _plan(run)]
+        if kills.shard is not None:
+            jobs = shard_of(jobs, kills.shard)
+
+        def one(job: tuple[int, CrashPoint]) -> PointResult:
+            i, point = job
+            target, name, script = combos[i]
+            tag = f"{_tag(sweep_id, i, target, name)}_{point.order}"
+            clean = cleans[i][0]
+            result = point_run(
+                lab, stop, watcher, target, script, name, clean, point, tag=tag, kills=kills, model=model
+            )
+            if on_point is not None:
+                with lock:
+                    on_point(result)
+            return result
+
+        results = _all_or_stop(one, jobs, parallel=kills.parallel, stop=stop)
+    finally:
+        watcher.stop()
+    wall = round(time.time() - started, 3)
+    matrices = []
+    for i, (target, name, _) in enumerate(combos):
+        points = tuple(r for (j, _), r in zip(jobs, results, strict=True) if j == i)
+        matrices.append(SweepMatrix(target.mode, name, cleans[i][0], points, wall))
+    return matrices
+
+
+def _all_or_stop(
+    work: Callable[[_T], _R], jobs: Sequence[_T], *, parallel: int, stop: threading.Event
+) -> list[_R]:
+    """`work` on every job, `parallel` at a time, results in the jobs' order. When one fails, `stop` tells
+    the others to stop waiting (their agents are killed on the way out) and the failure is raised."""
+    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(jobs)))) as pool:
+        futures = [pool.submit(work, job) for job in jobs]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            stop.set()
+            raise
+
+
+def _plan(run: SweepRun) -> list[CrashPoint]:
+    """The crash points of a clean run, from what its target's trace shows (the host's step log, the wire)."""
+    journal = run.journal()
+    output = [e.appended_at for e in journal if e.type == "Command: Output"]
+    ended = epoch(output[0]) if output else None
+    return run.trace.points(run.invocation_id, journal, ended)
+
+
+def _tag(sweep_id: int, i: int, target: Target, script: str) -> str:
+    """Names the i-th (target, script) of a sweep: its services, lanes and directories are its own, also
+    when one sweep has several targets of one mode."""
+    return f"s{sweep_id}_{i}_{target.mode}_{script}"
+
+
+def sweep(
+    what: TargetSpec = TargetSpec(),
+    *,
+    answers: Answers = Answers(),
+    model: ModelStub = ModelStub(),
+    kills: KillPlan = KillPlan(),
+    lab: Lab | None = None,
+    cluster: int = 1,
+    on_point: Callable[[PointResult], None] | None = None,
+) -> list[SweepMatrix]:
+    """Kill an agent at every moment of its run and measure what each replay paid again.
+
+    `what` names the targets (`paidtwice.targets.TargetSpec`): by default the deck's agent in each of its
+    modes; a user's app (every handler its discovery manifest lists, or those named) or a command's
+    deployment in any language. Each is swept under each of `answers.variations`: the deck's agent under
+    the stub's scripts of those names; the user's code under the script file's variations, answers made
+    from each request (`auto`, the default, derived from `answers.seed`, written to `answers.write_script`
+    if given), or a real model's answers recorded once (`answers.upstream` into `answers.record`).
+    `model` sets the stub model's latency and price model; `kills` the restart delay, how many points run
+    at once and the shard. A `lab` can be shared (it is not changed); otherwise one is started (a
+    restate-server, or a cluster of `cluster` nodes, and a stub) and stopped before returning. `on_point`
+    sees each point's result as soon as it is measured. Bad input raises a `UsageError` before anything
+    starts.
+
+    Example: `sweep(TargetSpec(app="agent:app", app_dir="examples/agent"), kills=KillPlan(parallel=4))`.
+    """
+    book = AutoBook()
+    recording = answers.check(own=what.own)
+    # The targets are checked (an app imported, a command asked what it serves) before any script is read.
+    targets = what.build(seed=answers.seed)
+    scripts = answers.scripts(own=what.own, book=book, recording=recording)
+    model.check()
+
+    def run(on: Lab) -> list[SweepMatrix]:
+        return sweep_targets(
+            on, targets=targets, scripts=scripts, kills=kills, model=model, on_point=on_point
+        )
+
+    if lab is not None:
+        matrices = run(lab)
+    else:
+        with Lab(price_model=model.price_model or DEFAULT_PRICE_MODEL, cluster=cluster) as own:
+            matrices = run(own)
+    answers.write(book, recording)
+    return matrices
+
+
+def record_answers(what: TargetSpec, *, upstream: str, record: Path, lab: Lab | None = None) -> int:
+    """Run the handler `what` names once, its model calls answered by the real model behind `upstream`, and
+    write the answers to `record` as a script file; the number of calls recorded. Nothing is swept."""
+    answers = Answers(variations=("steady",), upstream=upstream, record=record)
+    if not what.own:
+        raise UsageError("record the answers of an app (--app) or a command (--cmd)")
+    recording = answers.recording(own=True, auto=True)
+    assert recording is not None
+    targets = what.build(seed=answers.seed)
+
+    def run(on: Lab) -> None:
+        watcher = Watcher(lambda: on.sql, on.cancelled)
+        try:
+            tag = f"s{on.next_id()}_0_record_clean"
+            clean_run(
+                on,
+                threading.Event(),
+                watcher,
+                targets[0],
+                recording,
+                tag,
+                ModelStub(price_model=on.price_model),
+            )
+        finally:
+            watcher.stop()
+
+    if lab is not None:
+        run(lab)
+    else:
+        with Lab(price_model=DEFAULT_PRICE_MODEL) as started:
+            run(started)
+    return recording.write(record)
+
+
+def deck_scripts(names: Sequence[str]) -> list[tuple[str, Script]]:
+    """The stub's named scripts, for the deck's agent."""
+    return [(name, script_by_name(name)) for name in names]

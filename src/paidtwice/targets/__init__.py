@@ -1,0 +1,54 @@
+"""What paidtwice sweeps, soaks and replays: a target, one Restate handler of one deployment.
+
+Three kinds, one protocol (`Target`, in `_target`):
+
+    DeckTarget      the deck's weather agent in one mode            served by paidtwice's host   (_host)
+    AppTarget       a user's Python app, MODULE:APP or MODULE       served by paidtwice's host   (_host)
+    CommandTarget   a deployment in any language, `--cmd CMD`       behind a protocol proxy      (_deployment)
+
+The sweep, the soak and the pytest helpers take a target and never ask which kind it is. A `TargetSpec` is
+the targets as a user names them (an app, a command, the deck's modes), built into checked targets once.
+
+Adding a kind (a deployment already running somewhere, say) is one new class, a frozen dataclass that has:
+- the fields every target has: `mode`, `service`, `handler`, `input`, `env`, `key`, `state`, `resolution`,
+  `stuck_after` (`Target` says what each means);
+- a constructor that checks the user's input before anything starts and raises `UsageError` in one line
+  (as `AppTarget.checked`, `CommandTarget.checked`): the service and handler it serves, its directory;
+- `recorded_as()`: the service, handler and input a point's record names;
+- `launch(Launch) -> (Agent, Trace)`: the process the lab kills for one run, and what that run shows.
+  The `Agent` (`_target.Agent`) starts, is killed, loads a replacement ahead (`prepare`/`wait_ready`, a
+  no-op where it cannot) and listens again at a given time (`release(at)`/`wait_up`); an implementation
+  subclasses `paidtwice.agent._process.LeasedAgent` for its port, address and context manager, and waits
+  with `wait_alive`. The `Trace` (`_target.Trace`) reads the run: its crash points, whether the run is
+  stopped at a point's moment, its steps (executions, in flight at a kill, model calls inside them), how
+  many model calls it saw, and whether the handler recovers explicitly. A kind that sees the wire reuses
+  `WireTrace`; one served by paidtwice's host, `HostTrace`.
+"""
+
+from __future__ import annotations
+
+from paidtwice.targets._command import CommandAgent, WireStep, check_command, command_label, node_path
+from paidtwice.targets._deployment import CommandTarget, WireTrace
+from paidtwice.targets._host import AppTarget, DeckTarget, HostTrace, check_app
+from paidtwice.targets._spec import TargetSpec
+from paidtwice.targets._target import Agent, Launch, Resolution, Target, Trace
+
+__all__ = [
+    "Agent",
+    "AppTarget",
+    "CommandAgent",
+    "CommandTarget",
+    "DeckTarget",
+    "HostTrace",
+    "Launch",
+    "Resolution",
+    "Target",
+    "TargetSpec",
+    "Trace",
+    "WireStep",
+    "WireTrace",
+    "check_app",
+    "check_command",
+    "command_label",
+    "node_path",
+]

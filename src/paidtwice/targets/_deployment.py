@@ -1,0 +1,160 @@
+"""The kind started by a shell command (`sweep --cmd`): a deployment in any language, seen only through the
+protocol proxy the lab registers in front of it (`_command`). Its steps and crash points come from the wire
+(`_wire_timeline`): nothing runs inside its process.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paidtwice._exceptions import UsageError
+from paidtwice.agent._env import agent_env
+from paidtwice.engine._sql import JournalEntry
+from paidtwice.results import CrashPoint
+from paidtwice.stub._server import Lane
+from paidtwice.targets._command import CommandAgent, check_command, command_label, node_path
+from paidtwice.targets._target import Agent, Launch, Resolution, Trace
+from paidtwice.targets._wire_timeline import wire_model_calls_in_steps, wire_points
+
+__all__ = ["CommandTarget", "WireTrace"]
+
+
+@dataclass(frozen=True)
+class WireTrace:
+    """A run as the proxy saw it on the wire, beside the stub's lane."""
+
+    agent: CommandAgent
+    lane: Lane
+
+    def points(
+        self, invocation_id: str, journal: Sequence[JournalEntry], ended: float | None
+    ) -> list[CrashPoint]:
+        return wire_points(
+            journal=journal,
+            wire_log=self.agent.wire_log,
+            invocation_id=invocation_id,
+            steps=self.agent.steps(invocation_id),
+            calls=self.lane.model_calls(invocation_id),
+            tools=self.lane.tool_runs(invocation_id),
+        )
+
+    def stopped_at(self, invocation_id: str, point: CrashPoint) -> bool:
+        """The attempt that starts with the point's journal held at the proxy."""
+        return point.hold_entries is None or self.agent.held(invocation_id)
+
+    def steps(self, invocation_id: str) -> tuple[tuple[str, int], ...]:
+        # Each ProposeRunCompletion is one execution.
+        counts: dict[str, int] = {}
+        for step in self.agent.steps(invocation_id):
+            if step.proposed is not None:
+                counts[step.name] = counts.get(step.name, 0) + 1
+        return tuple(sorted(counts.items()))
+
+    def steps_in_flight(self, invocation_id: str, kill_at: float) -> int:
+        # A step is in flight from its RunCommand until its result; the SDK sends the command first.
+        wire = self.agent.steps(invocation_id)
+        started = {i for i, w in enumerate(wire) if w.commanded < kill_at}
+        ended = {i for i, w in enumerate(wire) if w.proposed is not None and w.proposed < kill_at}
+        return len(started - ended)
+
+    def calls_in_steps(self, invocation_id: str) -> tuple[int, ...]:
+        return wire_model_calls_in_steps(
+            self.agent.steps(invocation_id),
+            self.lane.model_calls(invocation_id),
+            self.lane.tool_runs(invocation_id),
+        )
+
+    def model_calls_seen(self, invocation_id: str) -> int | None:
+        """No host sees its requests: its points come from the stub and the wire."""
+        return None
+
+    def explicit_recovery(self, handler: str) -> bool:
+        """The wire does not say; an SDK's explicit recovery is Python's."""
+        return False
+
+
+@dataclass(frozen=True)
+class CommandTarget:
+    """A shell command that serves the deployment, started once per run in its own process group; its
+    service renamed by the proxy."""
+
+    command: str
+    """The shell command."""
+    service: str
+    """The service's name in the deployment."""
+    handler: str
+    """The handler called."""
+    input: Any
+    """The JSON input of every invocation."""
+    mode: str
+    """What the records call it (`command_label`)."""
+    cwd: str | None = None
+    """Directory the command runs in."""
+    port_env: str = "PORT"
+    """The environment variable that tells the command its port."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Extra environment of the command."""
+    key: str | None = None
+    """As `AppTarget.key`."""
+    state: tuple[tuple[str, str], ...] | None = None
+    """As `AppTarget.state`."""
+    resolution: Resolution = Resolution()
+    """As `AppTarget.resolution`."""
+    stuck_after: int | None = 3
+    """As `AppTarget.stuck_after`."""
+
+    @staticmethod
+    def checked(
+        command: str,
+        service: str | None,
+        handler: str | None,
+        input: Any,
+        *,
+        cwd: str | Path | None,
+        port_env: str,
+    ) -> CommandTarget:
+        """The command's deployment, once it is seen to serve `service`/`handler` (started once and asked
+        for its discovery manifest); `UsageError` in one line, naming its log, if it does not."""
+        if not service or not handler:
+            raise UsageError("sweeping a command needs its service and its handler")
+        where = Path(cwd or ".").resolve()
+        if not where.is_dir():
+            raise UsageError(f"no directory {where}")
+        check_dir = Path(tempfile.mkdtemp(prefix="paidtwice-check-"))
+        # Only asked what it serves: no stub runs yet, nothing is sent.
+        check_env = {
+            **os.environ,
+            **agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
+            **node_path(),
+        }
+        check_command(
+            command, service, handler, env=check_env, workdir=check_dir, port_env=port_env, cwd=where
+        )
+        shutil.rmtree(check_dir, ignore_errors=True)  # kept only when the error names the log in it
+        mode = command_label(service, command)
+        return CommandTarget(command, service, handler, input, mode, cwd=str(where), port_env=port_env)
+
+    def recorded_as(self) -> tuple[str, str, Any]:
+        return self.service, self.handler, self.input
+
+    def launch(self, launch: Launch) -> tuple[Agent, Trace]:
+        # The lane answers whatever reaches it: the proxy, not a host, knows the invocation.
+        launch.lane.single = True
+        agent = CommandAgent(
+            command=self.command,
+            # The stub's URLs and keys are in the launch's environment already, as for any agent.
+            env={**launch.env, **node_path()},
+            workdir=launch.workdir,
+            service=self.service,
+            renamed=launch.served_as,
+            port_env=self.port_env,
+            cwd=Path(self.cwd) if self.cwd else None,
+        )
+        agent.proxy.hold_entries = launch.hold_entries
+        return agent, WireTrace(agent, launch.lane)

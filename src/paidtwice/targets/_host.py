@@ -1,0 +1,246 @@
+"""The kinds served by paidtwice's own host (`paidtwice.agent.host`): the deck's agent, and a user's Python
+app. The host logs every model request, context operation and step of a run (its step log), stops the
+handler at a gate, and serves the run's service under a name of its own; the crash points come from that
+log (`_timeline`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paidtwice._exceptions import UsageError
+from paidtwice.agent._env import SERVICE, SERVICE_AS, agent_env
+from paidtwice.agent._process import AgentHost
+from paidtwice.engine._sql import JournalEntry
+from paidtwice.lab._runner import DECK_AGENT, QUESTION
+from paidtwice.results import CrashPoint
+from paidtwice.stub._server import Lane
+from paidtwice.targets._discovery import AppHandler, choose_handlers, discover, needs_input
+from paidtwice.targets._inputs import made_input
+from paidtwice.targets._target import Agent, Launch, Resolution, Trace
+from paidtwice.targets._timeline import (
+    StepEvent,
+    derive_points,
+    explicit_handlers,
+    model_calls_in_steps,
+    read_step_log,
+    step_runs,
+)
+
+__all__ = ["AppTarget", "DeckTarget", "HostTrace", "check_app"]
+
+DECK_MODES = ("naive", "journaled")
+
+
+@dataclass(frozen=True)
+class HostTrace:
+    """A run as the host logged it (its step log), beside the stub's lane."""
+
+    step_log: Path
+    lane: Lane
+
+    def events(self, invocation_id: str) -> list[StepEvent]:
+        return read_step_log(self.step_log, invocation_id)
+
+    def points(
+        self, invocation_id: str, journal: Sequence[JournalEntry], ended: float | None
+    ) -> list[CrashPoint]:
+        tool_starts = [t.started for t in self.lane.tool_runs()]
+        labels = tuple(e.label() for e in journal)
+        return derive_points(self.events(invocation_id), labels, tool_starts, ended=ended)
+
+    def stopped_at(self, invocation_id: str, point: CrashPoint) -> bool:
+        """Every gate of the point logged, and its pause begun."""
+        if point.gate is None and point.pause_op is None:
+            return True
+        events = self.events(invocation_id)
+        if point.gate is not None:
+            logged = {e.name for e in events if e.event == "gate"}
+            if not set(point.gate.split(",")) <= logged:
+                return False
+        return point.pause_op is None or any(e.event == "op" and e.n == point.pause_op for e in events)
+
+    def steps(self, invocation_id: str) -> tuple[tuple[str, int], ...]:
+        return step_runs(self.events(invocation_id))
+
+    def steps_in_flight(self, invocation_id: str, kill_at: float) -> int:
+        first_life = [e for e in self.events(invocation_id) if e.at < kill_at]
+        started = {e.n for e in first_life if e.event == "step_start"}
+        ended = {e.n for e in first_life if e.event == "step_end"}
+        return len(started - ended)
+
+    def calls_in_steps(self, invocation_id: str) -> tuple[int, ...]:
+        return model_calls_in_steps(self.events(invocation_id))
+
+    def model_calls_seen(self, invocation_id: str) -> int | None:
+        return sum(1 for e in self.events(invocation_id) if e.event == "model_start")
+
+    def explicit_recovery(self, handler: str) -> bool:
+        return handler in explicit_handlers(self.step_log)
+
+
+def _host(app: str, cwd: str | None, launch: Launch, naming: dict[str, str]) -> tuple[Agent, Trace]:
+    """An agent served by paidtwice's host, and its step log."""
+    agent = AgentHost(
+        target=app,
+        env={**launch.env, **naming},
+        workdir=launch.workdir,
+        name="agent",
+        cwd=Path(cwd) if cwd else None,
+        forkserver=launch.forkserver,
+    )
+    return agent, HostTrace(launch.step_log, launch.lane)
+
+
+@dataclass(frozen=True)
+class DeckTarget:
+    """The deck's weather agent in one mode: it names its service from its environment."""
+
+    mode: str
+    """"naive" or "journaled"."""
+    key: str | None = None
+    state: tuple[tuple[str, str], ...] | None = None
+    resolution: Resolution = Resolution()
+    stuck_after: int | None = None
+    """Its retry policy pauses it within seconds, as in the deck: no need to call it stuck."""
+
+    service = "Agent"
+    handler = "run"
+    input = QUESTION
+
+    @property
+    def env(self) -> tuple[tuple[str, str], ...]:
+        # A longer pause than the deck's 2 s gives a loaded machine room to land the kill inside it; no count
+        # depends on its length.
+        return (("PAIDTWICE_AGENT_MODE", self.mode), ("PAIDTWICE_PAUSE_S", "5"))
+
+    @staticmethod
+    def each(modes: Sequence[str]) -> list[DeckTarget]:
+        """The deck's agent in each of `modes`; `UsageError` for a mode it has not."""
+        bad = [m for m in modes if m not in DECK_MODES]
+        if bad or not modes:
+            raise UsageError(f"unknown mode {', '.join(bad) or '(none)'} (known: naive, journaled)")
+        return [DeckTarget(mode) for mode in modes]
+
+    def recorded_as(self) -> tuple[str, str, Any]:
+        # The deck's agent names its service from its environment: the lab's name is the code's name there.
+        return "", "", None
+
+    def launch(self, launch: Launch) -> tuple[Agent, Trace]:
+        return _host(DECK_AGENT, None, launch, {SERVICE: launch.served_as})
+
+
+@dataclass(frozen=True)
+class AppTarget:
+    """A user's Python app (MODULE:APP, or MODULE), served by paidtwice's host, which renames the swept
+    service for each run."""
+
+    app: str
+    """MODULE:APP served by `paidtwice.agent.host`."""
+    service: str
+    """The service's name in the user's code."""
+    handler: str
+    """The handler called."""
+    input: Any
+    """The JSON input of every invocation."""
+    mode: str
+    """What the records call it: its SERVICE/HANDLER when swept from the command line."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Extra environment of the agent process."""
+    cwd: str | None = None
+    """Directory the agent runs in (the user's project, so MODULE imports)."""
+    key: str | None = None
+    """The key each invocation is sent with, for a Virtual Object or a Workflow; None: `DEFAULT_KEY` if the
+    service is keyed, none otherwise."""
+    state: tuple[tuple[str, str], ...] | None = None
+    """The state a Virtual Object (or Workflow) is given under its key before each run, as (name, JSON
+    value); None: the script file's `[state]` table, if it has one."""
+    resolution: Resolution = Resolution()
+    """How the awakeables and Workflow promises the handler waits for are answered
+    (`paidtwice.sweep._approvals`)."""
+    stuck_after: int | None = 3
+    """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
+    mismatch is deterministic: the next attempts replay the same code against the same journal. (A service
+    without a retry policy of its own gets the server's: 70 attempts, up to a minute apart, then pause.)"""
+
+    @staticmethod
+    def discovered(
+        app: str, handlers: Sequence[str], input: Any, *, app_dir: str | Path | None, seed: int
+    ) -> list[AppTarget]:
+        """The `handlers` named (SERVICE/HANDLER or SERVICE), or every handler the app's discovery manifest
+        lists, once the app is seen to import and to serve them; a handler given no `input` whose schema
+        needs one gets a value made from its schema."""
+        cwd = str(Path(app_dir or ".").resolve())
+        if not Path(cwd).is_dir():
+            raise UsageError(f"no directory {app_dir} to import {app} from")
+        chosen, left_out = choose_handlers(discover(app, cwd=cwd), handlers, app=app)
+        for handler in left_out:
+            _note(
+                f"not swept: {handler.name}, a Workflow's shared handler, works beside the workflow's run "
+                f"(name it to sweep it alone: --handler {handler.name})"
+            )
+        # Named by what is swept: two handlers of one app (a journaled and a naive form) are two matrices,
+        # two heatmaps, never "app" twice.
+        return [
+            AppTarget(app, h.service, h.handler, _input(h, input, seed), mode=h.name, cwd=cwd) for h in chosen
+        ]
+
+    @staticmethod
+    def checked(
+        app: str,
+        service: str,
+        handler: str,
+        input: Any,
+        *,
+        key: str | None = None,
+        app_dir: Path | None = None,
+    ) -> AppTarget:
+        """The app's `service`/`handler`, once it is seen to import and to serve it (in a process of its own,
+        nothing started yet); `UsageError` in one line if it does not."""
+        cwd = str((app_dir or Path(".")).resolve())
+        if not Path(cwd).is_dir():
+            raise UsageError(f"no directory {cwd}")
+        problem = check_app(app, service, handler, cwd=cwd)
+        if problem:
+            raise UsageError(problem)
+        return AppTarget(app, service, handler, input, mode="app", cwd=cwd, key=key)
+
+    def recorded_as(self) -> tuple[str, str, Any]:
+        return self.service, self.handler, self.input
+
+    def launch(self, launch: Launch) -> tuple[Agent, Trace]:
+        return _host(self.app, self.cwd, launch, {SERVICE_AS: f"{self.service}={launch.served_as}"})
+
+
+def _input(handler: AppHandler, given: Any, seed: int) -> Any:
+    """The input `handler` is called with: the one given, else (when its schema needs one) a value made
+    from its input schema (each point's record and the summary say which)."""
+    if given is not None or not needs_input(handler.input_schema):
+        return given
+    return made_input(handler.input_schema, handler=handler.name, seed=seed)
+
+
+def _note(line: str) -> None:
+    print(f"paidtwice: {line}", file=sys.stderr)
+
+
+def check_app(app: str, service: str, handler: str, *, cwd: str) -> str | None:
+    """Why the app cannot be swept (not importable, no such service or handler); None if it can."""
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice.agent.host", app, "--check", f"{service}/{handler}"],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        # As in the sweep: the model's client is pointed at the stub (not started yet, nothing is sent).
+        env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
+        timeout=120,
+    )
+    if done.returncode == 0:
+        return None
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    return lines[-1].removeprefix("paidtwice: ") if lines else f"{app} cannot be loaded"

@@ -1,0 +1,206 @@
+"""The protocols every target kind implements: `Target` (what is swept, soaked and replayed), the `Agent` it
+starts (the process the lab kills), and the `Trace` a run of it leaves (what the lab can read and count).
+
+A target names one Restate handler and the input it is called with; what differs between kinds is how its
+agent is started (paidtwice's host, or the user's command behind a protocol proxy), what its run can be seen
+through (the host's step log, or the wire) and so how its crash points are planned and its steps counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import Field, dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar, Protocol, Self
+
+from paidtwice.agent._process import AgentAttempt
+from paidtwice.engine._forkserver import ForkServer
+from paidtwice.engine._sql import JournalEntry
+from paidtwice.results import CrashPoint
+from paidtwice.stub._server import Lane
+
+__all__ = ["Agent", "Launch", "Resolution", "Target", "Trace"]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How a sweep answers the awakeables and promises its handlers wait for."""
+
+    value: str | None = None
+    """JSON every wait is resolved with (`--resolve JSON`); None: the script's `[[awakeable]]` values, else a
+    value valid against the wait's type."""
+    never: bool = False
+    """Resolve nothing (`--resolve never`): a timeout raced against the approval is swept taking its other
+    branch; a handler that waits alone ends at once, saying what it waits for."""
+    after: float = 0.5
+    """Seconds from the handler beginning to wait to the resolution (`--resolve-after`)."""
+
+
+class Agent(Protocol):
+    """A target's process, restartable on one address the server keeps: started, killed (SIGKILL to its
+    process group), and listening again after a restart delay, with a replacement loaded ahead."""
+
+    env: dict[str, str]
+    """The environment every process of it is started with."""
+
+    @property
+    def uri(self) -> str:
+        """What the server registers as the deployment."""
+        ...
+
+    def start(self) -> Self:
+        """Start it and wait until it listens."""
+        ...
+
+    def prepare(self) -> None:
+        """Start loading a replacement (its port still shut), when the kind can."""
+        ...
+
+    def wait_ready(self) -> None:
+        """Block until the replacement has loaded."""
+        ...
+
+    def kill(self) -> float:
+        """SIGKILL it; when the kill was sent."""
+        ...
+
+    def release(self, at: float | None = None) -> None:
+        """Let it listen again at wall-clock time `at` (else now); do not wait."""
+        ...
+
+    def wait_up(self) -> float:
+        """Block until it listens again; the time it did."""
+        ...
+
+    def restart(self, at: float | None = None) -> float:
+        """`release(at)` then `wait_up()`."""
+        ...
+
+    def attempts(self, invocation_id: str | None = None) -> list[AgentAttempt]:
+        """The attempts that reached it, in the order they started."""
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+
+class Trace(Protocol):
+    """What one run of a target shows, read after (or while) it runs: the source of its crash points and of
+    what a point counts beyond the stub's ledgers and the journal."""
+
+    def points(
+        self, invocation_id: str, journal: Sequence[JournalEntry], ended: float | None
+    ) -> list[CrashPoint]:
+        """The crash points of a clean run whose journal is `journal` (its output appended at `ended`)."""
+        ...
+
+    def stopped_at(self, invocation_id: str, point: CrashPoint) -> bool:
+        """The run is stopped at what the point waits for that only this trace sees (gates, a pause, a
+        held journal); the stub's held calls are checked by the caller."""
+        ...
+
+    def steps(self, invocation_id: str) -> tuple[tuple[str, int], ...]:
+        """(step name, executions), sorted by name."""
+        ...
+
+    def steps_in_flight(self, invocation_id: str, kill_at: float) -> int:
+        """Step executions started and not finished at `kill_at`."""
+        ...
+
+    def calls_in_steps(self, invocation_id: str) -> tuple[int, ...]:
+        """The model calls (stub numbers) made inside a ctx.run step: their answers are journaled."""
+        ...
+
+    def model_calls_seen(self, invocation_id: str) -> int | None:
+        """How many model calls the handler was seen making; None when this trace cannot see them."""
+        ...
+
+    def explicit_recovery(self, handler: str) -> bool:
+        """SERVICE/HANDLER (as served) runs under `explicit_recovery`: every retry runs every step again."""
+        ...
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What a run gives its target to start an agent with."""
+
+    env: Mapping[str, str]
+    """The agent's environment: the model's clients pointed at the run's lane, the step log, the gate."""
+    workdir: Path
+    """The run's own directory (logs)."""
+    served_as: str
+    """The name the run's service is served under (each run has one of its own)."""
+    step_log: Path
+    """Where a host logs the run's steps."""
+    lane: Lane
+    """The stub's lane that answers the run's model and tool calls."""
+    forkserver: ForkServer | None = None
+    """The lab's fork server, for a kind that starts Python processes."""
+    hold_entries: int | None = None
+    """Hold the attempt that starts with this many journal entries (a kind that sees the wire)."""
+
+
+class Target(Protocol):
+    """One Restate handler to sweep, soak or replay, how its agent starts, and what its runs show.
+
+    The fields are what every kind has; `launch` is where the kinds differ. A kind is a frozen dataclass
+    (the sweep sets a key, a state or a resolution on any kind with `dataclasses.replace`)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    @property
+    def mode(self) -> str:
+        """What the records call it (the deck's "naive"/"journaled", SERVICE/HANDLER, a command's label)."""
+        ...
+
+    @property
+    def service(self) -> str:
+        """The service's name in the user's code."""
+        ...
+
+    @property
+    def handler(self) -> str: ...
+
+    @property
+    def input(self) -> Any:
+        """The JSON input of every invocation."""
+        ...
+
+    @property
+    def env(self) -> tuple[tuple[str, str], ...]:
+        """Extra environment of the agent."""
+        ...
+
+    @property
+    def key(self) -> str | None:
+        """The key of a Virtual Object's or Workflow's invocations; None: a default when keyed."""
+        ...
+
+    @property
+    def state(self) -> tuple[tuple[str, str], ...] | None:
+        """State (name, JSON) set under the key before each run; None: the script's `[state]`, if any."""
+        ...
+
+    @property
+    def resolution(self) -> Resolution:
+        """How the awakeables and promises the handler waits for are answered."""
+        ...
+
+    @property
+    def stuck_after(self) -> int | None:
+        """Settle a point as stuck after this many journal mismatches in a row; None: wait for a pause."""
+        ...
+
+    def recorded_as(self) -> tuple[str, str, Any]:
+        """(service, handler, input) as a point's record names them."""
+        ...
+
+    def launch(self, launch: Launch) -> tuple[Agent, Trace]:
+        """An agent for one run (not started yet) and the trace its run leaves."""
+        ...
