@@ -176,9 +176,11 @@ def test_click_is_imported_only_under_cli() -> None:
     )
 
 
+_SOAK_MOVES = "lab/_soak.py moves to its own package, soak/ (issue 25, engineer 'soak')"
 PENDING_CYCLES = {
-    "lab -> results -> lab": "results/ reads the soak's record class (SoakRecord) in lab/_soak.py; it moves "
-    "with the soak (issue 25, engineers 'soak' and 'results')",
+    "lab -> results -> lab": f"results/ reads SoakRecord from lab/_soak.py; {_SOAK_MOVES}",
+    "lab -> sweep -> lab": f"lab/_soak.py imports the sweep's runs; {_SOAK_MOVES}",
+    "lab -> targets -> lab": f"lab/_soak.py imports the targets' host; {_SOAK_MOVES}",
 }
 """Cycles on main when this test landed, each with what breaks it. Remove the line when it is broken: the
 test fails while a listed cycle is gone, as it does on any cycle not listed."""

@@ -68,7 +68,6 @@ if _typing.TYPE_CHECKING:
         soak_timeout,
         write_soak,
     )
-    from paidtwice.sweep import Answers, KillPlan, ModelStub, sweep, sweep_targets
 
 _LAZY = {
     **dict.fromkeys(
@@ -87,10 +86,10 @@ _LAZY = {
         ),
         "paidtwice.lab._soak",
     ),
-    **dict.fromkeys(("Answers", "KillPlan", "ModelStub", "sweep", "sweep_targets"), "paidtwice.sweep"),
 }
-"""The sweep's and the soak's names, imported when first used: they run targets (`paidtwice.targets`),
-which are built on the lab's runner."""
+"""The soak's names, imported when first used: it runs targets (`paidtwice.targets`), which are built on the
+lab's runner. The sweep is its own package's (`paidtwice.sweep`), not re-exported here: lab -> sweep -> lab
+was a cycle."""
 
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
@@ -104,7 +103,6 @@ __all__ = [
     "SCENARIOS",
     "WALKS",
     "AgentMode",
-    "Answers",
     "ApplyResult",
     "AttemptLine",
     "Backoff",
@@ -124,13 +122,11 @@ __all__ = [
     "Fault",
     "FaultKind",
     "InvocationStatus",
-    "KillPlan",
     "KillSnapshot",
     "Lab",
     "LabCancelled",
     "Mismatch",
     "ModelLogLine",
-    "ModelStub",
     "NodeKillLine",
     "NodeKillRecord",
     "PaidCallPrediction",
@@ -165,8 +161,6 @@ __all__ = [
     "soak",
     "soak_target",
     "soak_timeout",
-    "sweep",
-    "sweep_targets",
     "write_soak",
 ]
 
