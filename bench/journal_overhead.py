@@ -3,7 +3,8 @@
     .venv/bin/python bench/journal_overhead.py [INVOCATIONS]
 
 Prints p50 and p99 of the model step as the handler sees it, for each mode, their difference, and that
-difference as a share of a 500 ms model call.
+difference as a share of a 500 ms model call. Writes its table for the Benchmarks page
+(docs/benchmarks/tables/journal-overhead.md).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 import time
 
 import httpx
+from _docs import load_average, write_table
 
 from paidtwice.lab import AgentMode, Lab
 from paidtwice.stub import SCRIPTS
@@ -44,16 +46,17 @@ def measure(lab: Lab, mode: AgentMode, count: int) -> list[float]:
 def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 300
     started = time.monotonic()
+    load_before = load_average()
     with Lab(echo=lambda message: None) as lab:
         naive = measure(lab, "naive", count)
         journaled = measure(lab, "journaled", count)
     print(f"journal overhead: {count} invocations per mode, zero-latency stub")
     print(f"{'mode':10} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8}")
+    rows = []
     for name, steps in (("naive", naive), ("journaled", journaled)):
-        print(
-            f"{name:10} {percentile(steps, 0.5):8.2f} {percentile(steps, 0.99):8.2f} "
-            f"{statistics.mean(steps):8.2f}"
-        )
+        figures = (percentile(steps, 0.5), percentile(steps, 0.99), statistics.mean(steps))
+        print(f"{name:10} {figures[0]:8.2f} {figures[1]:8.2f} {figures[2]:8.2f}")
+        rows.append([name, *(f"{f:.2f}" for f in figures)])
     p50 = percentile(journaled, 0.5) - percentile(naive, 0.5)
     p99 = percentile(journaled, 0.99) - percentile(naive, 0.99)
     print(f"difference: p50 {p50:+.2f} ms, p99 {p99:+.2f} ms")
@@ -62,6 +65,14 @@ def main() -> None:
         f"p99 {p99 / TYPICAL_MODEL_CALL_MS:.2%}"
     )
     print(f"(bench took {time.monotonic() - started:.1f} s)")
+    rows.append(["journaled minus naive", f"{p50:+.2f}", f"{p99:+.2f}", "-"])
+    note = (
+        f"{count} invocations per mode, the stub answering at once, the step as its handler times it; "
+        f"the difference as a share of a {TYPICAL_MODEL_CALL_MS:.0f} ms model call: p50 "
+        f"{p50 / TYPICAL_MODEL_CALL_MS:.2%}, p99 {p99 / TYPICAL_MODEL_CALL_MS:.2%}."
+    )
+    headers = ["mode", "model step p50 ms", "p99 ms", "mean ms"]
+    write_table("journal-overhead", headers, rows, load=f"{load_before} to {load_average()}", note=note)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Run the deck N times and say, per row, whether any count or journal differed between repetitions.
 
 .venv/bin/python bench/repeat.py [N]     (default 10)
+
+Writes its table for the Benchmarks page (docs/benchmarks/tables/repeat.md).
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ import re
 import sys
 import time
 from collections import Counter
+
+from _docs import load_average, write_table
 
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice.lab import (
@@ -58,6 +62,7 @@ def main() -> None:
     matched: dict[str, int] = {row.name: 0 for row in rows}
     failed: list[str] = []
     started = time.monotonic()
+    load_before = load_average()
     # One lab for every repetition, as a long session would use it; a failed repetition cancels its lab, so
     # the next one gets a new lab.
     lab = Lab(echo=lambda message: None).__enter__()
@@ -78,7 +83,8 @@ def main() -> None:
             print(f"  repetition {n + 1}/{repetitions} done", file=sys.stderr)
     finally:
         lab.close()
-    print(f"deck repeated {repetitions} times in {time.monotonic() - started:.0f} s")
+    took = time.monotonic() - started
+    print(f"deck repeated {repetitions} times in {took:.0f} s")
     width = max(len("row"), *map(len, seen))
     print(f"{'row':{width}} {'distinct results':>16} {'matched the deck':>17}")
     for name, prints in seen.items():
@@ -91,6 +97,23 @@ def main() -> None:
             print(f"  {times}x {result}")
     print("rows that differed: " + (", ".join(differing) if differing else "none"))
     print(f"repetitions that failed: {len(failed)}" + "".join(f"\n  {line}" for line in failed))
+    table = [
+        [f"`{name}`", str(len(set(prints))), f"{matched[name]} of {repetitions}"]
+        for name, prints in seen.items()
+    ]
+    note = (
+        f"The deck ran {repetitions} times on one lab in {took:.0f} s; rows whose results differed between "
+        f"repetitions: {', '.join(differing) or 'none'}; repetitions that failed: {len(failed)}"
+        + "".join(f"; {line}" for line in failed)
+        + "."
+    )
+    write_table(
+        "repeat",
+        ["row", "distinct results", "matched the deck"],
+        table,
+        load=f"{load_before} to {load_average()}",
+        note=note,
+    )
 
 
 if __name__ == "__main__":

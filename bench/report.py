@@ -4,7 +4,10 @@
 
 Prints the page's size, the time to read the results and write the page, and the time from navigation to
 the load event in Chromium (each load in a fresh tab state; the best and the median of --loads). The issue's
-target: a 60-point sweep opens in under a second.
+target: a 60-point sweep opens in under a second. Writes its table for the Benchmarks page
+(docs/benchmarks/tables/report.md); the repo's own result files make a page anyone can measure again:
+
+    .venv/bin/python bench/report.py tests/fixtures/results/deck.json tests/fixtures/results/sweep.json
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from _docs import load_average, write_table  # noqa: E402
 from browser import Browser, find_chromium  # type: ignore[import-not-found]  # noqa: E402
 
 from paidtwice.report import deck_sections, load_results, sweep_sections, write_html  # noqa: E402
@@ -31,6 +35,7 @@ def main() -> None:
     binary = find_chromium()
     if binary is None:
         sys.exit("chromium is not installed")
+    load_before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         loaded = load_results(args.results)
@@ -46,6 +51,17 @@ def main() -> None:
         f"made in {made:.2f}s; opened in {min(loads):.2f}s best, {statistics.median(loads):.2f}s median "
         f"of {len(loads)} loads"
     )
+    headers = ["deck rows", "crash points", "page", "made in", "opened in (best)", f"median of {len(loads)}"]
+    row = [
+        str(len(loaded.records)),
+        str(len(loaded.points)),
+        f"{size:.0f} KiB",
+        f"{made:.2f} s",
+        f"{min(loads):.2f} s",
+        f"{statistics.median(loads):.2f} s",
+    ]
+    note = "Opened: from navigation to the load event in headless Chromium (target: under a second)."
+    write_table("report", headers, [row], load=f"{load_before} to {load_average()}", note=note)
 
 
 if __name__ == "__main__":

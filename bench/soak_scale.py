@@ -18,8 +18,10 @@ import time
 from _docs import write_table
 
 from paidtwice._exceptions import PaidtwiceError
-from paidtwice.lab import Lab, SoakProgress, SoakRecord, soak, soak_timeout
+from paidtwice.lab import Lab
 from paidtwice.report import format_soak_progress, table
+from paidtwice.results import SoakRecord
+from paidtwice.soak import SoakOptions, SoakProgress, soak, soak_timeout
 
 _TARGET_RATIO = 0.8
 
@@ -60,14 +62,8 @@ def main() -> None:
                 print(f"soak {size} with {kills} kills (load average {before})", flush=True)
                 # Three times the default deadline: a loaded, shared machine still yields its figures;
                 # a soak that stalls for two minutes gives up all the same.
-                record = soak(
-                    lab,
-                    invocations=size,
-                    kills=kills,
-                    timeout=3 * soak_timeout(size),
-                    progress=show,
-                    progress_every=1.0,
-                )
+                options = SoakOptions(invocations=size, kills=kills, timeout=3 * soak_timeout(size))
+                record = soak(lab, options, progress=show)
                 results.append((record, before, _load()))
                 verdict = "ok" if record.ok else "NOT OK: " + "; ".join(record.problems())
                 print(

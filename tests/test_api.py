@@ -27,6 +27,7 @@ def test_exported_names_are_the_public_api() -> None:
         "paidtwice.replay",
         "paidtwice.results",
         "paidtwice.agent",
+        "paidtwice.soak",
     ):
         module = importlib.import_module(name)
         exported = set(module.__all__)

@@ -16,8 +16,8 @@ from paidtwice.engine import RestateCluster, ensure_restatectl
 from paidtwice.engine._ports import is_port_free
 from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, Lab, experiment_by_name
 from paidtwice.lab._experiments import Experiment
-from paidtwice.lab._soak import soak
 from paidtwice.report import format_soak
+from paidtwice.soak import SoakOptions, soak
 
 
 def test_node_kill_in_pause_completes_with_the_clean_counts(cluster_lab: Lab) -> None:
@@ -43,7 +43,7 @@ def test_node_kill_in_pause_completes_with_the_clean_counts(cluster_lab: Lab) ->
 
 
 def test_soak_with_node_kills_loses_nothing(cluster_lab: Lab) -> None:
-    record = soak(cluster_lab, invocations=60, kills=0, node_kills=2)
+    record = soak(cluster_lab, SoakOptions(invocations=60, kills=0, node_kills=2))
     assert record.sent == 60
     assert record.lost == 0
     assert record.completed == 60

@@ -176,30 +176,13 @@ def test_click_is_imported_only_under_cli() -> None:
     )
 
 
-_SOAK_MOVES = "lab/_soak.py moves to its own package, soak/ (issue 25, engineer 'soak')"
-PENDING_CYCLES = {
-    "lab -> results -> lab": f"results/ reads SoakRecord from lab/_soak.py; {_SOAK_MOVES}",
-    "lab -> sweep -> lab": f"lab/_soak.py imports the sweep's runs; {_SOAK_MOVES}",
-    "lab -> targets -> lab": f"lab/_soak.py imports the targets' host; {_SOAK_MOVES}",
-}
-"""Cycles on main when this test landed, each with what breaks it. Remove the line when it is broken: the
-test fails while a listed cycle is gone, as it does on any cycle not listed."""
-
-
 def test_no_cycle_between_packages() -> None:
     edges = package_graph(SOURCE)
     assert edges, "no import between paidtwice's packages was read: the reader is broken"
     found = cycles(edges)
-    new = [c for c in found if " -> ".join(c) not in PENDING_CYCLES]
-    assert not new, "packages that import each other:\n" + "\n".join(describe(c, edges) for c in new)
-    gone = set(PENDING_CYCLES) - {" -> ".join(c) for c in found}
-    assert not gone, f"no longer a cycle, remove it from PENDING_CYCLES: {', '.join(sorted(gone))}"
+    assert not found, "packages that import each other:\n" + "\n".join(describe(c, edges) for c in found)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 25 is splitting lab/_soak.py, lab/_runner.py, lab/_sweep_runs.py and agent/host.py now",
-)
 def test_no_module_is_too_long() -> None:
     long = long_modules(SOURCE)
     assert not long, f"modules of {MAX_LINES} lines or more: " + ", ".join(f"{p} ({n})" for p, n in long)

@@ -20,7 +20,6 @@ import pytest
 from browser import Browser, PageLoad, find_chromium
 
 from paidtwice.lab import CurveRecord, Lab, RecoveryRecord, RunRecord
-from paidtwice.lab._soak import soak
 from paidtwice.report import (
     deck_sections,
     load_results,
@@ -31,6 +30,7 @@ from paidtwice.report import (
 )
 from paidtwice.report._text import usd
 from paidtwice.results import Record
+from paidtwice.soak import SoakOptions, soak
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 SCREENSHOTS = Path(
@@ -163,7 +163,7 @@ def test_report_of_a_run_in_the_session_lab(
 
 
 def test_soak_report_in_the_browser(browser: Browser, lab: Lab, tmp_path: Path) -> None:
-    record = soak(lab, invocations=12, kills=1)
+    record = soak(lab, SoakOptions(invocations=12, kills=1))
     page = write_html(tmp_path / "soak.html", "paidtwice soak", [soak_section(record)])
     assert_clean_load(browser.open(page), page)
     text = browser.evaluate("document.body.innerText")

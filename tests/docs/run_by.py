@@ -72,7 +72,7 @@ RUN_BY: dict[str, str] = {
         "tests/sweep/test_sweep_patterns.py::test_naive_pays_again_at_every_point_after_an_answer"
     ),
     'paidtwice soak --app concierge:app --app-dir tests/agents --service Concierge --handler plan --input \'{"city": "Lisbon", "pause": 2, "asks": 2}\' --script tests/agents/concierge.toml --invocations 1000 --kills 5': (
-        "tests/test_soak_app.py::test_a_journaled_user_agent_loses_nothing_and_stays_within_the_bound"
+        "tests/soak/test_app.py::test_a_journaled_user_agent_loses_nothing_and_stays_within_the_bound"
     ),
     "paidtwice sweep": ("tests/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check"),
     "paidtwice sweep --mode journaled --script changed --json sweep.json": (

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from paidtwice.lab import Lab, soak
+from paidtwice.lab import Lab
 from paidtwice.results import record_json
+from paidtwice.soak import SoakOptions, soak
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "docs" / "reference" / "schemas"
@@ -78,7 +79,7 @@ def test_replay_check_records_hold_to_their_schema(replay_check_results: tuple[P
 
 
 def test_a_soak_record_holds_to_the_soak_schema(lab: Lab) -> None:
-    record = soak(lab, invocations=20, kills=1)
+    record = soak(lab, SoakOptions(invocations=20, kills=1))
     assert errors("soak", record_json(record)) == []
 
 

@@ -52,6 +52,7 @@ AGENT_PRELOAD = (
     "concurrent.futures.thread",
     "hypercorn.asyncio",
     "hypercorn.config",
+    "paidtwice.agent._app",
     "paidtwice.agent._wire",
     "aiohttp",
 )

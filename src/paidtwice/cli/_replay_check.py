@@ -5,7 +5,12 @@ A thin layer over the library `paidtwice.replay`, which knows nothing of click.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -14,12 +19,12 @@ from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._options import STDOUT, admin_url_option, echo_err, writable
 from paidtwice.engine._sql import SqlClient
-from paidtwice.replay._journal import STATUSES, JournalFile, capture, journal_paths, load_journal, save_all
+from paidtwice.replay._journal import STATUSES, capture, journal_paths, load_journal, save_all
 from paidtwice.replay._replayer import Replayer, ReplayResult
-from paidtwice.report._findings import replay_cases, replay_findings
+from paidtwice.report._findings import TestCase, replay_cases, replay_findings
 from paidtwice.report._html import replay_check_section, write_html
-from paidtwice.report._replay import format_replay_check
-from paidtwice.results import results_text, write_results
+from paidtwice.report._replay import Row, format_replay_table, replay_details, replay_row
+from paidtwice.results import record_json
 from paidtwice.stub._scripts import SCRIPTS
 from paidtwice.stub._turns import VARIATIONS
 
@@ -167,23 +172,62 @@ def replay_check_command(
     json_path = _json_path(json_target, paths)
     to_stdout = json_target is not None and json_path is None
     files = _journal_files(paths, html_path)
-    results = _replay(files, app=app, app_dir=app_dir, script=script, variation=variation, timeout=timeout)
+    with _records_to(json_path, to_stdout) as records:
+        kept = _Kept(
+            records, table=not to_stdout, html=html_path is not None, junit=outputs.junit is not None
+        )
+        _replay(files, kept, app=app, app_dir=app_dir, script=script, variation=variation, timeout=timeout)
     if html_path is not None:
-        _write_page(html_path, app, paths, results)
+        _write_page(html_path, app, paths, kept.results)
         click.echo(f"HTML report: {html_path}", err=to_stdout)
-    if to_stdout:
-        click.echo(results_text(results), nl=False)
-    else:
-        click.echo(format_replay_check(results))
+    if not to_stdout:
+        click.echo(format_replay_table(kept.rows, kept.details))
     if json_path is not None:
-        _write_records(json_path, results)
         click.echo(f"Full records: {json_path}")
     if outputs.sarif or outputs.github:
         source = app_source(app, app_dir or Path("."), Path.cwd())
     else:
         source = None
-    outputs.emit(replay_findings(results, source), replay_cases(results))
-    raise SystemExit(0 if all(r.ok for r in results) else 1)
+    outputs.emit(replay_findings(kept.failed, source), kept.cases)
+    raise SystemExit(0 if not kept.failed else 1)
+
+
+class _Kept:
+    """What replay-check keeps of its results as they come, so memory does not grow with the journals'
+    number: with --json each record is written at once (the array's shape and bytes as `json.dumps(records,
+    indent=2)` gives them); the table's rows and the details of what does not simply replay; the results
+    that are not ok (the findings); a test case each only with --junit, every result only with --html."""
+
+    def __init__(self, records: TextIO | None, *, table: bool, html: bool, junit: bool) -> None:
+        self.records = records
+        self.table = table
+        self.written = 0
+        self.rows: list[Row] = []
+        self.details: list[str] = []
+        self.failed: list[ReplayResult] = []
+        self.cases: list[TestCase] = []
+        self.results: list[ReplayResult] = []
+        self._html, self._junit = html, junit
+
+    def add(self, result: ReplayResult) -> None:
+        if self.records is not None:
+            record = json.dumps(record_json(result), indent=2).replace("\n", "\n  ")
+            self.records.write((",\n  " if self.written else "[\n  ") + record)
+            self.written += 1
+        if self.table:
+            self.rows.append(replay_row(result))
+            self.details.extend(replay_details(result))
+        if not result.ok:
+            self.failed.append(result)
+        if self._junit:
+            self.cases.extend(replay_cases([result]))
+        if self._html:
+            self.results.append(result)
+
+    def close(self) -> None:
+        """End the JSON array (an empty one if nothing was written)."""
+        if self.records is not None:
+            self.records.write("\n]\n" if self.written else "[]\n")
 
 
 def _json_path(json_target: str | None, paths: tuple[Path, ...]) -> Path | None:
@@ -225,11 +269,25 @@ def _input_at(path: Path, paths: tuple[Path, ...]) -> str | None:
     return None
 
 
-def _write_records(path: Path, results: list[ReplayResult]) -> None:
+@contextlib.contextmanager
+def _records_to(json_path: Path | None, to_stdout: bool) -> Iterator[TextIO | None]:
+    """Where the records stream: stdout, or FILE written beside it and renamed over it once complete (a
+    replay-check stopped half way leaves no half a file)."""
+    if to_stdout:
+        yield sys.stdout
+        return
+    if json_path is None:
+        yield None
+        return
+    partial = json_path.with_name(json_path.name + ".tmp")
     try:
-        write_results(path, results)
+        with partial.open("w") as handle:
+            yield handle
+        partial.replace(json_path)
     except OSError as err:
-        raise BadInput(f"cannot write the records to {path}: {err.strerror or err}") from None
+        raise BadInput(f"cannot write the records to {json_path}: {err.strerror or err}") from None
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _journal_files(paths: tuple[Path, ...], html_path: Path | None) -> list[Path]:
@@ -252,16 +310,26 @@ def _journal_files(paths: tuple[Path, ...], html_path: Path | None) -> list[Path
 
 
 def _replay(
-    files: list[Path], *, app: str, app_dir: Path | None, script: str, variation: str, timeout: float
-) -> list[ReplayResult]:
+    files: list[Path],
+    kept: _Kept,
+    *,
+    app: str,
+    app_dir: Path | None,
+    script: str,
+    variation: str,
+    timeout: float,
+) -> None:
     try:
-        journals: list[JournalFile] = [load_journal(path) for path in files]
         with Replayer(app, app_dir=app_dir, script=script, variation=variation, timeout=timeout) as replayer:
-            # One batch: every journal is checked before the first replay (bad input exits 2 at once), then
-            # all run on one loop, one app and one stub.
-            return replayer.replay_journals(journals)
+            # Every journal is checked before the first replay (bad input exits 2 at once, nothing written),
+            # then read again and replayed as a stream, on one loop, one app and one stub.
+            for path in files:
+                replayer.check(load_journal(path))
+            for result in replayer.replay_stream(files):
+                kept.add(result)
     except PaidtwiceError as err:
         raise BadInput(str(err)) from None
+    kept.close()
 
 
 def _write_page(html_path: Path, app: str, paths: tuple[Path, ...], results: list[ReplayResult]) -> None:

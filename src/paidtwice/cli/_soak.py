@@ -4,6 +4,7 @@ they run."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,18 +31,12 @@ from paidtwice.cli._options import (
     service_option,
     write_report,
 )
-from paidtwice.lab._runner import DECK_AGENT
-from paidtwice.lab._soak import (
-    SoakInterrupted,
-    SoakProgress,
-    SoakRecord,
-    check_soak,
-    soak_target,
-    write_soak,
-)
-from paidtwice.lab._soak import soak as run_soak
+from paidtwice.lab._runner import DECK_AGENT, Lab
 from paidtwice.report._html import soak_section
 from paidtwice.report._soak import format_soak, format_soak_progress
+from paidtwice.results import SoakRecord, write_record
+from paidtwice.soak import SoakInterrupted, SoakOptions, SoakProgress, soak_target
+from paidtwice.soak import soak as run_soak
 from paidtwice.stub._scripts import Script
 from paidtwice.stub._turns import load_script_file
 from paidtwice.targets import AppTarget
@@ -148,33 +143,48 @@ def soak(
             --input '"How much is 120 EUR in USD?"' --script examples/travel_agent/script.toml
     """
     on_terminal = sys.stderr.isatty()
+    options = SoakOptions(
+        invocations=invocations,
+        kills=kills,
+        kill_every=kill_every,
+        timeout=timeout,
+        node_kills=node_kills,
+        progress_every=0.5 if on_terminal else 5.0,
+    )
     try:
-        check_soak(invocations=invocations, kills=kills, node_kills=node_kills, cluster=cluster)
+        options.check(cluster=cluster)
     except UsageError as err:
         raise BadInput(str(err)) from None
     target, script = _own_app(app, service, handler, input_json, key, script_path, app_dir)
     json_path = json_path or default_json(results_dir, "soak")
     check_outputs(json_path, html_path, what="the soak's record")
-    stopped = False
+    progress = _show_progress if on_terminal else _log_progress
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
-            try:
-                record: SoakRecord = run_soak(
-                    lab,
-                    invocations=invocations,
-                    kills=kills,
-                    kill_every=kill_every,
-                    timeout=timeout,
-                    progress=_show_progress if on_terminal else _log_progress,
-                    progress_every=0.5 if on_terminal else 5.0,
-                    node_kills=node_kills,
-                    target=target if target is not None else DECK_AGENT,
-                    script=script,
-                )
-            except SoakInterrupted as interrupted:
-                stopped, record = True, interrupted.record
+            record, stopped = _soak_on(lab, options, target, script, progress)
             # On disk before the lab stops its processes: a second Ctrl-C there loses nothing measured.
-            write_soak(json_path, record)
+            write_record(json_path, record)
+    _report(record, json_path, html_path, on_terminal=on_terminal, stopped=stopped)
+
+
+def _soak_on(
+    lab: Lab,
+    options: SoakOptions,
+    target: str | AppTarget,
+    script: Script | None,
+    progress: Callable[[SoakProgress], None],
+) -> tuple[SoakRecord, bool]:
+    """The soak's record, and whether Ctrl-C or SIGTERM stopped it (the record says what ran until then)."""
+    try:
+        return run_soak(lab, options, target=target, script=script, progress=progress), False
+    except SoakInterrupted as interrupted:
+        return interrupted.record, True
+
+
+def _report(
+    record: SoakRecord, json_path: Path, html_path: Path | None, *, on_terminal: bool, stopped: bool
+) -> None:
+    """Print the record, write its page, and exit: 0 when it is ok, 1 when not, 130/143 when stopped."""
     if on_terminal:
         echo_err("")
     click.echo(format_soak(record))
@@ -195,12 +205,13 @@ def _own_app(
     key: str | None,
     script_path: Path | None,
     app_dir: Path,
-) -> tuple[AppTarget | None, Script | None]:
-    """Your app and its script, checked before anything starts (BadInput); (None, None) for the deck's."""
+) -> tuple[str | AppTarget, Script | None]:
+    """Your app and its script, checked before anything starts (BadInput); the deck's agent and its own
+    script (None) without --app."""
     if app is None:
         if service or handler or key or script_path or input_json != "null":
             raise BadInput("--service, --handler, --input, --key and --script go with --app")
-        return None, None
+        return DECK_AGENT, None
     if not service or not handler:
         raise BadInput("with --app, name the service and the handler: --service NAME --handler NAME")
     if script_path is None:

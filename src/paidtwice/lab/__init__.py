@@ -1,8 +1,5 @@
 """The lab: experiment rows as data, faults, the runner and its records."""
 
-import importlib as _importlib
-import typing as _typing
-
 from paidtwice._exceptions import LabCancelled
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, Bill, bill, check_price_model, extra_calls
 from paidtwice.lab._experiments import (
@@ -54,43 +51,6 @@ from paidtwice.results import (
     ToolLogLine,
 )
 
-if _typing.TYPE_CHECKING:
-    from paidtwice.lab._soak import (
-        KillSnapshot,
-        NodeKillLine,
-        PeakMemory,
-        SoakInterrupted,
-        SoakProgress,
-        SoakRecord,
-        check_soak,
-        soak,
-        soak_target,
-        soak_timeout,
-        write_soak,
-    )
-
-_LAZY = {
-    **dict.fromkeys(
-        (
-            "KillSnapshot",
-            "NodeKillLine",
-            "PeakMemory",
-            "SoakInterrupted",
-            "SoakProgress",
-            "SoakRecord",
-            "check_soak",
-            "soak",
-            "soak_target",
-            "soak_timeout",
-            "write_soak",
-        ),
-        "paidtwice.lab._soak",
-    ),
-}
-"""The soak's names, imported when first used: it runs targets (`paidtwice.targets`), which are built on the
-lab's runner. The sweep is its own package's (`paidtwice.sweep`), not re-exported here: lab -> sweep -> lab
-was a cycle."""
-
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
     "CLEAN_NAIVE_JOURNAL",
@@ -122,15 +82,12 @@ __all__ = [
     "Fault",
     "FaultKind",
     "InvocationStatus",
-    "KillSnapshot",
     "Lab",
     "LabCancelled",
     "Mismatch",
     "ModelLogLine",
-    "NodeKillLine",
     "NodeKillRecord",
     "PaidCallPrediction",
-    "PeakMemory",
     "PointResult",
     "RecordedStatus",
     "RecoveryBreakdown",
@@ -139,9 +96,6 @@ __all__ = [
     "RecoveryStep",
     "Row",
     "RunRecord",
-    "SoakInterrupted",
-    "SoakProgress",
-    "SoakRecord",
     "SweepMatrix",
     "ToolLogLine",
     "Walk",
@@ -149,7 +103,6 @@ __all__ = [
     "apply_way",
     "bill",
     "check_price_model",
-    "check_soak",
     "experiment_by_name",
     "explain",
     "extra_calls",
@@ -158,14 +111,4 @@ __all__ = [
     "read_mismatch",
     "run_rows",
     "run_walk",
-    "soak",
-    "soak_target",
-    "soak_timeout",
-    "write_soak",
 ]
-
-
-def __getattr__(name: str) -> _typing.Any:
-    if name in _LAZY:
-        return getattr(_importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'paidtwice.lab' has no attribute {name!r}")

@@ -20,50 +20,41 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 from paidtwice._exceptions import ExperimentError, LabCancelled
 from paidtwice._pins import RESTATE_SERVER_VERSION
 from paidtwice.agent._env import EXPLICIT_RECOVERY, PAUSE_S, RETRY_POLICY, STEP_LOG, agent_env
-from paidtwice.agent._process import AGENT_PRELOAD, AgentAttempt, AgentHost
+from paidtwice.agent._process import AGENT_PRELOAD, AgentHost
 from paidtwice.engine._admin import AdminClient
 from paidtwice.engine._cluster import RestateCluster, check_size
 from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._janitor import forget, remove_at_exit
 from paidtwice.engine._server import RestateServer
-from paidtwice.engine._sql import InvocationRow, SqlClient, invocation_status
+from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._bill import (
     DEFAULT_PRICE_MODEL,
-    PRICES_AS_OF,
-    bill,
     check_price_model,
-    extra_calls,
 )
-from paidtwice.lab._checks import compare
+from paidtwice.lab._comparisons import run_comparison
+from paidtwice.lab._curves import run_curve
 from paidtwice.lab._experiments import AgentMode, Comparison, Curve, Experiment, Fault
 from paidtwice.lab._measures import MISMATCH_CODE as MISMATCH_CODE
 from paidtwice.lab._measures import (
     NodeKill,
-    deliberate_wait,
-    mismatch_of,
     node_kill_record,
-    recovery_check,
-    recovery_of,
 )
 from paidtwice.lab._measures import attempt_log_of as attempt_log_of
 from paidtwice.lab._measures import model_log_of as model_log_of
 from paidtwice.lab._measures import tool_log_of as tool_log_of
-from paidtwice.lab._policy import Backoff, predict_paid_calls
-from paidtwice.lab._watch import AttemptWatch, Watcher, mismatches_of, settled, wait_for
+from paidtwice.lab._run_record import RunSeen, measure_run
+from paidtwice.lab._watch import Watcher, settled, wait_for
 from paidtwice.results import (
-    Check,
     ComparisonRecord,
-    CurvePoint,
     CurveRecord,
-    NodeKillRecord,
     RunRecord,
 )
 from paidtwice.stub._ledger import Booking, ModelCall
@@ -83,24 +74,6 @@ def renamed_service(service: str, tag: str) -> str:
 
 
 _RUN_TIMEOUT = 180.0
-SOURCES = {
-    "model_calls": "stub ledger, the run's lane and invocation",
-    "tool_calls": "stub tool ledger, same lane and invocation",
-    "status": "sys_invocation.status",
-    "journal": "sys_journal",
-    "attempts": "the agent host's wire log: each attempt that reached the agent, numbered by the retry count "
-    "in its StartMessage (attempts failed since the last progress, refused connections included); "
-    "sys_invocation polled every 20 ms as a floor",
-    "attempts_reached_agent": "agent host's wire log, attempts started after the kill",
-    "attempt_log": "agent host's wire log; the numbers it skips are attempts that found the agent down",
-    "attempts_while_down": "attempts minus those in the agent host's wire log",
-    "mismatches": "agent host's wire log: attempts whose ErrorMessage carried code 570 (RT0016)",
-    "protocol_version": "sys_invocation.pinned_service_protocol_version",
-    "recovery_s": "from the agent listening again (the lab) to the output's append (sys_journal)",
-    "recovery_breakdown": "regain_s: the agent host's step log (the context operation the kill interrupted, "
-    "called again); model waits: stub ledger; journal round trips: agent host's wire log",
-}
-"""Where each figure of a run record is read from (the record's `sources`)."""
 _CLUSTER_PAUSE_S = "4"
 """The deck agent's pause on a cluster. A kill must land inside the pause, and on a cluster every SQL read
 fans out over the nodes: with every deck row starting at once, a kill missed a 2 s pause here. No count the
@@ -403,15 +376,7 @@ class Lab:
         admin = engine.admin
         # The step log marks where the handler was at the kill, and where its replay got back to it.
         step_log = self.workdir / service / "steps.jsonl"
-        extra_env = {STEP_LOG: str(step_log)} if experiment.step_log else {}
-        if experiment.booking_key:
-            extra_env["PAIDTWICE_BOOKING_KEY"] = experiment.booking_key
-        if experiment.booking_pause:
-            extra_env["PAIDTWICE_BOOKING_PAUSE_S"] = f"{experiment.booking_pause:g}"
-        if experiment.explicit_recovery:
-            extra_env[EXPLICIT_RECOVERY] = "1"
-        if experiment.retry_policy is not None:
-            extra_env[RETRY_POLICY] = experiment.retry_policy.to_env()
+        extra_env = _agent_env(experiment, step_log)
         with self.new_agent(
             mode=experiment.mode,
             lane=lane,
@@ -446,9 +411,7 @@ class Lab:
                     node_back_at = self._restart_node(engine, node_kill.node)
             final = watch.observe(engine.sql.invocation(invocation_id))
             agent_attempts = agent.attempts(invocation_id)
-            return self._measure(
-                engine,
-                experiment,
+            seen = RunSeen(
                 service=service,
                 delay=delay,
                 invocation_id=invocation_id,
@@ -468,6 +431,14 @@ class Lab:
                     agent_attempts,
                     pause=self._pause_seconds(),
                 ),
+            )
+            return measure_run(
+                engine.sql,
+                engine.ingress,
+                experiment,
+                seen,
+                price_model=self.price_model,
+                server_version=self.server_version,
             )
 
     def _pause_seconds(self) -> float:
@@ -575,204 +546,13 @@ class Lab:
         self._sleep(kill_at + delay - time.time())
         return kill_at, agent.wait_up()
 
-    def _measure(
-        self,
-        engine: _Engine,
-        experiment: Experiment,
-        *,
-        service: str,
-        delay: float,
-        invocation_id: str,
-        lane: Lane,
-        watch: AttemptWatch,
-        final: InvocationRow | None,
-        agent_attempts: list[AgentAttempt],
-        kill_at: float | None,
-        up_at: float | None,
-        started: float,
-        admin: AdminClient,
-        step_log: Path,
-        node_kill: NodeKillRecord | None = None,
-    ) -> RunRecord:
-        sql = engine.sql
-        journal = tuple(sql.journal(invocation_id))
-        status = invocation_status(final.status) if final is not None else "unknown"
-        calls = lane.model_calls(invocation_id)
-        tools = lane.tool_runs(invocation_id)
-        bookings = lane.bookings(invocation_id)
-        attempts, total = watch.ordered(), watch.count(agent_attempts)
-        after_kill = [a for a in agent_attempts if kill_at is not None and a.at > kill_at]
-        paid, added = bill(calls, self.price_model), bill(extra_calls(calls), self.price_model)
-        recovery = recovery_of(
-            journal,
-            status,
-            kill_at=kill_at,
-            up_at=up_at,
-            calls=calls,
-            agent=agent_attempts,
-            step_log=step_log,
-            invocation_id=invocation_id,
-        )
-        # A slow model's answers and a booking's confirmation are waits the row asks for.
-        waits = [(c.started, c.finished) for c in calls if experiment.model_latency and c.finished]
-        waits += [(b.started, b.finished) for b in bookings if b.finished]
-        deliberate = deliberate_wait(
-            journal, attempts, agent_attempts, kill_at, up_at, calls, started, waits=waits
-        )
-        record = RunRecord(
-            name=experiment.name,
-            mode=experiment.mode,
-            stub=experiment.script,
-            fault=experiment.fault.describe(),
-            restart_delay=delay,
-            status=status,
-            invocation_id=invocation_id,
-            service=service,
-            lane=lane.name,
-            model_calls=len(calls),
-            tool_calls=len(tools),
-            answer=_answer(engine, invocation_id, status),
-            journal=journal,
-            model_log=model_log_of(calls, started, price_model=self.price_model),
-            tool_log=tool_log_of(tools, started),
-            attempt_log=attempt_log_of(agent_attempts, total, status, started),
-            attempts=total,
-            attempts_reached_agent=len(after_kill),
-            attempts_while_down=total - len(agent_attempts),
-            mismatches=mismatches_of(agent_attempts),
-            sources=SOURCES,
-            down_time=(up_at - kill_at) if kill_at is not None and up_at is not None else None,
-            mismatch=mismatch_of(sql.failures(invocation_id), journal),
-            expected=experiment.expected,
-            checks=(),
-            matches=False,
-            wall_time=round(time.time() - started, 3),
-            deliberate_wait=round(deliberate, 3),
-            server_version=self.server_version,
-            admin_log=tuple(admin.log),
-            started_at=started,
-            killed_at=round(kill_at - started, 3) if kill_at is not None else None,
-            usage=paid.usage,
-            cost_usd=paid.cost_usd,
-            extra_usage=added.usage,
-            extra_cost_usd=added.cost_usd,
-            price_model=self.price_model,
-            prices_as_of=PRICES_AS_OF,
-            model_latency=experiment.model_latency,
-            recovery_s=recovery.recovery_s,
-            retry_wait_s=recovery.retry_wait_s,
-            recovery_breakdown=recovery.breakdown,
-            bookings=len(bookings),
-            booking_effects=sum(1 for b in bookings if b.effect),
-            idempotency_key=experiment.booking_key,
-            node_kill=node_kill,
-            explicit_recovery=experiment.explicit_recovery,
-            retry_policy=experiment.retry_policy.describe() if experiment.retry_policy else "",
-            server_flags=tuple(f"{name}={value}" for name, value in experiment.server_flags),
-            completion_result=final.completion_result if final is not None else None,
-            protocol_version=sql.protocol_version(invocation_id),
-        )
-        checks = compare(experiment.expected, record)
-        return replace(record, checks=checks, matches=all(c.ok for c in checks))
-
     def run_curve(self, curve: Curve) -> CurveRecord:
-        """Run the curve's base experiment once per point (a restart delay, or a retry policy),
-        concurrently, and predict each point from the policy its agent ran under and its measured down
-        time."""
-        rows = curve.points()
-        runs = self.run_many(list(rows), concurrent=True)
-        # The deck's policy is read from the agent's own module, which the lab imports only now: the import
-        # costs CPU that must not hold up the start of the curve's runs, or land before their kills.
-        from paidtwice.agent import weather
-
-        points = []
-        for (row, _), run in zip(rows, runs, strict=True):
-            policy = row.retry_policy
-            backoff = (
-                Backoff.from_policy(weather.DECK_RETRY_POLICY)
-                if policy is None
-                else Backoff(
-                    policy.initial_interval,
-                    policy.exponentiation_factor,
-                    policy.max_interval,
-                    policy.max_attempts,
-                )
-            )
-            prediction = predict_paid_calls(backoff, run.down_time or 0.0)
-            points.append(
-                CurvePoint(
-                    delay=run.restart_delay,
-                    down_time=round(run.down_time or 0.0, 3),
-                    model_calls=run.model_calls,
-                    predicted_model_calls=prediction.paid_calls,
-                    predicted_range=prediction.range,
-                    attempts_while_down=run.attempts_while_down,
-                    status=run.status,
-                    invocation_id=run.invocation_id,
-                    usage=run.usage,
-                    cost_usd=run.cost_usd,
-                    extra_cost_usd=run.extra_cost_usd,
-                    max_attempts=policy.max_attempts if policy is not None else None,
-                    on_max_attempts=policy.on_max_attempts if policy is not None else "",
-                    outcome=_outcome(run),
-                )
-            )
-        deck_ok = not curve.expected_model_calls or tuple(p.model_calls for p in points) == tuple(
-            curve.expected_model_calls
-        )
-        # What the policy does once its attempts are spent is part of the claim: pause leaves the invocation
-        # paused, kill ends it as failed.
-        ended_ok = all(
-            p.outcome == {"pause": "paused", "kill": "failed"}[p.on_max_attempts]
-            for p in points
-            if p.on_max_attempts
-        )
-        matches = deck_ok and ended_ok and all(p.agrees for p in points)
-        return CurveRecord(
-            curve.name, tuple(points), curve.expected_model_calls, matches, tuple(runs), varies=curve.varies
-        )
+        """Run the curve's base experiment once per point, concurrently (see `run_curve`)."""
+        return run_curve(self, curve)
 
     def run_comparison(self, row: Comparison) -> ComparisonRecord:
-        """Run both sides of a comparison (and any runs it sets beside them) at once, the same load on all,
-        and set them side by side."""
-        runs = self.run_many([(run, None) for run in row.runs()], concurrent=True)
-        first, second = runs[0], runs[1]
-        regain_difference = None
-        difference: float | None
-        if row.figure == "explicit recovery":
-            difference = float(second.booking_effects - runs[-1].booking_effects)
-            check = explicit_recovery_check(row, runs)
-        elif row.figure == "recovery":
-            difference = _difference(_replay_s(first), _replay_s(second))
-            a, b = first.recovery_breakdown, second.recovery_breakdown
-            if a is not None and b is not None:
-                regain_difference = _difference(a.regain_s, b.regain_s)
-            # Judged on the time to regain what the kill lost, not on the time to completion: after that
-            # point both agents do the same work, except that the journaled one waits for the journal to
-            # take its last answer, which the naive one does not (see `RecoveryBreakdown`).
-            check = recovery_check(first, second, row.first.model_latency)
-        else:
-            difference = float(first.booking_effects - second.booking_effects)
-            check = Check(
-                "booking effects, key none vs stable key",
-                f"{row.first.expected.booking_effects} vs {row.second.expected.booking_effects}",
-                f"{first.booking_effects} ({first.idempotency_key}) vs "
-                f"{second.booking_effects} ({second.idempotency_key})",
-                (first.booking_effects, second.booking_effects)
-                == (row.first.expected.booking_effects, row.second.expected.booking_effects),
-            )
-        checks = (check, *(c for run in runs for c in run.checks))
-        return ComparisonRecord(
-            name=row.name,
-            figure=row.figure,
-            deck_says=row.deck_says,
-            runs=tuple(runs),
-            difference=difference,
-            recovery_difference_s=_difference(first.recovery_s, second.recovery_s),
-            regain_difference_s=regain_difference,
-            checks=checks,
-            matches=check.ok and all(run.matches for run in runs),
-        )
+        """Run both sides of a comparison at once, and set them side by side (see `run_comparison`)."""
+        return run_comparison(self, row)
 
     def run_many(
         self,
@@ -808,51 +588,15 @@ class Lab:
                 raise
 
 
-def _outcome(run: RunRecord) -> str:
-    """How a run's invocation ended: "paused", "succeeded", "failed", or its status if neither."""
-    if run.status == "completed":
-        return {"success": "succeeded", "failure": "failed"}.get(run.completion_result or "", "completed")
-    return run.status
-
-
-def explicit_recovery_check(row: Comparison, runs: Sequence[RunRecord]) -> Check:
-    """The explicit-recovery claim: the changed run meets no mismatch and completes; the booking is made
-    again without a key, once with a stable one (each run's own figures are judged in its checks)."""
-    changed, *bookings = runs
-    want = ", ".join(
-        [f"{row.first.expected.status}, 0 RT0016"]
-        + [f"{r.booking_key}: {r.expected.booking_effects}" for r in row.runs()[1:]]
-    )
-    got = ", ".join(
-        [f"{changed.status}, {changed.mismatches} RT0016"]
-        + [f"{r.idempotency_key}: {r.booking_effects}" for r in bookings]
-    )
-    ok = (
-        changed.status == row.first.expected.status
-        and changed.mismatches == 0
-        and all(
-            r.booking_effects == e.expected.booking_effects
-            for r, e in zip(bookings, row.runs()[1:], strict=True)
-        )
-    )
-    return Check("mismatches, then booking effects by key", want, got, ok)
-
-
-def _answer(engine: _Engine, invocation_id: str, status: str) -> str | None:
-    """The completed invocation's output, as the ingress returns it to a caller attaching to it."""
-    if status != "completed":
-        return None
-    response = engine.ingress.attach(invocation_id, timeout=30.0)
-    return str(response.json()) if response.status_code == 200 else None
-
-
-def _replay_s(run: RunRecord) -> float | None:
-    """Seconds of a run's recovery from the first attempt that reached the restarted agent: the wait before
-    it is the server's retry timer, whose jitter is no part of what either agent does."""
-    if run.recovery_s is None or run.retry_wait_s is None:
-        return None
-    return run.recovery_s - run.retry_wait_s
-
-
-def _difference(a: float | None, b: float | None) -> float | None:
-    return round(a - b, 3) if a is not None and b is not None else None
+def _agent_env(experiment: Experiment, step_log: Path) -> dict[str, str]:
+    """What the row sets in its agent's environment, beside the lab's own."""
+    env = {STEP_LOG: str(step_log)} if experiment.step_log else {}
+    if experiment.booking_key:
+        env["PAIDTWICE_BOOKING_KEY"] = experiment.booking_key
+    if experiment.booking_pause:
+        env["PAIDTWICE_BOOKING_PAUSE_S"] = f"{experiment.booking_pause:g}"
+    if experiment.explicit_recovery:
+        env[EXPLICIT_RECOVERY] = "1"
+    if experiment.retry_policy is not None:
+        env[RETRY_POLICY] = experiment.retry_policy.to_env()
+    return env

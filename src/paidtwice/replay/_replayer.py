@@ -7,9 +7,14 @@
     async with Replayer("agent:app") as replayer:                              # in an async test
         result = await replayer.replay_journal_async(journal)
 
+    for result in replayer.replay_stream(paths):                             # thousands of files
+        print(result.verdict)
+
 A batch is replayed on one event loop, against one app and one stub model, `concurrency` journals side by
 side (each in a context of its own, on a stub lane of its own); each gets the result it would get alone.
-Every journal of a batch is read and checked against the app before the first replay.
+Every journal of a batch is read and checked against the app before the first replay. A stream reads its
+journals a chunk at a time and hands each result on in order as its chunk ends, so memory does not grow with
+the number of journals (`replay-check DIR` checks every file with `check` first, then streams them).
 
 Each journal is fed to the real, unchanged restate-sdk endpoint of the app (its ASGI app, called in-process):
 a StartMessage with `known_entries` and the invocation's random seed, then every recorded entry, the input
@@ -43,7 +48,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -84,6 +89,9 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_CONCURRENCY = 8
 """Journals of a batch replayed side by side: the loop's turns are shared among them (about 1.4x fewer CPU
 seconds per journal than one at a time, bench/replay_check.py)."""
+STREAM_CHUNK = 64
+"""Journals a stream reads and replays at a time: enough to keep `concurrency` side by side, few enough that
+memory does not grow with the number of journals."""
 _OTHER_SEED_MASK = 0x9E3779B97F4A7C15
 """XORed into a seed to get a second, different one: an unknown seed is tried two ways."""
 
@@ -396,6 +404,21 @@ class Replayer:
         return self._loop.run_until_complete(
             self.replay_journals_async(journals, raise_on_divergence=raise_on_divergence)
         )
+
+    def replay_stream(self, journals: Iterable[JournalFile | Path]) -> Iterator[ReplayResult]:
+        """Replay journals as they come, `STREAM_CHUNK` read at a time: a result per journal, in order.
+        A journal that cannot be read or replayed raises (JournalFileError, AppError) when its chunk is
+        reached, after the results before it: `check` them first to refuse a batch before any replay."""
+        self.start()
+        assert self._loop is not None
+        chunk: list[JournalFile | Path] = []
+        for journal in journals:
+            chunk.append(journal)
+            if len(chunk) == STREAM_CHUNK:
+                yield from self._loop.run_until_complete(self.replay_journals_async(chunk))
+                chunk = []
+        if chunk:
+            yield from self._loop.run_until_complete(self.replay_journals_async(chunk))
 
     async def replay_journal_async(
         self, journal: JournalFile | Path, *, raise_on_divergence: bool = True

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from paidtwice.lab._soak import SoakRecord
 from paidtwice.report._html_deck import deck_sections
 from paidtwice.report._html_parts import (
     Section,
@@ -28,6 +27,7 @@ from paidtwice.report._html_parts import (
 from paidtwice.report._html_replay import REPLAY_SECTION, replay_check_section
 from paidtwice.report._html_sweep import sweep_sections
 from paidtwice.report._text import tokens, usd
+from paidtwice.results import SoakRecord
 
 __all__ = [
     "Section",
@@ -42,6 +42,19 @@ __all__ = [
 
 def soak_section(record: SoakRecord) -> Section:
     """A soak's figures, with its verdict (and what is wrong, when something is), its bill and each kill."""
+    wrong = "; ".join(record.problems()) or "not every invocation completed"
+    verdict = (
+        '<span class="ok">✓ nothing lost, extra calls within the bound</span>'
+        if record.ok
+        else f'<span class="bad">✗ NOT OK: {esc(wrong)}</span>'
+    )
+    body = [f"<p>{verdict}</p>", html_table(("figure", "measured"), _soak_figures(record))]
+    body += _agent_kills(record) + _node_kills(record)
+    return Section("soak", "Soak", "".join(body))
+
+
+def _soak_figures(record: SoakRecord) -> list[tuple[str, str]]:
+    """The soak's table of figures, one (figure, measured) row each."""
     memory = record.peak_memory
     rows = [("app soaked", esc(record.app))] if record.app else []
     rows += [
@@ -81,12 +94,11 @@ def soak_section(record: SoakRecord) -> Section:
     ]
     if record.gave_up:
         rows.append(("gave up waiting", esc(record.gave_up)))
-    wrong = "; ".join(record.problems()) or "not every invocation completed"
-    verdict = (
-        '<span class="ok">✓ nothing lost, extra calls within the bound</span>'
-        if record.ok
-        else f'<span class="bad">✗ NOT OK: {esc(wrong)}</span>'
-    )
+    return rows
+
+
+def _agent_kills(record: SoakRecord) -> list[str]:
+    """The table of the agent's kills, each with the bound it measured; nothing without kills."""
     kills = [
         (
             str(number),
@@ -99,42 +111,36 @@ def soak_section(record: SoakRecord) -> Section:
         )
         for number, kill in enumerate(record.kill_snapshots, start=1)
     ]
-    body = [f"<p>{verdict}</p>", html_table(("figure", "measured"), rows)]
-    if kills:
-        body += [
-            "<h3>Each agent kill</h3>",
-            html_table(
-                (
-                    "kill",
-                    "at (UTC)",
-                    "down (s)",
-                    "model calls open",
-                    "answers back, not journaled",
-                    "invocations to replay",
-                    "bound (model calls)",
-                ),
-                kills,
-                cls="kills",
-            ),
-        ]
-    if record.node_kills:
-        body += [
-            "<h3>Each node kill</h3>",
-            html_table(
-                ("node", "led partitions", "invocations running on them", "model calls cut off", "down (s)"),
-                [
-                    (
-                        esc(node.node),
-                        ", ".join(map(str, node.partitions)) or "none",
-                        str(node.running),
-                        str(node.cut_off),
-                        f"{node.down:.1f}",
-                    )
-                    for node in record.node_kills
-                ],
-            ),
-        ]
-    return Section("soak", "Soak", "".join(body))
+    if not kills:
+        return []
+    header = (
+        "kill",
+        "at (UTC)",
+        "down (s)",
+        "model calls open",
+        "answers back, not journaled",
+        "invocations to replay",
+        "bound (model calls)",
+    )
+    return ["<h3>Each agent kill</h3>", html_table(header, kills, cls="kills")]
+
+
+def _node_kills(record: SoakRecord) -> list[str]:
+    """The table of the cluster's node kills; nothing without them."""
+    if not record.node_kills:
+        return []
+    rows = [
+        (
+            esc(node.node),
+            ", ".join(map(str, node.partitions)) or "none",
+            str(node.running),
+            str(node.cut_off),
+            f"{node.down:.1f}",
+        )
+        for node in record.node_kills
+    ]
+    header = ("node", "led partitions", "invocations running on them", "model calls cut off", "down (s)")
+    return ["<h3>Each node kill</h3>", html_table(header, rows)]
 
 
 def _clock(epoch: float) -> str:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from paidtwice._words import count
-from paidtwice.lab._soak import SoakProgress, SoakRecord
 from paidtwice.report._text import tokens, usd
+from paidtwice.results import SoakRecord
+from paidtwice.soak import SoakProgress
 
 __all__ = ["format_soak", "format_soak_progress"]
 

@@ -26,6 +26,7 @@ from paidtwice.results._deck import (
 from paidtwice.results._kinds import RESULTS_FORMAT, Kind, kind_of, kinds, record_json, tagged, to_jsonable
 from paidtwice.results._read import Results, load_results
 from paidtwice.results._replay import OutsideCall, ReplayResult
+from paidtwice.results._soak import KillSnapshot, NodeKillLine, PeakMemory, SoakRecord
 from paidtwice.results._sweep import CleanRun, CrashKind, CrashPoint, PointResult, SweepMatrix
 from paidtwice.results._watch import AttemptCost, Reason, StuckInvocation, WatchSnapshot, WayOutLine
 from paidtwice.results._write import append_record, results_text, write_record, write_results
@@ -42,11 +43,14 @@ __all__ = [
     "CurvePoint",
     "CurveRecord",
     "Expected",
+    "KillSnapshot",
     "Kind",
     "Mismatch",
     "ModelLogLine",
+    "NodeKillLine",
     "NodeKillRecord",
     "OutsideCall",
+    "PeakMemory",
     "PointResult",
     "Reason",
     "Record",
@@ -57,6 +61,7 @@ __all__ = [
     "ReplayResult",
     "Results",
     "RunRecord",
+    "SoakRecord",
     "StuckInvocation",
     "SweepMatrix",
     "ToolLogLine",

@@ -16,6 +16,7 @@ from typing import Any
 
 from paidtwice.results._deck import ComparisonRecord, CurveRecord, RecoveryRecord, RunRecord
 from paidtwice.results._replay import ReplayResult
+from paidtwice.results._soak import SoakRecord
 from paidtwice.results._sweep import PointResult
 from paidtwice.results._watch import WatchSnapshot
 
@@ -86,9 +87,6 @@ _REPLAY_SCHEMA = {
 @functools.cache
 def kinds() -> tuple[Kind, ...]:
     """Every kind of record, by the command that writes it."""
-    # The soak's record still lives with the soak, which imports this package: read it once asked for.
-    from paidtwice.lab._soak import SoakRecord
-
     return (
         # deck, run
         Kind("run", RunRecord, "records", derived=_run),

@@ -17,17 +17,15 @@ import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from paidtwice._exceptions import UsageError
 from paidtwice.results._deck import Mismatch, Record
 from paidtwice.results._kinds import RESULTS_FORMAT, kinds
 from paidtwice.results._replay import ReplayResult
+from paidtwice.results._soak import SoakRecord
 from paidtwice.results._sweep import PointResult
 from paidtwice.results._watch import WatchSnapshot
-
-if TYPE_CHECKING:
-    from paidtwice.lab._soak import SoakRecord
 
 __all__ = ["Results", "load_results"]
 

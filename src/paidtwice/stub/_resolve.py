@@ -1,4 +1,4 @@
-"""Which script the stub answers from, as a user names it: a stub script, `auto`, or a script file."""
+"""A stub script from what a user names: a built-in script, `auto`, or a script file (in one variation)."""
 
 from __future__ import annotations
 

@@ -294,13 +294,7 @@ class StubModel:
         Anthropic's Messages (`messages`) or Google's Gemini (`gemini`, streamed by its path: `stream`)."""
         try:
             request = json.loads(body or b"{}")
-            if api == GEMINI:
-                messages = list(request.get("contents", []))
-            elif api == "responses":
-                given = request.get("input", [])
-                messages = [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
-            else:
-                messages = list(request.get("messages", []))
+            messages = _messages_of(api, request)
         except (ValueError, AttributeError):
             await _respond(send, 400, {"error": {"message": f"body is not a {api} request"}})
             return
@@ -344,25 +338,7 @@ class StubModel:
                 self.ledger.close_model_call(slot, delivered=False, generated=generated)
                 return
         answer = record.answer
-        if answer.status != 200 and api == GEMINI:
-            payload: dict[str, Any] = gemini_error(answer)
-        elif answer.status != 200 and api == "messages":
-            error = {"type": _error_type(answer.status, "api_error"), "message": answer.text}
-            payload = {"type": "error", "error": error}
-        elif answer.status != 200:
-            if answer.status == UNANSWERED_STATUS:
-                kind = "paidtwice_unanswered"
-            else:
-                kind = _error_type(answer.status, "server_error")
-            payload = {"error": {"message": answer.text, "type": kind}}
-        elif api == GEMINI:
-            payload = gemini_render(answer, record.usage, str(request.get("model", "gemini-stub")))
-        elif api == "messages":
-            payload = _message(request, messages, answer, turn)
-        elif api == "responses":
-            payload = _response(request, messages, answer, turn)
-        else:
-            payload = _completion(request, messages, answer, turn, record.usage)
+        payload = _payload(api, request, messages, answer, turn, record.usage)
         if answer.status == 200 and api == GEMINI and stream:
             await _respond_events(send, gemini_stream(payload))
         elif answer.status == 200 and api != GEMINI and wants_stream(request):
@@ -573,6 +549,40 @@ def _message(request: dict[str, Any], messages: list[Any], answer: Answer, turn:
             "output_tokens": len(answer.text.split()) + 8 * len(answer.tool_calls),
         },
     }
+
+
+def _messages_of(api: str, request: Any) -> list[Any]:
+    """The conversation a request carries, in its API's own shape."""
+    if api == GEMINI:
+        return list(request.get("contents", []))
+    if api == "responses":
+        given = request.get("input", [])
+        return [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+    return list(request.get("messages", []))
+
+
+def _payload(
+    api: str, request: Any, messages: list[Any], answer: Answer, turn: int, usage: TokenUsage
+) -> dict[str, Any]:
+    """The answer's body, as the request's API writes an answer or an error."""
+    if answer.status != 200:
+        if api == GEMINI:
+            return gemini_error(answer)
+        if api == "messages":
+            error = {"type": _error_type(answer.status, "api_error"), "message": answer.text}
+            return {"type": "error", "error": error}
+        if answer.status == UNANSWERED_STATUS:
+            kind = "paidtwice_unanswered"
+        else:
+            kind = _error_type(answer.status, "server_error")
+        return {"error": {"message": answer.text, "type": kind}}
+    if api == GEMINI:
+        return gemini_render(answer, usage, str(request.get("model", "gemini-stub")))
+    if api == "messages":
+        return _message(request, messages, answer, turn)
+    if api == "responses":
+        return _response(request, messages, answer, turn)
+    return _completion(request, messages, answer, turn, usage)
 
 
 async def _read_body(receive: Receive) -> bytes | None:

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paidtwice._exceptions import UsageError
-from paidtwice.lab._soak import SoakRecord
-from paidtwice.results import AttemptCost, AttemptLine, PointResult, Reason
+from paidtwice.results import AttemptCost, AttemptLine, PointResult, Reason, SoakRecord
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
 __all__ = ["Profile", "load_profile", "looks_like_model_step"]

@@ -12,15 +12,16 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
-from paidtwice.lab._soak import _places_in_life, _snapshot, soak, soak_target, write_soak
 from paidtwice.report._soak import format_soak
-from paidtwice.results import load_results
+from paidtwice.results import load_results, write_record
+from paidtwice.soak import SoakOptions, soak, soak_target
+from paidtwice.soak._bound import places_in_life, snapshot
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
 from paidtwice.stub._turns import load_script_file
 from paidtwice.sweep._runs import NO_MODEL_CALL
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 AGENTS = ROOT / "tests" / "agents"
 CLIENTS = ROOT / "tests" / "sweep" / "clients"
 KEYED = ROOT / "tests" / "sweep" / "keyed_agent"
@@ -32,7 +33,7 @@ TRIP = {"city": "Lisbon", "pause": 2, "asks": 2}
 
 def test_a_journaled_user_agent_loses_nothing_and_stays_within_the_bound(lab: Lab, tmp_path: Path) -> None:
     target = soak_target("concierge:app", "Concierge", "plan", TRIP, app_dir=AGENTS)
-    record = soak(lab, invocations=200, kills=2, target=target, script=load_script_file(SCRIPT))
+    record = soak(lab, SoakOptions(invocations=200, kills=2), target=target, script=load_script_file(SCRIPT))
     assert record.sent == 200 and record.completed == 200
     assert record.lost == 0 and record.unfinished == 0 and record.gave_up is None
     # Measured on the clean invocation: two model calls, journaled in the steps the agent names.
@@ -45,13 +46,13 @@ def test_a_journaled_user_agent_loses_nothing_and_stays_within_the_bound(lab: La
     assert record.ok
     assert record.app == "concierge:app Concierge/plan"
     assert "tool runs: not counted" in format_soak(record)
-    write_soak(tmp_path / "soak.json", record)
+    write_record(tmp_path / "soak.json", record)
     assert load_results([tmp_path / "soak.json"]).soaks == (record,)  # `paidtwice report` reads it whole
 
 
 def test_its_naive_twin_pays_again_within_the_bound(lab: Lab) -> None:
     target = soak_target("concierge:app", "ConciergeNaive", "plan", TRIP, app_dir=AGENTS)
-    record = soak(lab, invocations=200, kills=2, target=target, script=load_script_file(SCRIPT))
+    record = soak(lab, SoakOptions(invocations=200, kills=2), target=target, script=load_script_file(SCRIPT))
     assert record.completed == 200 and record.lost == 0 and record.unfinished == 0
     assert record.clean_model_calls == 2 and record.model_steps == ()  # nothing of the model journaled
     # Each replay asks again: the extras are real, and the kills cut off at least as many.
@@ -61,7 +62,12 @@ def test_its_naive_twin_pays_again_within_the_bound(lab: Lab) -> None:
 def test_a_workflow_gets_a_key_per_invocation(lab: Lab) -> None:
     # One key for all would run the workflow once and refuse (or attach) the other 19.
     target = soak_target("agent:app", "Trip", "run", "Where to?", app_dir=KEYED)
-    record = soak(lab, invocations=20, kills=1, target=target, script=load_script_file(KEYED / "script.toml"))
+    record = soak(
+        lab,
+        SoakOptions(invocations=20, kills=1),
+        target=target,
+        script=load_script_file(KEYED / "script.toml"),
+    )
     assert record.sent == 20 and record.completed == 20 and record.lost == 0 and record.unfinished == 0
     assert record.clean_model_calls == 1
 
@@ -69,13 +75,18 @@ def test_a_workflow_gets_a_key_per_invocation(lab: Lab) -> None:
 def test_a_key_for_a_plain_service_is_refused_before_the_soak(lab: Lab) -> None:
     target = soak_target("concierge:app", "Concierge", "plan", TRIP, key="trip", app_dir=AGENTS)
     with pytest.raises(UsageError, match="--key goes with a Virtual Object or a Workflow; Concierge is a"):
-        soak(lab, invocations=10, kills=1, target=target, script=load_script_file(SCRIPT))
+        soak(lab, SoakOptions(invocations=10, kills=1), target=target, script=load_script_file(SCRIPT))
 
 
 def test_an_app_whose_calls_never_reach_the_stub_is_refused_before_the_soak(lab: Lab) -> None:
     target = soak_target("unreachable_agent:app", "UnreachableAgent", "quote", "Hi", app_dir=CLIENTS)
     with pytest.raises(UsageError) as raised:
-        soak(lab, invocations=50, kills=1, target=target, script=load_script_file(CLIENTS / "script.toml"))
+        soak(
+            lab,
+            SoakOptions(invocations=50, kills=1),
+            target=target,
+            script=load_script_file(CLIENTS / "script.toml"),
+        )
     assert str(raised.value) == NO_MODEL_CALL
 
 
@@ -83,11 +94,11 @@ def test_without_turns_in_order_a_call_s_place_is_its_order_since_the_restart() 
     # One script turn answers every call: the second call of an invocation with one answer journaled when
     # the life began is its third answer, whatever its turn.
     calls = [_call("inv_a", 10.0), _call("inv_b", 10.1), _call("inv_a", 10.2), _call("inv_c", 10.3)]
-    assert _places_in_life(calls, {"inv_a": 1, "inv_b": None}) == [2, 1, 3, 1]
-    snapshot = _snapshot(calls, {"inv_a": 2, "inv_b": 1}, 11.0, 11.3, [2, 1, 3, 1])
+    assert places_in_life(calls, {"inv_a": 1, "inv_b": None}) == [2, 1, 3, 1]
+    taken = snapshot(calls, {"inv_a": 2, "inv_b": 1}, 11.0, 11.3, [2, 1, 3, 1])
     # inv_a's third answer and inv_c's first are not journaled: both count; by turn (all 1), only inv_c's.
-    assert snapshot.bound == 2 and snapshot.invocations_lacking == 2
-    assert _snapshot(calls, {"inv_a": 2, "inv_b": 1}, 11.0, 11.3).bound == 1
+    assert taken.bound == 2 and taken.invocations_lacking == 2
+    assert snapshot(calls, {"inv_a": 2, "inv_b": 1}, 11.0, 11.3).bound == 1
 
 
 def _call(invocation: str, started: float) -> ModelCall:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from paidtwice._exceptions import UsageError
-from paidtwice.lab import SoakProgress, check_soak
-from paidtwice.lab._soak import KillSnapshot, _snapshot, _waves
 from paidtwice.report import format_soak_progress
+from paidtwice.results import KillSnapshot
+from paidtwice.soak import SoakOptions, SoakProgress, soak_timeout
+from paidtwice.soak._bound import snapshot
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
 
@@ -38,16 +39,16 @@ def test_a_kill_costs_the_calls_whose_answer_the_journal_lacks() -> None:
         "inv_reasked": 1,
         "inv_done": None,
     }
-    snapshot = _snapshot(calls, answers, KILL, BACK)
-    assert snapshot == KillSnapshot(
+    taken = snapshot(calls, answers, KILL, BACK)
+    assert taken == KillSnapshot(
         at=KILL, down=0.3, open_calls=2, unjournaled_answers=1, invocations_lacking=3
     )
-    assert snapshot.bound == 3
+    assert taken.bound == 3
 
 
 def test_an_invocation_without_a_journaled_step_lacks_every_answer() -> None:
-    snapshot = _snapshot([_call("inv_new", 1, 99.9, None, None)], {}, KILL, BACK)
-    assert (snapshot.open_calls, snapshot.unjournaled_answers, snapshot.bound) == (1, 0, 1)
+    taken = snapshot([_call("inv_new", 1, 99.9, None, None)], {}, KILL, BACK)
+    assert (taken.open_calls, taken.unjournaled_answers, taken.bound) == (1, 0, 1)
 
 
 def test_progress_reads_as_one_line() -> None:
@@ -74,10 +75,18 @@ def test_progress_counts_node_kills_on_a_cluster() -> None:
 
 
 def test_node_kills_each_get_a_wave_of_their_own() -> None:
-    assert _waves(200, 0) == [200]
-    assert _waves(61, 3) == [21, 20, 20]
-    check_soak(invocations=60, kills=0, node_kills=3, cluster=3)
+    assert SoakOptions(invocations=200).waves() == (200,)
+    assert SoakOptions(invocations=61, node_kills=3).waves() == (21, 20, 20)
+    SoakOptions(invocations=60, kills=0, node_kills=3).check(cluster=3)
     with pytest.raises(UsageError, match="--node-kills 4 needs at least 80 invocations, not 60"):
-        check_soak(invocations=60, kills=0, node_kills=4, cluster=3)
+        SoakOptions(invocations=60, kills=0, node_kills=4).check(cluster=3)
     with pytest.raises(UsageError, match="--node-kills needs a cluster"):
-        check_soak(invocations=60, kills=0, node_kills=1, cluster=1)
+        SoakOptions(invocations=60, kills=0, node_kills=1).check(cluster=1)
+    with pytest.raises(UsageError, match="a soak needs at least one invocation"):
+        SoakOptions(invocations=0).check(cluster=1)
+
+
+def test_the_deadline_grows_with_the_work_unless_given() -> None:
+    assert SoakOptions(invocations=2000).deadline == soak_timeout(2000) == 260.0
+    assert SoakOptions(invocations=60, node_kills=2).deadline == 60.0 + 6.0 + 120.0
+    assert SoakOptions(invocations=2000, timeout=30.0).deadline == 30.0

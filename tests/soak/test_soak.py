@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from paidtwice.lab import Lab
-from paidtwice.lab._soak import soak, soak_timeout, write_soak
-from paidtwice.results import load_results
+from paidtwice.results import load_results, write_record
+from paidtwice.soak import SoakOptions, soak, soak_timeout
 
-AGENTS = Path(__file__).parent / "agents"
+AGENTS = Path(__file__).parent.parent / "agents"
 
 
 def test_two_thousand_with_kills_lose_nothing_and_stay_within_the_bound(lab: Lab) -> None:
@@ -19,7 +19,7 @@ def test_two_thousand_with_kills_lose_nothing_and_stay_within_the_bound(lab: Lab
     # The deadline is twice the default (520 s): at a load average of 34 here the soak took 231 s of the
     # default's 260, and a test must not fail for a busy machine. Under httpx's pool the 3,000 soak stalled:
     # the soak gives up after two minutes without a settled invocation, whatever the deadline.
-    record = soak(lab, invocations=2000, kills=3, timeout=2 * soak_timeout(2000))
+    record = soak(lab, SoakOptions(invocations=2000, kills=3, timeout=2 * soak_timeout(2000)))
     assert record.sent == 2000
     assert record.lost == 0
     assert record.unfinished == 0 and record.gave_up is None
@@ -39,7 +39,7 @@ def test_two_thousand_with_kills_lose_nothing_and_stay_within_the_bound(lab: Lab
 
 
 def test_an_agent_asking_again_for_journaled_answers_exceeds_the_bound(lab: Lab) -> None:
-    record = soak(lab, invocations=30, kills=2, target="reasking:app", app_dir=AGENTS)
+    record = soak(lab, SoakOptions(invocations=30, kills=2), target="reasking:app", app_dir=AGENTS)
     assert record.completed == 30 and record.lost == 0 and record.unfinished == 0
     # Measured, not assumed: the bug asks every turn twice in a clean run too.
     assert record.clean_model_calls == 4
@@ -51,7 +51,7 @@ def test_an_agent_asking_again_for_journaled_answers_exceeds_the_bound(lab: Lab)
 def test_the_bound_reads_model_answers_in_steps_of_any_name(lab: Lab) -> None:
     # When only steps named "model" counted as model answers, every call of each dead life of this agent
     # counted as cut off, and the bound let the bug through (100 invocations, 3 kills: 305 extra, bound 414).
-    record = soak(lab, invocations=30, kills=2, target="reasking_openai:app", app_dir=AGENTS)
+    record = soak(lab, SoakOptions(invocations=30, kills=2), target="reasking_openai:app", app_dir=AGENTS)
     assert record.completed == 30 and record.lost == 0 and record.unfinished == 0
     assert record.model_steps == ("ask_llm",)
     assert record.clean_model_calls == 4
@@ -60,7 +60,7 @@ def test_the_bound_reads_model_answers_in_steps_of_any_name(lab: Lab) -> None:
 
 
 def test_failed_invocations_are_lost_and_owe_no_call_they_never_made(lab: Lab, tmp_path: Path) -> None:
-    record = soak(lab, invocations=50, kills=1, target="failing:app", app_dir=AGENTS)
+    record = soak(lab, SoakOptions(invocations=50, kills=1), target="failing:app", app_dir=AGENTS)
     assert record.lost > 0 and record.completed + record.lost == 50
     assert record.model_steps == ("think",) and record.clean_model_calls == 2
     # A failed invocation asked once where a clean one asks twice: that is no negative extra (it was -lost).
@@ -68,7 +68,7 @@ def test_failed_invocations_are_lost_and_owe_no_call_they_never_made(lab: Lab, t
     assert f"{record.lost} lost (failed or vanished)" in record.problems() and not record.ok
     assert all(snapshot.running is not None for snapshot in record.kill_snapshots)
     # Its file reads back whole for `paidtwice report`, which draws its page from it.
-    write_soak(tmp_path / "soak.json", record)
+    write_record(tmp_path / "soak.json", record)
     assert load_results([tmp_path / "soak.json"]).soaks == (record,)
     made = subprocess.run(
         [

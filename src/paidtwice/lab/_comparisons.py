@@ -1,0 +1,93 @@
+"""A comparison: runs of two rows (and any set beside them) at once, under the same load, side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from paidtwice.lab._experiments import Comparison
+from paidtwice.lab._measures import recovery_check
+from paidtwice.results import Check, ComparisonRecord, RunRecord
+
+if TYPE_CHECKING:
+    from paidtwice.lab._runner import Lab
+
+__all__ = ["explicit_recovery_check", "run_comparison"]
+
+
+def run_comparison(lab: Lab, row: Comparison) -> ComparisonRecord:
+    """Run both sides of a comparison (and any runs it sets beside them) at once, the same load on all,
+    and set them side by side."""
+    runs = lab.run_many([(run, None) for run in row.runs()], concurrent=True)
+    first, second = runs[0], runs[1]
+    regain_difference = None
+    difference: float | None
+    if row.figure == "explicit recovery":
+        difference = float(second.booking_effects - runs[-1].booking_effects)
+        check = explicit_recovery_check(row, runs)
+    elif row.figure == "recovery":
+        difference = _difference(_replay_s(first), _replay_s(second))
+        a, b = first.recovery_breakdown, second.recovery_breakdown
+        if a is not None and b is not None:
+            regain_difference = _difference(a.regain_s, b.regain_s)
+        # Judged on the time to regain what the kill lost, not on the time to completion: after that
+        # point both agents do the same work, except that the journaled one waits for the journal to
+        # take its last answer, which the naive one does not (see `RecoveryBreakdown`).
+        check = recovery_check(first, second, row.first.model_latency)
+    else:
+        difference = float(first.booking_effects - second.booking_effects)
+        check = Check(
+            "booking effects, key none vs stable key",
+            f"{row.first.expected.booking_effects} vs {row.second.expected.booking_effects}",
+            f"{first.booking_effects} ({first.idempotency_key}) vs "
+            f"{second.booking_effects} ({second.idempotency_key})",
+            (first.booking_effects, second.booking_effects)
+            == (row.first.expected.booking_effects, row.second.expected.booking_effects),
+        )
+    checks = (check, *(c for run in runs for c in run.checks))
+    return ComparisonRecord(
+        name=row.name,
+        figure=row.figure,
+        deck_says=row.deck_says,
+        runs=tuple(runs),
+        difference=difference,
+        recovery_difference_s=_difference(first.recovery_s, second.recovery_s),
+        regain_difference_s=regain_difference,
+        checks=checks,
+        matches=check.ok and all(run.matches for run in runs),
+    )
+
+
+def explicit_recovery_check(row: Comparison, runs: Sequence[RunRecord]) -> Check:
+    """The explicit-recovery claim: the changed run meets no mismatch and completes; the booking is made
+    again without a key, once with a stable one (each run's own figures are judged in its checks)."""
+    changed, *bookings = runs
+    want = ", ".join(
+        [f"{row.first.expected.status}, 0 RT0016"]
+        + [f"{r.booking_key}: {r.expected.booking_effects}" for r in row.runs()[1:]]
+    )
+    got = ", ".join(
+        [f"{changed.status}, {changed.mismatches} RT0016"]
+        + [f"{r.idempotency_key}: {r.booking_effects}" for r in bookings]
+    )
+    ok = (
+        changed.status == row.first.expected.status
+        and changed.mismatches == 0
+        and all(
+            r.booking_effects == e.expected.booking_effects
+            for r, e in zip(bookings, row.runs()[1:], strict=True)
+        )
+    )
+    return Check("mismatches, then booking effects by key", want, got, ok)
+
+
+def _replay_s(run: RunRecord) -> float | None:
+    """Seconds of a run's recovery from the first attempt that reached the restarted agent: the wait before
+    it is the server's retry timer, whose jitter is no part of what either agent does."""
+    if run.recovery_s is None or run.retry_wait_s is None:
+        return None
+    return run.recovery_s - run.retry_wait_s
+
+
+def _difference(a: float | None, b: float | None) -> float | None:
+    return round(a - b, 3) if a is not None and b is not None else None

@@ -1,0 +1,174 @@
+"""Node kills on a cluster, and what each one cost: the node killed and started again (`kill_node`), and, once
+everything has settled, each kill's line (`node_kill_lines`): the partitions it led, the invocations running
+on them, and the model calls made in the attempts it cut off whose answer never reached the journal.
+
+A node killed and started again takes a cluster more than ten seconds to settle from, so the soak sends its
+invocations in one wave per node kill, each just before its kill (see `SoakOptions.waves`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from paidtwice._exceptions import LabCancelled
+from paidtwice.agent._process import AgentAttempt
+from paidtwice.engine._cluster import PartitionLeader, RestateCluster
+from paidtwice.engine._sql import SqlClient
+from paidtwice.lab._runner import Lab
+from paidtwice.lab._watch import epoch
+from paidtwice.results import NodeKillLine
+from paidtwice.stub._server import Lane
+
+__all__ = ["NodeEvent", "kill_node", "node_kill_lines"]
+
+_CHUNK = 100
+"""Invocation ids per query of the final journals."""
+
+
+@dataclass(frozen=True)
+class NodeEvent:
+    """One node killed and started again."""
+
+    node: str
+    """Its name."""
+    led: tuple[PartitionLeader, ...]
+    """The partitions it led at the kill."""
+    killed_at: float
+    """When the SIGKILL was sent."""
+    back_at: float
+    """When it was started again."""
+
+
+def kill_node(lab: Lab, cluster: RestateCluster, *, restart_delay: float, avoid: str | None) -> NodeEvent:
+    """SIGKILL the node leading the most partitions (never the one killed last), keep it down for
+    `restart_delay`, start it again on its data, and wait until the cluster has settled."""
+    leaders = cluster.leaders()
+    counts = {node.name: sum(1 for p in leaders if p.leader == node.name) for node in cluster.nodes}
+    victim = max((name for name in counts if name != avoid), key=lambda name: counts[name])
+    killed_at = cluster.kill_node(victim)
+    if lab.cancelled.wait(restart_delay):
+        raise LabCancelled("interrupted")
+    cluster.start_node(victim)
+    back_at = time.time()
+    cluster.wait_healthy()
+    led = tuple(p for p in leaders if p.leader == victim)
+    return NodeEvent(victim, led, killed_at, back_at)
+
+
+@dataclass(frozen=True)
+class _Journals:
+    """What the final journals say of the soak's invocations, by invocation id."""
+
+    keys: dict[str, int]
+    """Its partition key."""
+    answers: dict[str, list[float]]
+    """When each model answer was appended, in journal order."""
+    outputs: dict[str, float]
+    """When its output was appended."""
+
+
+def node_kill_lines(
+    sql: SqlClient,
+    ids: list[str],
+    created: dict[str, float | None],
+    lane: Lane,
+    attempts: list[AgentAttempt],
+    events: list[NodeEvent],
+    model_steps: frozenset[str],
+) -> tuple[NodeKillLine, ...]:
+    """Each node kill's figures, read once everything has settled, from the final journals' append times,
+    the stub's ledger and the agent host's wire log."""
+    journals = _read_journals(sql, ids, model_steps)
+    cut_off = _cut_off(lane, attempts, events, journals.answers)
+    lines = []
+    for event, count in zip(events, cut_off, strict=True):
+        hit = [
+            i for i in ids if any(p.first_key <= journals.keys.get(i, -1) <= p.last_key for p in event.led)
+        ]
+        lines.append(
+            NodeKillLine(
+                node=event.node,
+                partitions=tuple(p.partition for p in event.led),
+                running=sum(
+                    1
+                    for i in hit
+                    if (created.get(i) or float("inf"))
+                    <= event.killed_at
+                    < journals.outputs.get(i, float("inf"))
+                ),
+                cut_off=count,
+                down=round(event.back_at - event.killed_at, 3),
+            )
+        )
+    return tuple(lines)
+
+
+def _read_journals(sql: SqlClient, ids: list[str], model_steps: frozenset[str]) -> _Journals:
+    """The partition keys, model answers and outputs of `ids`, a hundred invocations per query."""
+    journals = _Journals(keys={}, answers={}, outputs={})
+    for chunk in range(0, len(ids), _CHUNK):
+        quoted = ", ".join(f"'{i}'" for i in ids[chunk : chunk + _CHUNK])
+        for row in sql.query(f"SELECT id, partition_key FROM sys_invocation_status WHERE id IN ({quoted})"):
+            journals.keys[str(row["id"])] = int(row["partition_key"])
+        open_steps: dict[str, list[str]] = {}
+        for row in sql.query(
+            "SELECT id, index, entry_type, name, appended_at FROM sys_journal "
+            f"WHERE id IN ({quoted}) ORDER BY id, index"
+        ):
+            invocation = str(row["id"])
+            at = epoch(row.get("appended_at")) or 0.0
+            steps = open_steps.setdefault(invocation, [])
+            if row["entry_type"] == "Command: Run":
+                steps.append(str(row.get("name") or ""))
+            elif row["entry_type"] == "Notification: Run" and steps and steps.pop(0) in model_steps:
+                journals.answers.setdefault(invocation, []).append(at)
+            elif row["entry_type"] == "Command: Output":
+                journals.outputs[invocation] = at
+    return journals
+
+
+def _cut_off(
+    lane: Lane, attempts: list[AgentAttempt], events: list[NodeEvent], answers: dict[str, list[float]]
+) -> list[int]:
+    """The model calls each node kill cut off, whose answer never reached the journal.
+
+    The node kills come after the agent's own kills, so only attempts served by the agent's last process
+    count here. Such an attempt that ended without its last frame was cut off by the cluster; it is put
+    to the kill whose window holds the start of the invocation's next attempt. Each model call belongs to
+    the attempt that had started last when it was made, and was paid for in vain if no model answer was
+    journaled between its start and the next call's (a journaled agent asks one question at a time)."""
+    calls: dict[str, list[float]] = {}
+    for call in lane.model_calls():
+        calls.setdefault(call.invocation_id, []).append(call.started)
+    last_pid = attempts[-1].pid if attempts else -1
+    served: dict[str, list[AgentAttempt]] = {}
+    for attempt in attempts:
+        if attempt.pid == last_pid:
+            served.setdefault(attempt.invocation_id, []).append(attempt)
+    ends = [event.killed_at for event in events[1:]] + [float("inf")]
+    cut_off = [0] * len(events)
+    for invocation, its in served.items():
+        starts = sorted(calls.get(invocation, []))
+        for attempt, following in zip(its, its[1:], strict=False):
+            if attempt.last_event is not None:
+                continue
+            window = next(
+                (n for n, event in enumerate(events) if event.killed_at <= following.at < ends[n]), None
+            )
+            if window is not None:
+                cut_off[window] += _unjournaled(starts, attempt.at, following.at, answers.get(invocation, []))
+    return cut_off
+
+
+def _unjournaled(starts: list[float], since: float, until: float, answers: list[float]) -> int:
+    """Of the model calls started at `starts`, those started in [`since`, `until`) with no model answer
+    journaled between their start and the next call's."""
+    count = 0
+    for n, start in enumerate(starts):
+        if not since <= start < until:
+            continue
+        next_start = starts[n + 1] if n + 1 < len(starts) else float("inf")
+        if not any(start <= at < next_start for at in answers):
+            count += 1
+    return count

@@ -1,0 +1,67 @@
+"""The kinds of record in one table: each kind written and read back by the one writer and the one reader."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from paidtwice.results import (
+    ComparisonRecord,
+    CurveRecord,
+    PointResult,
+    RunRecord,
+    kind_of,
+    kinds,
+    load_results,
+    record_json,
+    write_record,
+    write_results,
+)
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "results"
+SOAK = Path(__file__).resolve().parent.parent / "watch" / "fixtures" / "soak-checkout.json"
+
+
+def test_each_kind_has_one_tag_one_class_and_a_place_in_results() -> None:
+    table = kinds()
+    assert len({k.name for k in table}) == len(table)
+    assert len({k.cls for k in table}) == len(table)
+    fields = set(load_results([FIXTURES / "deck.json"]).__dataclass_fields__)
+    assert {k.group for k in table} <= fields
+    assert {k.name for k in table if k.whole_file} == {"soak", "watch"}
+
+
+def test_a_deck_and_a_sweep_read_back_as_they_were_written(tmp_path: Path) -> None:
+    loaded = load_results([FIXTURES / "deck.json", FIXTURES / "sweep.json"])
+    assert loaded.records and loaded.points
+    write_results(tmp_path / "all.json", [*loaded.records, *loaded.points])
+    again = load_results([tmp_path / "all.json"])
+    assert again.records == loaded.records and again.points == loaded.points
+    written = json.loads((tmp_path / "all.json").read_text())
+    assert [r["record"] for r in written] == [kind_of(r).name for r in [*loaded.records, *loaded.points]]
+    assert not (tmp_path / "all.json.tmp").exists()
+
+
+def test_nested_runs_are_tagged_and_a_point_says_whether_it_pays_twice() -> None:
+    loaded = load_results([FIXTURES / "deck.json", FIXTURES / "sweep.json"])
+    curve = next(r for r in loaded.records if isinstance(r, CurveRecord | ComparisonRecord))
+    assert all(run["record"] == "run" for run in record_json(curve)["runs"])
+    run = next(r for r in loaded.records if isinstance(r, RunRecord))
+    assert None not in record_json(run)["expected"].values()
+    point = loaded.points[0]
+    assert isinstance(point, PointResult)
+    assert record_json(point)["pays_twice"] is point.pays_twice
+
+
+def test_a_soak_is_a_file_of_its_own(tmp_path: Path) -> None:
+    (soak,) = load_results([SOAK]).soaks
+    write_record(tmp_path / "soak.json", soak)
+    assert json.loads((tmp_path / "soak.json").read_text())["record"] == "soak"
+    assert load_results([tmp_path / "soak.json"]).soaks == (soak,)
+
+
+def test_an_object_of_no_kind_is_refused() -> None:
+    with pytest.raises(TypeError, match="not a kind of paidtwice record"):
+        record_json(object())
