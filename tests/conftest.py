@@ -53,10 +53,10 @@ def deck_records(lab: Lab) -> dict[str, RunRecord]:
 
 @pytest.fixture(scope="session")
 def replay_check_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ...]:
-    """`replay-check --json --html` on the captured journal fixtures against the deck's agent, three runs:
-    the clean journal and two of its prefixes on naive code with drifting answers; the naive changed-for-good
-    journal on the journaled fix; the clean journal on naive code with steady answers. Each run's results
-    file, its page beside it (.html)."""
+    """`replay-check --json FILE --html PAGE` on the captured journal fixtures against the deck's agent,
+    three runs: the clean journal and two of its prefixes on naive code with drifting answers; the naive
+    changed-for-good journal on the journaled fix; the clean journal on naive code with steady answers.
+    Each run's results file, its page beside it (.html)."""
     work = tmp_path_factory.mktemp("replay-check")
     clean = load_journal(JOURNALS / "clean.json")
     prefixes = [save_journal(work / f"clean-prefix-{i}.json", clean.prefix(i)) for i in (1, 3)]
@@ -70,7 +70,7 @@ def replay_check_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path
         out = work / f"{name}.json"
         done = subprocess.run(
             [sys.executable, "-m", "paidtwice", "replay-check", "--app", "paidtwice.agent.weather:app"]
-            + ["--script", script, "--json", "--html", str(out.with_suffix(".html"))]
+            + ["--script", script, "--json", str(out), "--html", str(out.with_suffix(".html"))]
             + [str(j) for j in journals],
             capture_output=True,
             text=True,
@@ -82,7 +82,6 @@ def replay_check_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path
             timeout=300,
         )
         assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
-        out.write_text(done.stdout)
         results.append(out)
     return tuple(results)
 

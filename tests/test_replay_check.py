@@ -23,20 +23,27 @@ DECK_APP = "paidtwice.agent.weather:app"
 def check(
     paths: list[Path], *, mode: str, script: str = "steady", service: str | None = None
 ) -> tuple[int, list[dict[str, Any]]]:
-    """Run `paidtwice replay-check --json` on the deck's agent in `mode`, serving the journals' service."""
+    """Run `paidtwice replay-check --json -` on the deck's agent in `mode`, serving the journals' service."""
+    done = replay_check(paths, "--json", "-", mode=mode, script=script, service=service)
+    assert done.returncode in (0, 1), done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    records: list[dict[str, Any]] = json.loads(done.stdout)
+    return done.returncode, records
+
+
+def replay_check(
+    paths: list[Path], *args: str, mode: str, script: str = "steady", service: str | None = None
+) -> subprocess.CompletedProcess[str]:
     service = service or load_journal(paths[0]).service
-    done = subprocess.run(
-        [sys.executable, "-m", "paidtwice", "replay-check", "--app", DECK_APP, "--script", script, "--json"]
-        + [str(p) for p in paths],
+    return subprocess.run(
+        [sys.executable, "-m", "paidtwice", "replay-check", "--app", DECK_APP, "--script", script]
+        + [str(p) for p in paths]
+        + list(args),
         capture_output=True,
         text=True,
         env={**os.environ, "PAIDTWICE_AGENT_MODE": mode, "PAIDTWICE_SERVICE": service},
         timeout=120,
     )
-    assert done.returncode in (0, 1), done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
-    records: list[dict[str, Any]] = json.loads(done.stdout)
-    return done.returncode, records
 
 
 def test_changed_for_good_against_the_journaled_fix_diverges_at_1() -> None:
@@ -167,3 +174,51 @@ def test_protocol_version_the_sdk_does_not_speak(tmp_path: Path) -> None:
 def test_no_journals(tmp_path: Path) -> None:
     assert "no journal files" in one_line_error(["--app", DECK_APP, str(tmp_path)])
     assert "no such file" in one_line_error(["--app", DECK_APP, str(tmp_path / "missing.json")])
+
+
+def test_json_takes_a_file_and_dash_is_stdout(tmp_path: Path) -> None:
+    out = tmp_path / "records.json"
+    written = replay_check([CLEAN], "--json", str(out), mode="naive")
+    assert written.returncode == 0, written.stderr
+    # The table is still printed; the file holds what `--json -` prints.
+    assert "clean.json  replays" in written.stdout and f"Full records: {out}" in written.stdout
+    printed = replay_check([CLEAN], "--json", "-", mode="naive")
+    assert printed.returncode == 0 and "replays" not in printed.stdout.split("[", 1)[0]
+    [on_file], [on_stdout] = json.loads(out.read_text()), json.loads(printed.stdout)
+    # Only the stub's port may differ between two runs.
+    assert {k: v for k, v in on_file.items() if k != "outside_calls"} == {
+        k: v for k, v in on_stdout.items() if k != "outside_calls"
+    }
+    assert on_file["verdict"] == "replays" and len(on_file["outside_calls"]) == 2
+
+
+@pytest.mark.parametrize("where", ["end", "before an option"])
+def test_the_flag_form_still_prints_and_says_so(where: str) -> None:
+    args = ["--json"] if where == "end" else ["--json", "--timeout", "30"]
+    done = replay_check([CLEAN], *args, mode="naive")
+    assert done.returncode == 0, done.stderr
+    assert [r["verdict"] for r in json.loads(done.stdout)] == ["replays"]
+    [said] = done.stderr.splitlines()
+    assert "--json now takes a file" in said and "--json -" in said
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("journal", "it is a journal"),
+        ("directory", "it is a directory"),
+        ("under the journals", "it is read for journals"),
+    ],
+)
+def test_json_never_writes_over_an_input(tmp_path: Path, target: str, says: str) -> None:
+    # The flag form followed by the journals (`--json journals/`) hands --json the input: refused, untouched.
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    journal = journals / "clean.json"
+    journal.write_bytes(CLEAN.read_bytes())
+    given = {"journal": journal, "directory": journals, "under the journals": journals / "out.json"}[target]
+    env = {"PAIDTWICE_AGENT_MODE": "naive", "PAIDTWICE_SERVICE": load_journal(CLEAN).service}
+    line = one_line_error(["--app", DECK_APP, "--json", str(given), str(journals)], env=env)
+    assert f"not writing the records over {given}: {says}" in line and "--json -" in line
+    assert journal.read_bytes() == CLEAN.read_bytes()
+    assert sorted(p.name for p in journals.iterdir()) == ["clean.json"]

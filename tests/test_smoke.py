@@ -74,10 +74,12 @@ def test_lint_finds_a_model_call_outside_the_journal(tmp_path: Path) -> None:
 
 
 def test_run_measures_one_row(tmp_path: Path) -> None:
-    done = paidtwice("run", "clean", "--json", "run.json", cwd=tmp_path)
+    # `--json -`: the records are stdout, alone (the run's table goes to stderr), and no file is left.
+    done = paidtwice("run", "clean", "--json", "-", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    [record] = records(tmp_path / "run.json")
+    [record] = json.loads(done.stdout)
     assert record["name"] == "clean" and record["model_calls"] == 2
+    assert "Full record:" in done.stderr and list(tmp_path.iterdir()) == []
 
 
 def test_deck_matches_one_row(tmp_path: Path) -> None:

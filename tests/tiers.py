@@ -20,6 +20,7 @@ QUICK: tuple[str, ...] = (
     "tests/check/test_config.py::test_paths_are_relative_to_the_file",
     "tests/check/test_config.py::test_a_pyproject_without_the_table_is_passed_over",
     "tests/test_api.py",
+    "tests/test_layout.py",
     "tests/results/test_kinds.py",
     "tests/test_journal_reader.py",
     "tests/test_ledger.py",

@@ -65,7 +65,7 @@ RUN_BY: dict[str, str] = {
     "paidtwice replay-check --app agent:app --app-dir src journals/": (
         "tests/replay/test_one_index.py::test_every_output_names_the_entry_by_the_journals_index"
     ),
-    "paidtwice replay-check --app agent:app journals/ --json --html replay-check.html": (
+    "paidtwice replay-check --app agent:app journals/ --json replay-check.json --html replay-check.html": (
         "tests/replay/test_one_index.py::test_every_output_names_the_entry_by_the_journals_index"
     ),
     "paidtwice sweep --app agent:app --service Router --handler run_naive --input '\"I was charged twice for my subscription this month.\"' --script examples/router_agent/script.toml --app-dir examples/router_agent --variation steady": (

@@ -68,17 +68,18 @@ def test_every_output_names_the_entry_by_the_journals_index(
     # replay-check on the renamed step: table, JSON record and HTML page.
     path = save_journal(tmp_path / "steps.json", journal)
     html = tmp_path / "replay.html"
+    out = tmp_path / "replay-check.json"
     args = [sys.executable, "-m", "paidtwice", "replay-check", "--app", "steps_agent:app"]
     args += ["--app-dir", str(HERE), "--script", str(SCRIPT), str(path)]
     env = {**os.environ, "PAIDTWICE_SECOND_STEP": "condense"}
-    shown = subprocess.run(args + ["--html", str(html)], capture_output=True, text=True, env=env, timeout=120)
+    written = ["--json", str(out), "--html", str(html)]
+    shown = subprocess.run(args + written, capture_output=True, text=True, env=env, timeout=120)
     assert shown.returncode == 1, shown.stderr
     assert f"diverges at entry {entry} (command index {command})" in shown.stdout, shown.stdout
     # No other index is printed, but inside the SDK's own message, quoted as it is ("  | ...").
     ours = "\n".join(line for line in shown.stdout.splitlines() if not line.startswith("  | "))
     assert "index" not in ours.replace(f"(command index {command})", ""), shown.stdout
-    done = subprocess.run(args + ["--json"], capture_output=True, text=True, env=env, timeout=120)
-    [record] = json.loads(done.stdout)
+    [record] = json.loads(out.read_text())
     assert (record["index"], record["command_index"]) == (entry, command)
     assert record["recorded"] == f"run {STEP}" and record["attempted"] == "run condense"
     page = html.read_text()

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from test_replay_corpus import deck_app
 
-from paidtwice.cli._replay_check import result_json
 from paidtwice.replay import Replayer, load_journal, save_journal
 from paidtwice.replay._replayer import STREAM_CHUNK
+from paidtwice.results import record_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FILES = 200
@@ -54,13 +54,14 @@ def comparable(record: dict[str, Any]) -> str:
 
 def test_many_files_in_one_command_give_each_the_verdict_it_gets_alone(tmp_path: Path) -> None:
     files = many_files(tmp_path / "journals", FILES)
-    done = replay_check("--script", "changed", "--json", str(tmp_path / "journals"))
+    out = tmp_path / "records.json"
+    done = replay_check("--script", "changed", "--json", str(out), str(tmp_path / "journals"))
     assert done.returncode == 1, done.stderr  # some diverge
-    records = json.loads(done.stdout)  # the array written record by record is whole
+    records = json.loads(out.read_text())  # the array written record by record is whole
     assert [r["path"] for r in records] == [str(p) for p in files]
     with Replayer(deck_app("naive"), script="changed", concurrency=1) as alone:
         reference = [
-            result_json(alone.replay_journal(load_journal(p), raise_on_divergence=False)) for p in files
+            record_json(alone.replay_journal(load_journal(p), raise_on_divergence=False)) for p in files
         ]
     assert [comparable(r) for r in records] == [comparable(r) for r in reference]
     assert {"continues", "diverges"} <= {r["verdict"] for r in records}
@@ -84,11 +85,14 @@ def test_a_stream_reads_a_chunk_at_a_time(tmp_path: Path) -> None:
     assert first.path == str(files[0]) and [r.path for r in rest] == [str(p) for p in files[1:]]
 
 
-@pytest.mark.parametrize("as_json", [False, True])
-def test_a_bad_file_among_many_is_refused_before_any_replay(tmp_path: Path, as_json: bool) -> None:
-    many_files(tmp_path, 2 * STREAM_CHUNK)
-    (tmp_path / f"{2 * STREAM_CHUNK - 1:04d}.json").write_text("{not json")
-    done = replay_check(*(["--json"] if as_json else []), str(tmp_path))
+@pytest.mark.parametrize("json_to", [None, "-", "records.json"])
+def test_a_bad_file_among_many_is_refused_before_any_replay(tmp_path: Path, json_to: str | None) -> None:
+    journals = tmp_path / "journals"
+    many_files(journals, 2 * STREAM_CHUNK)
+    (journals / f"{2 * STREAM_CHUNK - 1:04d}.json").write_text("{not json")
+    out = ["--json", json_to if json_to == "-" else str(tmp_path / json_to)] if json_to else []
+    done = replay_check(*out, str(journals))
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""  # not a record, not a row: the journals are checked before the first replay
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["journals"]  # nor a file, whole or half
     assert "is not JSON" in done.stderr and "Traceback" not in done.stderr

@@ -22,7 +22,7 @@ from paidtwice.check._run import (
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._errors import errors
-from paidtwice.cli._options import default_json, echo_err, shard_option, writable
+from paidtwice.cli._options import default_json, echo_err, json_option, shard_option, writable
 from paidtwice.results import PointResult
 
 __all__ = ["check"]
@@ -44,13 +44,9 @@ __all__ = ["check"]
     multiple=True,
     help="Run only this check (repeatable): lint, sweep or replay-check (budgets go with sweep).",
 )
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Where the sweeps' points are written (default: the config's results-dir/check-TIME-PID.json); "
-    "`paidtwice report` reads it, and merges shards' files.",
+@json_option(
+    "Where the sweeps' points are written (default: the config's results-dir/check-TIME-PID.json); "
+    "`paidtwice report` reads it, and merges shards' files."
 )
 @shard_option
 @ci_options()

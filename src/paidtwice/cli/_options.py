@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,6 +26,7 @@ from paidtwice.report._html import Section, write_html
 __all__ = [
     "DEFAULT_RESULTS",
     "RESULTS_ENV",
+    "STDOUT",
     "admin_url_option",
     "app_dir_option",
     "check_outputs",
@@ -193,11 +196,43 @@ def parse_input(input_json: str) -> Any:
         raise BadInput(f"--input is not JSON: {err}") from None
 
 
+STDOUT = "-"
+"""`--json -`: the records on stdout, on every command that has --json."""
+
+
 def json_option(help: str) -> Callable[[F], F]:
-    """--json PATH: where a command writes its records, said in `help`."""
+    """--json FILE|-: where a command writes its records, said in `help`; `-` prints them on stdout."""
     return click.option(
-        "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help=help
+        "--json",
+        "json_path",
+        metavar="FILE|-",
+        type=click.Path(dir_okay=False, path_type=Path, allow_dash=True),
+        default=None,
+        callback=_json_target,
+        help=f"{help} `-` prints them on stdout when the command ends (what it says goes to stderr then).",
     )
+
+
+def _json_target(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    if value is None or str(value) != STDOUT:
+        return value
+    return ctx.with_resource(_records_to_stdout())
+
+
+@contextlib.contextmanager
+def _records_to_stdout() -> Iterator[Path]:
+    """A file the command writes its records to as it does to any --json FILE (a sweep after each point, a
+    soak also when stopped), printed on stdout when the command ends, however it ends. Meanwhile what the
+    command prints goes to stderr, so stdout holds the records alone (`paidtwice sweep --json - | jq`)."""
+    with tempfile.TemporaryDirectory(prefix="paidtwice-json-") as folder:
+        path = Path(folder) / "records.json"
+        stdout = sys.stdout
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                yield path
+        finally:
+            if path.exists():
+                click.echo(path.read_text(), file=stdout, nl=False)
 
 
 def echo_err(message: str) -> None:

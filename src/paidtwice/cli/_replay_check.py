@@ -5,16 +5,19 @@ A thin layer over the library `paidtwice.replay`, which knows nothing of click.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 import click
 
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
-from paidtwice.cli._options import admin_url_option
+from paidtwice.cli._options import STDOUT, admin_url_option, echo_err, writable
 from paidtwice.engine._sql import SqlClient
 from paidtwice.replay._journal import STATUSES, capture, journal_paths, load_journal, save_all
 from paidtwice.replay._replayer import Replayer, ReplayResult
@@ -25,7 +28,7 @@ from paidtwice.results import record_json
 from paidtwice.stub._scripts import SCRIPTS
 from paidtwice.stub._turns import VARIATIONS
 
-__all__ = ["capture_command", "replay_check_command", "result_json"]
+__all__ = ["capture_command", "replay_check_command"]
 
 
 @click.command("capture")
@@ -85,6 +88,10 @@ def capture_command(
     click.echo(f"{len(paths)} {noun} of {service} written to {directory}")
 
 
+_FLAG_FORM = "\0flag"
+"""What `--json` with no value gives: the flag form of earlier releases, read as `--json -` for one more."""
+
+
 @click.command("replay-check")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--app", required=True, metavar="MODULE:APP", help="The Restate app (the new code) to check.")
@@ -109,7 +116,16 @@ def capture_command(
     show_default=True,
     help="With a script file: which of its variations answers.",
 )
-@click.option("--json", "as_json", is_flag=True, help="One JSON record per journal instead of the table.")
+@click.option(
+    "--json",
+    "json_target",
+    metavar="FILE|-",
+    is_flag=False,
+    flag_value=_FLAG_FORM,
+    default=None,
+    help="Write one JSON record per journal to FILE (`paidtwice report` reads it); `-` prints them on stdout "
+    "instead of the table. (--json with no file, as before, still prints them, and says so on stderr.)",
+)
 @click.option(
     "--html",
     "html_path",
@@ -127,7 +143,7 @@ def replay_check_command(
     app_dir: Path | None,
     script: str,
     variation: str,
-    as_json: bool,
+    json_target: str | None,
     html_path: Path | None,
     timeout: float,
     sarif_path: Path | None,
@@ -147,20 +163,27 @@ def replay_check_command(
     \b
     Examples:
         paidtwice replay-check --app agent:app journals/
-        paidtwice replay-check --app agent:app --app-dir src --script changed stuck/inv_1a2b.json --json
-        paidtwice replay-check --app agent:app journals/ --json --html replay-check.html > replay-check.json
+        paidtwice replay-check --app agent:app --app-dir src --script changed stuck/inv_1a2b.json --json -
+        paidtwice replay-check --app agent:app journals/ --json replay-check.json --html replay-check.html
         paidtwice replay-check --app agent:app journals/ --sarif replay.sarif --junit replay.xml
     """
     outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
     outputs.check()
+    json_path = _json_path(json_target, paths)
+    to_stdout = json_target is not None and json_path is None
     files = _journal_files(paths, html_path)
-    kept = _Kept(as_json=as_json, html=html_path is not None, junit=outputs.junit is not None)
-    _replay(files, kept, app=app, app_dir=app_dir, script=script, variation=variation, timeout=timeout)
+    with _records_to(json_path, to_stdout) as records:
+        kept = _Kept(
+            records, table=not to_stdout, html=html_path is not None, junit=outputs.junit is not None
+        )
+        _replay(files, kept, app=app, app_dir=app_dir, script=script, variation=variation, timeout=timeout)
     if html_path is not None:
         _write_page(html_path, app, paths, kept.results)
-        click.echo(f"HTML report: {html_path}", err=as_json)
-    if not as_json:
+        click.echo(f"HTML report: {html_path}", err=to_stdout)
+    if not to_stdout:
         click.echo(format_replay_table(kept.rows, kept.details))
+    if json_path is not None:
+        click.echo(f"Full records: {json_path}")
     if outputs.sarif or outputs.github:
         source = app_source(app, app_dir or Path("."), Path.cwd())
     else:
@@ -175,8 +198,9 @@ class _Kept:
     indent=2)` gives them); the table's rows and the details of what does not simply replay; the results
     that are not ok (the findings); a test case each only with --junit, every result only with --html."""
 
-    def __init__(self, *, as_json: bool, html: bool, junit: bool) -> None:
-        self.as_json = as_json
+    def __init__(self, records: TextIO | None, *, table: bool, html: bool, junit: bool) -> None:
+        self.records = records
+        self.table = table
         self.written = 0
         self.rows: list[Row] = []
         self.details: list[str] = []
@@ -186,11 +210,11 @@ class _Kept:
         self._html, self._junit = html, junit
 
     def add(self, result: ReplayResult) -> None:
-        if self.as_json:
-            record = json.dumps(result_json(result), indent=2).replace("\n", "\n  ")
-            click.echo((",\n  " if self.written else "[\n  ") + record, nl=False)
+        if self.records is not None:
+            record = json.dumps(record_json(result), indent=2).replace("\n", "\n  ")
+            self.records.write((",\n  " if self.written else "[\n  ") + record)
             self.written += 1
-        else:
+        if self.table:
             self.rows.append(replay_row(result))
             self.details.extend(replay_details(result))
         if not result.ok:
@@ -202,8 +226,68 @@ class _Kept:
 
     def close(self) -> None:
         """End the JSON array (an empty one if nothing was written)."""
-        if self.as_json:
-            click.echo("\n]" if self.written else "[]")
+        if self.records is not None:
+            self.records.write("\n]\n" if self.written else "[]\n")
+
+
+def _json_path(json_target: str | None, paths: tuple[Path, ...]) -> Path | None:
+    """The file --json names (None for stdout or no --json), refused before any replay when it cannot be
+    written or is an input: `--json journals/` as the flag form was written before takes the journals for
+    the file, and must not write the records over them."""
+    if json_target == _FLAG_FORM:
+        echo_err(
+            "paidtwice: --json now takes a file (--json FILE); --json - is the new spelling of printing "
+            "the records"
+        )
+    if json_target in (None, STDOUT, _FLAG_FORM):
+        return None
+    path = Path(json_target)
+    why = _input_at(path, paths)
+    if why:
+        raise BadInput(
+            f"not writing the records over {path}: {why} (--json takes the file to write them to; "
+            "--json - prints them)"
+        )
+    writable(path, "the records")
+    return path
+
+
+def _input_at(path: Path, paths: tuple[Path, ...]) -> str | None:
+    """Why `path` is an input rather than a place for the records (None when it is not)."""
+    if path.is_dir():
+        return "it is a directory"
+    if path.is_file():
+        try:
+            load_journal(path)
+        except (PaidtwiceError, OSError):
+            pass
+        else:
+            return "it is a journal"
+    inputs = [p.resolve() for p in paths]
+    if path.resolve() in inputs or any(p in path.resolve().parents for p in inputs):
+        return "it is read for journals"
+    return None
+
+
+@contextlib.contextmanager
+def _records_to(json_path: Path | None, to_stdout: bool) -> Iterator[TextIO | None]:
+    """Where the records stream: stdout, or FILE written beside it and renamed over it once complete (a
+    replay-check stopped half way leaves no half a file)."""
+    if to_stdout:
+        yield sys.stdout
+        return
+    if json_path is None:
+        yield None
+        return
+    partial = json_path.with_name(json_path.name + ".tmp")
+    try:
+        with partial.open("w") as handle:
+            yield handle
+        partial.replace(json_path)
+    except OSError as err:
+        raise BadInput(f"cannot write the records to {json_path}: {err.strerror or err}") from None
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _journal_files(paths: tuple[Path, ...], html_path: Path | None) -> list[Path]:
@@ -258,8 +342,3 @@ def _write_page(html_path: Path, app: str, paths: tuple[Path, ...], results: lis
         )
     except OSError as err:
         raise BadInput(f"cannot write {html_path}: {err.strerror}") from None
-
-
-def result_json(result: ReplayResult) -> dict[str, Any]:
-    """A result as the --json record: the results format and its kind, the issue's fields, then the rest."""
-    return record_json(result)

@@ -1,8 +1,5 @@
 """The lab: experiment rows as data, faults, the runner and its records."""
 
-import importlib as _importlib
-import typing as _typing
-
 from paidtwice._exceptions import LabCancelled
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, Bill, bill, check_price_model, extra_calls
 from paidtwice.lab._experiments import (
@@ -54,15 +51,6 @@ from paidtwice.results import (
     ToolLogLine,
 )
 
-if _typing.TYPE_CHECKING:
-    from paidtwice.sweep import Answers, KillPlan, ModelStub, sweep, sweep_targets
-
-_LAZY = {
-    **dict.fromkeys(("Answers", "KillPlan", "ModelStub", "sweep", "sweep_targets"), "paidtwice.sweep"),
-}
-"""The sweep's names, imported when first used: they run targets (`paidtwice.targets`),
-which are built on the lab's runner."""
-
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
     "CLEAN_NAIVE_JOURNAL",
@@ -75,7 +63,6 @@ __all__ = [
     "SCENARIOS",
     "WALKS",
     "AgentMode",
-    "Answers",
     "ApplyResult",
     "AttemptLine",
     "Backoff",
@@ -95,12 +82,10 @@ __all__ = [
     "Fault",
     "FaultKind",
     "InvocationStatus",
-    "KillPlan",
     "Lab",
     "LabCancelled",
     "Mismatch",
     "ModelLogLine",
-    "ModelStub",
     "NodeKillRecord",
     "PaidCallPrediction",
     "PointResult",
@@ -126,12 +111,4 @@ __all__ = [
     "read_mismatch",
     "run_rows",
     "run_walk",
-    "sweep",
-    "sweep_targets",
 ]
-
-
-def __getattr__(name: str) -> _typing.Any:
-    if name in _LAZY:
-        return getattr(_importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'paidtwice.lab' has no attribute {name!r}")

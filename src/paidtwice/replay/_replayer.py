@@ -83,7 +83,6 @@ __all__ = [
     "kept_journal_judge",
     "load_app",
     "replay_script",
-    "resolve_script",
 ]
 
 DEFAULT_TIMEOUT = 30.0

@@ -89,7 +89,7 @@ def _read(path: Path) -> list[tuple[str, dict[str, Any]]]:
     if isinstance(data, dict) and {"invocation_id", "random_seed"} <= set(data):
         raise UsageError(
             f"{path} is a journal file (journal --save, capture), not a result: check it with "
-            f"`paidtwice replay-check --app MODULE:APP {path} --json > replay-check.json` and report that"
+            f"`paidtwice replay-check --app MODULE:APP {path} --json replay-check.json` and report that"
         )
     if (
         isinstance(data, list)
