@@ -71,6 +71,9 @@ RUN_BY: dict[str, str] = {
     "paidtwice sweep --app agent:app --service Router --handler run_naive --input '\"I was charged twice for my subscription this month.\"' --script examples/router_agent/script.toml --app-dir examples/router_agent --variation steady": (
         "tests/sweep/test_sweep_patterns.py::test_naive_pays_again_at_every_point_after_an_answer"
     ),
+    "paidtwice soak --app agent --app-dir tests/soak/planner_agent --invocations 40 --kills 2": (
+        "tests/soak/test_targets.py::test_an_app_soaks_with_no_script_and_nothing_named"
+    ),
     'paidtwice soak --app concierge:app --app-dir tests/agents --service Concierge --handler plan --input \'{"city": "Lisbon", "pause": 2, "asks": 2}\' --script tests/agents/concierge.toml --invocations 1000 --kills 5': (
         "tests/soak/test_app.py::test_a_journaled_user_agent_loses_nothing_and_stays_within_the_bound"
     ),

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from paidtwice.lab import Lab
 from paidtwice.results import load_results, write_record
-from paidtwice.soak import SoakOptions, soak, soak_timeout
+from paidtwice.soak import DECK, SoakOptions, soak, soak_timeout
+from paidtwice.targets import DeckTarget
 
 AGENTS = Path(__file__).parent.parent / "agents"
+
+
+def _deck_env(app: str) -> DeckTarget:
+    """An app of tests/agents written to the deck agent's environment, soaked as the deck's agent is."""
+    return replace(DECK, app=app, cwd=str(AGENTS))
 
 
 def test_two_thousand_with_kills_lose_nothing_and_stay_within_the_bound(lab: Lab) -> None:
@@ -39,7 +46,7 @@ def test_two_thousand_with_kills_lose_nothing_and_stay_within_the_bound(lab: Lab
 
 
 def test_an_agent_asking_again_for_journaled_answers_exceeds_the_bound(lab: Lab) -> None:
-    record = soak(lab, SoakOptions(invocations=30, kills=2), target="reasking:app", app_dir=AGENTS)
+    record = soak(lab, SoakOptions(invocations=30, kills=2), target=_deck_env("reasking:app"))
     assert record.completed == 30 and record.lost == 0 and record.unfinished == 0
     # Measured, not assumed: the bug asks every turn twice in a clean run too.
     assert record.clean_model_calls == 4
@@ -51,7 +58,7 @@ def test_an_agent_asking_again_for_journaled_answers_exceeds_the_bound(lab: Lab)
 def test_the_bound_reads_model_answers_in_steps_of_any_name(lab: Lab) -> None:
     # When only steps named "model" counted as model answers, every call of each dead life of this agent
     # counted as cut off, and the bound let the bug through (100 invocations, 3 kills: 305 extra, bound 414).
-    record = soak(lab, SoakOptions(invocations=30, kills=2), target="reasking_openai:app", app_dir=AGENTS)
+    record = soak(lab, SoakOptions(invocations=30, kills=2), target=_deck_env("reasking_openai:app"))
     assert record.completed == 30 and record.lost == 0 and record.unfinished == 0
     assert record.model_steps == ("ask_llm",)
     assert record.clean_model_calls == 4
@@ -60,7 +67,7 @@ def test_the_bound_reads_model_answers_in_steps_of_any_name(lab: Lab) -> None:
 
 
 def test_failed_invocations_are_lost_and_owe_no_call_they_never_made(lab: Lab, tmp_path: Path) -> None:
-    record = soak(lab, SoakOptions(invocations=50, kills=1), target="failing:app", app_dir=AGENTS)
+    record = soak(lab, SoakOptions(invocations=50, kills=1), target=_deck_env("failing:app"))
     assert record.lost > 0 and record.completed + record.lost == 50
     assert record.model_steps == ("think",) and record.clean_model_calls == 2
     # A failed invocation asked once where a clean one asks twice: that is no negative extra (it was -lost).

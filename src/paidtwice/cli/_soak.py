@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +32,17 @@ from paidtwice.cli._options import (
     service_option,
     write_report,
 )
-from paidtwice.lab._runner import DECK_AGENT, Lab
+from paidtwice.lab._runner import Lab
 from paidtwice.report._html import soak_section
 from paidtwice.report._soak import format_soak, format_soak_progress
 from paidtwice.results import SoakRecord, write_record
 from paidtwice.soak import SoakInterrupted, SoakOptions, SoakProgress, soak_target
 from paidtwice.soak import soak as run_soak
+from paidtwice.soak._subject import DECK
+from paidtwice.stub._auto import AUTO, DEFAULT_SEED
 from paidtwice.stub._scripts import Script
 from paidtwice.stub._turns import load_script_file
-from paidtwice.targets import AppTarget
+from paidtwice.targets import AppTarget, Target
 
 __all__ = ["soak"]
 
@@ -69,9 +72,11 @@ __all__ = ["soak"]
 )
 @click.option(
     "--app",
-    metavar="MODULE:APP",
-    help="Soak your own Restate app instead of the deck's agent (with --service, --handler, --script); "
-    "its model calls are counted, not its tool runs (those are the deck agent's).",
+    metavar="MODULE[:APP]",
+    help="Soak your own Restate app instead of the deck's agent: MODULE:APP, or MODULE (its one Restate "
+    "app). Its one handler is soaked (name one with --service and --handler when it serves several), its "
+    "model answered from each request unless --script gives a file; its model calls are counted, not its "
+    "tool runs (those are the deck agent's).",
 )
 @service_option
 @handler_option
@@ -90,7 +95,8 @@ __all__ = ["soak"]
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="FILE",
     default=None,
-    help="With --app: the script file giving the model's answer to each call (its steady variation).",
+    help="With --app: the script file giving the model's answer to each call (its steady variation); "
+    "default: auto, answers made from each request.",
 )
 @app_dir_option
 @json_option(
@@ -131,8 +137,10 @@ def soak(
     written.
 
     With --app, your own Restate app is soaked, its code unchanged: each model request it makes is tagged
-    with its invocation by paidtwice's host, its model answered by the --script file; its model calls are
-    counted (tool runs are the deck agent's). An app whose calls never reach the stub is refused (exit 2).
+    with its invocation by paidtwice's host, its model answered from each request (or by the --script
+    file); its model calls are counted (tool runs are the deck agent's). Its one handler is found as the
+    sweep finds them; an app serving several needs --service and --handler. An app whose calls never reach
+    the stub is refused (exit 2).
 
     \b
     Example:
@@ -170,7 +178,7 @@ def soak(
 def _soak_on(
     lab: Lab,
     options: SoakOptions,
-    target: str | AppTarget,
+    target: Target,
     script: Script | None,
     progress: Callable[[SoakProgress], None],
 ) -> tuple[SoakRecord, bool]:
@@ -205,23 +213,41 @@ def _own_app(
     key: str | None,
     script_path: Path | None,
     app_dir: Path,
-) -> tuple[str | AppTarget, Script | None]:
+) -> tuple[Target, Script | None]:
     """Your app and its script, checked before anything starts (BadInput); the deck's agent and its own
-    script (None) without --app."""
+    script (None) without --app. Without --script (or with `--script auto`) your app's model is answered
+    from each request (None); without --service and --handler, its one handler is found in its discovery
+    manifest."""
     if app is None:
         if service or handler or key or script_path or input_json != "null":
             raise BadInput("--service, --handler, --input, --key and --script go with --app")
-        return DECK_AGENT, None
-    if not service or not handler:
-        raise BadInput("with --app, name the service and the handler: --service NAME --handler NAME")
-    if script_path is None:
-        raise BadInput("with --app, give the script file of the model's answers: --script FILE")
+        return DECK, None
     payload: Any = parse_input(input_json)
     try:
-        script = load_script_file(script_path, "steady")
-        return soak_target(app, service, handler, payload, key=key, app_dir=app_dir), script
+        script = None if script_path is None or str(script_path) == AUTO else load_script_file(script_path)
+        if service and handler:
+            return soak_target(app, service, handler, payload, key=key, app_dir=app_dir), script
+        return replace(_one_handler(app, service, handler, payload, app_dir), key=key), script
     except UsageError as err:
         raise BadInput(str(err)) from None
+
+
+def _one_handler(
+    app: str, service: str | None, handler: str | None, payload: Any, app_dir: Path
+) -> AppTarget:
+    """The one handler the app serves (of `service`, if named), as the sweep's discovery finds it; a
+    `UsageError` naming them when there are several."""
+    if handler and not service:
+        raise UsageError("--handler goes with --service: name both, or neither when the app serves one")
+    found = AppTarget.discovered(
+        app, [service] if service else [], payload, app_dir=app_dir, seed=DEFAULT_SEED
+    )
+    if len(found) > 1:
+        names = ", ".join(t.mode for t in found)
+        raise UsageError(
+            f"{app} serves {len(found)} handlers ({names}): name one with --service and --handler"
+        )
+    return found[0]
 
 
 def _show_progress(progress: SoakProgress) -> None:

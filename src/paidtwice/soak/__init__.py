@@ -13,9 +13,10 @@ Its record (`paidtwice.results.SoakRecord`) is written with `paidtwice.results.w
 from paidtwice.soak._monitor import SoakProgress
 from paidtwice.soak._options import SoakOptions, soak_timeout
 from paidtwice.soak._run import SoakInterrupted, soak
-from paidtwice.soak._subject import soak_target
+from paidtwice.soak._subject import DECK, soak_target
 
 __all__ = [
+    "DECK",
     "SoakInterrupted",
     "SoakOptions",
     "SoakProgress",

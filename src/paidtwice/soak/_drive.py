@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from paidtwice._exceptions import LabCancelled
-from paidtwice.agent._process import AgentHost
 from paidtwice.engine._cluster import RestateCluster
 from paidtwice.lab._runner import Lab
 from paidtwice.results import KillSnapshot
@@ -24,6 +23,7 @@ from paidtwice.soak._node_kills import NodeEvent, kill_node
 from paidtwice.soak._options import SoakOptions
 from paidtwice.soak._setup import Clean
 from paidtwice.stub._server import Lane
+from paidtwice.targets import Agent
 
 __all__ = ["Driven", "Driver"]
 
@@ -49,7 +49,7 @@ class Driver:
     lab: Lab
     options: SoakOptions
     clean: Clean
-    agent: AgentHost
+    agent: Agent
     lane: Lane
     monitor: Monitor
     driven: Driven
@@ -102,7 +102,7 @@ class Driver:
             self.monitor.sample_memory()
             killed_at = agent.kill()
             self._wait(options.restart_delay)
-            back_at = agent.go()
+            back_at = agent.restart()
             self.monitor.killed_one()
             # Read after the replacement is up, so the down time stays the restart delay; the snapshot is of
             # the ledger and the journal as they stood before it listened (by their own timestamps).

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from paidtwice._exceptions import LabCancelled, PaidtwiceError
-from paidtwice.agent._process import AgentHost
 from paidtwice.engine._cluster import RestateCluster
 from paidtwice.lab._runner import Lab
 from paidtwice.results import PeakMemory
 from paidtwice.soak._options import SoakOptions
+from paidtwice.targets import Agent
 
 __all__ = ["SETTLED", "Monitor", "SoakProgress"]
 
@@ -73,7 +73,7 @@ class Monitor:
         self,
         lab: Lab,
         service: str,
-        agent: AgentHost,
+        agent: Agent,
         options: SoakOptions,
         progress: Callable[[SoakProgress], None] | None,
     ) -> None:

@@ -21,21 +21,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from paidtwice._exceptions import LabCancelled
 from paidtwice.agent._process import AgentAttempt
 from paidtwice.engine._cluster import RestateCluster
-from paidtwice.lab._runner import DECK_AGENT, Lab, renamed_service
+from paidtwice.lab._runner import Lab, renamed_service
 from paidtwice.results import SoakRecord
 from paidtwice.soak._drive import Driven, Driver
 from paidtwice.soak._monitor import Monitor, SoakProgress
 from paidtwice.soak._options import SoakOptions
 from paidtwice.soak._setup import set_up
-from paidtwice.soak._subject import soaked
+from paidtwice.soak._subject import DECK, soaked
 from paidtwice.soak._tally import Ended, tally
+from paidtwice.stub._auto import auto_script
 from paidtwice.stub._scripts import SCRIPTS, Script
-from paidtwice.targets import AppTarget
+from paidtwice.targets import Target
 
 __all__ = ["SoakInterrupted", "soak"]
 
@@ -54,19 +54,21 @@ def soak(
     lab: Lab,
     options: SoakOptions | None = None,
     *,
-    target: str | AppTarget = DECK_AGENT,
-    app_dir: Path | None = None,
+    target: Target = DECK,
     script: Script | None = None,
     progress: Callable[[SoakProgress], None] | None = None,
 ) -> SoakRecord:
     """Soak one journaled agent on `lab` as `options` say (default: `SoakOptions()`, 200 invocations and 5
     kills).
 
-    `target` is the deck's agent, or "MODULE:APP" (from `app_dir`) of an app that reads the deck agent's
-    environment, or a user's app as an `AppTarget` (its service, handler and input; see `soak_target`).
-    The stub answers by `script` (default: the steady script the deck's agent is written for). A clean
-    invocation whose calls never reach the stub, or that the script does not answer, raises a `UsageError`
-    before the soak starts.
+    `target` is any `paidtwice.targets.Target` whose model calls the stub can tell apart by invocation: the
+    deck's journaled agent (default; a `DeckTarget` also serves an app that reads the deck agent's
+    environment), or a user's app as an `AppTarget` (its service, handler and input; see `soak_target`).
+    Its agent is started through the target (`Target.launch`). A kind the soak cannot count (a command's
+    deployment: `Target.not_soakable`) raises a `UsageError` before anything starts. The stub answers by
+    `script` (default: the steady script the deck's agent is written for, and for a user's app the auto
+    answers made from each request, as the sweep's `--script auto`). A clean invocation whose calls never
+    reach the stub, or that the script does not answer, raises a `UsageError` before the soak starts.
 
     The soak waits until every invocation completed or paused, for at most `options.deadline` seconds,
     and gives up early when none settled for `options.stall` seconds. `progress`, if given, is called about
@@ -76,9 +78,10 @@ def soak(
     options = options or SoakOptions()
     server = lab.server
     options.check(cluster=len(server.nodes) if isinstance(server, RestateCluster) else 1)
-    subject = soaked(target, app_dir)
+    subject = soaked(target)
     served_as = renamed_service(subject.service, f"soak_{lab.next_id()}")
-    lane = lab.stub.open_lane(script or SCRIPTS["steady"], name=served_as.lower())
+    answers = script or (SCRIPTS["steady"] if target.deck_stub else auto_script("steady"))
+    lane = lab.stub.open_lane(answers, name=served_as.lower())
     with subject.agent(lab, lane, served_as) as agent:
         clean = set_up(lab, subject, agent, lane, served_as)
         monitor = Monitor(lab, served_as, agent, options, progress)

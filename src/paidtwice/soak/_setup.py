@@ -9,7 +9,6 @@ import time
 from dataclasses import dataclass
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
-from paidtwice.agent._process import AgentHost
 from paidtwice.engine._sql import SqlClient
 from paidtwice.lab._runner import Lab
 from paidtwice.soak._monitor import SETTLED
@@ -18,6 +17,7 @@ from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
 from paidtwice.stub._server import Lane
 from paidtwice.sweep._runs import NO_MODEL_CALL
+from paidtwice.targets import Agent
 
 __all__ = ["Clean", "set_up"]
 
@@ -43,7 +43,7 @@ class Clean:
     script turn (`Soaked.by_order`)."""
 
 
-def set_up(lab: Lab, soaked: Soaked, agent: AgentHost, lane: Lane, served_as: str) -> Clean:
+def set_up(lab: Lab, soaked: Soaked, agent: Agent, lane: Lane, served_as: str) -> Clean:
     """Start the agent, register it, and run the clean invocation on it. A `UsageError` when the soak could
     not count anything: a key for a plain service, no model call reaching the stub, a call unanswered."""
     agent.start()
@@ -63,7 +63,7 @@ def set_up(lab: Lab, soaked: Soaked, agent: AgentHost, lane: Lane, served_as: st
     )
 
 
-def _run_clean(lab: Lab, calling: Calling, agent: AgentHost, lane: Lane) -> str:
+def _run_clean(lab: Lab, calling: Calling, agent: Agent, lane: Lane) -> str:
     """Send one invocation and wait for it to complete with no fault: the clean counts are its counts. An
     invocation that fails before any model call reached the stub, or whose call the script does not answer,
     is a `UsageError`: the soak would count nothing, or only errors."""

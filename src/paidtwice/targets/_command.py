@@ -206,6 +206,11 @@ class CommandAgent(LeasedAgent):
         self.proxy.release()
         return at
 
+    @property
+    def pid(self) -> int | None:
+        """The command's process (its shell's) pid; None while it is down."""
+        return self._process.pid if self._process is not None else None
+
     def attempts(self, invocation_id: str | None = None) -> list[AgentAttempt]:
         """Attempts that reached the command's process, from the proxy's log, in the order they started."""
         by_attempt: dict[int, list[dict[str, Any]]] = {}

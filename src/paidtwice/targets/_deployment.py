@@ -109,6 +109,16 @@ class CommandTarget:
     stuck_after: int | None = 3
     """As `AppTarget.stuck_after`."""
 
+    deck_stub = False
+    not_soakable = (
+        "a deployment started by a command cannot be soaked: its model calls reach the stub untagged, so "
+        "with many invocations at once none can be told to its invocation (soak a Python app: --app)"
+    )
+
+    @property
+    def label(self) -> str:
+        return self.mode
+
     @staticmethod
     def checked(
         command: str,

@@ -99,10 +99,17 @@ def _host(app: str, cwd: str | None, launch: Launch, naming: dict[str, str]) -> 
 
 @dataclass(frozen=True)
 class DeckTarget:
-    """The deck's weather agent in one mode: it names its service from its environment."""
+    """The deck's weather agent in one mode (or an app written to its environment): it names its service
+    from its environment."""
 
     mode: str
     """"naive" or "journaled"."""
+    app: str = DECK_AGENT
+    """MODULE:APP served: the deck's agent, or an app that reads the deck agent's environment."""
+    cwd: str | None = None
+    """Directory it imports from (None: the current one)."""
+    pause: str | None = "5"
+    """Seconds of its durable pause (PAIDTWICE_PAUSE_S); None: the lab's, else the agent's own (2)."""
     key: str | None = None
     state: tuple[tuple[str, str], ...] | None = None
     resolution: Resolution = Resolution()
@@ -112,12 +119,16 @@ class DeckTarget:
     service = "Agent"
     handler = "run"
     input = QUESTION
+    label = ""
+    deck_stub = True
+    not_soakable = None
 
     @property
     def env(self) -> tuple[tuple[str, str], ...]:
         # A longer pause than the deck's 2 s gives a loaded machine room to land the kill inside it; no count
         # depends on its length.
-        return (("PAIDTWICE_AGENT_MODE", self.mode), ("PAIDTWICE_PAUSE_S", "5"))
+        pause = () if self.pause is None else (("PAIDTWICE_PAUSE_S", self.pause),)
+        return (("PAIDTWICE_AGENT_MODE", self.mode), *pause)
 
     @staticmethod
     def each(modes: Sequence[str]) -> list[DeckTarget]:
@@ -132,7 +143,7 @@ class DeckTarget:
         return "", "", None
 
     def launch(self, launch: Launch) -> tuple[Agent, Trace]:
-        return _host(DECK_AGENT, None, launch, {SERVICE: launch.served_as})
+        return _host(self.app, self.cwd, launch, {SERVICE: launch.served_as})
 
 
 @dataclass(frozen=True)
@@ -167,6 +178,13 @@ class AppTarget:
     """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
     mismatch is deterministic: the next attempts replay the same code against the same journal. (A service
     without a retry policy of its own gets the server's: 70 attempts, up to a minute apart, then pause.)"""
+
+    deck_stub = False
+    not_soakable = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.app} {self.service}/{self.handler}"
 
     @staticmethod
     def discovered(

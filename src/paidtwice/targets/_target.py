@@ -65,6 +65,11 @@ class Agent(Protocol):
         """SIGKILL it; when the kill was sent."""
         ...
 
+    @property
+    def pid(self) -> int | None:
+        """The serving process's pid (the soak samples its memory); None while it is down."""
+        ...
+
     def release(self, at: float | None = None) -> None:
         """Let it listen again at wall-clock time `at` (else now); do not wait."""
         ...
@@ -195,6 +200,25 @@ class Target(Protocol):
     @property
     def stuck_after(self) -> int | None:
         """Settle a point as stuck after this many journal mismatches in a row; None: wait for a pause."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """Who it is in a soak's record (`app`): "MODULE:APP SERVICE/HANDLER", a command's label, or "" for
+        the deck's agent."""
+        ...
+
+    @property
+    def deck_stub(self) -> bool:
+        """It calls the stub as the deck's agent does: its tools through the stub's tool endpoints (so they
+        are counted), each model call's script turn its conversation's turn. False for a user's code: only
+        its model calls are counted, a call placed among its invocation's answers by its order."""
+        ...
+
+    @property
+    def not_soakable(self) -> str | None:
+        """Why the soak cannot drive it, in one line; None when it can: the stub tells which invocation each
+        model call belongs to with many in flight at once (paidtwice's host tags each request)."""
         ...
 
     def recorded_as(self) -> tuple[str, str, Any]:
