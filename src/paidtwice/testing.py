@@ -12,6 +12,13 @@
 The `paidtwice_lab` fixture (one restate-server and one stub for the test session) is registered as a
 pytest plugin when paidtwice is installed.
 
+Or a target already built, the one `paidtwice.sweep` and `paidtwice.soak` take:
+
+    from paidtwice.targets import DeckTarget
+
+    def test_the_deck_agent_pays_once(paidtwice_lab):
+        assert_pays_once(DeckTarget("journaled"), variations=["steady"], lab=paidtwice_lab)
+
 And that new code still replays the journals already recorded (captured with `paidtwice capture`), offline:
 
     from paidtwice.testing import assert_replays
@@ -22,12 +29,14 @@ And that new code still replays the journals already recorded (captured with `pa
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from paidtwice._exceptions import UsageError
 from paidtwice._words import count
 from paidtwice.lab._runner import Lab
 from paidtwice.replay._journal import JournalFile, journal_paths, load_journal
@@ -35,13 +44,13 @@ from paidtwice.replay._replayer import Replayer, ReplayResult
 from paidtwice.stub._turns import VARIATIONS
 from paidtwice.sweep._options import Answers
 from paidtwice.sweep._sweep import SweepMatrix, sweep
-from paidtwice.targets import TargetSpec
+from paidtwice.targets import Target, TargetSpec
 
 __all__ = ["assert_pays_once", "assert_replays", "paidtwice_lab", "sweep_app"]
 
 
 def sweep_app(
-    app: str,
+    app: str | Target,
     *,
     service: str | None = None,
     handler: str | None = None,
@@ -54,24 +63,46 @@ def sweep_app(
 ) -> list[SweepMatrix]:
     """Sweep a user's handler at every crash point, one matrix per handler and script variation: the
     `service`/`handler` named, or (neither named) every handler the app registers. `app` is MODULE:APP
-    (that app object, whatever modules its services come from) or MODULE (every service it defines). A
-    Virtual Object's or a Workflow's handler is called with `key` (by default "paidtwice"). Without `script`
-    (or with "auto"), the stub answers from each request; without `input`, a handler gets one made from its
-    input schema."""
-    return sweep(
-        TargetSpec(app=app, service=service, handler=handler, input=input, app_dir=app_dir, key=key),
-        answers=Answers(script=script, variations=tuple(variations)),
-        lab=lab,
-    )
+    (that app object, whatever modules its services come from) or MODULE (every service it defines), or a
+    target already built (`paidtwice.targets`: `DeckTarget("journaled")`, an `AppTarget`, a
+    `CommandTarget`), which names its own service, handler, input and directory. A Virtual Object's or a
+    Workflow's handler is called with `key` (by default "paidtwice"). Without `script` (or with "auto"), the
+    stub answers a user's code from each request (the deck's agent, from the stub's scripts named by
+    `variations`); without `input`, a handler gets one made from its input schema."""
+    answers = Answers(script=script, variations=tuple(variations))
+    if isinstance(app, str):
+        spec = TargetSpec(app=app, service=service, handler=handler, input=input, app_dir=app_dir, key=key)
+        return sweep(spec, answers=answers, lab=lab)
+    if service or handler or input is not None or app_dir is not None:
+        raise UsageError("a target names its own service, handler, input and directory: give it alone")
+    return sweep(app if key is None else dataclasses.replace(app, key=key), answers=answers, lab=lab)
 
 
-def assert_pays_once(matrices: Sequence[SweepMatrix], *, allow_in_flight: bool = True) -> None:
+def assert_pays_once(
+    swept: Sequence[SweepMatrix] | Target,
+    *,
+    allow_in_flight: bool = True,
+    lab: Lab | None = None,
+    script: str | Path | None = None,
+    variations: Sequence[str] = VARIATIONS,
+) -> list[SweepMatrix]:
     """Fail when a crash point paid again for a model call or a step that had completed.
 
-    A call cut off in flight is paid again by any design (its answer never arrived); `allow_in_flight=False`
-    fails on those too. A sweep that checked nothing (no crash point, or a clean run that made no model call
-    at the stub) fails as well: it proves nothing.
+    `swept` is a sweep's matrices, or a target (`paidtwice.targets.Target`), swept here first as
+    `sweep_app(target, script=script, variations=variations, lab=lab)` does. A call cut off in flight is
+    paid again by any design (its answer never arrived); `allow_in_flight=False` fails on those too. A sweep
+    that checked nothing (no crash point, or a clean run that made no model call at the stub) fails as
+    well: it proves nothing. Returns the matrices.
     """
+    if isinstance(swept, Sequence):
+        matrices = list(swept)
+    else:
+        matrices = sweep_app(swept, script=script, variations=variations, lab=lab)
+    _check_pays_once(matrices, allow_in_flight=allow_in_flight)
+    return matrices
+
+
+def _check_pays_once(matrices: Sequence[SweepMatrix], *, allow_in_flight: bool) -> None:
     if not any(matrix.points for matrix in matrices):
         raise AssertionError("nothing was checked: the sweep has no crash point")
     blind = [m.script for m in matrices if m.clean.model_calls == 0]

@@ -146,7 +146,7 @@ def _tag(sweep_id: int, i: int, target: Target, script: str) -> str:
 
 
 def sweep(
-    what: TargetSpec = TargetSpec(),
+    what: TargetSpec | Target = TargetSpec(),
     *,
     answers: Answers = Answers(),
     model: ModelStub = ModelStub(),
@@ -157,12 +157,13 @@ def sweep(
 ) -> list[SweepMatrix]:
     """Kill an agent at every moment of its run and measure what each replay paid again.
 
-    `what` names the targets (`paidtwice.targets.TargetSpec`): by default the deck's agent in each of its
-    modes; a user's app (every handler its discovery manifest lists, or those named) or a command's
-    deployment in any language. Each is swept under each of `answers.variations`: the deck's agent under
-    the stub's scripts of those names; the user's code under the script file's variations, answers made
-    from each request (`auto`, the default, derived from `answers.seed`, written to `answers.write_script`
-    if given), or a real model's answers recorded once (`answers.upstream` into `answers.record`).
+    `what` names the targets (`paidtwice.targets.TargetSpec`), or is one `Target` already built: by
+    default the deck's agent in each of its modes; a user's app (every handler its discovery manifest
+    lists, or those named) or a command's deployment in any language. Each is swept under each of
+    `answers.variations`: the deck's agent under the stub's scripts of those names; the user's code under
+    the script file's variations, answers made from each request (`auto`, the default, derived from
+    `answers.seed`, written to `answers.write_script` if given), or a real model's answers recorded once
+    (`answers.upstream` into `answers.record`).
     `model` sets the stub model's latency and price model; `kills` the restart delay, how many points run
     at once and the shard. A `lab` can be shared (it is not changed); otherwise one is started (a
     restate-server, or a cluster of `cluster` nodes, and a stub) and stopped before returning. `on_point`
@@ -172,10 +173,16 @@ def sweep(
     Example: `sweep(TargetSpec(app="agent:app", app_dir="examples/agent"), kills=KillPlan(parallel=4))`.
     """
     book = AutoBook()
-    recording = answers.check(own=what.own)
-    # The targets are checked (an app imported, a command asked what it serves) before any script is read.
-    targets = what.build(seed=answers.seed)
-    scripts = answers.scripts(own=what.own, book=book, recording=recording)
+    if isinstance(what, TargetSpec):
+        user_code = what.own
+        recording = answers.check(own=user_code)
+        # The targets are checked (an app imported, a command asked what it serves) before a script is read.
+        targets = what.build(seed=answers.seed)
+    else:
+        user_code = not what.deck_stub
+        recording = answers.check(own=user_code)
+        targets = [what]
+    scripts = answers.scripts(own=user_code, book=book, recording=recording)
     model.check()
 
     def run(on: Lab) -> list[SweepMatrix]:
