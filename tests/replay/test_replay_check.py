@@ -217,8 +217,39 @@ def test_json_never_writes_over_an_input(tmp_path: Path, target: str, says: str)
     journal = journals / "clean.json"
     journal.write_bytes(CLEAN.read_bytes())
     given = {"journal": journal, "directory": journals, "under the journals": journals / "out.json"}[target]
-    env = {"PAIDTWICE_AGENT_MODE": "naive", "PAIDTWICE_SERVICE": load_journal(CLEAN).service}
+    env = {"PAIDTWICE_AGENT_MODE": "naive", "PAIDTWICE_SERVICE": load_journal(CHANGED).service}
     line = one_line_error(["--app", DECK_APP, "--json", str(given), str(journals)], env=env)
     assert f"not writing the records over {given}: {says}" in line and "--json -" in line
     assert journal.read_bytes() == CLEAN.read_bytes()
     assert sorted(p.name for p in journals.iterdir()) == ["clean.json"]
+
+
+def test_a_module_without_app_is_found_as_the_sweep_finds_it() -> None:
+    # The deck's module holds one Restate app: MODULE alone is that app, with the same verdicts.
+    by_name = replay_check([CHANGED], "--json", "-", mode="journaled")
+    found = subprocess.run(
+        [sys.executable, "-m", "paidtwice", "replay-check", "--app", DECK_APP.partition(":")[0]]
+        + [str(CHANGED), "--json", "-"],
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "PAIDTWICE_AGENT_MODE": "journaled",
+            "PAIDTWICE_SERVICE": load_journal(CLEAN).service,
+        },
+        timeout=120,
+    )
+    assert found.returncode == by_name.returncode, found.stderr
+    verdicts = [(r["journal"], r["verdict"]) for r in json.loads(found.stdout)]
+    assert verdicts == [(r["journal"], r["verdict"]) for r in json.loads(by_name.stdout)]
+    assert [verdict for _, verdict in verdicts] == ["diverges"]
+
+
+def test_a_module_with_two_apps_or_none_is_one_line() -> None:
+    here = str(Path(__file__).parent)
+    line = one_line_error(["--app", "two_apps", "--app-dir", here, str(CLEAN)])
+    assert line.endswith("module two_apps holds 2 Restate apps (app, admin_app): name one, two_apps:APP"), (
+        line
+    )
+    line = one_line_error(["--app", "json", str(CLEAN)])
+    assert line.endswith("module json defines no Restate service (name the app: json:APP)"), line

@@ -61,4 +61,4 @@ def test_an_app_serving_several_handlers_needs_one_named() -> None:
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "concierge:app serves 2 handlers (" in lines[0], done.stderr
-    assert lines[0].endswith("name one, --service and --handler") and done.stdout == ""
+    assert lines[0].endswith("name one with --service and --handler") and done.stdout == ""

@@ -55,6 +55,8 @@ from types import TracebackType
 from typing import Any
 
 from paidtwice._words import count
+from paidtwice.agent._app import endpoint_of, load_problem
+from paidtwice.agent._app import load_app as served_app
 from paidtwice.agent._env import OFFLINE_DEFAULTS
 from paidtwice.replay._answers import replay_script
 from paidtwice.replay._intercept import CURRENT, ReplayState, install_patches
@@ -118,10 +120,28 @@ def load_app(target: str, *, app_dir: str | Path | None = None) -> Any:
         module = importlib.import_module(module_name)
     except Exception as err:  # noqa: BLE001 - the user's import fails in any way it likes
         raise AppError(f"cannot import {module_name}: {type(err).__name__}: {err}") from None
-    app = getattr(module, attribute or "app", None)
+    if not attribute:
+        return _the_app(module, module_name)
+    app = getattr(module, attribute, None)
     if app is None or not callable(app):
-        raise AppError(f"module {module_name} has no Restate app {attribute or 'app'!r}")
+        raise AppError(f"module {module_name} has no Restate app {attribute!r}")
     return app
+
+
+def _the_app(module: Any, module_name: str) -> Any:
+    """MODULE without :APP, found as the sweep's discovery finds it: the one Restate app the module's
+    globals hold, else an app of every Restate service they hold (`paidtwice.agent._app.load_app`);
+    AppError in one line when it holds none, or more than one app."""
+    apps = [name for name, value in vars(module).items() if callable(value) and endpoint_of(value)]
+    if len(apps) > 1:
+        held = f"{len(apps)} Restate apps ({', '.join(apps)})"
+        raise AppError(f"module {module_name} holds {held}: name one, {module_name}:APP")
+    if apps:
+        return getattr(module, apps[0])
+    problem = load_problem(module_name)
+    if problem is not None:
+        raise AppError(problem)
+    return served_app(module_name)
 
 
 def _forget_unless_under(module_name: str, directory: Path) -> None:
