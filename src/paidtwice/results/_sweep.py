@@ -73,7 +73,7 @@ class PointResult:
     """Its kind (see CrashKind)."""
     mode: str
     """Agent mode ("naive", "journaled", "SERVICE/HANDLER" for a user's app, or a command's label:
-    SweepTarget.mode)."""
+    Target.mode)."""
     script: str
     """Stub script (steady, drifting, changed)."""
     status: str
