@@ -8,7 +8,7 @@ the journal as it stood when the kill landed (a prefix, by the server's append t
 journaled: `restart-as-new` from the prefix's last index onto a deployment of that code (an agent of its own,
 its stub lane answering by the point's script with every ask one later, as the offline replay's stub does).
 Each live outcome (completes, RT0016 at a command index, or refused) goes to `live.jsonl`. The test
-tests/test_replay_corpus.py replays every prefix offline and compares.
+tests/replay/test_replay_corpus.py replays every prefix offline and compares.
 """
 
 from __future__ import annotations

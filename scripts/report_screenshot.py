@@ -9,7 +9,7 @@
 - docs/tutorial/output/RUN.txt: what `paidtwice run RUN` prints for each captured record, which the
   tutorial includes.
 
-Each PNG carries a digest of the page it shows (without the time it was made): tests/test_report.py and
+Each PNG carries a digest of the page it shows (without the time it was made): tests/report/test_report.py and
 tests/docs/ fail when the page the captured results make today differs, that is when a picture is out of
 date; tests/docs/ also fails when an output differs from what the report prints today.
 """

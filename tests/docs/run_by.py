@@ -14,8 +14,8 @@ why in a comment.
 from __future__ import annotations
 
 RUN_BY: dict[str, str] = {
-    "paidtwice provision": ("tests/test_smoke.py::test_provision_says_where_the_server_is"),
-    "paidtwice lint src/": ("tests/test_smoke.py::test_lint_finds_a_model_call_outside_the_journal"),
+    "paidtwice provision": ("tests/cli/test_smoke.py::test_provision_says_where_the_server_is"),
+    "paidtwice lint src/": ("tests/cli/test_smoke.py::test_lint_finds_a_model_call_outside_the_journal"),
     "paidtwice sweep --app agent:app --app-dir src --check": (
         "tests/sweep/test_sweep_app.py::test_records_have_the_documented_fields"
     ),
@@ -51,16 +51,16 @@ RUN_BY: dict[str, str] = {
         "tests/sweep/test_sweep_command.py::test_every_kill_lands_where_its_point_says"
     ),
     "paidtwice recover inv_1a2b3c --admin-url http://127.0.0.1:9070": (
-        "tests/test_smoke.py::test_a_completed_invocation_has_nothing_to_explain_or_recover"
+        "tests/cli/test_smoke.py::test_a_completed_invocation_has_nothing_to_explain_or_recover"
     ),
     "paidtwice recover inv_1a2b3c --apply restart-from:6": (
-        "tests/test_recover.py::test_restart_from_a_completed_prefix_keeps_the_answer_and_the_tool_result"
+        "tests/lab/test_recover.py::test_restart_from_a_completed_prefix_keeps_the_answer_and_the_tool_result"
     ),
     "paidtwice capture journals/ --service Agent --status paused --last 100": (
-        "tests/test_replay_seed.py::test_journal_save_and_capture_write_journal_files"
+        "tests/replay/test_replay_seed.py::test_journal_save_and_capture_write_journal_files"
     ),
     "paidtwice journal inv_1a2b3c --save journals/inv_1a2b3c.json": (
-        "tests/test_replay_seed.py::test_journal_save_and_capture_write_journal_files"
+        "tests/replay/test_replay_seed.py::test_journal_save_and_capture_write_journal_files"
     ),
     "paidtwice replay-check --app agent:app --app-dir src journals/": (
         "tests/replay/test_one_index.py::test_every_output_names_the_entry_by_the_journals_index"
@@ -74,9 +74,9 @@ RUN_BY: dict[str, str] = {
     'paidtwice soak --app concierge:app --app-dir tests/agents --service Concierge --handler plan --input \'{"city": "Lisbon", "pause": 2, "asks": 2}\' --script tests/agents/concierge.toml --invocations 1000 --kills 5': (
         "tests/soak/test_app.py::test_a_journaled_user_agent_loses_nothing_and_stays_within_the_bound"
     ),
-    "paidtwice sweep": ("tests/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check"),
+    "paidtwice sweep": ("tests/cli/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check"),
     "paidtwice sweep --mode journaled --script changed --json sweep.json": (
-        "tests/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check"
+        "tests/cli/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check"
     ),
     "paidtwice sweep --app agent:app --service Travel --handler quote --input '\"How much is 120 EUR in USD?\"' --script examples/travel_agent/script.toml --app-dir examples/travel_agent --check": (
         "tests/sweep/test_sweep_app.py::test_records_have_the_documented_fields"

@@ -318,14 +318,14 @@ def test_a_new_command_on_a_how_to_without_a_test_or_a_reason_is_caught(tmp_path
     assert unaccounted(page, RUN_BY) == [
         "paidtwice sweep --mode journaled --check: run by no test in tests/docs/run_by.py and no placeholder"
     ]
-    smoke = "tests/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check"
+    smoke = "tests/cli/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check"
     assert unaccounted(page, {"paidtwice sweep --mode journaled --check": smoke}) == []
     # A test that exists but does not run the option the page shows, or a test that does not exist
     page.write_text("```bash\npaidtwice sweep --mode journaled --check --wide\n```\n")
     assert unaccounted(page, {"paidtwice sweep --mode journaled --check --wide": smoke}) == [
         f"paidtwice sweep --mode journaled --check --wide: {smoke} does not hold ['--wide']"
     ]
-    gone = "tests/test_smoke.py::test_no_such_test"
+    gone = "tests/cli/test_smoke.py::test_no_such_test"
     assert unaccounted(page, {"paidtwice sweep --mode journaled --check --wide": gone}) == [
         f"paidtwice sweep --mode journaled --check --wide: {gone} does not hold ['no test {gone}']"
     ]

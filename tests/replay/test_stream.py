@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_replay_corpus import deck_app
+from replay.test_replay_corpus import deck_app
 
 from paidtwice.replay import Replayer, load_journal, save_journal
 from paidtwice.replay._replayer import STREAM_CHUNK

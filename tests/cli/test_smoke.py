@@ -19,7 +19,7 @@ from support import assert_eventually
 
 from paidtwice.lab import EXPERIMENTS, Lab, RunRecord
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]
 FIXTURES = TESTS / "fixtures"
 
 

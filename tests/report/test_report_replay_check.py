@@ -16,7 +16,7 @@ from paidtwice.replay import OutsideCall, load_journal
 from paidtwice.report import load_results
 from paidtwice.results import RESULTS_FORMAT, record_json
 
-JOURNALS = Path(__file__).parent / "fixtures" / "journals"
+JOURNALS = Path(__file__).parents[1] / "fixtures" / "journals"
 
 
 def paidtwice(*args: str) -> subprocess.CompletedProcess[str]:
@@ -103,7 +103,7 @@ def test_replay_check_html_has_one_row_per_journal(replay_check_results: tuple[P
 def test_report_reads_replay_check_results_with_others(
     replay_check_results: tuple[Path, ...], tmp_path: Path
 ) -> None:
-    deck = Path(__file__).parent / "fixtures" / "results" / "deck.json"
+    deck = Path(__file__).parents[1] / "fixtures" / "results" / "deck.json"
     done = paidtwice("report", str(deck), *map(str, replay_check_results), "-o", str(tmp_path / "all.html"))
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "all.html").read_text()

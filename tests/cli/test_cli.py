@@ -56,7 +56,7 @@ def test_admin_url_with_no_server() -> None:
 
 def test_unknown_invocation_id(lab: Lab, deck_records: dict[str, RunRecord]) -> None:
     # A well-formed id this server never had: one captured on another server.
-    captured = json.loads((Path(__file__).parent / "fixtures" / "clean.json").read_text())
+    captured = json.loads((Path(__file__).parents[1] / "fixtures" / "clean.json").read_text())
     unknown = captured["invocation_id"]
     assert unknown not in {r.invocation_id for r in deck_records.values()}
     for command in ("journal", "explain"):
@@ -205,7 +205,7 @@ def test_a_place_results_cannot_go_is_refused_before_anything_runs(
 
 
 def test_report_to_a_place_it_cannot_write(tmp_path: Path) -> None:
-    results = Path(__file__).parent / "fixtures" / "results" / "sweep.json"
+    results = Path(__file__).parents[1] / "fixtures" / "results" / "sweep.json"
     (tmp_path / "a-file").write_text("")
     line = one_line_error(["report", str(results), "-o", str(tmp_path / "a-file" / "r.html")])
     assert f"cannot write the HTML report to {tmp_path / 'a-file' / 'r.html'}: " in line

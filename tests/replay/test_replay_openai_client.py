@@ -15,7 +15,7 @@ from paidtwice.lab import Lab
 from paidtwice.replay import JournalFile, Replayer, capture_journal
 from paidtwice.stub._turns import load_script_file
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "travel_agent"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "travel_agent"
 SCRIPT = EXAMPLE / "script.toml"
 
 

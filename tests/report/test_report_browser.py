@@ -32,9 +32,9 @@ from paidtwice.report._text import usd
 from paidtwice.results import Record
 from paidtwice.soak import SoakOptions, soak
 
-FIXTURES = Path(__file__).parent / "fixtures" / "results"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "results"
 SCREENSHOTS = Path(
-    os.environ.get("PAIDTWICE_SCREENSHOTS", Path(__file__).parent.parent / "build" / "screenshots")
+    os.environ.get("PAIDTWICE_SCREENSHOTS", Path(__file__).parents[2] / "build" / "screenshots")
 )
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from paidtwice.replay import load_journal
 
-JOURNALS = Path(__file__).parent / "fixtures" / "journals"
+JOURNALS = Path(__file__).parents[1] / "fixtures" / "journals"
 CHANGED = JOURNALS / "naive-changed-for-good.json"
 CLEAN = JOURNALS / "clean.json"
 DECK_APP = "paidtwice.agent.weather:app"

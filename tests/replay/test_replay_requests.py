@@ -11,7 +11,7 @@ import pytest
 
 from paidtwice.replay import JournalFile, RecordedEntry, Replayer, random_seed
 
-AGENT_DIR = Path(__file__).parent / "replay"
+AGENT_DIR = Path(__file__).parents[1] / "replay"
 INVOCATION = "inv_1ecaIa0k5pAs45dsK4IKJzNTAtFWi21ASR"
 
 

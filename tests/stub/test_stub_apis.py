@@ -12,7 +12,7 @@ from support import assert_eventually
 from paidtwice.lab import Lab
 from paidtwice.stub._turns import load_script_file
 
-SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "frameworks" / "script.toml"
+SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "frameworks" / "script.toml"
 
 
 def test_anthropic_messages_with_tool_use(lab: Lab) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from paidtwice.engine import JournalEntry, journal_from_rows
 from paidtwice.lab import read_mismatch
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def captured(name: str) -> tuple[str, list[JournalEntry]]:

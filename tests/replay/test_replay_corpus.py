@@ -19,7 +19,7 @@ import paidtwice.agent.weather
 from paidtwice.replay import Replayer, ReplayResult, load_journal
 from paidtwice.stub import StubModel
 
-CORPUS = Path(__file__).parent / "fixtures" / "corpus"
+CORPUS = Path(__file__).parents[1] / "fixtures" / "corpus"
 DECIDED = ("completes", "RT0016 at")
 
 

@@ -17,8 +17,8 @@ from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._server import Lane
 from paidtwice.stub._turns import load_script_file
 
-AGENTS = Path(__file__).parent / "agents"
-CLIENTS = Path(__file__).parent / "sweep" / "clients"
+AGENTS = Path(__file__).parents[1] / "agents"
+CLIENTS = Path(__file__).parents[1] / "sweep" / "clients"
 
 
 def _send_at_once(lab: Lab, service: str, handler: str, inputs: list[Any]) -> list[str]:

@@ -14,7 +14,7 @@ from paidtwice.engine._sql import invocation_status
 from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL
 from paidtwice.report import format_journal
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def load(name: str) -> dict[str, Any]:

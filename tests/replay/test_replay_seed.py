@@ -16,7 +16,7 @@ from paidtwice.lab import Lab
 from paidtwice.replay import JournalFile, ReplayDivergence, Replayer, capture_journal
 from paidtwice.testing import assert_replays
 
-AGENT_DIR = Path(__file__).parent / "replay"
+AGENT_DIR = Path(__file__).parents[1] / "replay"
 SERVICE = "Seeded"
 
 

@@ -16,7 +16,7 @@ from paidtwice.stub import Lane, StubModel
 from paidtwice.stub._server import UNANSWERED_STATUS
 from paidtwice.stub._turns import ScriptFileError, load_script_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 MIXED = """\
 # A router's classification and its specialist, beside a positional tool conversation.

@@ -18,7 +18,7 @@ from paidtwice.lab import RunRecord
 from paidtwice.report import load_results
 from paidtwice.results import RESULTS_FORMAT, write_results
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 DECK = FIXTURES / "results" / "deck.json"
 SWEEP = FIXTURES / "results" / "sweep.json"
 
@@ -303,7 +303,7 @@ def test_a_point_that_starts_late_is_drawn_from_its_first_event() -> None:
 def test_the_readme_picture_shows_the_page_made_today(tmp_path: Path) -> None:
     from browser import README_PICTURE, page_digest, png_page_digest
 
-    script = Path(__file__).parent.parent / "scripts" / "report_screenshot.py"
+    script = Path(__file__).parents[2] / "scripts" / "report_screenshot.py"
     spec = importlib.util.spec_from_file_location("report_screenshot", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
