@@ -39,9 +39,7 @@ from paidtwice.results import SoakRecord, write_record
 from paidtwice.soak import SoakInterrupted, SoakOptions, SoakProgress, soak_target
 from paidtwice.soak import soak as run_soak
 from paidtwice.soak._subject import DECK
-from paidtwice.stub._auto import AUTO, DEFAULT_SEED
-from paidtwice.stub._scripts import Script
-from paidtwice.stub._turns import load_script_file
+from paidtwice.stub import AUTO, DEFAULT_SEED, Script, load_script_file
 from paidtwice.targets import AppTarget, Target
 
 __all__ = ["soak"]

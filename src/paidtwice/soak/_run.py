@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from paidtwice._exceptions import LabCancelled
 from paidtwice.agent._process import AgentAttempt
-from paidtwice.engine._cluster import RestateCluster
+from paidtwice.engine import RestateCluster
 from paidtwice.lab._runner import Lab, renamed_service
 from paidtwice.results import SoakRecord
 from paidtwice.soak._drive import Driven, Driver
@@ -33,8 +33,7 @@ from paidtwice.soak._options import SoakOptions
 from paidtwice.soak._setup import set_up
 from paidtwice.soak._subject import DECK, soaked
 from paidtwice.soak._tally import Ended, tally
-from paidtwice.stub._auto import auto_script
-from paidtwice.stub._scripts import SCRIPTS, Script
+from paidtwice.stub import SCRIPTS, Script, auto_script
 from paidtwice.targets import Target
 
 __all__ = ["SoakInterrupted", "soak"]

@@ -23,7 +23,7 @@ from typing import Any
 from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import agent_env
 from paidtwice.lab._runner import Lab
-from paidtwice.stub._server import Lane
+from paidtwice.stub import Lane
 from paidtwice.sweep._runs import DEFAULT_KEY
 from paidtwice.targets import Agent, AppTarget, DeckTarget, Launch, Target
 
