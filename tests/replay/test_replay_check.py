@@ -235,13 +235,13 @@ def test_a_module_without_app_is_found_as_the_sweep_finds_it() -> None:
         env={
             **os.environ,
             "PAIDTWICE_AGENT_MODE": "journaled",
-            "PAIDTWICE_SERVICE": load_journal(CLEAN).service,
+            "PAIDTWICE_SERVICE": load_journal(CHANGED).service,
         },
         timeout=120,
     )
     assert found.returncode == by_name.returncode, found.stderr
-    verdicts = [(r["journal"], r["verdict"]) for r in json.loads(found.stdout)]
-    assert verdicts == [(r["journal"], r["verdict"]) for r in json.loads(by_name.stdout)]
+    verdicts = [(r["invocation_id"], r["verdict"]) for r in json.loads(found.stdout)]
+    assert verdicts == [(r["invocation_id"], r["verdict"]) for r in json.loads(by_name.stdout)]
     assert [verdict for _, verdict in verdicts] == ["diverges"]
 
 
