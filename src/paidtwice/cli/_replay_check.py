@@ -92,7 +92,13 @@ _FLAG_FORM = "\0flag"
 
 @click.command("replay-check")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--app", required=True, metavar="MODULE:APP", help="The Restate app (the new code) to check.")
+@click.option(
+    "--app",
+    required=True,
+    metavar="MODULE[:APP]",
+    help="The Restate app (the new code) to check; MODULE alone: the one Restate app it holds, else an app "
+    "of every Restate service it defines, as the sweep finds them.",
+)
 @click.option(
     "--app-dir",
     type=click.Path(file_okay=False, path_type=Path),
