@@ -67,6 +67,7 @@ class SweepRun:
         model: ModelStub = ModelStub(),
         hold: int | None = None,
         hold_at: int | None = None,
+        hold_op: int | None = None,
     ) -> None:
         self.lab = lab
         self.target = target
@@ -101,6 +102,7 @@ class SweepRun:
             resolution=target.resolution,
             script_values=script.awakeables,
             hold_at=hold_at,
+            hold_op=hold_op,
             journal_length=lambda: len(self.journal()),
         )
 
@@ -363,6 +365,7 @@ def point_run(
         model=model,
         hold=point.hold_entries,
         hold_at=point.journal_entries,
+        hold_op=point.pause_op if point.kind == "waiting" else None,
     )
     with run.agent:
         invocation_id = run.start(replacement=True)

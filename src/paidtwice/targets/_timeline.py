@@ -394,6 +394,8 @@ class _Walk:
                 self.in_step = None
                 self.last_step = event.name
                 self.entries += 1  # its result
+            if self.group is None:
+                self._awaited_later(event)
         return self.found
 
     def _add(self, kind: CrashKind, name: str, **where: Any) -> None:
@@ -530,9 +532,17 @@ class _Walk:
         else:
             self.raced = event
 
-    def _waiting(self, event: StepEvent, name: str) -> None:
+    def _awaited_later(self, event: StepEvent) -> None:
+        """An awakeable or promise made before other work (a step sending its id out, as Restate's examples
+        write it) and awaited after it: once the journal's next entry is its resolution, the handler waits
+        for it from this event on."""
+        if self.raced is not None and self.in_step is None and _is_resolution(self._following()):
+            self._waiting(self.raced, f"waiting for the {self.raced.kind}", at=event.at)
+            self.raced = None
+
+    def _waiting(self, event: StepEvent, name: str, *, at: float | None = None) -> None:
         self.pauses.add(event.n)
-        self.begins = event.at
+        self.begins = event.at if at is None else at
         self._add("waiting", name, pause_op=event.n)
         self.entries += 1  # the handler went on: the resolution is journaled
 
