@@ -131,12 +131,36 @@ def test_a_handler_waiting_on_what_nothing_resolves_ends_at_once_with_one_line(t
     assert time.monotonic() - started < 150
 
 
+def test_one_handler_waiting_on_nothing_does_not_stop_the_others(tmp_path: Path) -> None:
+    done = _sweep_cli(
+        "--handler",
+        "Approval/refund_reviewed",
+        "--handler",
+        "Approval/refund_untyped",
+        "--check",
+        "--json",
+        str(tmp_path / "s.json"),
+        timeout=600,
+    )
+    # The swept handler's points all ran and none pays twice; the other is said not swept, and why.
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    records = json.loads((tmp_path / "s.json").read_text())
+    points = records if isinstance(records, list) else records["points"]
+    assert {p["handler"] for p in points} == {"refund_reviewed"}, points
+    assert any(p["crash_point"] == "waiting for the awakeable" for p in points)
+    [line] = [line for line in done.stderr.splitlines() if "could not sweep" in line]
+    assert line.startswith("Approval/refund_untyped (steady): could not sweep, because"), line
+    assert "awakeable sign_" in line and "--resolve JSON" in line, line
+    assert "refund_untyped" not in done.stdout
+
+
 def test_check_exits_1_on_the_naive_twin_and_names_the_repaid_call(tmp_path: Path) -> None:
     done = _sweep_cli(
         "--service",
         "Approval",
         "--handler",
-        "refund_naive",
+        "refund_reviewed_naive",
         "--check",
         "--json",
         str(tmp_path / "s.json"),
@@ -145,6 +169,11 @@ def test_check_exits_1_on_the_naive_twin_and_names_the_repaid_call(tmp_path: Pat
     assert done.returncode == 1, done.stderr
     assert "paid twice" in done.stderr
     assert "waiting for the awakeable" in done.stdout
+    # The repaid call is named: its point pays the model call again outside the journal.
+    summary = [
+        line for line in done.stdout.splitlines() if line.startswith("Approval/refund_reviewed_naive:")
+    ]
+    assert summary and "paid again outside flight" in summary[0], done.stdout
 
 
 def test_a_bad_resolve_is_one_line_before_anything_starts(tmp_path: Path) -> None:

@@ -194,6 +194,12 @@ def _stuck(attempts: Sequence[AgentAttempt], after: int | None) -> bool:
 # -- the clean run --------------------------------------------------------------------------------------
 
 
+class WaitsOnNothing(UsageError):
+    """A clean run that sits on an awakeable or a promise nothing resolves: it cannot complete, so no
+    point of its handler can be swept. Its message names the wait and why nothing resolves it."""
+
+
+
 def clean_run(
     lab: Lab,
     stop: threading.Event,
@@ -280,7 +286,7 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         ) from None
     if waiting and not settled(watch.last):
         lab.admin.kill(run.invocation_id)
-        raise UsageError(f"the clean run of {name} waits for {waiting[0]}")
+        raise WaitsOnNothing(f"the clean run of {name} waits for {waiting[0]}")
     if run.lane.model_calls() and failed_attempts() >= _FAILED_ATTEMPTS and not settled(watch.last):
         row = lab.sql.invocation(run.invocation_id)
         lab.admin.kill(run.invocation_id)
