@@ -30,9 +30,9 @@ import pytest
 
 from paidtwice._words import count
 from paidtwice.lab._runner import Lab
-from paidtwice.replay._journal import JournalFile, journal_paths, load_journal
-from paidtwice.replay._replayer import Replayer, ReplayResult
-from paidtwice.stub._turns import VARIATIONS
+from paidtwice.replay import JournalFile, Replayer, journal_paths, load_journal
+from paidtwice.results import ReplayResult
+from paidtwice.stub import VARIATIONS
 from paidtwice.sweep._options import Answers
 from paidtwice.sweep._sweep import SweepMatrix, sweep
 from paidtwice.targets import TargetSpec

@@ -20,9 +20,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from paidtwice._exceptions import PaidtwiceError, ServerStartError
-from paidtwice.engine._forkserver import ForkServer
-from paidtwice.engine._ports import HOST, PortLease, lease_port
-from paidtwice.engine._process import Process, wait_until
+from paidtwice.engine import HOST, ForkServer, PortLease, Process, lease_port, wait_until
 
 __all__ = [
     "AGENT_PRELOAD",

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from paidtwice._exceptions import UsageError
-from paidtwice.stub._auto import AUTO, DEFAULT_SEED
-from paidtwice.stub._turns import VARIATIONS
+from paidtwice.stub import AUTO, DEFAULT_SEED, VARIATIONS
 
 __all__ = [
     "Budget",

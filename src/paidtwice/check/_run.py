@@ -11,10 +11,8 @@ from paidtwice._words import count
 from paidtwice.check._config import Budget, Config, ConfigError, SweepConfig
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL
 from paidtwice.lab._runner import Lab
-from paidtwice.lint._analyzer import lint_paths
-from paidtwice.lint._parse import Parser, project_target
-from paidtwice.replay._journal import journal_paths, load_journal
-from paidtwice.replay._replayer import Replayer
+from paidtwice.lint import Parser, lint_paths, project_target
+from paidtwice.replay import Replayer, journal_paths, load_journal
 from paidtwice.report._findings import (
     Finding,
     Source,

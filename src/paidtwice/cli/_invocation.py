@@ -11,8 +11,7 @@ from paidtwice._exceptions import NotFound
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import admin_url_option
-from paidtwice.engine._admin import AdminClient
-from paidtwice.engine._sql import SqlClient
+from paidtwice.engine import AdminClient, SqlClient
 from paidtwice.lab._mismatch import explain as explain_invocation
 from paidtwice.lab._recover import ApplyResult, Judge, apply_way, plan_recovery
 from paidtwice.report._text import format_journal, format_mismatch, format_plan
@@ -48,7 +47,7 @@ def journal(invocation_id: str, save: Path | None, admin_url: str) -> None:
 
 
 def _save_journal(sql: SqlClient, invocation_id: str, path: Path) -> None:
-    from paidtwice.replay._journal import capture_journal, save_journal
+    from paidtwice.replay import capture_journal, save_journal
 
     try:
         save_journal(path, capture_journal(sql, invocation_id))
@@ -146,8 +145,7 @@ def _offline_judge(
     stack: ExitStack, sql: SqlClient, invocation_id: str, *, app: str, app_dir: Path | None, script: str
 ) -> Judge:
     """Whether the app replays what a way out keeps, judged by replaying that offline (open on `stack`)."""
-    from paidtwice.replay._journal import capture_journal
-    from paidtwice.replay._replayer import Replayer, kept_journal_judge
+    from paidtwice.replay import Replayer, capture_journal, kept_journal_judge
 
     replayer = stack.enter_context(Replayer(app, app_dir=app_dir, script=script))
     return kept_journal_judge(replayer, capture_journal(sql, invocation_id), app)

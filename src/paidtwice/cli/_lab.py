@@ -26,7 +26,7 @@ from paidtwice.cli._options import (
     wide_option,
     write_report,
 )
-from paidtwice.engine._sql import SqlClient
+from paidtwice.engine import SqlClient
 from paidtwice.lab._experiments import (
     COMPARISONS,
     CURVES,
@@ -71,7 +71,7 @@ def provision(server_version: str) -> None:
     Example:
         paidtwice provision --server-version 1.7.10
     """
-    from paidtwice.engine._provision import ensure_node_binary, ensure_restatectl, ensure_server_binary
+    from paidtwice.engine import ensure_node_binary, ensure_restatectl, ensure_server_binary
 
     with errors():
         binary = ensure_server_binary(server_version, echo=echo_err)
@@ -264,7 +264,7 @@ def _run_rows(
 
 def record_journals(sql: SqlClient, directory: Path, record: Record) -> None:
     """The journals of a finished record's invocations, captured while its server still runs."""
-    from paidtwice.replay._journal import save_invocation
+    from paidtwice.replay import save_invocation
 
     runs = record.runs if isinstance(record, CurveRecord) else ()
     if isinstance(record, RunRecord):

@@ -13,9 +13,15 @@ import click
 from paidtwice._words import count
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, ci_options
-from paidtwice.lint._analyzer import LintResult, lint_paths
-from paidtwice.lint._parse import Parser, parse_version, project_target
-from paidtwice.lint._rules import CODES, OFF_BY_DEFAULT
+from paidtwice.lint import (
+    CODES,
+    OFF_BY_DEFAULT,
+    LintResult,
+    Parser,
+    lint_paths,
+    parse_version,
+    project_target,
+)
 from paidtwice.report._findings import lint_cases, lint_findings
 
 __all__ = ["lint_command"]

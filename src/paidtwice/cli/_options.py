@@ -18,7 +18,7 @@ import click
 from paidtwice._exceptions import UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
 from paidtwice.cli._bad_input import BadInput
-from paidtwice.engine._cluster import MAX_NODES, check_size
+from paidtwice.engine import MAX_NODES, check_size
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
 from paidtwice.lab._runner import Lab
 from paidtwice.report._html import Section, write_html

@@ -18,15 +18,13 @@ from paidtwice._exceptions import PaidtwiceError
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._options import STDOUT, admin_url_option, echo_err, writable
-from paidtwice.engine._sql import SqlClient
-from paidtwice.replay._journal import STATUSES, capture, journal_paths, load_journal, save_all
-from paidtwice.replay._replayer import Replayer, ReplayResult
+from paidtwice.engine import SqlClient
+from paidtwice.replay import STATUSES, Replayer, capture, journal_paths, load_journal, save_all
 from paidtwice.report._findings import TestCase, replay_cases, replay_findings
 from paidtwice.report._html import replay_check_section, write_html
 from paidtwice.report._replay import Row, format_replay_table, replay_details, replay_row
-from paidtwice.results import record_json
-from paidtwice.stub._scripts import SCRIPTS
-from paidtwice.stub._turns import VARIATIONS
+from paidtwice.results import ReplayResult, record_json
+from paidtwice.stub import SCRIPTS, VARIATIONS
 
 __all__ = ["capture_command", "replay_check_command"]
 

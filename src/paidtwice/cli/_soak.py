@@ -37,8 +37,7 @@ from paidtwice.report._soak import format_soak, format_soak_progress
 from paidtwice.results import SoakRecord, write_record
 from paidtwice.soak import SoakInterrupted, SoakOptions, SoakProgress, soak_target
 from paidtwice.soak import soak as run_soak
-from paidtwice.stub._scripts import Script
-from paidtwice.stub._turns import load_script_file
+from paidtwice.stub import Script, load_script_file
 from paidtwice.targets import AppTarget
 
 __all__ = ["soak"]

@@ -47,8 +47,7 @@ from paidtwice.report._findings import sweep_cases, sweep_findings
 from paidtwice.report._html import sweep_sections
 from paidtwice.report._text import format_crash_cost, format_handler_summary, format_sweep
 from paidtwice.results import PointResult, SweepMatrix, write_results
-from paidtwice.stub._auto import AUTO, DEFAULT_SEED
-from paidtwice.stub._turns import VARIATIONS
+from paidtwice.stub import AUTO, DEFAULT_SEED, VARIATIONS
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub
 from paidtwice.sweep._sweep import sweep as run_sweep
 from paidtwice.targets import Resolution, TargetSpec
@@ -447,7 +446,7 @@ def _point_saver(json_path: Path, journals: Path | None, lab: Lab | None) -> Cal
         done.append(result)
         write_results(json_path, done)
         if journals is not None and lab is not None:
-            from paidtwice.replay._journal import save_with_prefix
+            from paidtwice.replay import save_with_prefix
 
             # A command's mode names its command: spaces and slashes stay out of the file's name.
             mode = re.sub(r"[^A-Za-z0-9._-]+", "_", result.mode).strip("_")

@@ -14,7 +14,7 @@ from paidtwice._exceptions import PaidtwiceError
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors, stopped_as_asked
 from paidtwice.cli._options import cluster_option, echo_err, price_model_option, writable
-from paidtwice.engine._sql import SqlClient
+from paidtwice.engine import SqlClient
 from paidtwice.lab._recover import Judge
 from paidtwice.report._watch import format_watch
 from paidtwice.watch import (
@@ -222,8 +222,7 @@ def _judges(
     stack: ExitStack, scanner: Scanner, *, app: str, app_dir: Path | None, script: str, variation: str
 ) -> JudgeFor:
     """replay-check's judge of each journal against `app`, one Replayer for the watch's life."""
-    from paidtwice.replay._journal import capture_journal
-    from paidtwice.replay._replayer import Replayer, kept_journal_judge
+    from paidtwice.replay import Replayer, capture_journal, kept_journal_judge
 
     replayer = stack.enter_context(Replayer(app, app_dir=app_dir, script=script, variation=variation))
 

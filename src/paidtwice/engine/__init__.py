@@ -2,24 +2,40 @@
 clients for the server's admin, ingress and SQL."""
 
 from paidtwice.engine._admin import AdminCall, AdminClient, Deployment
-from paidtwice.engine._cluster import ClusterNode, ClusterSqlClient, PartitionLeader, RestateCluster
+from paidtwice.engine._cluster import (
+    MAX_NODES,
+    ClusterNode,
+    ClusterSqlClient,
+    PartitionLeader,
+    RestateCluster,
+    check_size,
+)
 from paidtwice.engine._forkserver import ForkServer
 from paidtwice.engine._ingress import IngressClient
+from paidtwice.engine._janitor import forget, remove_at_exit
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.engine._process import Process, port_is_listening, wait_until
-from paidtwice.engine._provision import cache_root, ensure_restatectl, ensure_server_binary
+from paidtwice.engine._provision import (
+    cache_root,
+    ensure_node_binary,
+    ensure_restatectl,
+    ensure_server_binary,
+)
 from paidtwice.engine._server import RestateServer
 from paidtwice.engine._sql import (
     FailureEvent,
     InvocationRow,
+    InvocationStatus,
     JournalEntry,
     QueryFailed,
     SqlClient,
+    invocation_status,
     journal_from_rows,
 )
 
 __all__ = [
     "HOST",
+    "MAX_NODES",
     "AdminCall",
     "AdminClient",
     "ClusterNode",
@@ -29,6 +45,7 @@ __all__ = [
     "ForkServer",
     "IngressClient",
     "InvocationRow",
+    "InvocationStatus",
     "JournalEntry",
     "PartitionLeader",
     "PortLease",
@@ -38,10 +55,15 @@ __all__ = [
     "RestateServer",
     "SqlClient",
     "cache_root",
+    "check_size",
+    "ensure_node_binary",
     "ensure_restatectl",
     "ensure_server_binary",
+    "forget",
+    "invocation_status",
     "journal_from_rows",
     "lease_port",
     "port_is_listening",
+    "remove_at_exit",
     "wait_until",
 ]

@@ -19,8 +19,7 @@ from functools import cache
 
 from paidtwice._exceptions import UsageError
 from paidtwice._pins import GENAI_PRICES_RELEASED, GENAI_PRICES_VERSION
-from paidtwice.stub._ledger import ModelCall
-from paidtwice.stub._usage import NO_TOKENS, TokenUsage
+from paidtwice.stub import NO_TOKENS, ModelCall, TokenUsage
 
 __all__ = [
     "DEFAULT_PRICE_MODEL",

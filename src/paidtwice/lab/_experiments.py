@@ -12,9 +12,9 @@ from typing import Literal
 
 from paidtwice._exceptions import NotFound
 from paidtwice._words import count
-from paidtwice.engine._sql import InvocationStatus
+from paidtwice.engine import InvocationStatus
 from paidtwice.results import Expected, RecordedStatus
-from paidtwice.stub._scripts import Hold
+from paidtwice.stub import Hold
 
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",

@@ -16,7 +16,7 @@ from typing import Any
 
 from paidtwice.agent._process import AgentAttempt, number_attempts
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
-from paidtwice.engine._sql import FailureEvent, JournalEntry
+from paidtwice.engine import FailureEvent, JournalEntry
 from paidtwice.lab._bill import extra_calls, price_call
 from paidtwice.lab._mismatch import read_mismatch
 from paidtwice.lab._watch import Attempt, epoch
@@ -30,8 +30,7 @@ from paidtwice.results import (
     RunRecord,
     ToolLogLine,
 )
-from paidtwice.stub._ledger import ModelCall, ToolRun
-from paidtwice.stub._usage import NO_TOKENS
+from paidtwice.stub import NO_TOKENS, ModelCall, ToolRun
 
 __all__ = [
     "MISMATCH_CODE",

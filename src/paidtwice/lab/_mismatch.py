@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from paidtwice._exceptions import NotFound, UsageError
-from paidtwice.engine._sql import JournalEntry, SqlClient
+from paidtwice.engine import JournalEntry, SqlClient
 from paidtwice.results import Mismatch
 
 __all__ = ["Explanation", "explain", "operation_of", "read_mismatch"]

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 
 from paidtwice._exceptions import AdminError, NotFound, PaidtwiceError, UsageError
 from paidtwice._words import count, entry_at
-from paidtwice.engine._admin import AdminClient
-from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient
+from paidtwice.engine import AdminClient, InvocationRow, JournalEntry, SqlClient
 from paidtwice.lab._mismatch import Explanation, explain
 
 __all__ = ["ApplyResult", "Judge", "RecoveryPlan", "WayOut", "apply_way", "plan_recovery"]

@@ -8,9 +8,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from paidtwice.agent._process import AgentAttempt
-from paidtwice.engine._admin import AdminClient
-from paidtwice.engine._ingress import IngressClient
-from paidtwice.engine._sql import InvocationRow, JournalEntry, SqlClient, invocation_status
+from paidtwice.engine import (
+    AdminClient,
+    IngressClient,
+    InvocationRow,
+    JournalEntry,
+    SqlClient,
+    invocation_status,
+)
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._checks import compare
 from paidtwice.lab._experiments import Experiment
@@ -25,8 +30,7 @@ from paidtwice.lab._measures import (
 )
 from paidtwice.lab._watch import AttemptWatch, mismatches_of
 from paidtwice.results import NodeKillRecord, RecordedStatus, RunRecord
-from paidtwice.stub._ledger import Booking, ModelCall
-from paidtwice.stub._server import Lane
+from paidtwice.stub import Booking, Lane, ModelCall
 
 __all__ = ["SOURCES", "RunSeen", "measure_run"]
 

@@ -28,13 +28,17 @@ from paidtwice._exceptions import ExperimentError, LabCancelled
 from paidtwice._pins import RESTATE_SERVER_VERSION
 from paidtwice.agent._env import EXPLICIT_RECOVERY, PAUSE_S, RETRY_POLICY, STEP_LOG, agent_env
 from paidtwice.agent._process import AGENT_PRELOAD, AgentHost
-from paidtwice.engine._admin import AdminClient
-from paidtwice.engine._cluster import RestateCluster, check_size
-from paidtwice.engine._forkserver import ForkServer
-from paidtwice.engine._ingress import IngressClient
-from paidtwice.engine._janitor import forget, remove_at_exit
-from paidtwice.engine._server import RestateServer
-from paidtwice.engine._sql import SqlClient
+from paidtwice.engine import (
+    AdminClient,
+    ForkServer,
+    IngressClient,
+    RestateCluster,
+    RestateServer,
+    SqlClient,
+    check_size,
+    forget,
+    remove_at_exit,
+)
 from paidtwice.lab._bill import (
     DEFAULT_PRICE_MODEL,
     check_price_model,
@@ -57,9 +61,7 @@ from paidtwice.results import (
     CurveRecord,
     RunRecord,
 )
-from paidtwice.stub._ledger import Booking, ModelCall
-from paidtwice.stub._scripts import script_by_name
-from paidtwice.stub._server import Lane, StubModel
+from paidtwice.stub import Booking, Lane, ModelCall, StubModel, script_by_name
 
 __all__ = ["Lab"]
 

@@ -15,9 +15,9 @@ from types import TracebackType
 
 from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, STUB_API_KEY
-from paidtwice.engine._cluster import RestateCluster
+from paidtwice.engine import RestateCluster
 from paidtwice.lab._runner import DECK_AGENT, Lab
-from paidtwice.stub._resolve import resolve_script
+from paidtwice.stub import resolve_script
 
 __all__ = ["LabInfo", "LabUp"]
 

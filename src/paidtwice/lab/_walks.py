@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 from paidtwice._exceptions import AdminError, ExperimentError
 from paidtwice._words import count
-from paidtwice.engine._admin import AdminClient
-from paidtwice.engine._sql import SqlClient
+from paidtwice.engine import AdminClient, SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill
 from paidtwice.lab._experiments import Walk
 from paidtwice.lab._mismatch import explain
@@ -21,8 +20,7 @@ from paidtwice.lab._recover import WayOut, plan_recovery
 from paidtwice.lab._runner import MISMATCH_CODE, Lab
 from paidtwice.lab._watch import wait_for
 from paidtwice.results import Check, Mismatch, RecoveryRecord, RecoveryStep, RunRecord
-from paidtwice.stub._server import Lane
-from paidtwice.stub._usage import NO_TOKENS, TokenUsage
+from paidtwice.stub import NO_TOKENS, Lane, TokenUsage
 
 __all__ = ["run_walk"]
 

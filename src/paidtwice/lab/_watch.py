@@ -16,8 +16,7 @@ from datetime import datetime
 from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError
 from paidtwice.agent._process import AgentAttempt, number_attempts
 from paidtwice.agent._wire import MISMATCH_ERROR_CODE
-from paidtwice.engine._process import wait_until
-from paidtwice.engine._sql import InvocationRow, SqlClient
+from paidtwice.engine import InvocationRow, SqlClient, wait_until
 
 __all__ = ["Attempt", "AttemptWatch", "Watcher", "epoch", "mismatches_of", "settled", "wait_for"]
 

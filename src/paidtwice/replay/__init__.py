@@ -1,13 +1,18 @@
 """Offline replay: will this code replay the journals already recorded? (`paidtwice replay-check`)."""
 
 from paidtwice.replay._journal import (
+    STATUSES,
     JournalFile,
     JournalFileError,
     RecordedEntry,
     capture,
     capture_journal,
+    journal_paths,
     load_journal,
+    save_all,
+    save_invocation,
     save_journal,
+    save_with_prefix,
 )
 from paidtwice.replay._replayer import (
     AppError,
@@ -15,11 +20,13 @@ from paidtwice.replay._replayer import (
     ReplayDivergence,
     Replayer,
     ReplayResult,
+    kept_journal_judge,
     load_app,
 )
 from paidtwice.replay._seed import random_seed
 
 __all__ = [
+    "STATUSES",
     "AppError",
     "JournalFile",
     "JournalFileError",
@@ -30,8 +37,13 @@ __all__ = [
     "Replayer",
     "capture",
     "capture_journal",
+    "journal_paths",
+    "kept_journal_judge",
     "load_app",
     "load_journal",
     "random_seed",
+    "save_all",
+    "save_invocation",
     "save_journal",
+    "save_with_prefix",
 ]

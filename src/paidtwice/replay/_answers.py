@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from paidtwice.stub._scripts import Answer, Asked, Script
+from paidtwice.stub import Answer, Asked, Script
 
 __all__ = ["replay_script"]
 

@@ -24,9 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from paidtwice.replay._results import OutsideCall
-from paidtwice.stub._ledger import INVOCATION_HEADER
-from paidtwice.stub._scripts import Script
-from paidtwice.stub._server import Lane, StubModel
+from paidtwice.stub import INVOCATION_HEADER, Lane, Script, StubModel
 
 __all__ = ["CURRENT", "ReplayState", "install_patches", "is_replaying"]
 

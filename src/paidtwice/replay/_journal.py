@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import NotFound, UsageError
-from paidtwice.engine._sql import JournalEntry, SqlClient
+from paidtwice.engine import JournalEntry, SqlClient
 from paidtwice.replay._seed import random_seed
 
 __all__ = [

@@ -69,9 +69,7 @@ from paidtwice.replay._results import (
 )
 from paidtwice.replay._seed import invocation_id_bytes, random_seed
 from paidtwice.replay._verdict import Outcome, judge
-from paidtwice.stub._resolve import resolve_script
-from paidtwice.stub._scripts import Script
-from paidtwice.stub._server import StubModel
+from paidtwice.stub import Script, StubModel, resolve_script
 
 __all__ = [
     "VERDICTS",

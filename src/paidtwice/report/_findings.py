@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from paidtwice.lint._analyzer import Finding as LintFinding
-from paidtwice.lint._rules import CODES
-from paidtwice.replay._results import ReplayResult
-from paidtwice.results import PointResult
+from paidtwice.lint import CODES
+from paidtwice.lint import Finding as LintFinding
+from paidtwice.results import PointResult, ReplayResult
 
 __all__ = [
     "RULES",

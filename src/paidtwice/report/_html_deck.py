@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from paidtwice._words import count
-from paidtwice.engine._admin import AdminCall
-from paidtwice.engine._sql import JournalEntry
+from paidtwice.engine import AdminCall, JournalEntry
 from paidtwice.report._html_parts import (
     OUTCOMES,
     PURPLE,

@@ -7,7 +7,6 @@ import itertools
 from collections.abc import Sequence
 
 from paidtwice._words import count
-from paidtwice.replay._replayer import ReplayResult
 from paidtwice.report._html_parts import (
     GREEN,
     GREY,
@@ -20,6 +19,7 @@ from paidtwice.report._html_parts import (
     html_table,
     slug,
 )
+from paidtwice.results import ReplayResult
 
 __all__ = ["REPLAY_SECTION", "replay_check_section"]
 

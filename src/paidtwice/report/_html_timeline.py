@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from paidtwice._words import count
-from paidtwice.engine._sql import JournalEntry
+from paidtwice.engine import JournalEntry
 from paidtwice.report._html_parts import (
     BLUE,
     GREEN,

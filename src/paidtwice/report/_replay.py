@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from paidtwice.replay._results import ReplayResult
+from paidtwice.results import ReplayResult
 
 __all__ = ["format_replay_check", "format_replay_table", "replay_details", "replay_row"]
 

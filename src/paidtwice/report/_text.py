@@ -8,7 +8,7 @@ import textwrap
 from collections.abc import Sequence
 
 from paidtwice._words import agent_name, count, signed
-from paidtwice.engine._sql import JournalEntry
+from paidtwice.engine import JournalEntry
 from paidtwice.lab._recover import RecoveryPlan
 from paidtwice.results import (
     ComparisonRecord,

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from paidtwice._words import entry_at
-from paidtwice.engine._admin import AdminCall
-from paidtwice.engine._sql import InvocationStatus, JournalEntry
-from paidtwice.stub._usage import NO_TOKENS, TokenUsage
+from paidtwice.engine import AdminCall, InvocationStatus, JournalEntry
+from paidtwice.stub import NO_TOKENS, TokenUsage
 
 __all__ = [
     "AttemptLine",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from paidtwice.stub._usage import NO_TOKENS, TokenUsage
+from paidtwice.stub import NO_TOKENS, TokenUsage
 
 __all__ = ["KillSnapshot", "NodeKillLine", "PeakMemory", "SoakRecord"]
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from paidtwice._words import count
-from paidtwice.engine._sql import JournalEntry
+from paidtwice.engine import JournalEntry
 from paidtwice.results._deck import AttemptLine, ModelLogLine, ToolLogLine
-from paidtwice.stub._usage import NO_TOKENS, TokenUsage
+from paidtwice.stub import NO_TOKENS, TokenUsage
 
 __all__ = ["CleanRun", "CrashKind", "CrashPoint", "PointResult", "SweepMatrix"]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from paidtwice.results._deck import Mismatch
-from paidtwice.stub._usage import NO_TOKENS, TokenUsage
+from paidtwice.stub import NO_TOKENS, TokenUsage
 
 __all__ = ["AttemptCost", "Reason", "StuckInvocation", "WatchSnapshot", "WayOutLine"]
 

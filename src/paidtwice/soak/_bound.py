@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from paidtwice.engine._sql import SqlClient
+from paidtwice.engine import SqlClient
 from paidtwice.lab._watch import epoch
 from paidtwice.results import KillSnapshot
-from paidtwice.stub._ledger import ModelCall
+from paidtwice.stub import ModelCall
 
 __all__ = ["journaled_model_answers", "places_in_life", "snapshot"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from paidtwice._exceptions import LabCancelled
 from paidtwice.agent._process import AgentHost
-from paidtwice.engine._cluster import RestateCluster
+from paidtwice.engine import RestateCluster
 from paidtwice.lab._runner import Lab
 from paidtwice.results import KillSnapshot
 from paidtwice.soak._bound import journaled_model_answers, places_in_life, snapshot
@@ -23,7 +23,7 @@ from paidtwice.soak._monitor import Monitor
 from paidtwice.soak._node_kills import NodeEvent, kill_node
 from paidtwice.soak._options import SoakOptions
 from paidtwice.soak._setup import Clean
-from paidtwice.stub._server import Lane
+from paidtwice.stub import Lane
 
 __all__ = ["Driven", "Driver"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from paidtwice._exceptions import LabCancelled, PaidtwiceError
 from paidtwice.agent._process import AgentHost
-from paidtwice.engine._cluster import RestateCluster
+from paidtwice.engine import RestateCluster
 from paidtwice.lab._runner import Lab
 from paidtwice.results import PeakMemory
 from paidtwice.soak._options import SoakOptions

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 
 from paidtwice._exceptions import LabCancelled
 from paidtwice.agent._process import AgentAttempt
-from paidtwice.engine._cluster import PartitionLeader, RestateCluster
-from paidtwice.engine._sql import SqlClient
+from paidtwice.engine import PartitionLeader, RestateCluster, SqlClient
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._watch import epoch
 from paidtwice.results import NodeKillLine
-from paidtwice.stub._server import Lane
+from paidtwice.stub import Lane
 
 __all__ = ["NodeEvent", "kill_node", "node_kill_lines"]
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from paidtwice._exceptions import LabCancelled
 from paidtwice.agent._process import AgentAttempt
-from paidtwice.engine._cluster import RestateCluster
+from paidtwice.engine import RestateCluster
 from paidtwice.lab._runner import DECK_AGENT, Lab, renamed_service
 from paidtwice.results import SoakRecord
 from paidtwice.soak._drive import Driven, Driver
@@ -34,7 +34,7 @@ from paidtwice.soak._options import SoakOptions
 from paidtwice.soak._setup import set_up
 from paidtwice.soak._subject import soaked
 from paidtwice.soak._tally import Ended, tally
-from paidtwice.stub._scripts import SCRIPTS, Script
+from paidtwice.stub import SCRIPTS, Script
 from paidtwice.targets import AppTarget
 
 __all__ = ["SoakInterrupted", "soak"]

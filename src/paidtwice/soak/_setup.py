@@ -10,13 +10,11 @@ from dataclasses import dataclass
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
 from paidtwice.agent._process import AgentHost
-from paidtwice.engine._sql import SqlClient
+from paidtwice.engine import SqlClient
 from paidtwice.lab._runner import Lab
 from paidtwice.soak._monitor import SETTLED
 from paidtwice.soak._subject import Calling, Soaked
-from paidtwice.stub._ledger import ModelCall
-from paidtwice.stub._scripts import Answer
-from paidtwice.stub._server import Lane
+from paidtwice.stub import Answer, Lane, ModelCall
 from paidtwice.sweep._runs import NO_MODEL_CALL
 
 __all__ = ["Clean", "set_up"]

@@ -22,7 +22,7 @@ from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, SERVICE_AS, STUB_API_KEY
 from paidtwice.agent._process import AgentHost
 from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab
-from paidtwice.stub._server import Lane
+from paidtwice.stub import Lane
 from paidtwice.sweep._runs import DEFAULT_KEY
 from paidtwice.targets import AppTarget
 

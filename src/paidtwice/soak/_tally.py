@@ -11,7 +11,7 @@ import statistics
 from dataclasses import dataclass, replace
 
 from paidtwice.agent._process import AgentAttempt
-from paidtwice.engine._sql import SqlClient
+from paidtwice.engine import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._watch import epoch
@@ -20,7 +20,7 @@ from paidtwice.soak._drive import Driven
 from paidtwice.soak._monitor import SETTLED
 from paidtwice.soak._node_kills import node_kill_lines
 from paidtwice.soak._setup import Clean
-from paidtwice.stub._server import Lane
+from paidtwice.stub import Lane
 
 __all__ = ["Ended", "tally"]
 

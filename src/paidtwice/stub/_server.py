@@ -26,7 +26,7 @@ from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
 from paidtwice._exceptions import ServerStartError
-from paidtwice.engine._ports import HOST, PortLease, lease_port
+from paidtwice.engine import HOST, PortLease, lease_port
 from paidtwice.stub._gemini import GEMINI, is_gemini_path
 from paidtwice.stub._gemini import as_chat as gemini_chat
 from paidtwice.stub._gemini import error_payload as gemini_error

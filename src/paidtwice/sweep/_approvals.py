@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import PaidtwiceError
-from paidtwice.engine._ingress import IngressClient
+from paidtwice.engine import IngressClient
 from paidtwice.schema import UnsatisfiableSchema, value_for
 from paidtwice.targets._target import Resolution
 from paidtwice.targets._timeline import WAIT_KINDS

@@ -12,10 +12,18 @@ from typing import TypeVar
 from paidtwice._exceptions import UsageError
 from paidtwice.lab._bill import check_price_model
 from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
-from paidtwice.stub._auto import AUTO, DEFAULT_SEED, AutoBook, auto_script, script_for
-from paidtwice.stub._record import RecordingScript, recording_script
-from paidtwice.stub._scripts import Script, script_by_name
-from paidtwice.stub._turns import VARIATIONS
+from paidtwice.stub import (
+    AUTO,
+    DEFAULT_SEED,
+    VARIATIONS,
+    AutoBook,
+    RecordingScript,
+    Script,
+    auto_script,
+    recording_script,
+    script_by_name,
+    script_for,
+)
 
 __all__ = ["Answers", "KillPlan", "ModelStub", "Shard", "shard_of"]
 

@@ -26,8 +26,7 @@ from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._watch import Watcher, epoch
 from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
-from paidtwice.stub._auto import AutoBook
-from paidtwice.stub._scripts import Script, script_by_name
+from paidtwice.stub import AutoBook, Script, script_by_name
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
 from paidtwice.sweep._runs import SweepRun, WaitsOnNothing, clean_run, point_run
 from paidtwice.targets import Target, TargetSpec

@@ -26,9 +26,7 @@ import httpx
 
 from paidtwice._exceptions import PaidtwiceError, ServerStartError, UsageError
 from paidtwice.agent._process import AgentAttempt, LeasedAgent, attempt_of, wait_alive
-from paidtwice.engine._ports import HOST, PortLease, lease_port
-from paidtwice.engine._process import Process, port_is_listening
-from paidtwice.engine._provision import ensure_node_binary
+from paidtwice.engine import HOST, PortLease, Process, ensure_node_binary, lease_port, port_is_listening
 from paidtwice.targets._proxy import Proxy
 
 __all__ = ["CommandAgent", "WireStep", "check_command", "command_label", "node_path"]

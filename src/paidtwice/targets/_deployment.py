@@ -15,9 +15,9 @@ from typing import Any
 
 from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import agent_env
-from paidtwice.engine._sql import JournalEntry
+from paidtwice.engine import JournalEntry
 from paidtwice.results import CrashPoint
-from paidtwice.stub._server import Lane
+from paidtwice.stub import Lane
 from paidtwice.targets._command import CommandAgent, check_command, command_label, node_path
 from paidtwice.targets._target import Agent, Launch, Resolution, Trace
 from paidtwice.targets._wire_timeline import wire_model_calls_in_steps, wire_points

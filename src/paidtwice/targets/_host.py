@@ -16,10 +16,10 @@ from typing import Any
 from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import SERVICE, SERVICE_AS, agent_env
 from paidtwice.agent._process import AgentHost
-from paidtwice.engine._sql import JournalEntry
+from paidtwice.engine import JournalEntry
 from paidtwice.lab._runner import DECK_AGENT, QUESTION
 from paidtwice.results import CrashPoint
-from paidtwice.stub._server import Lane
+from paidtwice.stub import Lane
 from paidtwice.targets._discovery import AppHandler, choose_handlers, discover, needs_input
 from paidtwice.targets._inputs import made_input
 from paidtwice.targets._target import Agent, Launch, Resolution, Trace

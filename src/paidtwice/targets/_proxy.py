@@ -28,8 +28,7 @@ from paidtwice.agent._wire import (
     SUSPENSION,
     read_fields,
 )
-from paidtwice.engine._ports import HOST, PortLease, lease_port
-from paidtwice.engine._process import port_is_listening, wait_until
+from paidtwice.engine import HOST, PortLease, lease_port, port_is_listening, wait_until
 
 __all__ = ["Proxy"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.stub._turns import state_entries
+from paidtwice.stub import state_entries
 from paidtwice.targets._deployment import CommandTarget
 from paidtwice.targets._host import DECK_MODES, AppTarget, DeckTarget
 from paidtwice.targets._target import Resolution, Target

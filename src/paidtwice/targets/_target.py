@@ -15,10 +15,9 @@ from types import TracebackType
 from typing import Any, ClassVar, Protocol, Self
 
 from paidtwice.agent._process import AgentAttempt
-from paidtwice.engine._forkserver import ForkServer
-from paidtwice.engine._sql import JournalEntry
+from paidtwice.engine import ForkServer, JournalEntry
 from paidtwice.results import CrashPoint
-from paidtwice.stub._server import Lane
+from paidtwice.stub import Lane
 
 __all__ = ["Agent", "Launch", "Resolution", "Target", "Trace"]
 

@@ -12,10 +12,10 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from paidtwice.engine._sql import JournalEntry
+from paidtwice.engine import JournalEntry
 from paidtwice.lab._watch import epoch
 from paidtwice.results import CrashPoint
-from paidtwice.stub._ledger import ModelCall, ToolRun
+from paidtwice.stub import ModelCall, ToolRun
 from paidtwice.targets._command import WireStep, read_wire
 from paidtwice.targets._timeline import Span, one_moment, together, with_cover
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from paidtwice._exceptions import UsageError
 from paidtwice.results import AttemptCost, AttemptLine, PointResult, Reason, SoakRecord
-from paidtwice.stub._usage import NO_TOKENS, TokenUsage
+from paidtwice.stub import NO_TOKENS, TokenUsage
 
 __all__ = ["Profile", "load_profile", "looks_like_model_step"]
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from paidtwice._exceptions import NotFound, PaidtwiceError, ServerUnreachable, UsageError
-from paidtwice.engine._sql import JournalEntry, QueryFailed, SqlClient
+from paidtwice.engine import JournalEntry, QueryFailed, SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, price_usage
 from paidtwice.lab._mismatch import Explanation, explain
 from paidtwice.lab._recover import Judge, plan_recovery
