@@ -452,7 +452,7 @@ def _kill_and_restart(
 
 def _point_settled(run: SweepRun, watch: AttemptWatch) -> bool:
     """The replay completed or paused, asked a call no turn answers, or mismatches on every retry."""
-    if settled(watch.last) or _unanswered(run.lane):
+    if settled(watch.last) or _unanswered(run.lane) or run.resolver.failure is not None:
         return True
     # Only a target that settles on repeated mismatches needs the agent's log at every poll.
     stuck_after = run.target.stuck_after
@@ -620,6 +620,10 @@ def _point_result(
     at_kill = _calls_at_kill(calls, kill.at, clean)
     steps = run.steps()
     not_placed = _not_placed(point, journal, journal_at_kill, at_kill.held)
+    stuck = run.resolver.waiting_on_nothing() if row is None or row.status != "completed" else None
+    if stuck is not None:
+        # Its replay sits on a wait the sweep could not resolve: no verdict on what it would have paid.
+        not_placed = "; ".join(filter(None, [not_placed, f"its run could not finish: it waits for {stuck}"]))
     paid = bill(calls, run.price_model)
     service, handler, input = run.target.recorded_as()
     return PointResult(
