@@ -620,7 +620,7 @@ def _point_result(
     at_kill = _calls_at_kill(calls, kill.at, clean)
     steps = run.steps()
     not_placed = _not_placed(point, journal, journal_at_kill, at_kill.held)
-    stuck = run.resolver.waiting_on_nothing() if row is None or row.status != "completed" else None
+    stuck = run.resolver.waiting_on_nothing() if status != "completed" else None
     if stuck is not None:
         # Its replay sits on a wait the sweep could not resolve: no verdict on what it would have paid.
         not_placed = "; ".join(filter(None, [not_placed, f"its run could not finish: it waits for {stuck}"]))
