@@ -296,6 +296,12 @@ def test_an_awakeable_made_before_the_step_that_sends_its_id_is_waited_on_after_
         # From the step's end (its result journaled) until the approval: the kill lands while it waits.
         ("waiting", "waiting for the awakeable", 3, 1, 3.0),
     ]
+    # The wait lasts until the handler goes on (the model's next call), not until the step's end.
+    went_on = derive_points([*events, *timeline(*[("op", 9)] * 4, ("model_start", 1))[4:]], journal)
+    assert [(p.name, p.begins) for p in went_on][-3:-1] == [
+        ("waiting for the awakeable", 3.0),
+        ("after entry 3 (Notification: Signal)", 4.0),
+    ]
     # Made, sent out, and not resolved in the clean run's journal (the run timed out): no waiting point.
     unresolved = derive_points(events, ["Command: Input", "Command: Run", "Notification: Run"])
     assert all(p.kind != "waiting" for p in unresolved)

@@ -193,3 +193,25 @@ def test_awakeable_values_are_read_from_the_script_file(tmp_path: Path) -> None:
     path.write_text('[[turn]]\ntext = "ok"\n\n[[awakeable]]\nanswer = 1\n')
     with pytest.raises(ScriptFileError, match=r"\[\[awakeable\]\] is a table with one key, `value`"):
         load_script_file(path, "steady")
+
+
+@pytest.mark.parametrize(("handler", "code"), [("ClaimDurable/run", 0), ("ClaimPlain/run", 1)])
+def test_restates_example_on_the_agents_sdk_swept_with_nothing_named(
+    tmp_path: Path, handler: str, code: int
+) -> None:
+    # Restate's tour-of-agents human approval: no script, no input; the awakeable resolved as a string.
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice", "sweep", "--app", "agents_app:app", "--app-dir", str(AGENT),
+         "--handler", handler, "--variation", "steady", "--check", "--json", str(tmp_path / "s.json")],
+        capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    assert done.returncode == code, done.stderr
+    points = json.loads((tmp_path / "s.json").read_text())
+    names = [p["crash_point"] for p in points]
+    assert "waiting for the awakeable" in names and "in flight: step Request review" in names, names
+    assert all(p["confirmed"] for p in points), [(p["crash_point"], p["not_placed"]) for p in points]
+    if code:
+        # The plain Runner's first answer came back outside the journal: the waiting point asks for it again.
+        waiting = next(p for p in points if p["crash_point"] == "waiting for the awakeable")
+        assert waiting["answers_asked_again"] >= 1, waiting
+        assert f"{handler}: " in done.stdout and "paid again outside flight" in done.stdout

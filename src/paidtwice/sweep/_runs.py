@@ -196,7 +196,6 @@ class WaitsOnNothing(UsageError):
     point of its handler can be swept. Its message names the wait and why nothing resolves it."""
 
 
-
 def clean_run(
     lab: Lab,
     stop: threading.Event,
