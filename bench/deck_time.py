@@ -17,21 +17,10 @@ import time
 from _docs import load_average, write_table
 
 from paidtwice._words import count
-from paidtwice.lab import (
-    COMPARISONS,
-    CURVES,
-    EXPERIMENTS,
-    WALKS,
-    ComparisonRecord,
-    CurveRecord,
-    Lab,
-    RecoveryRecord,
-    Row,
-    RunRecord,
-)
+from paidtwice.lab import COMPARISONS, CURVES, EXPERIMENTS, WALKS, Lab, Row
 from paidtwice.lab._experiments import experiment_by_name
 from paidtwice.lab._rows import run_rows
-from paidtwice.results import Record
+from paidtwice.results import ComparisonRecord, CurveRecord, Record, RecoveryRecord, RunRecord
 
 
 def runs_of(record: Record) -> list[RunRecord]:

@@ -15,20 +15,10 @@ from collections import Counter
 from _docs import load_average, write_table
 
 from paidtwice._exceptions import PaidtwiceError
-from paidtwice.lab import (
-    COMPARISONS,
-    CURVES,
-    EXPERIMENTS,
-    WALKS,
-    ComparisonRecord,
-    CurveRecord,
-    Lab,
-    RecoveryRecord,
-    RunRecord,
-)
+from paidtwice.lab import COMPARISONS, CURVES, EXPERIMENTS, WALKS, Lab
 from paidtwice.lab._experiments import Row
 from paidtwice.lab._rows import run_rows
-from paidtwice.results import Record
+from paidtwice.results import ComparisonRecord, CurveRecord, Record, RecoveryRecord, RunRecord
 
 
 def fingerprint(record: Record) -> tuple[object, ...]:

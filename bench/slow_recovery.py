@@ -14,7 +14,8 @@ import time
 
 from _docs import load_average, write_table
 
-from paidtwice.lab import COMPARISONS, Lab, RunRecord
+from paidtwice.lab import COMPARISONS, Lab
+from paidtwice.results import RunRecord
 
 
 def breakdown(run: RunRecord) -> str:

@@ -27,7 +27,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from browser import README_PICTURE, Browser, find_chromium, page_digest, tag_png  # noqa: E402
 
-from paidtwice.lab import CurveRecord, RecoveryRecord, RunRecord  # noqa: E402
 from paidtwice.report import (  # noqa: E402
     deck_sections,
     format_curve,
@@ -36,6 +35,7 @@ from paidtwice.report import (  # noqa: E402
     load_results,
     write_html,
 )
+from paidtwice.results import CurveRecord, RecoveryRecord, RunRecord  # noqa: E402
 
 DECK = ROOT / "tests" / "fixtures" / "results" / "deck.json"
 TITLE = "paidtwice report: deck"

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from tiers import QUICK
 
-from paidtwice.lab import EXPERIMENTS, Lab, RunRecord
+from paidtwice.lab import EXPERIMENTS, Lab
 from paidtwice.replay import load_journal, save_journal
+from paidtwice.results import RunRecord
 
 JOURNALS = Path(__file__).parent / "fixtures" / "journals"
 

@@ -39,6 +39,24 @@ def test_exported_names_are_the_public_api() -> None:
         assert all(getattr(module, n) is not None for n in exported), name
 
 
+def test_the_lab_exports_what_a_user_of_the_library_needs() -> None:
+    # The deck's rows and their types, the lab that runs them, the bill, explain and recover: the lab's own.
+    # Records are the results' (paidtwice.results), the sweep and the soak their own packages'; internals
+    # such as the record writer are exported by no face.
+    import paidtwice.lab
+
+    assert set(paidtwice.lab.__all__) == {
+        *("EXPERIMENTS", "COMPARISONS", "CURVES", "WALKS", "SCENARIOS", "Experiment", "Comparison", "Curve"),
+        *("Walk", "Row", "Fault", "FaultKind", "AgentMode", "Expected", "RecordedStatus", "InvocationStatus"),
+        *("CLEAN_JOURNALED_JOURNAL", "CLEAN_NAIVE_JOURNAL", "DEFAULT_RESTART_DELAY", "experiment_by_name"),
+        *("Lab", "LabCancelled", "run_rows", "run_walk"),
+        *("Bill", "bill", "extra_calls", "check_price_model", "DEFAULT_PRICE_MODEL", "PRICES_AS_OF"),
+        *("Backoff", "PaidCallPrediction", "predict_paid_calls"),
+        *("Explanation", "explain", "read_mismatch"),
+        *("RecoveryPlan", "WayOut", "ApplyResult", "plan_recovery", "apply_way"),
+    }
+
+
 def test_the_pytest_plugin_exports_what_it_defines() -> None:
     # paidtwice.testing imports the lab's names to use them, not to export them: its API is what it defines.
     module = importlib.import_module("paidtwice.testing")

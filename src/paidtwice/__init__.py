@@ -32,26 +32,19 @@ from paidtwice._exceptions import (
 from paidtwice._pins import RESTATE_SDK_VERSION, RESTATE_SERVER_VERSION
 
 if _typing.TYPE_CHECKING:
-    from paidtwice.lab import (
-        CURVES,
-        EXPERIMENTS,
-        CurveRecord,
-        Experiment,
-        Lab,
-        Mismatch,
-        RunRecord,
-        explain,
-        read_mismatch,
-    )
-    from paidtwice.results import CrashPoint, PointResult, SweepMatrix
+    from paidtwice.lab import CURVES, EXPERIMENTS, Experiment, Lab, explain, read_mismatch
+    from paidtwice.results import CrashPoint, CurveRecord, Mismatch, PointResult, RunRecord, SweepMatrix
 
 _LAZY = {
     **dict.fromkeys(
-        ("CURVES", "EXPERIMENTS", "CurveRecord", "Experiment", "Lab", "Mismatch", "RunRecord", "explain"),
+        ("CURVES", "EXPERIMENTS", "Experiment", "Lab", "explain"),
         "paidtwice.lab",
     ),
     "read_mismatch": "paidtwice.lab",
-    **dict.fromkeys(("CrashPoint", "PointResult", "SweepMatrix"), "paidtwice.results"),
+    **dict.fromkeys(
+        ("CrashPoint", "CurveRecord", "Mismatch", "PointResult", "RunRecord", "SweepMatrix"),
+        "paidtwice.results",
+    ),
 }
 """The lab's names, imported when first used: an agent process imports `paidtwice.agent.host` and should not
 pay for the lab, the stub and the report it never runs."""

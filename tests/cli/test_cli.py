@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from paidtwice.cli import cli
-from paidtwice.lab import Lab, RunRecord
+from paidtwice.lab import Lab
+from paidtwice.results import RunRecord
 
 
 def commands() -> list[str]:

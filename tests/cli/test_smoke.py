@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from support import assert_eventually
 
-from paidtwice.lab import EXPERIMENTS, Lab, RunRecord
+from paidtwice.lab import EXPERIMENTS, Lab
+from paidtwice.results import RunRecord
 
 TESTS = Path(__file__).parents[1]
 FIXTURES = TESTS / "fixtures"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from paidtwice.agent import weather
 from paidtwice.cli import cli
 from paidtwice.cli._lab import _rows as deck_rows
-from paidtwice.lab import Lab, RunRecord
+from paidtwice.lab import Lab
 from paidtwice.lab._experiments import (
     CURVES,
     EXPERIMENTS,
@@ -23,7 +23,7 @@ from paidtwice.lab._experiments import (
 from paidtwice.lab._rows import run_rows
 from paidtwice.report._plot import curve_svg_markup
 from paidtwice.report._text import format_curve, format_run
-from paidtwice.results import ComparisonRecord, CurveRecord, Record
+from paidtwice.results import ComparisonRecord, CurveRecord, Record, RunRecord
 
 ROWS = ("explicit-recovery-changed", "retry-policy-curve", "changed-for-good-protocol-v7")
 KNOB_ROWS = ("explicit-recovery-kill-in-pause", "explicit-recovery-changed", "retry-policy-curve")

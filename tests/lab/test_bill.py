@@ -13,9 +13,10 @@ import pytest
 from genai_prices import Usage, calc_price
 
 from paidtwice._exceptions import UsageError
-from paidtwice.lab import COMPARISONS, PRICES_AS_OF, Lab, RunRecord, check_price_model
+from paidtwice.lab import COMPARISONS, PRICES_AS_OF, Lab, check_price_model
 from paidtwice.lab._experiments import SLOW_MODEL_LATENCY
 from paidtwice.report import format_comparison
+from paidtwice.results import RunRecord
 from paidtwice.stub import ModelCall
 
 

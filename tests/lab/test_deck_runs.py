@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from paidtwice.agent import weather
-from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL, Backoff, RunRecord, predict_paid_calls
+from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL, Backoff, predict_paid_calls
+from paidtwice.results import RunRecord
 
 
 def labels(record: RunRecord) -> tuple[str, ...]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from paidtwice.agent import weather
-from paidtwice.lab import CURVES, Backoff, CurvePoint, Lab, RunRecord, predict_paid_calls
+from paidtwice.lab import CURVES, Backoff, Lab, predict_paid_calls
+from paidtwice.results import CurvePoint, RunRecord
 
 
 def test_naive_flip_mismatches_once_then_completes(deck_records: dict[str, RunRecord]) -> None:

@@ -9,18 +9,9 @@ from datetime import UTC, datetime
 import pytest
 from genai_prices import Usage, calc_price
 
-from paidtwice.lab import (
-    SCENARIOS,
-    WALKS,
-    Lab,
-    RecoveryRecord,
-    RunRecord,
-    apply_way,
-    explain,
-    plan_recovery,
-    run_walk,
-)
+from paidtwice.lab import SCENARIOS, WALKS, Lab, apply_way, explain, plan_recovery, run_walk
 from paidtwice.report import format_walk
+from paidtwice.results import RecoveryRecord, RunRecord
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from paidtwice.lab import EXPERIMENTS, Lab, RunRecord
+from paidtwice.lab import EXPERIMENTS, Lab
+from paidtwice.results import RunRecord
 
 FIRST_FOUR = [row for row in EXPERIMENTS if row.section == "lab"][:4]
 

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from paidtwice.lab import Lab, RunRecord
+from paidtwice.lab import Lab
+from paidtwice.results import RunRecord
 
 
 def plan(lab: Lab, record: RunRecord, *, mode: str, script: str) -> str:

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from paidtwice.lab import RunRecord
 from paidtwice.report import load_results
-from paidtwice.results import RESULTS_FORMAT, write_results
+from paidtwice.results import RESULTS_FORMAT, RunRecord, write_results
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 DECK = FIXTURES / "results" / "deck.json"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from browser import Browser, PageLoad, find_chromium
 
-from paidtwice.lab import CurveRecord, Lab, RecoveryRecord, RunRecord
+from paidtwice.lab import Lab
 from paidtwice.report import (
     deck_sections,
     load_results,
@@ -29,7 +29,7 @@ from paidtwice.report import (
     write_html,
 )
 from paidtwice.report._text import usd
-from paidtwice.results import Record
+from paidtwice.results import CurveRecord, Record, RecoveryRecord, RunRecord
 from paidtwice.soak import SoakOptions, soak
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "results"

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from paidtwice._words import count, signed
-from paidtwice.lab import Lab, RunRecord
+from paidtwice.lab import Lab
 from paidtwice.report._text import format_run, format_sweep
+from paidtwice.results import RunRecord
 from paidtwice.sweep._options import Answers
 from paidtwice.sweep._sweep import SweepMatrix, sweep
 from paidtwice.targets import TargetSpec
