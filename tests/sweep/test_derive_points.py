@@ -281,6 +281,32 @@ def test_waiting_for_an_awakeable_alone_is_a_point_and_its_resolution_an_entry()
     assert after[0] == "after entry 3 (Notification: Signal)", after
 
 
+def test_an_awakeable_made_before_the_step_that_sends_its_id_is_waited_on_after_it() -> None:
+    # Restate's human-approval example: awakeable, then a "Request review" step with its id, then await.
+    events = timeline(
+        ("op", 1, "awakeable"),
+        ("op", 2, "run"),
+        ("step_start", 2, "Request review"),
+        ("step_end", 2, "Request review"),
+    )
+    journal = ["Command: Input", "Command: Run", "Notification: Run", "Notification: Signal"]
+    points = derive_points(events, [*journal, "Command: Output"])
+    assert [(p.kind, p.name, p.journal_entries, p.pause_op, p.begins) for p in points][-2:] == [
+        ("in-flight-step", "in flight: step Request review", 2, None, 2.0),
+        # From the step's end (its result journaled) until the approval: the kill lands while it waits.
+        ("waiting", "waiting for the awakeable", 3, 1, 3.0),
+    ]
+    # The wait lasts until the handler goes on (the model's next call), not until the step's end.
+    went_on = derive_points([*events, *timeline(*[("op", 9)] * 4, ("model_start", 1))[4:]], journal)
+    assert [(p.name, p.begins) for p in went_on][-3:-1] == [
+        ("waiting for the awakeable", 3.0),
+        ("after entry 3 (Notification: Signal)", 4.0),
+    ]
+    # Made, sent out, and not resolved in the clean run's journal (the run timed out): no waiting point.
+    unresolved = derive_points(events, ["Command: Input", "Command: Run", "Notification: Run"])
+    assert all(p.kind != "waiting" for p in unresolved)
+
+
 def test_an_awakeable_raced_against_a_timer_waits_at_the_timer_whichever_wins() -> None:
     events = timeline(("op", 1, "awakeable"), ("op", 2, "sleep"))
     won = derive_points(

@@ -23,8 +23,8 @@ from paidtwice.targets import AppTarget
 
 AGENT = Path(__file__).resolve().parent / "approval_agent"
 QUICK = Resolution(after=0.0)
-"""No delay: a resolution given before a point's kill would reach the journal first (the kill not landing
-where the point says)."""
+"""No delay past the moment the handler awaits: a point's own wait is held until its kill, and a wait
+raced against a timer is answered only once the timer's Sleep is sent (the plan holds it)."""
 
 
 def _target(service: str, handler: str, mode: str, resolution: Resolution = QUICK) -> AppTarget:
@@ -38,6 +38,8 @@ def matrices(lab: Lab) -> dict[str, SweepMatrix]:
     targets = [
         _target("Approval", "refund", "awakeable"),
         _target("Approval", "refund_naive", "awakeable naive"),
+        _target("Approval", "refund_reviewed", "sent out by a step"),
+        _target("Approval", "refund_reviewed_naive", "sent out by a step, naive"),
         _target("Approval", "refund_by_noon", "raced"),
         _target("Approval", "refund_by_noon", "raced, never resolved", Resolution(never=True)),
         _target("Review", "run", "promise"),
@@ -46,11 +48,15 @@ def matrices(lab: Lab) -> dict[str, SweepMatrix]:
     return {m.mode: m for m in sweep_targets(lab, targets=targets, scripts=[("steady", script)])}
 
 
+def _resolves(label: str) -> bool:
+    return "Signal" in label or "Promise" in label
+
+
 def _waiting(matrix: SweepMatrix) -> list[str]:
     return [p.crash_point for p in matrix.points if p.kind == "waiting"]
 
 
-@pytest.mark.parametrize("mode", ["awakeable", "raced", "promise"])
+@pytest.mark.parametrize("mode", ["awakeable", "sent out by a step", "raced", "promise"])
 def test_the_approval_is_resolved_and_waiting_for_it_is_a_crash_point(
     matrices: dict[str, SweepMatrix], mode: str
 ) -> None:
@@ -61,26 +67,23 @@ def test_the_approval_is_resolved_and_waiting_for_it_is_a_crash_point(
     assert "no answer in time" not in matrix.clean.answer
     assert len(_waiting(matrix)) == 1, [p.crash_point for p in matrix.points]
     for point in matrix.points:
-        # A wait raced against a timer is planned at the journal before the timer's Sleep, which the handler
-        # appends right after making the awakeable: a kill that comes after it is said not to be placed
-        # (never a verdict). The plan should hold the Sleep too; until it does, that reason alone is allowed.
-        sleep_first = point.not_placed.endswith("Command: Sleep appended before it")
-        raced_sleep = point.kind == "waiting" and sleep_first
-        assert point.confirmed or (mode == "raced" and raced_sleep), (point.crash_point, point.not_placed)
+        # Every point placed: a wait raced against a timer is planned with the timer's Sleep journaled.
+        assert point.confirmed, (point.crash_point, point.not_placed)
         assert point.status == "completed" and point.answer_matches, (point.crash_point, point.answer)
         # Journaled before the approval: no kill pays the model again (--check exits 0).
         assert not point.pays_twice, point.crash_point
     waiting = next(p for p in matrix.points if p.kind == "waiting")
     # The kill landed while the handler waited: the approval was resolved, and journaled, after it.
-    [resolved] = [e for e in waiting.journal if e.type.startswith("Notification") and e.index > 2]
+    [resolved] = [e for e in waiting.journal if e.type.startswith("Notification") and _resolves(e.label())]
     assert waiting.started_at is not None and waiting.killed_at is not None
     assert (epoch(resolved.appended_at) or 0.0) > waiting.started_at + waiting.killed_at, waiting.journal
 
 
+@pytest.mark.parametrize("mode", ["awakeable naive", "sent out by a step, naive"])
 def test_the_naive_twin_pays_its_model_call_again_when_killed_waiting(
-    matrices: dict[str, SweepMatrix],
+    matrices: dict[str, SweepMatrix], mode: str
 ) -> None:
-    matrix = matrices["awakeable naive"]
+    matrix = matrices[mode]
     waiting = next(p for p in matrix.points if p.kind == "waiting")
     assert waiting.confirmed and waiting.status == "completed" and waiting.answer_matches
     # Its draft came back outside the journal before the wait: the replay asks the model again (--check: 1).
@@ -128,12 +131,36 @@ def test_a_handler_waiting_on_what_nothing_resolves_ends_at_once_with_one_line(t
     assert time.monotonic() - started < 150
 
 
+def test_one_handler_waiting_on_nothing_does_not_stop_the_others(tmp_path: Path) -> None:
+    done = _sweep_cli(
+        "--handler",
+        "Approval/refund_reviewed",
+        "--handler",
+        "Approval/refund_untyped",
+        "--check",
+        "--json",
+        str(tmp_path / "s.json"),
+        timeout=600,
+    )
+    # The swept handler's points all ran and none pays twice; the other is said not swept, and why.
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    records = json.loads((tmp_path / "s.json").read_text())
+    points = records if isinstance(records, list) else records["points"]
+    assert {p["handler"] for p in points} == {"refund_reviewed"}, points
+    assert any(p["crash_point"] == "waiting for the awakeable" for p in points)
+    [line] = [line for line in done.stderr.splitlines() if "could not sweep" in line]
+    assert line.startswith("Approval/refund_untyped (steady): could not sweep, because"), line
+    assert "awakeable sign_" in line and "--resolve JSON" in line, line
+    assert "refund_untyped" not in done.stdout
+
+
 def test_check_exits_1_on_the_naive_twin_and_names_the_repaid_call(tmp_path: Path) -> None:
     done = _sweep_cli(
         "--service",
         "Approval",
         "--handler",
-        "refund_naive",
+        "refund_reviewed_naive",
         "--check",
         "--json",
         str(tmp_path / "s.json"),
@@ -142,6 +169,11 @@ def test_check_exits_1_on_the_naive_twin_and_names_the_repaid_call(tmp_path: Pat
     assert done.returncode == 1, done.stderr
     assert "paid twice" in done.stderr
     assert "waiting for the awakeable" in done.stdout
+    # The repaid call is named: its point pays the model call again outside the journal.
+    summary = [
+        line for line in done.stdout.splitlines() if line.startswith("Approval/refund_reviewed_naive:")
+    ]
+    assert summary and "paid again outside flight" in summary[0], done.stdout
 
 
 def test_a_bad_resolve_is_one_line_before_anything_starts(tmp_path: Path) -> None:
@@ -161,3 +193,25 @@ def test_awakeable_values_are_read_from_the_script_file(tmp_path: Path) -> None:
     path.write_text('[[turn]]\ntext = "ok"\n\n[[awakeable]]\nanswer = 1\n')
     with pytest.raises(ScriptFileError, match=r"\[\[awakeable\]\] is a table with one key, `value`"):
         load_script_file(path, "steady")
+
+
+@pytest.mark.parametrize(("handler", "code"), [("ClaimDurable/run", 0), ("ClaimPlain/run", 1)])
+def test_restates_example_on_the_agents_sdk_swept_with_nothing_named(
+    tmp_path: Path, handler: str, code: int
+) -> None:
+    # Restate's tour-of-agents human approval: no script, no input; the awakeable resolved as a string.
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice", "sweep", "--app", "agents_app:app", "--app-dir", str(AGENT),
+         "--handler", handler, "--variation", "steady", "--check", "--json", str(tmp_path / "s.json")],
+        capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    assert done.returncode == code, done.stderr
+    points = json.loads((tmp_path / "s.json").read_text())
+    names = [p["crash_point"] for p in points]
+    assert "waiting for the awakeable" in names and "in flight: step Request review" in names, names
+    assert all(p["confirmed"] for p in points), [(p["crash_point"], p["not_placed"]) for p in points]
+    if code:
+        # The plain Runner's first answer came back outside the journal: the waiting point asks for it again.
+        waiting = next(p for p in points if p["crash_point"] == "waiting for the awakeable")
+        assert waiting["answers_asked_again"] >= 1, waiting
+        assert f"{handler}: " in done.stdout and "paid again outside flight" in done.stdout

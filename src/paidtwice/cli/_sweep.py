@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from paidtwice._words import count
+from paidtwice._words import agent_name, count
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._errors import errors
@@ -477,14 +477,23 @@ def _print_sweep(
 ) -> int:
     """The matrices, the crash cost and the verdict; the exit status. The tables fit `width` (None: full)."""
     ordered = [p for m in matrices for p in m.points]
+    swept = [m for m in matrices if not m.not_swept]
+    unswept = [
+        f"{agent_name(m.mode)} ({m.script}): could not sweep, because {m.not_swept}"
+        for m in matrices
+        if m.not_swept
+    ]
     if check and not ordered:
-        raise BadInput("--check found no crash point to check")
+        raise BadInput("; ".join(unswept) or "--check found no crash point to check")
     write_results(json_path, ordered)
-    for matrix in matrices:
+    for matrix in swept:
         click.echo(format_sweep(matrix, width=width) + "\n")
-    click.echo(format_crash_cost(matrices, crash_rate, width=width) + "\n")
+    click.echo(format_crash_cost(swept, crash_rate, width=width) + "\n")
     if ordered:
         click.echo(format_handler_summary(ordered) + "\n")
+    for line in unswept:
+        # Not a verdict on that handler: nothing of it was measured. Said, with what it waits for.
+        echo_err(line)
     wall = matrices[0].wall_time if matrices else 0.0
     click.echo(f"{count(len(ordered), 'crash point')} in {wall:.1f}s; every point's record: {json_path}")
     write_report(html_path, "paidtwice sweep", sweep_sections(ordered), [json_path])

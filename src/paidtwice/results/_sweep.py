@@ -249,6 +249,9 @@ class SweepMatrix:
     """One result per crash point, in time order."""
     wall_time: float
     """Seconds the matrix took (points ran concurrently with every other point of the sweep)."""
+    not_swept: str = ""
+    """Why no point of it could be run, in words ("" when they were): in a sweep of several handlers, its
+    clean run waits on an awakeable or a promise nothing resolves, while the other handlers are swept."""
 
     @property
     def expected_crash_cost_usd(self) -> float:

@@ -41,6 +41,8 @@ __all__ = ["Resolution", "Resolver", "Wait", "read_waits"]
 _QUIET = 1.0
 """A handler that logged nothing for this long since its last wait is waiting on it."""
 _POLL = 0.05
+_SETTLED = 0.2
+"""After the last work a handler did between making a wait and awaiting it: its result journaled by then."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,25 @@ def read_waits(step_log: Path, invocation_id: str) -> list[Wait]:
     return list(waits.values())
 
 
+def _waiting_since(wait: Wait, events: list[dict[str, Any]], since: float) -> float | None:
+    """When the handler began to wait for `wait`: its last event since making it (or since `since`, the
+    agent's restart: each process numbers its steps anew), as work done before awaiting it (a step sending
+    its id out) is not waiting, plus a quiet moment so that work's result reaches the journal before the
+    resolution does. None while a step or model call it started is open."""
+    later = [e for e in events if float(e.get("at", 0.0)) >= max(wait.at, since)]
+    opened: dict[tuple[str, int], int] = {}
+    for e in later:
+        kind = str(e.get("event", ""))
+        if kind in ("step_start", "model_start"):
+            opened[(kind[:-6], int(e.get("n", 0)))] = 1
+        elif kind in ("step_end", "model_end"):
+            opened.pop((kind[:-4], int(e.get("n", 0))), None)
+    if opened:
+        return None
+    last = max((float(e.get("at", 0.0)) for e in later), default=wait.at)
+    return last + (_SETTLED if last > wait.at else 0.0)
+
+
 def promise_resolvers(step_log: Path, service: str) -> dict[str, str]:
     """The shared handler of Workflow `service` (the name it is served under) that resolves each promise."""
     for raw in _lines(step_log):
@@ -117,6 +138,7 @@ class Resolver:
         resolution: Resolution,
         script_values: tuple[str, ...] = (),
         hold_at: int | None = None,
+        hold_op: int | None = None,
         journal_length: Callable[[], int] = lambda: 0,
     ) -> None:
         self.ingress = ingress
@@ -128,6 +150,8 @@ class Resolver:
         self.script_values = script_values
         self.hold_at = hold_at
         """A point's journal entries: a wait due once the journal holds them waits until `release`."""
+        self.hold_op = hold_op
+        """The operation a waiting point waits on: held until `release`, wherever the journal is."""
         self.journal_length = journal_length
         self.invocation_id = ""
         self.resolved: dict[int, float] = {}
@@ -195,8 +219,12 @@ class Resolver:
                 return f"{wait.label} (operation {wait.n} of the handler), and nothing resolves it: {why}"
         return None
 
-    def _held(self) -> bool:
-        if self.hold_at is None or self._released_at is not None:
+    def _held(self, wait: Wait) -> bool:
+        if self._released_at is not None:
+            return False
+        if wait.n == self.hold_op:
+            return True
+        if self.hold_at is None:
             return False
         # A journal only grows: once it held the point's entries, the wait is held until the release.
         self._holding = self._holding or self.journal_length() >= self.hold_at
@@ -204,12 +232,15 @@ class Resolver:
 
     def _loop(self) -> None:
         while not self._stop.wait(_POLL):
-            waits = self.waits()
-            for wait in waits:
+            events = [r for r in _lines(self.step_log) if r.get("invocation") == self.invocation_id]
+            for wait in read_waits(self.step_log, self.invocation_id):
                 if wait.n in self.resolved:
                     continue
-                since = max(wait.at, self._released_at or 0.0)
-                if time.time() < since + self.resolution.after or self._held():
+                since = self._released_at or 0.0
+                begun = _waiting_since(wait, events, since)
+                if begun is None or time.time() < max(begun, since) + self.resolution.after:
+                    continue
+                if self._held(wait):
                     continue
                 value, why = self.value_of(wait)
                 if why is not None:

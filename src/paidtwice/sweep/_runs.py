@@ -64,6 +64,7 @@ class SweepRun:
         model: ModelStub = ModelStub(),
         hold: int | None = None,
         hold_at: int | None = None,
+        hold_op: int | None = None,
     ) -> None:
         self.lab = lab
         self.target = target
@@ -98,6 +99,7 @@ class SweepRun:
             resolution=target.resolution,
             script_values=script.awakeables,
             hold_at=hold_at,
+            hold_op=hold_op,
             journal_length=lambda: len(self.journal()),
         )
 
@@ -189,6 +191,11 @@ def _stuck(attempts: Sequence[AgentAttempt], after: int | None) -> bool:
 # -- the clean run --------------------------------------------------------------------------------------
 
 
+class WaitsOnNothing(UsageError):
+    """A clean run that sits on an awakeable or a promise nothing resolves: it cannot complete, so no
+    point of its handler can be swept. Its message names the wait and why nothing resolves it."""
+
+
 def clean_run(
     lab: Lab,
     stop: threading.Event,
@@ -275,7 +282,7 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         ) from None
     if waiting and not settled(watch.last):
         lab.admin.kill(run.invocation_id)
-        raise UsageError(f"the clean run of {name} waits for {waiting[0]}")
+        raise WaitsOnNothing(f"the clean run of {name} waits for {waiting[0]}")
     if run.lane.model_calls() and failed_attempts() >= _FAILED_ATTEMPTS and not settled(watch.last):
         row = lab.sql.invocation(run.invocation_id)
         lab.admin.kill(run.invocation_id)
@@ -360,6 +367,7 @@ def point_run(
         model=model,
         hold=point.hold_entries,
         hold_at=point.journal_entries,
+        hold_op=point.pause_op if point.kind == "waiting" else None,
     )
     with run.agent:
         invocation_id = run.start(replacement=True)
@@ -443,7 +451,7 @@ def _kill_and_restart(
 
 def _point_settled(run: SweepRun, watch: AttemptWatch) -> bool:
     """The replay completed or paused, asked a call no turn answers, or mismatches on every retry."""
-    if settled(watch.last) or _unanswered(run.lane):
+    if settled(watch.last) or _unanswered(run.lane) or run.resolver.failure is not None:
         return True
     # Only a target that settles on repeated mismatches needs the agent's log at every poll.
     stuck_after = run.target.stuck_after
@@ -611,6 +619,10 @@ def _point_result(
     at_kill = _calls_at_kill(calls, kill.at, clean)
     steps = run.steps()
     not_placed = _not_placed(point, journal, journal_at_kill, at_kill.held)
+    stuck = run.resolver.waiting_on_nothing() if status != "completed" else None
+    if stuck is not None:
+        # Its replay sits on a wait the sweep could not resolve: no verdict on what it would have paid.
+        not_placed = "; ".join(filter(None, [not_placed, f"its run could not finish: it waits for {stuck}"]))
     paid = bill(calls, run.price_model)
     service, handler, input = run.target.recorded_as()
     return PointResult(

@@ -28,7 +28,7 @@ from paidtwice.lab._watch import Watcher, epoch
 from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub import AutoBook, Script, script_by_name
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
-from paidtwice.sweep._runs import SweepRun, clean_run, point_run
+from paidtwice.sweep._runs import SweepRun, WaitsOnNothing, clean_run, point_run
 from paidtwice.targets import Target, TargetSpec
 
 __all__ = [
@@ -82,13 +82,19 @@ def sweep_targets(
     try:
         combos: list[_Combo] = [(t, name, s) for t in targets for name, s in scripts]
 
-        def clean(job: tuple[int, _Combo]) -> tuple[CleanRun, SweepRun]:
+        def clean(job: tuple[int, _Combo]) -> tuple[CleanRun, SweepRun | None, str]:
             i, (target, name, script) = job
             tag = f"{_tag(sweep_id, i, target, name)}_clean"
-            return clean_run(lab, stop, watcher, target, script, tag, model)
+            try:
+                return (*clean_run(lab, stop, watcher, target, script, tag, model), "")
+            except WaitsOnNothing as err:
+                # One handler's wait nothing resolves: its points are not swept, the others' are.
+                return _NO_CLEAN_RUN, None, str(err)
 
         cleans = _all_or_stop(clean, list(enumerate(combos)), parallel=kills.parallel, stop=stop)
-        jobs = [(i, point) for i, (_, run) in enumerate(cleans) for point in _plan(run)]
+        if all(run is None for _, run, _ in cleans):
+            raise WaitsOnNothing(cleans[0][2]) if cleans else UsageError("nothing to sweep")
+        jobs = [(i, point) for i, (_, run, _) in enumerate(cleans) if run is not None for point in _plan(run)]
         if kills.shard is not None:
             jobs = shard_of(jobs, kills.shard)
 
@@ -112,8 +118,15 @@ def sweep_targets(
     matrices = []
     for i, (target, name, _) in enumerate(combos):
         points = tuple(r for (j, _), r in zip(jobs, results, strict=True) if j == i)
-        matrices.append(SweepMatrix(target.mode, name, cleans[i][0], points, wall))
+        matrices.append(SweepMatrix(target.mode, name, cleans[i][0], points, wall, not_swept=cleans[i][2]))
     return matrices
+
+
+_NO_CLEAN_RUN = CleanRun(
+    status="waiting", answer=None, model_calls=0, step_runs=(), journal=(), invocation_id="",
+    journaled_model_calls=0,
+)  # fmt: skip
+"""The clean run of a handler that could not complete (`SweepMatrix.not_swept` says why)."""
 
 
 def _all_or_stop(

@@ -368,6 +368,9 @@ class _Walk:
         self.pauses: set[int] = set()
         """The sleeps, awakeables and promises the handler waited out (their completion journaled before it
         went on)."""
+        self.awaited_after: set[int] = set()
+        """Events after which the handler waited for an awakeable or promise made before them: the wait
+        ends only when the handler goes on, at the next event."""
         self.raced: StepEvent | None = None
         """An awakeable or promise not waited on alone (yet): raced against a timer made next."""
 
@@ -377,6 +380,7 @@ class _Walk:
             # handler goes on, at this event); every other moment begins at its own event.
             before = self.events[i - 1] if i > 0 else None
             paused = before is not None and before.kind in _WAITING and before.n in self.pauses
+            paused = paused or (i - 1) in self.awaited_after
             self.begins = before.at if before is not None and not paused else event.at
             if self.group is None and i in self.groups:
                 self.group, self.group_entries = self.groups[i], self.entries
@@ -394,6 +398,8 @@ class _Walk:
                 self.in_step = None
                 self.last_step = event.name
                 self.entries += 1  # its result
+            if self.group is None:
+                self._awaited_later(i, event)
         return self.found
 
     def _add(self, kind: CrashKind, name: str, **where: Any) -> None:
@@ -530,9 +536,18 @@ class _Walk:
         else:
             self.raced = event
 
-    def _waiting(self, event: StepEvent, name: str) -> None:
+    def _awaited_later(self, i: int, event: StepEvent) -> None:
+        """An awakeable or promise made before other work (a step sending its id out, as Restate's examples
+        write it) and awaited after it: once the journal's next entry is its resolution, the handler waits
+        for it from this event on."""
+        if self.raced is not None and self.in_step is None and _is_resolution(self._following()):
+            self._waiting(self.raced, f"waiting for the {self.raced.kind}", at=event.at)
+            self.raced = None
+            self.awaited_after.add(i)
+
+    def _waiting(self, event: StepEvent, name: str, *, at: float | None = None) -> None:
         self.pauses.add(event.n)
-        self.begins = event.at
+        self.begins = event.at if at is None else at
         self._add("waiting", name, pause_op=event.n)
         self.entries += 1  # the handler went on: the resolution is journaled
 

@@ -48,6 +48,30 @@ async def refund_naive(ctx: restate.Context, request: str) -> str:
     return f"{draft} ({'approved' if verdict.approved else 'denied'})"
 
 
+def request_review(awakeable_id: str) -> str:
+    """Stands for the email or Slack message carrying the id to a person."""
+    return f"review requested: {awakeable_id}"
+
+
+@approval.handler()
+async def refund_reviewed(ctx: restate.Context, request: str) -> str:
+    """Restate's example's shape: the awakeable made first, its id sent out by a step, then awaited."""
+    draft = await ctx.run_typed("draft", ask, question=request)
+    approval_id, decision = ctx.awakeable(type_hint=Decision)
+    await ctx.run_typed("Request review", request_review, awakeable_id=approval_id)
+    verdict = await decision
+    return f"{draft} ({'approved' if verdict.approved else 'denied'})"
+
+
+@approval.handler()
+async def refund_reviewed_naive(ctx: restate.Context, request: str) -> str:
+    draft = await ask(request)  # not journaled: paid again on every replay
+    approval_id, decision = ctx.awakeable(type_hint=Decision)
+    await ctx.run_typed("Request review", request_review, awakeable_id=approval_id)
+    verdict = await decision
+    return f"{draft} ({'approved' if verdict.approved else 'denied'})"
+
+
 @approval.handler()
 async def refund_by_noon(ctx: restate.Context, request: str) -> str:
     draft = await ctx.run_typed("draft", ask, question=request)
