@@ -1,8 +1,11 @@
-"""Helpers shared by the tests: polling with a deadline, and what /proc says about processes."""
+"""Helpers shared by the tests: running paidtwice as a user does, polling with a deadline, and what /proc says
+about processes."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -11,6 +14,21 @@ from pathlib import Path
 import pytest
 
 LOOPBACK = "0100007F"  # 127.0.0.1 as /proc/net/tcp writes it
+
+
+def run_paidtwice(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 600.0
+) -> subprocess.CompletedProcess[str]:
+    """`python -m paidtwice ARGS` as a user runs it, its output captured as text: this environment
+    (unbuffered) plus `env`. The timeout is a deadline against a hung command, not a speed target."""
+    return subprocess.run(
+        [sys.executable, "-m", "paidtwice", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        timeout=timeout,
+    )
 
 
 def assert_eventually(condition: Callable[[], bool], *, timeout: float = 30.0, what: str = "") -> None:

@@ -5,16 +5,15 @@ journaled one passes, shards 1/2 and 2/2 give the points of one run, and a broke
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 from junitparser import Failure, JUnitXml, Skipped
+from support import run_paidtwice
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "project"
@@ -41,14 +40,7 @@ repaid-model-calls = 0
 
 
 def paidtwice(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "paidtwice", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        timeout=900,
-    )
+    return run_paidtwice(*args, cwd=cwd, timeout=900)
 
 
 def make_project(root: Path, *, handler: str = "") -> Path:

@@ -8,14 +8,13 @@ command's code measure what the command says; these only show it runs end to end
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support import assert_eventually
+from support import assert_eventually, run_paidtwice
 
 from paidtwice.lab import EXPERIMENTS, Lab
 from paidtwice.results import RunRecord
@@ -25,14 +24,7 @@ FIXTURES = TESTS / "fixtures"
 
 
 def paidtwice(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "paidtwice", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        timeout=600,
-    )
+    done = run_paidtwice(*args, cwd=cwd, env=env)
     assert "Traceback" not in done.stderr, done.stderr
     return done
 

@@ -6,13 +6,12 @@ import dataclasses
 import importlib.util
 import itertools
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import run_paidtwice
 
 from paidtwice.report import load_results
 from paidtwice.results import RESULTS_FORMAT, RunRecord, write_results
@@ -23,13 +22,7 @@ SWEEP = FIXTURES / "results" / "sweep.json"
 
 
 def paidtwice(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "paidtwice", *args],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        timeout=120,
-    )
+    return run_paidtwice(*args, timeout=120)
 
 
 def test_captured_results_read_back_as_the_lab_wrote_them(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from support import run_paidtwice
+
 from paidtwice.replay import OutsideCall, load_journal
 from paidtwice.report import load_results
 from paidtwice.results import RESULTS_FORMAT, record_json
@@ -20,13 +22,7 @@ JOURNALS = Path(__file__).parents[1] / "fixtures" / "journals"
 
 
 def paidtwice(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "paidtwice", *args],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        timeout=300,
-    )
+    return run_paidtwice(*args, timeout=300)
 
 
 def records_of(paths: tuple[Path, ...]) -> list[dict[str, Any]]:

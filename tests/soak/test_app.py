@@ -3,12 +3,11 @@ input. The host tags each model request with its invocation, so the stub counts 
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import run_paidtwice
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
@@ -106,14 +105,7 @@ def _call(invocation: str, started: float) -> ModelCall:
 
 
 def _soak_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "paidtwice", "soak", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        timeout=300,
-    )
+    return run_paidtwice("soak", *args, cwd=ROOT, timeout=300)
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support import run_paidtwice
 
 from paidtwice.lab import Lab
 from paidtwice.lab._runner import QUESTION
@@ -156,14 +156,7 @@ def test_a_command_sweep_is_named_after_its_service_and_command(
 
 
 def _sweep_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "paidtwice", "sweep", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        timeout=300,
-    )
+    return run_paidtwice("sweep", *args, cwd=ROOT, timeout=300)
 
 
 @pytest.mark.parametrize(
