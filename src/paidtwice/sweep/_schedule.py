@@ -113,6 +113,9 @@ class Schedule:
             if self.kills.shard is not None:
                 self._shard(self.kills.shard)
                 self._drain()
+        except BaseException:
+            self._stop_all()  # Ctrl-C while waiting: the runs stop waiting, their agents are killed
+            raise
         finally:
             self.pool.shutdown(wait=True)
         if self.failure is not None:
@@ -134,6 +137,9 @@ class Schedule:
         with self.lock:
             if self.failure is None:
                 self.failure = error
+        self._stop_all()
+
+    def _stop_all(self) -> None:
         self.stop.set()
         for matrix in self.matrices:
             matrix.stop.set()
