@@ -24,7 +24,15 @@ from paidtwice.lab import Lab
 from paidtwice.lab._watch import epoch
 from paidtwice.results import CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub import script_by_name
-from paidtwice.sweep._kept import PLANS_ENV, keep_plan, kept_plan, plan_key, plans_dir, same_plan
+from paidtwice.sweep._kept import (
+    PLANS_ENV,
+    keep_plan,
+    kept_plan,
+    kept_took,
+    plan_key,
+    plans_dir,
+    same_plan,
+)
 from paidtwice.sweep._options import KillPlan, ModelStub
 from paidtwice.sweep._sweep import deck_scripts, sweep_targets
 from paidtwice.targets import CommandTarget, DeckTarget
@@ -84,7 +92,9 @@ def test_a_kept_plan_reads_back_and_a_broken_file_is_no_plan(
     points = [_point(1, covers=0.5), _point(2, model_holds=(2, 3), pause_op=4, hold_entries=5)]
     assert kept_plan("k1") is None
     keep_plan("k1", points)
-    assert kept_plan("k1") == points
+    assert kept_plan("k1") == points and kept_took("k1") == {}
+    keep_plan("k1", points, {2: 12.5})
+    assert kept_plan("k1") == points and kept_took("k1") == {2: 12.5}
     assert kept_plan(None) is None
     (plans_dir() / "k2.json").write_text("{not json")
     assert kept_plan("k2") is None
@@ -147,6 +157,8 @@ def swept(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[s
             output = [e for e in lab.sql.journal(matrix.clean.invocation_id) if e.type == "Command: Output"]
             plan = kept_plan(key)
             assert plan is not None
+            # Once its points are measured, the plan keeps how long each took: the longest start first.
+            assert sorted(kept_took(key)) == [p.order for p in matrix.points]
             done[name] = _Swept(matrix, tuple(said), _appended(output[0]), tuple(plan))
         yield done
 

@@ -160,13 +160,32 @@ def kept_plan(key: str | None) -> list[CrashPoint] | None:
         return None
 
 
-def keep_plan(key: str | None, points: Sequence[CrashPoint]) -> None:
-    """Keep `points` under `key` for the next sweep (written whole or not at all); a cache that cannot be
-    written only costs the next sweep its head start."""
+def kept_took(key: str | None) -> dict[int, float]:
+    """How long each point's run of the plan kept under `key` took the last time (seconds, by the point's
+    order; those not measured are missing): the longest start first."""
+    if key is None:
+        return {}
+    try:
+        held = json.loads((plans_dir() / f"{key}.json").read_text())
+        took = held.get("took", {}) if held.get("key") == key else {}
+        return {int(order): float(seconds) for order, seconds in took.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def keep_plan(key: str | None, points: Sequence[CrashPoint], took: dict[int, float] | None = None) -> None:
+    """Keep `points` under `key` for the next sweep, with how long their runs took (by order) when known
+    (written whole or not at all); a cache that cannot be written only costs the next sweep its head
+    start."""
     if key is None:
         return
     folder = plans_dir()
-    held = {"format": _FORMAT, "key": key, "points": [dataclasses.asdict(p) for p in points]}
+    held = {
+        "format": _FORMAT,
+        "key": key,
+        "points": [dataclasses.asdict(p) for p in points],
+        "took": {str(order): seconds for order, seconds in (took or {}).items()},
+    }
     tmp = folder / f".{key}.{os.getpid()}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)

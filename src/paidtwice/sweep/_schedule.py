@@ -60,6 +60,8 @@ class Matrix:
     """Its plan's key (`_kept.plan_key`); None: no plan is kept for it."""
     kept: list[CrashPoint] | None
     """The plan kept from the last sweep of the same code; None: there is none (or it is not used)."""
+    took: dict[int, float] = field(default_factory=dict)
+    """How long each kept point's run took the last time (seconds, by order; `_kept.kept_took`)."""
     stop: threading.Event = field(default_factory=threading.Event)
     """Stops the points started from the kept plan."""
     cleaned: threading.Event = field(default_factory=threading.Event)
@@ -106,9 +108,8 @@ class Schedule:
             # has not started.
             for i in range(len(self.matrices)):
                 self._submit(self._clean, i)
-            for i, matrix in enumerate(self.matrices):
-                for n, point in enumerate(matrix.kept or ()):
-                    matrix.runs.append((point, self._submit(self._ahead, i, n, point)))
+            for i, n, point in self._longest_first():
+                self.matrices[i].runs.append((point, self._submit(self._ahead, i, n, point)))
             self._drain()
             if self.kills.shard is not None:
                 self._shard(self.kills.shard)
@@ -120,7 +121,18 @@ class Schedule:
             self.pool.shutdown(wait=True)
         if self.failure is not None:
             raise self.failure
-        return [self._points_of(matrix) for matrix in self.matrices]
+        swept = [self._points_of(matrix) for matrix in self.matrices]
+        for matrix, points in zip(self.matrices, swept, strict=True):
+            if matrix.plan is not None:
+                keep_plan(matrix.key, matrix.plan, {p.order: p.wall_time for p in points})
+        return swept
+
+    def _longest_first(self) -> list[tuple[int, int, CrashPoint]]:
+        """Every kept plan's points (matrix, position, point), the longest last time first (those not
+        measured then before them): with more points than places, the long ones do not wait for a place
+        and end last."""
+        ahead = [(i, n, p) for i, m in enumerate(self.matrices) for n, p in enumerate(m.kept or ())]
+        return sorted(ahead, key=lambda job: -self.matrices[job[0]].took.get(job[2].order, float("inf")))
 
     def _submit(self, work: Callable[..., Any], *args: Any) -> Future[Any]:
         with self.lock:

@@ -25,7 +25,7 @@ from paidtwice.lab._runner import Lab
 from paidtwice.lab._watch import Watcher, epoch
 from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub import AutoBook, Script, script_by_name
-from paidtwice.sweep._kept import kept_plan, plan_key
+from paidtwice.sweep._kept import kept_plan, kept_took, plan_key
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
 from paidtwice.sweep._runs import SweepRun, WaitsOnNothing, clean_run, point_run
 from paidtwice.sweep._schedule import Against, Matrix, Schedule
@@ -123,7 +123,8 @@ def _matrix(lab: Lab, combo: _Combo, model: ModelStub, kills: KillPlan) -> Matri
     target, name, script = combo
     key = plan_key(lab, target, script, model)
     kept = kept_plan(key) if kills.shard is None else None
-    return Matrix(name=f"{target.mode}/{name}", key=key, kept=kept)
+    took = kept_took(key) if kept is not None else {}
+    return Matrix(name=f"{target.mode}/{name}", key=key, kept=kept, took=took)
 
 
 _NO_CLEAN_RUN = CleanRun(
