@@ -98,18 +98,19 @@ class Schedule:
         self.lock = threading.Lock()
         self.futures: list[Future[Any]] = []
         self.failure: BaseException | None = None
-        self.pool = ThreadPoolExecutor(max_workers=max(1, kills.parallel))
+        # The clean runs have places of their own: a point never takes a clean run's place, and a point
+        # waiting for its clean run never waits for one that has no place.
+        self.cleans = ThreadPoolExecutor(max_workers=max(1, min(kills.parallel, len(matrices))))
+        self.points = ThreadPoolExecutor(max_workers=max(1, kills.parallel))
 
     def run(self, clean_of: CleanOf, point_of: PointOf) -> list[tuple[PointResult, ...]]:
         """Every matrix's points, measured, in the order of its clean run's plan."""
         self.clean_of, self.point_of = clean_of, point_of
         try:
-            # Clean runs first in the pool's queue: a point waiting for its clean run never waits on one that
-            # has not started.
             for i in range(len(self.matrices)):
-                self._submit(self._clean, i)
+                self._submit(self.cleans, self._clean, i)
             for i, n, point in self._longest_first():
-                self.matrices[i].runs.append((point, self._submit(self._ahead, i, n, point)))
+                self.matrices[i].runs.append((point, self._submit(self.points, self._ahead, i, n, point)))
             self._drain()
             if self.kills.shard is not None:
                 self._shard(self.kills.shard)
@@ -118,7 +119,8 @@ class Schedule:
             self._stop_all()  # Ctrl-C while waiting: the runs stop waiting, their agents are killed
             raise
         finally:
-            self.pool.shutdown(wait=True)
+            self.cleans.shutdown(wait=True)
+            self.points.shutdown(wait=True)
         if self.failure is not None:
             raise self.failure
         swept = [self._points_of(matrix) for matrix in self.matrices]
@@ -134,9 +136,9 @@ class Schedule:
         ahead = [(i, n, p) for i, m in enumerate(self.matrices) for n, p in enumerate(m.kept or ())]
         return sorted(ahead, key=lambda job: -self.matrices[job[0]].took.get(job[2].order, float("inf")))
 
-    def _submit(self, work: Callable[..., Any], *args: Any) -> Future[Any]:
+    def _submit(self, pool: ThreadPoolExecutor, work: Callable[..., Any], *args: Any) -> Future[Any]:
         with self.lock:
-            future = self.pool.submit(work, *args)
+            future = pool.submit(work, *args)
             self.futures.append(future)
         future.add_done_callback(self._ended)
         return future
@@ -188,7 +190,7 @@ class Schedule:
             return
         again = "r" if matrix.kept is not None else ""
         for point in matrix.plan:
-            matrix.runs.append((point, self._submit(self._planned, i, point, again)))
+            matrix.runs.append((point, self._submit(self.points, self._planned, i, point, again)))
 
     def _shard(self, shard: tuple[int, int]) -> None:
         """The K-th of N shares of every matrix's points, once every clean run has ended."""
@@ -196,7 +198,7 @@ class Schedule:
             return
         jobs = [(i, p) for i, m in enumerate(self.matrices) if m.plan is not None for p in m.plan]
         for i, point in shard_of(jobs, shard):
-            self.matrices[i].runs.append((point, self._submit(self._planned, i, point, "")))
+            self.matrices[i].runs.append((point, self._submit(self.points, self._planned, i, point, "")))
 
     def _planned(self, i: int, point: CrashPoint, again: str) -> PointResult:
         """A point planned from its matrix's clean run."""
