@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError
-from paidtwice.agent._process import AgentAttempt, number_attempts
-from paidtwice.agent._wire import MISMATCH_ERROR_CODE
+from paidtwice.agent import MISMATCH_ERROR_CODE, AgentAttempt, number_attempts
 from paidtwice.engine import InvocationRow, SqlClient, wait_until
 
 __all__ = ["Attempt", "AttemptWatch", "Watcher", "epoch", "mismatches_of", "settled", "wait_for"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from paidtwice._words import count
-from paidtwice.agent._wire import MISMATCH_ERROR_CODE, read_fields
+from paidtwice.agent import MISMATCH_ERROR_CODE, read_fields
 from paidtwice.lab._mismatch import read_mismatch
 from paidtwice.replay._intercept import ReplayState
 from paidtwice.replay._journal import JournalFile

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 
 from paidtwice._exceptions import LabCancelled
-from paidtwice.agent._process import AgentAttempt
+from paidtwice.agent import AgentAttempt
 from paidtwice.engine import PartitionLeader, RestateCluster, SqlClient
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._watch import epoch

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent._env import agent_env
+from paidtwice.agent import agent_env
 from paidtwice.lab._runner import Lab
 from paidtwice.stub import Lane
 from paidtwice.sweep._runs import DEFAULT_KEY

@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, replace
 
-from paidtwice.agent._process import AgentAttempt
+from paidtwice.agent import AgentAttempt
 from paidtwice.engine import SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._runner import Lab

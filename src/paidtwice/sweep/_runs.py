@@ -17,9 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, ScriptFileError, UsageError
-from paidtwice.agent._env import GATE, agent_env
-from paidtwice.agent._process import AgentAttempt
-from paidtwice.agent._wire import MISMATCH_ERROR_CODE
+from paidtwice.agent import GATE, MISMATCH_ERROR_CODE, AgentAttempt, agent_env
 from paidtwice.engine import InvocationRow, JournalEntry
 from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._runner import Lab, attempt_log_of, model_log_of, renamed_service, tool_log_of
