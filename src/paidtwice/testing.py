@@ -38,7 +38,7 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice._words import count
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import Lab
 from paidtwice.replay import JournalFile, Replayer, journal_paths, load_journal
 from paidtwice.results import ReplayResult
 from paidtwice.stub import VARIATIONS

@@ -9,8 +9,7 @@ from pathlib import Path
 
 from paidtwice._words import count
 from paidtwice.check._config import Budget, Config, ConfigError, SweepConfig
-from paidtwice.lab._bill import DEFAULT_PRICE_MODEL
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab
 from paidtwice.lint import Parser, lint_paths, project_target
 from paidtwice.replay import Replayer, journal_paths, load_journal
 from paidtwice.report._findings import (

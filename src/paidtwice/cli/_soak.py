@@ -32,7 +32,7 @@ from paidtwice.cli._options import (
     service_option,
     write_report,
 )
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import Lab
 from paidtwice.report._html import soak_section
 from paidtwice.report._soak import format_soak, format_soak_progress
 from paidtwice.results import SoakRecord, write_record

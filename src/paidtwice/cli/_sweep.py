@@ -40,9 +40,8 @@ from paidtwice.cli._options import (
     writable,
     write_report,
 )
-from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
-from paidtwice.lab._runner import Lab
-from paidtwice.lab._watch import epoch
+from paidtwice.engine import epoch
+from paidtwice.lab import DEFAULT_RESTART_DELAY, Lab
 from paidtwice.report._findings import sweep_cases, sweep_findings
 from paidtwice.report._html import sweep_sections
 from paidtwice.report._text import format_crash_cost, format_handler_summary, format_sweep

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
 from paidtwice.engine import SqlClient
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import Lab
 from paidtwice.soak._monitor import SETTLED
 from paidtwice.soak._subject import Calling, Soaked
 from paidtwice.stub import Answer, Lane, ModelCall

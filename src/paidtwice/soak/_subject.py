@@ -22,7 +22,7 @@ from typing import Any
 
 from paidtwice._exceptions import UsageError
 from paidtwice.agent import agent_env
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import Lab
 from paidtwice.stub import Lane
 from paidtwice.sweep._runs import DEFAULT_KEY
 from paidtwice.targets import Agent, AppTarget, DeckTarget, Launch, Target
