@@ -14,7 +14,7 @@ from paidtwice.cli._options import admin_url_option
 from paidtwice.engine import AdminClient, SqlClient
 from paidtwice.lab import ApplyResult, Judge, apply_way, plan_recovery
 from paidtwice.lab import explain as explain_invocation
-from paidtwice.report._text import format_journal, format_mismatch, format_plan
+from paidtwice.report import format_journal, format_mismatch, format_plan
 
 __all__ = ["explain", "journal", "recover"]
 

@@ -38,9 +38,9 @@ from paidtwice.lab import (
     run_rows,
     with_model_latency,
 )
-from paidtwice.report._html import deck_sections
-from paidtwice.report._plot import curve_svg
-from paidtwice.report._text import (
+from paidtwice.report import (
+    curve_svg,
+    deck_sections,
     fit_lines,
     format_comparison,
     format_curve,

@@ -16,8 +16,9 @@ from paidtwice.cli._errors import errors, stopped_as_asked
 from paidtwice.cli._options import cluster_option, echo_err, price_model_option, writable
 from paidtwice.engine import SqlClient
 from paidtwice.lab import Judge
-from paidtwice.report._watch import format_watch
+from paidtwice.report import format_watch
 from paidtwice.watch import (
+    JudgeFor,
     MetricsServer,
     Scanner,
     Watch,
@@ -27,7 +28,6 @@ from paidtwice.watch import (
     parse_listen,
     snapshot_json,
 )
-from paidtwice.watch._scan import JudgeFor
 
 __all__ = ["lab", "watch"]
 

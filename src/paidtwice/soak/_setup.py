@@ -14,7 +14,7 @@ from paidtwice.lab import Lab
 from paidtwice.soak._monitor import SETTLED
 from paidtwice.soak._subject import Calling, Soaked
 from paidtwice.stub import Answer, Lane, ModelCall
-from paidtwice.sweep._runs import NO_MODEL_CALL
+from paidtwice.sweep import NO_MODEL_CALL
 from paidtwice.targets import Agent
 
 __all__ = ["Clean", "set_up"]

@@ -24,7 +24,7 @@ from paidtwice._exceptions import UsageError
 from paidtwice.agent import agent_env
 from paidtwice.lab import Lab
 from paidtwice.stub import Lane
-from paidtwice.sweep._runs import DEFAULT_KEY
+from paidtwice.sweep import DEFAULT_KEY
 from paidtwice.targets import Agent, AppTarget, DeckTarget, Launch, Target
 
 __all__ = ["DECK", "Calling", "Soaked", "soak_target", "soaked"]

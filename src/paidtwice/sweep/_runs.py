@@ -38,7 +38,7 @@ from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.stub import Hold, Lane, ModelCall, Script
 from paidtwice.sweep._approvals import Resolver
 from paidtwice.sweep._options import KillPlan, ModelStub
-from paidtwice.targets._target import Launch, Target
+from paidtwice.targets import Launch, Target
 
 __all__ = ["NO_MODEL_CALL", "SweepRun", "clean_run", "point_run"]
 
