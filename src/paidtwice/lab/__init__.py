@@ -4,6 +4,9 @@ Its face has two parts: what a user of the library needs (the deck's rows, the `
 explain and recover: tests/test_api.py lists them), and what the sweep, the soak and the command line build on
 (the watcher of an invocation's attempts, a run's logs, a service's per-run name, the lab that stays up)."""
 
+import importlib as _importlib
+import typing as _typing
+
 from paidtwice._exceptions import LabCancelled
 from paidtwice.lab._bill import (
     DEFAULT_PRICE_MODEL,
@@ -43,9 +46,14 @@ from paidtwice.lab._policy import Backoff, PaidCallPrediction, predict_paid_call
 from paidtwice.lab._recover import ApplyResult, Judge, RecoveryPlan, WayOut, apply_way, plan_recovery
 from paidtwice.lab._rows import run_rows
 from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, renamed_service
-from paidtwice.lab._up import LabUp
 from paidtwice.lab._walks import run_walk
 from paidtwice.lab._watch import AttemptWatch, Watcher, mismatches_of, settled, wait_for
+
+if _typing.TYPE_CHECKING:
+    from paidtwice.lab._up import LabUp
+
+_LAZY = {"LabUp": "paidtwice.lab._up"}
+"""Imported when first used: only `paidtwice lab up` needs it, and the command line starts without it."""
 
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
@@ -105,3 +113,10 @@ __all__ = [
     "wait_for",
     "with_model_latency",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'paidtwice.lab' has no attribute {name!r}")
+    return getattr(_importlib.import_module(home), name)
