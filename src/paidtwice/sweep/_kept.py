@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from paidtwice.engine import cache_root
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import Lab
 from paidtwice.results import CrashPoint
 from paidtwice.stub import RecordingScript, Script
 from paidtwice.sweep._options import ModelStub

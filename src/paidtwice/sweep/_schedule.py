@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import Lab
 from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.sweep._kept import keep_plan, same_plan
 from paidtwice.sweep._options import KillPlan, shard_of
