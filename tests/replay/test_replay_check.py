@@ -190,6 +190,28 @@ def test_the_deck_agent_by_its_mode_is_the_target_the_sweep_builds() -> None:
     assert by_mode["calls_during_replay"] == by_app["calls_during_replay"] == 2
 
 
+def test_assert_replays_takes_the_deck_agent_as_a_target() -> None:
+    """The pytest helper takes the same target, its mode set while it replays and put back after (in a
+    process of its own: the deck's agent reads its mode when imported)."""
+    code = (
+        "import os, sys\n"
+        "from paidtwice.targets import DeckTarget\n"
+        "from paidtwice.testing import assert_replays\n"
+        "[result] = assert_replays(DeckTarget('naive'), [sys.argv[1]])\n"
+        "print(result.verdict, os.environ.get('PAIDTWICE_AGENT_MODE'))\n"
+    )
+    env = {
+        **os.environ,
+        "PAIDTWICE_AGENT_MODE": "journaled",
+        "PAIDTWICE_SERVICE": load_journal(CLEAN).service,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(CLEAN)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["replays", "journaled"]
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
