@@ -49,6 +49,8 @@ class Deployment:
     """True if this registration made a new deployment (201), False if it already existed (200)."""
     keyed: frozenset[str] = frozenset()
     """The deployment's services that are called with a key: Virtual Objects and Workflows."""
+    services: frozenset[str] = frozenset()
+    """Every service the deployment serves."""
 
 
 _REGISTER_RETRY_S = 30.0
@@ -125,7 +127,10 @@ class AdminClient:
             for service in answer.get("services", [])
             if service.get("ty") in ("VirtualObject", "Workflow")
         )
-        return Deployment(id=answer["id"], uri=uri, created=response.status_code == 201, keyed=keyed)
+        services = frozenset(str(service.get("name")) for service in answer.get("services", []))
+        return Deployment(
+            id=answer["id"], uri=uri, created=response.status_code == 201, keyed=keyed, services=services
+        )
 
     def set_state(self, service: str, key: str, state: Mapping[str, bytes]) -> AdminCall:
         """Replace a Virtual Object's (or a Workflow's) state under `key` with `state`: each value is the
