@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from paidtwice.engine import InvocationRow, lease_port
-from paidtwice.sweep._callees import CalleeWatch
+from paidtwice.sweep._callees import CalleeWatch, Companions
 
 
 def row(status: str, failure: str | None = None) -> InvocationRow:
@@ -71,3 +71,25 @@ def test_a_handler_that_made_no_call_asks_nothing() -> None:
         raise AssertionError("queried")
 
     assert looks(CalleeWatch(callees, own="http://127.0.0.1:1", calls=False), 2) == [False, False]
+
+
+class Closing:
+    """Stands in for an agent: only its closing is looked at."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_the_clean_runs_keep_only_the_agents_registered_last_for_a_service() -> None:
+    first, second, other = Closing(), Closing(), Closing()
+    companions = Companions()
+    companions.keep(first, registered=1.0, services=frozenset({"Rates", "Chat"}))  # type: ignore[arg-type]
+    companions.keep(second, registered=2.0, services=frozenset({"Rates", "Chat"}))  # type: ignore[arg-type]
+    companions.keep(other, registered=1.5, services=frozenset({"Desk"}))  # type: ignore[arg-type]
+    companions.prune()
+    assert (first.closed, second.closed, other.closed) == (True, False, False)
+    companions.close()
+    assert second.closed and other.closed

@@ -51,6 +51,9 @@ class Deployment:
     """The deployment's services that are called with a key: Virtual Objects and Workflows."""
     services: frozenset[str] = frozenset()
     """Every service the deployment serves."""
+    registered: float = 0.0
+    """When the server took the registration (monotonic), stamped while registrations to one server go one
+    at a time: of two deployments serving a service, the later is the one the server calls."""
 
 
 _REGISTER_RETRY_S = 30.0
@@ -116,6 +119,7 @@ class AdminClient:
             while True:
                 try:
                     response = self._request("POST", "/deployments", body={"uri": uri, "force": force})
+                    registered = time.monotonic()
                     break
                 except AdminError as err:
                     if err.status < 500 or time.monotonic() > deadline:
@@ -129,7 +133,12 @@ class AdminClient:
         )
         services = frozenset(str(service.get("name")) for service in answer.get("services", []))
         return Deployment(
-            id=answer["id"], uri=uri, created=response.status_code == 201, keyed=keyed, services=services
+            id=answer["id"],
+            uri=uri,
+            created=response.status_code == 201,
+            keyed=keyed,
+            services=services,
+            registered=registered,
         )
 
     def set_state(self, service: str, key: str, state: Mapping[str, bytes]) -> AdminCall:

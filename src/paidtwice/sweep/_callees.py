@@ -34,17 +34,32 @@ class Companions:
     when the sweep ends."""
 
     def __init__(self) -> None:
-        self._agents: list[Agent] = []
+        self._agents: list[tuple[float, frozenset[str], Agent]] = []
         self._lock = threading.Lock()
 
-    def keep(self, agent: Agent) -> None:
+    def keep(self, agent: Agent, *, registered: float, services: frozenset[str]) -> None:
+        """Keep `agent`, whose deployment of `services` was registered at `registered` (monotonic)."""
         with self._lock:
-            self._agents.append(agent)
+            self._agents.append((registered, services, agent))
+
+    def prune(self) -> None:
+        """Close every kept agent that is no longer the one registered last for any of its services (the
+        clean runs are over: nothing of theirs is in flight, and new calls go to the latest)."""
+        with self._lock:
+            latest: dict[str, float] = {}
+            for registered, services, _ in self._agents:
+                for service in services:
+                    latest[service] = max(latest.get(service, registered), registered)
+            keep = [a for a in self._agents if any(latest[s] == a[0] for s in a[1])]
+            gone = [a for a in self._agents if a not in keep]
+            self._agents = keep
+        for _, _, agent in gone:
+            agent.close()
 
     def close(self) -> None:
         with self._lock:
             agents, self._agents = self._agents, []
-        for agent in agents:
+        for _, _, agent in agents:
             agent.close()
 
 

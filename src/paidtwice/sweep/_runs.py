@@ -222,8 +222,9 @@ def clean_run(
     try:
         return _clean(lab, stop, watcher, run), run
     finally:
-        if companions is not None and run.serves_others():
-            companions.keep(run.agent)
+        if companions is not None and run.deployment is not None and run.serves_others():
+            others = run.deployment.services - {run.service}
+            companions.keep(run.agent, registered=run.deployment.registered, services=others)
         else:
             run.agent.close()
 

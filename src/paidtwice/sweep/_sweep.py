@@ -94,6 +94,7 @@ def sweep_targets(
                 return _NO_CLEAN_RUN, None, str(err)
 
         cleans = _all_or_stop(clean, list(enumerate(combos)), parallel=kills.parallel, stop=stop)
+        companions.prune()
         if all(run is None for _, run, _ in cleans):
             raise WaitsOnNothing(cleans[0][2]) if cleans else UsageError("nothing to sweep")
         jobs = [(i, point) for i, (_, run, _) in enumerate(cleans) if run is not None for point in _plan(run)]
