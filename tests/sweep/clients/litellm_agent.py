@@ -1,11 +1,11 @@
-"""An agent on Google ADK through Restate's integration; paidtwice's frameworks extra does not install ADK."""
+"""An agent on litellm, which paidtwice's frameworks extra does not install."""
 
 from __future__ import annotations
 
+import litellm  # noqa: F401 - the import is what is checked
 import restate
-from restate.ext.adk import RestatePlugin  # noqa: F401 - the import is what is checked
 
-agent = restate.Service("AdkAgent")
+agent = restate.Service("LitellmAgent")
 
 
 @agent.handler()
