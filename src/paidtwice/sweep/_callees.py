@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice.engine import InvocationRow, port_is_listening
-from paidtwice.targets._target import Agent
+from paidtwice.targets import Agent
 
 __all__ = ["CalleeWatch", "Companions"]
 
