@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from support import assert_eventually
 
 from paidtwice.lab import Lab
 from paidtwice.lab._watch import Watcher
@@ -147,4 +148,9 @@ def test_a_point_whose_call_cannot_run_says_so_at_once(lab: Lab) -> None:
     assert not result.confirmed and result.status != "completed"
     assert "its run could not finish: the call to Rates/rate (inv_" in result.not_placed, result.not_placed
     assert "cannot run, nothing serves it any more" in result.not_placed
-    assert lab.sql.invocation(result.invocation_id).status == "completed"  # ended by the sweep, not left
+    # Ended by the sweep (killed: completed with a failure), not left retrying on the session's server.
+    assert_eventually(
+        lambda: (row := lab.sql.invocation(result.invocation_id)) is not None and row.status == "completed",
+        timeout=60,
+        what="the point's invocation ended",
+    )
