@@ -142,11 +142,6 @@ class _Wire:
         (batch,) = batches
         return batch if sum(1 for s in self.steps if self.batch(s) == batch) >= 2 else None
 
-    def entries_of_batch(self, batch: int | None) -> int:
-        """Entries the journal holds once every step of the batch has sent its RunCommand."""
-        commanded = [s.commanded for s in self.steps if self.batch(s) == batch]
-        return max([1, *(entries for at, entries in self.marks if at <= max(commanded, default=0.0) + 1e-6)])
-
     def entries_at(self, t: float, step: WireStep | None = None) -> int:
         """Entries the journal holds while a call that started at `t` is in flight, counted on the wire (the
         server's append times race with a fast call): every entry that passed the proxy before it, and the
@@ -189,12 +184,8 @@ def _model_moments(wire: _Wire, calls: Sequence[ModelCall], starts: Sequence[flo
     moments: list[_Moment] = []
     for run in one_moment(spans):
         held = [calls[k] for k in run]
-        # The journal while all are in flight: every entry before each of them, and each one's RunCommand
-        # (all the RunCommands of the await that started their steps, read on the proxy's clock alone).
+        # The journal while all are in flight: every entry before each of them, and each one's RunCommand.
         entries = max(wire.entries_at(c.started, _step_of(c, wire.steps, starts)) for c in held)
-        together_in = {batches[k] for k in run}
-        if len(run) > 1 and len(together_in) == 1 and None not in together_in:
-            entries = max(entries, wire.entries_of_batch(together_in.pop()))
         numbers = tuple(sorted(c.call for c in held))
         if len(held) == 1:
             point = CrashPoint(f"in flight: model call {numbers[0]}", 0, "in-flight-model", entries)
