@@ -91,16 +91,19 @@ def test_a_kept_plan_reads_back_and_a_broken_file_is_no_plan(
     monkeypatch.setenv(PLANS_ENV, str(tmp_path / "plans"))
     points = [_point(1, covers=0.5), _point(2, model_holds=(2, 3), pause_op=4, hold_entries=5)]
     assert kept_plan("k1") is None
-    keep_plan("k1", points)
+    keep_plan("k1", points, alone=True)
     assert kept_plan("k1") == points and kept_took("k1") == {}
-    keep_plan("k1", points, {2: 12.5})
+    keep_plan("k1", points, {2: 12.5}, alone=True)
     assert kept_plan("k1") == points and kept_took("k1") == {2: 12.5}
+    # A clean run whose agent served other services of the app (its handler's callees): not used.
+    keep_plan("k4", points, alone=False)
+    assert kept_plan("k4") is None
     assert kept_plan(None) is None
     (plans_dir() / "k2.json").write_text("{not json")
     assert kept_plan("k2") is None
     (plans_dir() / "k3.json").write_text(json.dumps({"format": 1, "key": "k1", "points": []}))
     assert kept_plan("k3") is None  # another key's file
-    assert sorted(p.name for p in plans_dir().iterdir()) == ["k1.json", "k2.json", "k3.json"]
+    assert sorted(p.name for p in plans_dir().iterdir()) == ["k1.json", "k2.json", "k3.json", "k4.json"]
 
 
 # -- three sweeps of one small agent on the session's server --------------------------------------------
@@ -151,7 +154,8 @@ def swept(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[s
             if name == "stale":
                 plan = kept_plan(key)
                 assert plan is not None
-                keep_plan(key, [*plan[:-2], dataclasses.replace(plan[-2], gate="moved"), *plan[-1:-1]])
+                stale = [*plan[:-2], dataclasses.replace(plan[-2], gate="moved")]
+                keep_plan(key, stale, alone=True)
             said.clear()
             (matrix,) = sweep_targets(lab, targets=[target], scripts=scripts, kills=KillPlan(parallel=16))
             output = [e for e in lab.sql.journal(matrix.clean.invocation_id) if e.type == "Command: Output"]

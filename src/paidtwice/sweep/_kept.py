@@ -153,7 +153,7 @@ def kept_plan(key: str | None) -> list[CrashPoint] | None:
         return None
     try:
         held = json.loads((plans_dir() / f"{key}.json").read_text())
-        if held.get("format") != _FORMAT or held.get("key") != key:
+        if held.get("format") != _FORMAT or held.get("key") != key or held.get("alone") is not True:
             return None
         return [_point_of(fields) for fields in held["points"]]
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
@@ -173,10 +173,13 @@ def kept_took(key: str | None) -> dict[int, float]:
         return {}
 
 
-def keep_plan(key: str | None, points: Sequence[CrashPoint], took: dict[int, float] | None = None) -> None:
+def keep_plan(
+    key: str | None, points: Sequence[CrashPoint], took: dict[int, float] | None = None, *, alone: bool
+) -> None:
     """Keep `points` under `key` for the next sweep, with how long their runs took (by order) when known
     (written whole or not at all); a cache that cannot be written only costs the next sweep its head
-    start."""
+    start. `alone`: the clean run's agent served no other service of the app; only such a plan is used
+    (a point started beside the clean runs could call a service none of them has registered yet)."""
     if key is None:
         return
     folder = plans_dir()
@@ -185,6 +188,7 @@ def keep_plan(key: str | None, points: Sequence[CrashPoint], took: dict[int, flo
         "key": key,
         "points": [dataclasses.asdict(p) for p in points],
         "took": {str(order): seconds for order, seconds in (took or {}).items()},
+        "alone": alone,
     }
     tmp = folder / f".{key}.{os.getpid()}.tmp"
     try:

@@ -4,11 +4,13 @@ Every clean run starts at once. A matrix (target, script) with a plan kept from 
 code (`_kept`) starts that plan's points beside its clean run; each point's run goes to its moment, is
 killed and replayed, and then waits for the clean run before it is measured against it. When the clean run
 ends, its own plan is compared with the kept one: the same plan, and the points already under way are the
-sweep's; another plan, and they are stopped and thrown away (the sweep says so in one line), and the clean
-run's own points start, as they do for a matrix with no kept plan. A point's record is measured against the
-clean run and the point as the clean run planned it, so a sweep with a kept plan writes the records a sweep
-planned after its clean run writes. With a shard, every clean run ends before any point starts (the
-shares are dealt over the points of all matrices).
+sweep's; another plan, and they are stopped and thrown away (the sweep says so in one line). The points of
+a matrix whose kept plan did not hold, or that had none, start once every clean run has ended, as before
+kept plans: the app's other services (a handler's callees) are then served by the agents that stay up for
+the rest of the sweep, so only a plan whose clean run served its own service alone is kept. A point's
+record is measured against the clean run and the point as the clean run planned it, so a sweep with a kept
+plan writes the records a sweep planned after its clean runs writes. With a shard, no kept plan is used
+(the shares are dealt over the points of all matrices).
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ Against = Callable[[], tuple[CleanRun, CrashPoint]]
 
 
 class CleanOf(Protocol):
-    def __call__(self, i: int, /) -> tuple[CleanRun, str, list[CrashPoint] | None]:
-        """The i-th matrix's clean run: its record, why its points are not swept ("" when they are), and
-        its plan (None when it has none)."""
+    def __call__(self, i: int, /) -> tuple[CleanRun, str, list[CrashPoint] | None, bool]:
+        """The i-th matrix's clean run: its record, why its points are not swept ("" when they are), its
+        plan (None when it has none), and whether its agent served the run's service alone (no other
+        service of the app its points could call)."""
         ...
 
 
@@ -74,6 +77,8 @@ class Matrix:
     """The clean run's plan; None until it ended, and when it could not plan."""
     holds: bool = False
     """The kept plan is the clean run's plan: the points started from it are the sweep's."""
+    alone: bool = False
+    """The clean run's agent served the run's service alone (no other service of the app)."""
     runs: list[tuple[CrashPoint, Future[PointResult | None]]] = field(default_factory=list)
     """Each point started, and its run."""
 
@@ -103,18 +108,22 @@ class Schedule:
         self.cleans = ThreadPoolExecutor(max_workers=max(1, min(kills.parallel, len(matrices))))
         self.points = ThreadPoolExecutor(max_workers=max(1, kills.parallel))
 
-    def run(self, clean_of: CleanOf, point_of: PointOf) -> list[tuple[PointResult, ...]]:
-        """Every matrix's points, measured, in the order of its clean run's plan."""
+    def run(
+        self, clean_of: CleanOf, point_of: PointOf, *, after_cleans: Callable[[], None] = lambda: None
+    ) -> list[tuple[PointResult, ...]]:
+        """Every matrix's points, measured, in the order of its clean run's plan. `after_cleans` is called
+        once every clean run has ended, before any point planned from them starts."""
         self.clean_of, self.point_of = clean_of, point_of
         try:
-            for i in range(len(self.matrices)):
-                self._submit(self.cleans, self._clean, i)
+            cleans = [self._submit(self.cleans, self._clean, i) for i in range(len(self.matrices))]
             for i, n, point in self._longest_first():
                 self.matrices[i].runs.append((point, self._submit(self.points, self._ahead, i, n, point)))
+            for future in cleans:
+                future.exception()  # waits; a failure is kept by `_ended`
+            if self.failure is None:
+                after_cleans()
+                self._after_cleans()
             self._drain()
-            if self.kills.shard is not None:
-                self._shard(self.kills.shard)
-                self._drain()
         except BaseException:
             self._stop_all()  # Ctrl-C while waiting: the runs stop waiting, their agents are killed
             raise
@@ -126,7 +135,8 @@ class Schedule:
         swept = [self._points_of(matrix) for matrix in self.matrices]
         for matrix, points in zip(self.matrices, swept, strict=True):
             if matrix.plan is not None:
-                keep_plan(matrix.key, matrix.plan, {p.order: p.wall_time for p in points})
+                took = {p.order: p.wall_time for p in points}
+                keep_plan(matrix.key, matrix.plan, took, alone=matrix.alone)
         return swept
 
     def _longest_first(self) -> list[tuple[int, int, CrashPoint]]:
@@ -171,9 +181,9 @@ class Schedule:
     def _clean(self, i: int) -> None:
         matrix = self.matrices[i]
         try:
-            matrix.clean, matrix.not_swept, matrix.plan = self.clean_of(i)
+            matrix.clean, matrix.not_swept, matrix.plan, matrix.alone = self.clean_of(i)
             if matrix.plan is not None:
-                keep_plan(matrix.key, matrix.plan)
+                keep_plan(matrix.key, matrix.plan, alone=matrix.alone)
             matrix.holds = (
                 matrix.kept is not None and matrix.plan is not None and same_plan(matrix.kept, matrix.plan)
             )
@@ -186,19 +196,19 @@ class Schedule:
                 f"paidtwice: the plan kept for {matrix.name} ({len(matrix.kept)} points) is not its clean "
                 f"run's ({len(matrix.plan)} points): the points started from it are thrown away, re-planned"
             )
-        if matrix.holds or matrix.plan is None or self.kills.shard is not None:
-            return
-        again = "r" if matrix.kept is not None else ""
-        for point in matrix.plan:
-            matrix.runs.append((point, self._submit(self.points, self._planned, i, point, again)))
 
-    def _shard(self, shard: tuple[int, int]) -> None:
-        """The K-th of N shares of every matrix's points, once every clean run has ended."""
-        if self.failure is not None:
-            return
-        jobs = [(i, p) for i, m in enumerate(self.matrices) if m.plan is not None for p in m.plan]
-        for i, point in shard_of(jobs, shard):
-            self.matrices[i].runs.append((point, self._submit(self.points, self._planned, i, point, "")))
+    def _after_cleans(self) -> None:
+        """Every clean run has ended: the points of each matrix whose kept plan did not hold (or that had
+        none), of the shard only with `kills.shard`, as planned by its clean run. They start only now, as
+        the app's other services are then served by the agents that stay up for the rest of the sweep."""
+        jobs = [
+            (i, p) for i, m in enumerate(self.matrices) if m.plan is not None and not m.holds for p in m.plan
+        ]
+        if self.kills.shard is not None:
+            jobs = shard_of(jobs, self.kills.shard)
+        for i, point in jobs:
+            again = "r" if self.matrices[i].kept is not None else ""
+            self.matrices[i].runs.append((point, self._submit(self.points, self._planned, i, point, again)))
 
     def _planned(self, i: int, point: CrashPoint, again: str) -> PointResult:
         """A point planned from its matrix's clean run."""

@@ -24,6 +24,7 @@ from paidtwice.engine import epoch
 from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab, Watcher, check_price_model
 from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub import AutoBook, Script, script_by_name
+from paidtwice.sweep._callees import Companions
 from paidtwice.sweep._kept import kept_plan, kept_took, plan_key
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
 from paidtwice.sweep._runs import SweepRun, WaitsOnNothing, clean_run, point_run
@@ -72,6 +73,7 @@ def sweep_targets(
     priced = check_price_model(model.price_model) if model.price_model else lab.price_model
     model = dataclasses.replace(model, price_model=priced)
     watcher = Watcher(lambda: lab.sql, lab.cancelled)
+    companions = Companions()
     started = time.time()
     stop = threading.Event()
     # Service names, lanes and work directories are the sweep's own, also when a lab sweeps more than once.
@@ -79,15 +81,15 @@ def sweep_targets(
     combos: list[_Combo] = [(t, name, s) for t in targets for name, s in scripts]
     matrices = [_matrix(lab, combo, model, kills) for combo in combos]
 
-    def clean(i: int) -> tuple[CleanRun, str, list[CrashPoint] | None]:
+    def clean(i: int) -> tuple[CleanRun, str, list[CrashPoint] | None, bool]:
         target, name, script = combos[i]
         tag = f"{_tag(sweep_id, i, target, name)}_clean"
         try:
-            record, run = clean_run(lab, stop, watcher, target, script, tag, model)
+            record, run = clean_run(lab, stop, watcher, target, script, tag, model, companions)
         except WaitsOnNothing as err:
             # One handler's wait nothing resolves: its points are not swept, the others' are.
-            return _NO_CLEAN_RUN, str(err), None
-        return record, "", _plan(run)
+            return _NO_CLEAN_RUN, str(err), None, False
+        return record, "", _plan(run), not run.serves_others()
 
     def one(
         i: int, point: CrashPoint, suffix: str, stops: threading.Event, against: Against | None
@@ -104,9 +106,12 @@ def sweep_targets(
         if not combos:
             raise UsageError("nothing to sweep")
         schedule = Schedule(lab, matrices, kills=kills, stop=stop, on_point=on_point)
-        points = schedule.run(clean, one)
+        # Once the clean runs are over, only the agent registered last for each of the app's other
+        # services stays up; no point of a plan made after the clean runs has started yet.
+        points = schedule.run(clean, one, after_cleans=companions.prune)
     finally:
         watcher.stop()
+        companions.close()
     if all(m.plan is None for m in matrices):
         raise WaitsOnNothing(matrices[0].not_swept)
     wall = round(time.time() - started, 3)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent import SERVICE, SERVICE_AS, AgentHost, agent_env
+from paidtwice.agent import SERVICE, SERVICE_ALONE, SERVICE_AS, AgentHost, agent_env
 from paidtwice.engine import JournalEntry
 from paidtwice.lab import DECK_AGENT, QUESTION
 from paidtwice.results import CrashPoint
@@ -85,9 +85,10 @@ class HostTrace:
 
 def _host(app: str, cwd: str | None, launch: Launch, naming: dict[str, str]) -> tuple[Agent, Trace]:
     """An agent served by paidtwice's host, and its step log."""
+    alone = {SERVICE_ALONE: "1"} if launch.alone else {}
     agent = AgentHost(
         target=app,
-        env={**launch.env, **naming},
+        env={**launch.env, **naming, **alone},
         workdir=launch.workdir,
         name="agent",
         cwd=Path(cwd) if cwd else None,
