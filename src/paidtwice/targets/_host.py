@@ -15,6 +15,7 @@ from typing import Any
 
 from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import SERVICE, SERVICE_AS, agent_env
+from paidtwice.agent._preload import framework_preload
 from paidtwice.agent._process import AgentHost
 from paidtwice.engine import JournalEntry
 from paidtwice.lab._runner import DECK_AGENT, QUESTION
@@ -85,14 +86,19 @@ class HostTrace:
 
 
 def _host(app: str, cwd: str | None, launch: Launch, naming: dict[str, str]) -> tuple[Agent, Trace]:
-    """An agent served by paidtwice's host, and its step log."""
+    """An agent served by paidtwice's host, and its step log; forked, where the launch offers it, from a
+    fork server that has imported the app's framework (`paidtwice.agent._preload`)."""
+    forkserver = launch.forkserver
+    modules = framework_preload(app, cwd) if launch.preloading is not None else ()
+    if modules and launch.preloading is not None:
+        forkserver = launch.preloading(modules, Path(cwd) if cwd else None)
     agent = AgentHost(
         target=app,
         env={**launch.env, **naming},
         workdir=launch.workdir,
         name="agent",
         cwd=Path(cwd) if cwd else None,
-        forkserver=launch.forkserver,
+        forkserver=forkserver,
     )
     return agent, HostTrace(launch.step_log, launch.lane)
 

@@ -8,7 +8,7 @@ through (the host's step log, or the wire) and so how its crash points are plann
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import Field, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -148,6 +148,9 @@ class Launch:
     """The lab's fork server, for a kind that starts Python processes."""
     hold_entries: int | None = None
     """Hold the attempt that starts with this many journal entries (a kind that sees the wire)."""
+    preloading: Callable[[Sequence[str], Path | None], ForkServer] | None = None
+    """A fork server that has also imported these modules (a framework the app imports), for agents run in
+    this directory with this launch's environment (`Lab.forkserver_for`); None: `forkserver` alone."""
 
 
 class Target(Protocol):
