@@ -82,3 +82,37 @@ SMOKES: dict[str, str] = {
     "sweep": "tests/cli/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check",
     "watch": "tests/cli/test_smoke.py::test_lab_up_serves_until_sigterm_and_watch_finds_nothing_stuck_on_it",
 }
+
+#: The longest test files, with their summed test time in seconds (`pytest --junitxml`, a whole-suite run on
+#: this 2-core machine). With `--dist loadfile` a worker takes the next file when it is free, in collection
+#: order: the longest files go first, so that none starts last and keeps one worker running while the other
+#: is idle. conftest.py collects them in this order (longest first), the rest after them as found; a file
+#: named here that does not exist stops the run. Only the order matters: update the figures from a
+#: whole-suite junit run when they drift.
+LONGEST: dict[str, float] = {
+    "tests/sweep/test_sweep_parallel_steps.py": 252,
+    "tests/watch/test_watch.py": 229,
+    "tests/sweep/test_sweep_answers.py": 200,
+    "tests/cli/test_cli.py": 197,
+    "tests/engine/test_cluster.py": 170,
+    "tests/sweep/test_sweep_frameworks.py": 150,
+    "tests/watch/test_watch_cluster.py": 118,
+    "tests/sweep/test_sweep_patterns.py": 110,
+    "tests/check/test_check.py": 109,
+    "tests/soak/test_soak.py": 91,
+    "tests/cli/test_interrupt.py": 87,
+    "tests/sweep/test_sweep_command.py": 86,
+    "tests/soak/test_app.py": 85,
+    "tests/sweep/test_sweep_app.py": 81,
+    "tests/replay/test_quiet.py": 79,
+    "tests/lab/test_bill.py": 74,
+    "tests/sweep/test_sweep_deck.py": 67,
+    "tests/sweep/test_sweep_auto.py": 60,
+    "tests/sweep/test_sweep_frameworks_auto.py": 50,
+    "tests/cli/test_smoke.py": 52,
+    "tests/sweep/test_record.py": 50,
+    "tests/sweep/test_sweep_words.py": 50,
+    "tests/sweep/test_sweep_approval.py": 49,
+    "tests/report/test_width.py": 47,
+    "tests/sweep/test_sweep_clients.py": 45,
+}

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+from support import preloading_forks, same_counts, swept_without_preload
 
 from paidtwice.agent._preload import framework_preload
 from paidtwice.lab import Lab
 from paidtwice.lint import lint_paths
-from paidtwice.results import PointResult
 from paidtwice.stub._turns import load_script_file
 from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
 from paidtwice.targets import AppTarget
@@ -71,23 +71,6 @@ def test_framework_form_swept(matrices: dict[str, SweepMatrix], service: str) ->
             assert_pays_once([matrix])
 
 
-def _counts(point: PointResult) -> tuple[object, ...]:
-    return (
-        point.crash_point,
-        point.kind,
-        point.confirmed,
-        point.status,
-        point.answer_matches,
-        point.model_calls,
-        point.extra_model_calls,
-        point.model_calls_in_flight,
-        point.step_runs,
-        point.extra_step_runs,
-        point.steps_in_flight,
-        point.mismatches,
-    )
-
-
 FRAMEWORKS = ("Agents", "Pydantic", "Langchain")
 
 
@@ -102,11 +85,9 @@ def unpreloaded(lab: Lab, matrices: dict[str, SweepMatrix]) -> dict[str, SweepMa
         for f in FRAMEWORKS
     ]
     script = load_script_file(EXAMPLES / "script.toml", "steady")
-    forks = {key: server.forks for key, server in lab._preloading.items()}  # noqa: SLF001
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(lab, "preload", False)
-        swept = sweep_targets(lab, targets=targets, scripts=[("steady", script)])
-    assert {key: server.forks for key, server in lab._preloading.items()} == forks  # noqa: SLF001
+    swept = swept_without_preload(
+        lab, lambda: sweep_targets(lab, targets=targets, scripts=[("steady", script)])
+    )
     return {m.mode: m for m in swept}
 
 
@@ -120,13 +101,8 @@ def test_the_framework_preload_changes_no_count(
     service = f"{framework}Durable"
     modules = framework_preload(FORMS[service][0], EXAMPLES)
     assert modules, f"no module of {FORMS[service][0]} is on the preload's allowlist"
-    # The lab keeps one preloading fork server per (modules, directory, environment less each run's own).
-    (server,) = [s for key, s in lab._preloading.items() if key[:2] == (modules, str(EXAMPLES))]  # noqa: SLF001
-    assert server.forks > 0
-    plain, preloaded = unpreloaded[service], matrices[service]
-    clean = ("model_calls", "journaled_model_calls", "step_runs", "journal", "answer")
-    assert [getattr(plain.clean, f) for f in clean] == [getattr(preloaded.clean, f) for f in clean]
-    assert [_counts(p) for p in plain.points] == [_counts(p) for p in preloaded.points]
+    assert preloading_forks(lab, modules, EXAMPLES) > 0
+    same_counts(unpreloaded[service], matrices[service])
 
 
 def test_lint_finds_exactly_the_plain_forms() -> None:

@@ -1,16 +1,17 @@
 """Which of an app's heavy third-party imports a fork server may import before the app's agents fork from it.
 
 Importing an agent framework costs one to two seconds of CPU (`agents`, `restate.ext.openai`,
-`langchain_openai`), and a sweep starts two agents per crash point. A fork server that has imported the
-framework once saves that at every start, for a user's sweep as for the tests.
+`langchain_openai`; `anthropic` one and a half, `openai` alone half a second), and a sweep starts two agents
+per crash point. A fork server that has imported the framework once saves that at every start, for a
+user's sweep as for the tests.
 
-A verdict must not depend on it, so only modules on `FRAMEWORK_PRELOAD` are ever preloaded: the frameworks
-and Restate integrations paidtwice knows, each swept with and without the preload in the tests
-(tests/sweep/test_preload.py) with the same counts. They are imported by a fork server forked for the app,
-in the agent's own environment and directory, less the variables that differ between runs (`RUN_VARIABLES`:
-the lane's addresses, the step log, the gate, the service's name), which are unset there, so that a library
-that read one at import could not keep another run's. The app itself is never preloaded: the child imports
-it with its run's environment set. `PAIDTWICE_PRELOAD=0` switches the preload off.
+A verdict must not depend on it, so only modules on `FRAMEWORK_PRELOAD` are ever preloaded: the model
+clients, frameworks and Restate integrations paidtwice knows, each swept with and without the preload in
+the tests with the same counts. They are imported by a fork server forked for the app, in the agent's own
+environment and directory, less the variables that differ between runs (`RUN_VARIABLES`: the lane's
+addresses, the step log, the gate, the service's name), which are unset there, so that a library that read
+one at import could not keep another run's. The app itself is never preloaded: the child imports it with
+its run's environment set. `PAIDTWICE_PRELOAD=0` switches the preload off.
 
 Which ones an app uses is read from the app module's own source (its `import` statements, parsed, never
 run); an app module that is not a file under its directory (an installed package) gets no preload.
@@ -31,6 +32,8 @@ PRELOAD = "PAIDTWICE_PRELOAD"
 """`0`: start every agent without a framework preloaded (each start imports its framework itself)."""
 
 FRAMEWORK_PRELOAD = (
+    "openai",
+    "anthropic",
     "agents",
     "restate.ext.openai",
     "pydantic_ai",
@@ -40,9 +43,10 @@ FRAMEWORK_PRELOAD = (
     "langchain_openai",
     "restate.ext.langchain",
 )
-"""The allowlist: the OpenAI Agents SDK, pydantic-ai and LangChain, and restate-sdk's integration of each.
-Each imports no thread and reads no run's address at import (checked for each by a sweep with and without
-it); a module added here needs such a test."""
+"""The allowlist: the OpenAI and Anthropic clients, the OpenAI Agents SDK, pydantic-ai and LangChain, and
+restate-sdk's integration of each. Each imports no thread and reads no run's address at import (checked
+for each by a sweep with and without it: tests/sweep/test_sweep_frameworks.py, test_sweep_answers.py); a
+module added here needs such a test."""
 
 
 def preload_enabled(env: Mapping[str, str] | None = None) -> bool:
