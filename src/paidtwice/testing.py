@@ -38,12 +38,11 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice._words import count
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import Lab
 from paidtwice.replay import JournalFile, Replayer, journal_paths, load_journal
-from paidtwice.results import ReplayResult
+from paidtwice.results import ReplayResult, SweepMatrix
 from paidtwice.stub import VARIATIONS
-from paidtwice.sweep._options import Answers
-from paidtwice.sweep._sweep import SweepMatrix, sweep
+from paidtwice.sweep import Answers, sweep
 from paidtwice.targets import Target, TargetSpec
 
 __all__ = ["assert_pays_once", "assert_replays", "paidtwice_lab", "sweep_app"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support import preloading_forks, same_counts, swept_without_preload
 
-from paidtwice.agent._preload import framework_preload
+from paidtwice.agent import framework_preload
 from paidtwice.lab import Lab
 from paidtwice.lint import lint_paths
 from paidtwice.stub._turns import load_script_file

@@ -1,4 +1,13 @@
-"""The deck's weather agent (`paidtwice.agent.weather`) and the host that runs any Restate app for the lab."""
+"""The deck's weather agent (`paidtwice.agent.weather`) and the host that runs any Restate app for the lab.
+
+What the lab's other packages use of it, by where it lives:
+
+    _process   the host's process as the lab owns it: `AgentHost`, `LeasedAgent`, what each attempt did
+    _env       the environment the lab gives an agent: variable names, `agent_env`, the offline defaults
+    _wire      Restate's service protocol as the host reads it: frame types, `FrameReader`, `read_fields`
+    _app       finding a user's app in its module: `load_app`, `endpoint_of`, `load_problem`
+    _preload   which of an app's frameworks a fork server may import for its agents: `framework_preload`
+"""
 
 from __future__ import annotations
 
@@ -6,15 +15,114 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from paidtwice.agent._process import AgentAttempt, AgentHost
+    from paidtwice.agent._app import endpoint_of, load_app, load_problem
+    from paidtwice.agent._env import (
+        ANTHROPIC_API_KEY,
+        ANTHROPIC_BASE_URL,
+        EXPLICIT_RECOVERY,
+        GATE,
+        INVOCATION_HEADER,
+        OFFLINE_DEFAULTS,
+        PAUSE_S,
+        RETRY_POLICY,
+        SERVICE,
+        SERVICE_AS,
+        STEP_LOG,
+        STUB_API_KEY,
+        agent_env,
+    )
+    from paidtwice.agent._preload import framework_preload, preload_enabled, preload_env
+    from paidtwice.agent._process import (
+        AGENT_PRELOAD,
+        AgentAttempt,
+        AgentHost,
+        LeasedAgent,
+        attempt_of,
+        number_attempts,
+        wait_alive,
+    )
+    from paidtwice.agent._wire import (
+        END,
+        ERROR,
+        FIRST_COMMAND,
+        FIRST_NOTIFICATION,
+        MISMATCH_ERROR_CODE,
+        START,
+        SUSPENSION,
+        FrameReader,
+        read_fields,
+    )
 
-__all__ = ["AgentAttempt", "AgentHost"]
+_LAZY = {
+    **dict.fromkeys(("endpoint_of", "load_app", "load_problem"), "paidtwice.agent._app"),
+    **dict.fromkeys(
+        (
+            *("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "EXPLICIT_RECOVERY", "GATE", "INVOCATION_HEADER"),
+            *("OFFLINE_DEFAULTS", "PAUSE_S", "RETRY_POLICY", "SERVICE", "SERVICE_AS", "STEP_LOG"),
+            *("STUB_API_KEY", "agent_env"),
+        ),
+        "paidtwice.agent._env",
+    ),
+    **dict.fromkeys(("framework_preload", "preload_enabled", "preload_env"), "paidtwice.agent._preload"),
+    **dict.fromkeys(
+        (
+            *("AGENT_PRELOAD", "AgentAttempt", "AgentHost", "LeasedAgent", "attempt_of", "number_attempts"),
+            "wait_alive",
+        ),
+        "paidtwice.agent._process",
+    ),
+    **dict.fromkeys(
+        (
+            *("END", "ERROR", "FIRST_COMMAND", "FIRST_NOTIFICATION", "MISMATCH_ERROR_CODE", "START"),
+            *("SUSPENSION", "FrameReader", "read_fields"),
+        ),
+        "paidtwice.agent._wire",
+    ),
+}
+"""Imported when first used: the agent's own process (`paidtwice.agent.host`) never needs the lab's side
+(`_process` imports the engine)."""
 
-_LAZY = ("AgentAttempt", "AgentHost")
-"""Imported when first used: the agent's own process (`paidtwice.agent.host`) never needs the lab's side."""
+__all__ = [
+    "AGENT_PRELOAD",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "END",
+    "ERROR",
+    "EXPLICIT_RECOVERY",
+    "FIRST_COMMAND",
+    "FIRST_NOTIFICATION",
+    "GATE",
+    "INVOCATION_HEADER",
+    "MISMATCH_ERROR_CODE",
+    "OFFLINE_DEFAULTS",
+    "PAUSE_S",
+    "RETRY_POLICY",
+    "SERVICE",
+    "SERVICE_AS",
+    "START",
+    "STEP_LOG",
+    "STUB_API_KEY",
+    "SUSPENSION",
+    "AgentAttempt",
+    "AgentHost",
+    "FrameReader",
+    "LeasedAgent",
+    "agent_env",
+    "attempt_of",
+    "endpoint_of",
+    "framework_preload",
+    "load_app",
+    "load_problem",
+    "number_attempts",
+    "preload_enabled",
+    "preload_env",
+    "read_fields",
+    "wait_alive",
+]
 
 
 def __getattr__(name: str) -> _typing.Any:
-    if name in _LAZY:
-        return getattr(_importlib.import_module("paidtwice.agent._process"), name)
-    raise AttributeError(f"module 'paidtwice.agent' has no attribute {name!r}")
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'paidtwice.agent' has no attribute {name!r}")
+    return getattr(_importlib.import_module(home), name)

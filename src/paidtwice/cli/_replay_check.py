@@ -20,9 +20,17 @@ from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._options import STDOUT, admin_url_option, echo_err, writable
 from paidtwice.engine import SqlClient
 from paidtwice.replay import STATUSES, Replayer, capture, journal_paths, load_journal, save_all
-from paidtwice.report._findings import TestCase, replay_cases, replay_findings
-from paidtwice.report._html import replay_check_section, write_html
-from paidtwice.report._replay import Row, format_replay_table, replay_details, replay_row
+from paidtwice.report import (
+    ReplayRow,
+    TestCase,
+    format_replay_table,
+    replay_cases,
+    replay_check_section,
+    replay_details,
+    replay_findings,
+    replay_row,
+    write_html,
+)
 from paidtwice.results import ReplayResult, record_json
 from paidtwice.stub import SCRIPTS, VARIATIONS
 
@@ -206,7 +214,7 @@ class _Kept:
         self.records = records
         self.table = table
         self.written = 0
-        self.rows: list[Row] = []
+        self.rows: list[ReplayRow] = []
         self.details: list[str] = []
         self.failed: list[ReplayResult] = []
         self.cases: list[TestCase] = []

@@ -55,9 +55,8 @@ from types import TracebackType
 from typing import Any
 
 from paidtwice._words import count
-from paidtwice.agent._app import endpoint_of, load_problem
-from paidtwice.agent._app import load_app as served_app
-from paidtwice.agent._env import OFFLINE_DEFAULTS
+from paidtwice.agent import OFFLINE_DEFAULTS, endpoint_of, load_problem
+from paidtwice.agent import load_app as served_app
 from paidtwice.replay._answers import replay_script
 from paidtwice.replay._intercept import CURRENT, ReplayState, install_patches
 from paidtwice.replay._journal import JournalFile, load_journal

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from paidtwice._words import agent_name, count, signed
 from paidtwice.engine import JournalEntry
-from paidtwice.lab._recover import RecoveryPlan
+from paidtwice.lab import RecoveryPlan
 from paidtwice.results import (
     ComparisonRecord,
     CurvePoint,

@@ -29,11 +29,14 @@ from __future__ import annotations
 
 from paidtwice.targets._command import CommandAgent, WireStep, check_command, command_label, node_path
 from paidtwice.targets._deployment import CommandTarget, WireTrace
+from paidtwice.targets._discovery import discover
 from paidtwice.targets._host import AppTarget, DeckTarget, HostTrace, check_app
 from paidtwice.targets._spec import TargetSpec
 from paidtwice.targets._target import Agent, Launch, Resolution, Target, Trace
+from paidtwice.targets._timeline import WAIT_KINDS
 
 __all__ = [
+    "WAIT_KINDS",
     "Agent",
     "AppTarget",
     "CommandAgent",
@@ -50,5 +53,6 @@ __all__ = [
     "check_app",
     "check_command",
     "command_label",
+    "discover",
     "node_path",
 ]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent._env import agent_env
+from paidtwice.agent import agent_env
 from paidtwice.engine import JournalEntry
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane

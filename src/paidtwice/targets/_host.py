@@ -14,11 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent._env import SERVICE, SERVICE_AS, agent_env
-from paidtwice.agent._preload import framework_preload
-from paidtwice.agent._process import AgentHost
+from paidtwice.agent import SERVICE, SERVICE_AS, AgentHost, agent_env, framework_preload
 from paidtwice.engine import JournalEntry
-from paidtwice.lab._runner import DECK_AGENT, QUESTION
+from paidtwice.lab import DECK_AGENT, QUESTION
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
 from paidtwice.targets._discovery import AppHandler, choose_handlers, discover, needs_input

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Protocol, Self
 
-from paidtwice.agent._process import AgentAttempt
+from paidtwice.agent import AgentAttempt
 from paidtwice.engine import ForkServer, JournalEntry
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
