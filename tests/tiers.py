@@ -83,36 +83,37 @@ SMOKES: dict[str, str] = {
     "watch": "tests/cli/test_smoke.py::test_lab_up_serves_until_sigterm_and_watch_finds_nothing_stuck_on_it",
 }
 
-#: The longest test files, with their summed test time in seconds (`pytest --junitxml`, a whole-suite run on
-#: this 2-core machine). With `--dist loadfile` a worker takes the next file when it is free, in collection
-#: order: the longest files go first, so that none starts last and keeps one worker running while the other
-#: is idle. conftest.py collects them in this order (longest first), the rest after them as found; a file
-#: named here that does not exist stops the run. Only the order matters: update the figures from a
-#: whole-suite junit run when they drift.
+#: The longest test files, with their summed test time in seconds (`pytest -n 2 --dist loadfile --junitxml`,
+#: a whole-suite run on this 2-core machine beside other test runs, so the figures are upper bounds). With
+#: `--dist loadfile` a worker takes the next file when it is free, in collection order: the longest files go
+#: first, so that none starts last and keeps one worker running while the other is idle. conftest.py
+#: collects them in this order (longest first), the rest after them as found; a file named here that does
+#: not exist stops the run. Only the order matters: update the figures from a whole-suite junit run when
+#: they drift.
 LONGEST: dict[str, float] = {
-    "tests/sweep/test_sweep_parallel_steps.py": 252,
-    "tests/watch/test_watch.py": 229,
-    "tests/sweep/test_sweep_answers.py": 200,
-    "tests/cli/test_cli.py": 197,
-    "tests/engine/test_cluster.py": 170,
-    "tests/sweep/test_sweep_frameworks.py": 150,
-    "tests/watch/test_watch_cluster.py": 118,
-    "tests/sweep/test_sweep_patterns.py": 110,
-    "tests/check/test_check.py": 109,
-    "tests/soak/test_soak.py": 91,
-    "tests/cli/test_interrupt.py": 87,
-    "tests/sweep/test_sweep_command.py": 86,
-    "tests/soak/test_app.py": 85,
-    "tests/sweep/test_sweep_app.py": 81,
-    "tests/replay/test_quiet.py": 79,
-    "tests/lab/test_bill.py": 74,
-    "tests/sweep/test_sweep_deck.py": 67,
-    "tests/sweep/test_sweep_auto.py": 60,
-    "tests/sweep/test_sweep_frameworks_auto.py": 50,
-    "tests/cli/test_smoke.py": 52,
-    "tests/sweep/test_record.py": 50,
-    "tests/sweep/test_sweep_words.py": 50,
-    "tests/sweep/test_sweep_approval.py": 49,
-    "tests/report/test_width.py": 47,
-    "tests/sweep/test_sweep_clients.py": 45,
+    "tests/check/test_check.py": 232,
+    "tests/engine/test_cluster.py": 142,
+    "tests/sweep/test_sweep_app.py": 139,
+    "tests/sweep/test_sweep_approval.py": 135,
+    "tests/soak/test_soak.py": 127,
+    "tests/sweep/test_sweep_frameworks.py": 126,
+    "tests/sweep/test_sweep_command.py": 125,
+    "tests/cli/test_smoke.py": 123,
+    "tests/sweep/test_sweep_parallel_steps.py": 117,
+    "tests/cli/test_cli.py": 93,
+    "tests/sweep/test_sweep_answers.py": 93,
+    "tests/report/test_report_browser.py": 85,
+    "tests/sweep/test_sweep_auto.py": 85,
+    "tests/lint/test_target_version.py": 77,
+    "tests/replay/test_replay_check.py": 76,
+    "tests/lab/test_bill.py": 68,
+    "tests/sweep/test_sweep_deck.py": 65,
+    "tests/sweep/test_sweep_frameworks_auto.py": 57,
+    "tests/watch/test_watch_cluster.py": 56,
+    "tests/watch/test_watch.py": 56,
+    "tests/sweep/test_record.py": 54,
+    "tests/lab/test_recover.py": 49,
+    "tests/cli/test_interrupt.py": 48,
+    "tests/lab/test_mismatch_runs.py": 46,
+    "tests/sweep/test_pytest_helpers.py": 44,
 }
