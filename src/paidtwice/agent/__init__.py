@@ -11,8 +11,9 @@ What the lab's other packages use of it, by where it lives:
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
+
+from paidtwice import _lazy
 
 if _typing.TYPE_CHECKING:
     from paidtwice.agent._app import endpoint_of, load_app, load_problem
@@ -121,8 +122,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    home = _LAZY.get(name)
-    if home is None:
-        raise AttributeError(f"module 'paidtwice.agent' has no attribute {name!r}")
-    return getattr(_importlib.import_module(home), name)
+__getattr__ = _lazy.attributes(__name__, _LAZY)

@@ -206,9 +206,8 @@ def run_replay_check(config: Config, root: Path, source: Source | None) -> Outco
     if not files:
         return Outcome("replay-check", target, True, "no journal to check yet")
     journals = [load_journal(path) for path in files]
-    with Replayer(
-        replay.app, app_dir=replay.app_dir, script=replay.script, variation=replay.variation
-    ) as replayer:
+    code = TargetSpec(app=replay.app, app_dir=replay.app_dir).code()
+    with Replayer.of(code, script=replay.script, variation=replay.variation) as replayer:
         results = replayer.replay_journals(journals)
     bad = [r for r in results if not r.ok]
     summary = f"{count(len(results), 'journal')}, " + (

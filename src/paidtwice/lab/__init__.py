@@ -4,9 +4,9 @@ Its face has two parts: what a user of the library needs (the deck's rows, the `
 explain and recover: tests/test_api.py lists them), and what the sweep, the soak and the command line build on
 (the watcher of an invocation's attempts, a run's logs, a service's per-run name, the lab that stays up)."""
 
-import importlib as _importlib
 import typing as _typing
 
+from paidtwice import _lazy
 from paidtwice._exceptions import LabCancelled
 from paidtwice.lab._bill import (
     DEFAULT_PRICE_MODEL,
@@ -115,8 +115,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    home = _LAZY.get(name)
-    if home is None:
-        raise AttributeError(f"module 'paidtwice.lab' has no attribute {name!r}")
-    return getattr(_importlib.import_module(home), name)
+__getattr__ = _lazy.attributes(__name__, _LAZY)

@@ -21,7 +21,7 @@ from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
 from paidtwice.targets._discovery import AppHandler, choose_handlers, discover, needs_input
 from paidtwice.targets._inputs import made_input
-from paidtwice.targets._target import Agent, Launch, Resolution, Trace
+from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Trace
 from paidtwice.targets._timeline import (
     StepEvent,
     derive_points,
@@ -149,6 +149,11 @@ class DeckTarget:
     def launch(self, launch: Launch) -> tuple[Agent, Trace]:
         return _host(self.app, self.cwd, launch, {SERVICE: launch.served_as})
 
+    def offline(self) -> OfflineApp:
+        # Its mode, not the sweep's longer pause: the journals were recorded by whatever pause, and a
+        # durable sleep replays from the journal. The service is `Agent`, or $PAIDTWICE_SERVICE as given.
+        return OfflineApp(self.app, self.cwd, (("PAIDTWICE_AGENT_MODE", self.mode),))
+
 
 @dataclass(frozen=True)
 class AppTarget:
@@ -188,7 +193,7 @@ class AppTarget:
 
     @property
     def label(self) -> str:
-        return f"{self.app} {self.service}/{self.handler}"
+        return f"{self.app} {self.service}/{self.handler}" if self.service else self.app
 
     @staticmethod
     def discovered(
@@ -237,6 +242,9 @@ class AppTarget:
 
     def launch(self, launch: Launch) -> tuple[Agent, Trace]:
         return _host(self.app, self.cwd, launch, {SERVICE_AS: f"{self.service}={launch.served_as}"})
+
+    def offline(self) -> OfflineApp:
+        return OfflineApp(self.app, self.cwd, self.env)
 
 
 def _input(handler: AppHandler, given: Any, seed: int) -> Any:
