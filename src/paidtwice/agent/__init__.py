@@ -27,6 +27,7 @@ if _typing.TYPE_CHECKING:
         PAUSE_S,
         RETRY_POLICY,
         SERVICE,
+        SERVICE_ALONE,
         SERVICE_AS,
         STEP_LOG,
         STUB_API_KEY,
@@ -59,7 +60,8 @@ _LAZY = {
     **dict.fromkeys(
         (
             *("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "EXPLICIT_RECOVERY", "GATE", "INVOCATION_HEADER"),
-            *("OFFLINE_DEFAULTS", "PAUSE_S", "RETRY_POLICY", "SERVICE", "SERVICE_AS", "STEP_LOG"),
+            *("OFFLINE_DEFAULTS", "PAUSE_S", "RETRY_POLICY", "SERVICE", "SERVICE_ALONE", "SERVICE_AS"),
+            "STEP_LOG",
             *("STUB_API_KEY", "agent_env"),
         ),
         "paidtwice.agent._env",
@@ -99,6 +101,7 @@ __all__ = [
     "PAUSE_S",
     "RETRY_POLICY",
     "SERVICE",
+    "SERVICE_ALONE",
     "SERVICE_AS",
     "START",
     "STEP_LOG",

@@ -12,13 +12,12 @@ import json
 import re
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, ScriptFileError, UsageError
 from paidtwice.agent import GATE, MISMATCH_ERROR_CODE, AgentAttempt, agent_env
-from paidtwice.engine import InvocationRow, JournalEntry, epoch
+from paidtwice.engine import Deployment, InvocationRow, JournalEntry, epoch
 from paidtwice.lab import (
     PRICES_AS_OF,
     AttemptWatch,
@@ -35,9 +34,11 @@ from paidtwice.lab import (
     wait_for,
 )
 from paidtwice.results import CleanRun, CrashPoint, PointResult
-from paidtwice.stub import Hold, Lane, ModelCall, Script
+from paidtwice.stub import Hold, Lane, Script
 from paidtwice.sweep._approvals import Resolver
+from paidtwice.sweep._callees import CalleeWatch, Companions
 from paidtwice.sweep._options import KillPlan, ModelStub
+from paidtwice.sweep._paid import calls_at_kill
 from paidtwice.targets import Launch, Target
 
 __all__ = ["NO_MODEL_CALL", "SweepRun", "clean_run", "point_run"]
@@ -75,6 +76,7 @@ class SweepRun:
         hold: int | None = None,
         hold_at: int | None = None,
         hold_op: int | None = None,
+        alone: bool = False,
     ) -> None:
         self.lab = lab
         self.target = target
@@ -105,10 +107,15 @@ class SweepRun:
             self.lane,
             lab.forkserver,
             hold,
+            alone,
             preloading=lambda modules, cwd: lab.forkserver_for(modules, env=env, cwd=cwd),
         )
         self.agent, self.trace = target.launch(launch)
         self.invocation_id = ""
+        self.deployment: Deployment | None = None
+        """The agent's registration, once `start` made it."""
+        self.cannot_settle: str | None = None
+        """Why the run's replay cannot settle, once the sweep saw it could not (`CalleeWatch`)."""
         self.resolver = Resolver(
             lab.ingress,
             self.step_log,
@@ -131,7 +138,7 @@ class SweepRun:
             self.agent.env[GATE] = ""
             self.agent.prepare()
             self.agent.wait_ready()
-        deployment = self.lab.admin.register_deployment(self.agent.uri)
+        deployment = self.deployment = self.lab.admin.register_deployment(self.agent.uri)
         key = self.target.key
         if key is None and self.service in deployment.keyed:
             key = DEFAULT_KEY
@@ -166,6 +173,10 @@ class SweepRun:
 
         what = f"the state of {self.target.service}/{key} to be set"
         wait_for(what, applied, timeout=30.0, stop=lambda: False)
+
+    def serves_others(self) -> bool:
+        """The agent registered services of the app besides the run's own (services its handler may call)."""
+        return self.deployment is not None and bool(self.deployment.services - {self.service})
 
     def journal(self) -> list[JournalEntry]:
         return self.lab.sql.journal(self.invocation_id)
@@ -223,36 +234,48 @@ def clean_run(
     script: Script,
     tag: str,
     model: ModelStub = ModelStub(),
+    companions: Companions | None = None,
 ) -> tuple[CleanRun, SweepRun]:
-    """Run the target once without a crash; the run's record, and the run (its logs plan the points)."""
+    """Run the target once without a crash; the run's record, and the run (its logs plan the points).
+    Its agent is closed on return, or kept by `companions` if it serves other services of the app."""
     run = SweepRun(lab, target, script, tag=tag, gate=None, model=model)
-    with run.agent:
-        run.start()
-        watch = watcher.watch(run.invocation_id)
-        try:
-            _settle_clean(lab, stop, run, watch)
-        finally:
-            run.resolver.stop()
-            watcher.forget(run.invocation_id)
-        status = _check_clean(lab, run, target, watch)
-        calls = run.lane.model_calls()
-        paid = bill(calls, run.price_model)
-        in_steps = run.trace.calls_in_steps(run.invocation_id)
-        clean = CleanRun(
-            status=status,
-            answer=run.answer(status),
-            model_calls=len(calls),
-            usage=paid.usage,
-            cost_usd=paid.cost_usd,
-            step_runs=run.steps(),
-            journal=tuple(e.label() for e in run.journal()),
-            invocation_id=run.invocation_id,
-            journaled_model_calls=len(in_steps),
-            model_turns=tuple(c.turn for c in calls),
-            calls_in_steps=in_steps,
-            explicit_recovery=run.trace.explicit_recovery(f"{run.service}/{target.handler}"),
-        )
-    return clean, run
+    try:
+        return _clean(lab, stop, watcher, run), run
+    finally:
+        if companions is not None and run.deployment is not None and run.serves_others():
+            others = run.deployment.services - {run.service}
+            companions.keep(run.agent, registered=run.deployment.registered, services=others)
+        else:
+            run.agent.close()
+
+
+def _clean(lab: Lab, stop: threading.Event, watcher: Watcher, run: SweepRun) -> CleanRun:
+    target = run.target
+    run.start()
+    watch = watcher.watch(run.invocation_id)
+    try:
+        _settle_clean(lab, stop, run, watch)
+    finally:
+        run.resolver.stop()
+        watcher.forget(run.invocation_id)
+    status = _check_clean(lab, run, target, watch)
+    calls = run.lane.model_calls()
+    paid = bill(calls, run.price_model)
+    in_steps = run.trace.calls_in_steps(run.invocation_id)
+    return CleanRun(
+        status=status,
+        answer=run.answer(status),
+        model_calls=len(calls),
+        usage=paid.usage,
+        cost_usd=paid.cost_usd,
+        step_runs=run.steps(),
+        journal=tuple(e.label() for e in run.journal()),
+        invocation_id=run.invocation_id,
+        journaled_model_calls=len(in_steps),
+        model_turns=tuple(c.turn for c in calls),
+        calls_in_steps=in_steps,
+        explicit_recovery=run.trace.explicit_recovery(f"{run.service}/{target.handler}"),
+    )
 
 
 def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: AttemptWatch) -> None:
@@ -387,6 +410,7 @@ def point_run(
         hold=point.hold_entries,
         hold_at=point.journal_entries,
         hold_op=point.pause_op if point.kind == "waiting" else None,
+        alone=True,
     )
     with run.agent:
         invocation_id = run.start(replacement=True)
@@ -395,13 +419,27 @@ def point_run(
             _wait_for_moment(lab, stop, run, point)
             kill_at, up_at = _kill_and_restart(lab, stop, run, kills.restart_delay)
             run.resolver.release()  # the approval comes once the agent is back, as it would after a crash
-            _wait(
-                lab,
-                stop,
-                f"{invocation_id} to settle",
-                lambda: _point_settled(run, watch),
-                timeout=_SETTLE_TIMEOUT,
+            callees = CalleeWatch(
+                lambda: lab.sql.callees(invocation_id),
+                own=run.agent.uri,
+                calls="Command: Call" in clean.journal,
             )
+            try:
+                _wait(
+                    lab,
+                    stop,
+                    f"{invocation_id} to settle",
+                    lambda: _point_settled(run, watch, callees, kill_at),
+                    timeout=_SETTLE_TIMEOUT,
+                )
+            except ExperimentError:
+                # No verdict on it, and no reason to stop the other points: said, with where it sat.
+                row = lab.sql.invocation(invocation_id)
+                status = row.status if row is not None else "unknown"
+                run.cannot_settle = (
+                    f"it did not complete or pause within {_SETTLE_TIMEOUT:.0f}s after the restart "
+                    f"(it is {status}{_failure_of(row)})"
+                )
         finally:
             run.resolver.stop()
             watcher.forget(invocation_id)
@@ -468,13 +506,28 @@ def _kill_and_restart(
     return kill_at, up_at
 
 
-def _point_settled(run: SweepRun, watch: AttemptWatch) -> bool:
-    """The replay completed or paused, asked a call no turn answers, or mismatches on every retry."""
+def _point_settled(run: SweepRun, watch: AttemptWatch, callees: CalleeWatch, kill_at: float) -> bool:
+    """The replay completed or paused, asked a call no turn answers, waits on a call that cannot run,
+    mismatches on every retry, or fails on every retry (as a clean run that fails is bad input)."""
     if settled(watch.last) or _unanswered(run.lane) or run.resolver.failure is not None:
+        return True
+    if callees.stuck():
+        run.cannot_settle = callees.why
         return True
     # Only a target that settles on repeated mismatches needs the agent's log at every poll.
     stuck_after = run.target.stuck_after
-    return stuck_after is not None and _stuck(run.agent.attempts(run.invocation_id), stuck_after)
+    if stuck_after is None:
+        return False
+    attempts = run.agent.attempts(run.invocation_id)
+    if _stuck(attempts, stuck_after):
+        return True
+    replays = [a for a in attempts if a.at > kill_at]
+    failed = replays[-_FAILED_ATTEMPTS:]
+    if len(failed) == _FAILED_ATTEMPTS and all(a.last_event == "error" for a in failed):
+        row = run.lab.sql.invocation(run.invocation_id)
+        run.cannot_settle = f"its replay failed {len(failed)} attempts in a row{_failure_of(row)}"
+        return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -487,63 +540,6 @@ class _Kill:
     """The kill."""
     up_at: float
     """The agent listening again."""
-
-
-@dataclass(frozen=True)
-class _CallsAtKill:
-    """The point's model calls, seen from the kill (the stub's ledger)."""
-
-    held: int
-    """Made before the kill, answer never delivered."""
-    in_flight: int
-    """Cut off in flight: those, and the answers delivered inside a step whose result the journal did not
-    hold yet (asked again by the replay, which runs a step again only then)."""
-    answered: int
-    """Answered (delivered) before the kill."""
-    asked_again: int
-    """Made after the kill for a call answered outside any step before it (the same turn, and for a turn
-    that answers many calls, the same call): paid outside the journal."""
-
-
-def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) -> _CallsAtKill:
-    answered = [c for c in calls if c.delivered and c.finished is not None and c.finished <= kill_at]
-    after = [c for c in calls if c.started > kill_at]
-    held = sum(1 for c in calls if c.started < kill_at and c.delivered is False)
-    # A call the clean run made inside a step, asked again: its step ran again, which a replay does only for
-    # a step whose result was not journaled. Its answer died with the process, in flight. Under
-    # explicit_recovery a retry runs every step again, journaled or not: each answer asked again is paid.
-    outside = [c for c in answered if clean.explicit_recovery or c.call not in clean.calls_in_steps]
-    asked_again = _asked_again(outside, after, clean.model_turns)
-    in_steps = max(0, _asked_again(answered, after, clean.model_turns) - asked_again)
-    return _CallsAtKill(held=held, in_flight=held + in_steps, answered=len(answered), asked_again=asked_again)
-
-
-def _asked_again(
-    answered: Sequence[ModelCall], after: Sequence[ModelCall], clean_turns: Sequence[int] = ()
-) -> int:
-    """The calls after the kill that ask again for an answer that had come back before it.
-
-    A call asking what an answered call asked (its turn, and for a turn that answers many calls, its
-    prompt) is one. A call of that turn with a prompt not seen before the kill is a call not made yet (the
-    next worker), unless an answered call of the turn is never asked again by its prompt: its prompt then
-    changed between attempts (a time in it), and that many of the new ones are it asked again.
-
-    A positional turn tells no calls apart: when the clean run asked it more often than it had been answered
-    at the kill (one-message questions, each turn 1 of its own conversation), that many of the calls after
-    the kill are the ones not made yet, not answers asked again."""
-    before = {(c.turn, c.asked) for c in answered}
-    again = sum(1 for c in after if (c.turn, c.asked) in before)
-    clean = Counter(clean_turns)
-    for turn in {c.turn for c in answered if not c.asked}:
-        answered_of_turn = sum(1 for c in answered if c.turn == turn and not c.asked)
-        after_of_turn = sum(1 for c in after if c.turn == turn and not c.asked)
-        again -= min(after_of_turn, max(0, clean[turn] - answered_of_turn))
-    for turn in {c.turn for c in answered}:
-        seen = {c.asked for c in after if c.turn == turn}
-        lost = sum(1 for t, asked in before if t == turn and asked not in seen)
-        new = sum(1 for c in after if c.turn == turn and (turn, c.asked) not in before)
-        again += min(lost, new)
-    return again
 
 
 def _not_placed(point: CrashPoint, journal: Sequence[JournalEntry], journal_at_kill: int, held: int) -> str:
@@ -583,6 +579,10 @@ def _final_status(
         # It would retry (and mismatch) until its retry policy gives up; nothing else can happen.
         lab.admin.kill(run.invocation_id)
         return "stuck"
+    if status not in ("completed", "paused") and run.cannot_settle is not None:
+        # Its callee would never answer: the status is the one it sat in, the invocation (and the call it
+        # waits on) is ended so it does not retry on the lab's server for good.
+        lab.admin.kill(run.invocation_id)
     return status
 
 
@@ -635,13 +635,15 @@ def _point_result(
     answer = run.answer(status)
     calls = run.lane.model_calls()
     tools = run.lane.tool_runs()
-    at_kill = _calls_at_kill(calls, kill.at, clean)
+    at_kill = calls_at_kill(calls, kill.at, clean)
     steps = run.steps()
     not_placed = _not_placed(point, journal, journal_at_kill, at_kill.held)
     stuck = run.resolver.waiting_on_nothing() if status != "completed" else None
     if stuck is not None:
         # Its replay sits on a wait the sweep could not resolve: no verdict on what it would have paid.
         not_placed = "; ".join(filter(None, [not_placed, f"its run could not finish: it waits for {stuck}"]))
+    elif run.cannot_settle is not None and status != "completed":
+        not_placed = "; ".join(filter(None, [not_placed, f"its run could not finish: {run.cannot_settle}"]))
     paid = bill(calls, run.price_model)
     service, handler, input = run.target.recorded_as()
     return PointResult(

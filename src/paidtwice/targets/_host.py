@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent import SERVICE, SERVICE_AS, AgentHost, agent_env, framework_preload
+from paidtwice.agent import SERVICE, SERVICE_ALONE, SERVICE_AS, AgentHost, agent_env, framework_preload
 from paidtwice.engine import JournalEntry
 from paidtwice.lab import DECK_AGENT, QUESTION
 from paidtwice.results import CrashPoint
@@ -90,9 +90,10 @@ def _host(app: str, cwd: str | None, launch: Launch, naming: dict[str, str]) -> 
     modules = framework_preload(app, cwd) if launch.preloading is not None else ()
     if modules and launch.preloading is not None:
         forkserver = launch.preloading(modules, Path(cwd) if cwd else None)
+    alone = {SERVICE_ALONE: "1"} if launch.alone else {}
     agent = AgentHost(
         target=app,
-        env={**launch.env, **naming},
+        env={**launch.env, **naming, **alone},
         workdir=launch.workdir,
         name="agent",
         cwd=Path(cwd) if cwd else None,
