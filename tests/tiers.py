@@ -55,6 +55,7 @@ QUICK: tuple[str, ...] = (
     "tests/soak/test_app.py::test_without_turns_in_order_a_call_s_place_is_its_order_since_the_restart",
     "tests/sweep/test_derive_points.py",
     "tests/sweep/test_callees.py",
+    "tests/sweep/test_unfinished.py",
     "tests/sweep/test_pytest_helpers.py::test_a_target_names_its_own_handler",
     "tests/sweep/test_timeline_fixture.py",
     "tests/lint/test_adk.py",
@@ -85,4 +86,39 @@ SMOKES: dict[str, str] = {
     "soak": "tests/cli/test_smoke.py::test_soak_loses_nothing",
     "sweep": "tests/cli/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check",
     "watch": "tests/cli/test_smoke.py::test_lab_up_serves_until_sigterm_and_watch_finds_nothing_stuck_on_it",
+}
+
+#: The longest test files, with their summed test time in seconds (`pytest -n 2 --dist loadfile --junitxml`,
+#: a whole-suite run on this 2-core machine beside other test runs, so the figures are upper bounds). With
+#: `--dist loadfile` a worker takes the next file when it is free, in collection order: the longest files go
+#: first, so that none starts last and keeps one worker running while the other is idle. conftest.py
+#: collects them in this order (longest first), the rest after them as found; a file named here that does
+#: not exist stops the run. Only the order matters: update the figures from a whole-suite junit run when
+#: they drift.
+LONGEST: dict[str, float] = {
+    "tests/check/test_check.py": 232,
+    "tests/engine/test_cluster.py": 142,
+    "tests/sweep/test_sweep_app.py": 139,
+    "tests/sweep/test_sweep_approval.py": 135,
+    "tests/soak/test_soak.py": 127,
+    "tests/sweep/test_sweep_frameworks.py": 126,
+    "tests/sweep/test_sweep_command.py": 125,
+    "tests/cli/test_smoke.py": 123,
+    "tests/sweep/test_sweep_parallel_steps.py": 117,
+    "tests/cli/test_cli.py": 93,
+    "tests/sweep/test_sweep_answers.py": 93,
+    "tests/report/test_report_browser.py": 85,
+    "tests/sweep/test_sweep_auto.py": 85,
+    "tests/lint/test_target_version.py": 77,
+    "tests/replay/test_replay_check.py": 76,
+    "tests/lab/test_bill.py": 68,
+    "tests/sweep/test_sweep_deck.py": 65,
+    "tests/sweep/test_sweep_frameworks_auto.py": 57,
+    "tests/watch/test_watch_cluster.py": 56,
+    "tests/watch/test_watch.py": 56,
+    "tests/sweep/test_record.py": 54,
+    "tests/lab/test_recover.py": 49,
+    "tests/cli/test_interrupt.py": 48,
+    "tests/lab/test_mismatch_runs.py": 46,
+    "tests/sweep/test_pytest_helpers.py": 44,
 }

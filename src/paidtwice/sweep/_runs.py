@@ -99,7 +99,17 @@ class SweepRun:
             step_log=str(self.step_log),
             gate=gate or "",
         )
-        launch = Launch(env, workdir, self.service, self.step_log, self.lane, lab.forkserver, hold, alone)
+        launch = Launch(
+            env,
+            workdir,
+            self.service,
+            self.step_log,
+            self.lane,
+            lab.forkserver,
+            hold,
+            alone,
+            preloading=lambda modules, cwd: lab.forkserver_for(modules, env=env, cwd=cwd),
+        )
         self.agent, self.trace = target.launch(launch)
         self.invocation_id = ""
         self.deployment: Deployment | None = None
