@@ -12,10 +12,13 @@ The model is "gemini-2.5-flash", whose client (google-genai) reads GOOGLE_GEMINI
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import restate
 from google.adk import Runner
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
+from google.adk.events import Event
 from google.adk.sessions import InMemorySessionService
 from google.genai.types import Content, Part
 from restate.ext.adk import RestatePlugin, restate_context
@@ -50,18 +53,22 @@ plain = restate.Service("AdkPlain")
 durable = restate.Service("AdkDurable")
 
 
-async def ask(ctx: restate.Context, runner: Runner, question: str) -> str:
-    """One turn of a new session (its id from the journal, so a retry asks in the same one, made again only
-    by a new process: a retry in this one finds it)."""
+async def new_session(ctx: restate.Context) -> str:
+    """A session for one turn (its id from the journal, so a retry asks in the same one, made again only by a
+    new process: a retry in this one finds it)."""
     session_id = str(ctx.uuid())
     if await sessions.get_session(app_name=APP_NAME, user_id="user", session_id=session_id) is None:
         await sessions.create_session(app_name=APP_NAME, user_id="user", session_id=session_id)
+    return session_id
+
+
+def message(question: str) -> Content:
+    return Content(role="user", parts=[Part.from_text(text=question)])
+
+
+async def final_answer(events: AsyncIterator[Event]) -> str:
     answer = ""
-    async for event in runner.run_async(
-        user_id="user",
-        session_id=session_id,
-        new_message=Content(role="user", parts=[Part.from_text(text=question)]),
-    ):
+    async for event in events:
         if event.is_final_response() and event.content and event.content.parts:
             answer = event.content.parts[0].text or answer
     return answer
@@ -69,12 +76,18 @@ async def ask(ctx: restate.Context, runner: Runner, question: str) -> str:
 
 @plain.handler()
 async def quote(ctx: restate.Context, question: str) -> str:
-    return await ask(ctx, plain_runner, question)
+    session_id = await new_session(ctx)
+    return await final_answer(
+        plain_runner.run_async(user_id="user", session_id=session_id, new_message=message(question))
+    )
 
 
 @durable.handler("quote")
 async def durable_quote(ctx: restate.Context, question: str) -> str:
-    return await ask(ctx, durable_runner, question)
+    session_id = await new_session(ctx)
+    return await final_answer(
+        durable_runner.run_async(user_id="user", session_id=session_id, new_message=message(question))
+    )
 
 
 app = restate.app([plain, durable])
