@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import sys
 import threading
 import time
 from collections import Counter
@@ -219,6 +220,9 @@ def clean_run(
         calls = run.lane.model_calls()
         paid = bill(calls, run.price_model)
         in_steps = run.trace.calls_in_steps(run.invocation_id)
+        unfollowed = run.trace.unfollowed(run.invocation_id, run.journal())
+        for line in unfollowed:
+            print(f"paidtwice: {target.mode}: could not follow the call to {line}", file=sys.stderr)
         clean = CleanRun(
             status=status,
             answer=run.answer(status),
@@ -231,6 +235,8 @@ def clean_run(
             journaled_model_calls=len(in_steps),
             model_turns=tuple(c.turn for c in calls),
             calls_in_steps=in_steps,
+            model_callers=tuple(c.by for c in calls) if any(c.by for c in calls) else (),
+            unfollowed=unfollowed,
             explicit_recovery=run.trace.explicit_recovery(f"{run.service}/{target.handler}"),
         )
     return clean, run
@@ -266,7 +272,9 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
             lab,
             stop,
             f"clean run {run.invocation_id} to settle",
-            lambda: settled(watch.last) or bool(_unanswered(run.lane)) or failing() or waits_on_nothing(),
+            lambda: (
+                _tree_settled(run, watch) or bool(_unanswered(run.lane)) or failing() or waits_on_nothing()
+            ),
             timeout=_SETTLE_TIMEOUT,
         )
     except ExperimentError:
@@ -292,6 +300,16 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         )
 
 
+def _tree_settled(run: SweepRun, watch: AttemptWatch) -> bool:
+    """The invocation completed or paused, and so did what it sent to other handlers (a call's callee ends
+    before its caller goes on; a send's may run on after it)."""
+    if not settled(watch.last):
+        return False
+    if not any(e.type == "Command: OneWayCall" for e in run.journal()):
+        return True
+    return not run.lab.sql.callees_open(run.invocation_id)
+
+
 def _failure_of(row: InvocationRow | None) -> str:
     """', the last attempt failed: MESSAGE' (its first line, cut short), when the server kept one."""
     message = (row.last_failure or "").strip() if row is not None else ""
@@ -313,12 +331,12 @@ def _check_clean(lab: Lab, run: SweepRun, target: Target, watch: AttemptWatch) -
     # A trace that cannot see the requests (the wire's) has its points from the stub and the wire.
     if seen is not None and seen != counted:
         # Crash points come from what the host saw: a call it missed would be a moment never swept.
-        calls = [e.label() for e in run.journal() if e.type in ("Command: Call", "Command: OneWayCall")]
-        if calls and counted > seen:
+        missed = run.trace.unfollowed(run.invocation_id, run.journal())
+        if missed and counted > seen:
             raise UsageError(
                 f"the stub counted {counted} model calls of {target.service}/{target.handler}, "
-                f"{counted - seen} of them by the services it calls ({', '.join(calls)}): a sweep follows "
-                "one invocation, not the ones it calls; sweep each called handler on its own"
+                f"{counted - seen} of them outside its invocation tree: could not follow the call to "
+                f"{missed[0]}"
             )
         raise UsageError(
             f"the stub counted {counted} model calls of {target.service}/{target.handler} but its "
@@ -451,7 +469,7 @@ def _kill_and_restart(
 
 def _point_settled(run: SweepRun, watch: AttemptWatch) -> bool:
     """The replay completed or paused, asked a call no turn answers, or mismatches on every retry."""
-    if settled(watch.last) or _unanswered(run.lane) or run.resolver.failure is not None:
+    if _tree_settled(run, watch) or _unanswered(run.lane) or run.resolver.failure is not None:
         return True
     # Only a target that settles on repeated mismatches needs the agent's log at every poll.
     stuck_after = run.target.stuck_after
@@ -484,6 +502,8 @@ class _CallsAtKill:
     asked_again: int
     """Made after the kill for a call answered outside any step before it (the same turn, and for a turn
     that answers many calls, the same call): paid outside the journal."""
+    asked_again_by: tuple[tuple[str, int], ...] = ()
+    """`asked_again` by the handler (SERVICE/HANDLER) that asked again, in a tree of invocations."""
 
 
 def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) -> _CallsAtKill:
@@ -496,7 +516,35 @@ def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) 
     outside = [c for c in answered if clean.explicit_recovery or c.call not in clean.calls_in_steps]
     asked_again = _asked_again(outside, after, clean.model_turns)
     in_steps = max(0, _asked_again(answered, after, clean.model_turns) - asked_again)
-    return _CallsAtKill(held=held, in_flight=held + in_steps, answered=len(answered), asked_again=asked_again)
+    by = _asked_again_by(outside, after, clean)
+    if by:
+        # In a tree, a handler's calls are asked again by that handler: its own count is the tree's sum.
+        asked_again = sum(n for _, n in by)
+        by = tuple((h, n) for h, n in by if n)
+    return _CallsAtKill(
+        held=held,
+        in_flight=held + in_steps,
+        answered=len(answered),
+        asked_again=asked_again,
+        asked_again_by=by,
+    )
+
+
+def _asked_again_by(
+    outside: Sequence[ModelCall], after: Sequence[ModelCall], clean: CleanRun
+) -> tuple[tuple[str, int], ...]:
+    """The answers asked again, by the handler of the tree that asked (each handler's calls matched only
+    with its own: a callee's first ask is not its caller's asked again); empty when the calls do not say."""
+    if not clean.model_callers or not all(c.by for c in (*outside, *after)):
+        return ()
+    handlers = sorted({*clean.model_callers, *(c.by for c in (*outside, *after))})
+    counted = []
+    for handler in handlers:
+        turns = [t for t, h in zip(clean.model_turns, clean.model_callers, strict=False) if h == handler]
+        mine = [c for c in outside if c.by == handler]
+        again = [c for c in after if c.by == handler]
+        counted.append((handler, _asked_again(mine, again, turns)))
+    return tuple(counted)
 
 
 def _asked_again(
@@ -642,6 +690,7 @@ def _point_result(
         model_calls_in_flight=at_kill.in_flight,
         model_answers_at_kill=at_kill.answered,
         answers_asked_again=at_kill.asked_again,
+        paid_again_by=at_kill.asked_again_by,
         step_runs=steps,
         extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
         steps_in_flight=run.trace.steps_in_flight(run.invocation_id, kill.at),
