@@ -194,12 +194,21 @@ def _branches(events: Sequence[StepEvent]) -> list[_Branch]:
     branches: list[_Branch] = []
     opened: dict[tuple[str, int], tuple[int, int | None]] = {}
     last_op: int | None = None
+    calls_at: int | None = None  # the swept handler's last call, while it waits on its callees
+    begun: set[str] = set()  # callees whose first branch began
     for i, event in enumerate(events):
         if event.event == "op":
             last_op = i
+            if not event.by:
+                calls_at = -1 - i if event.kind in ("call", "send") else None
         if event.event == "step_start" or (event.event == "model_start" and event.step == 0):
             kind = event.event.split("_")[0]
-            opened[(kind, event.n)] = (i, last_op if kind == "step" else None)
+            batch = last_op if kind == "step" else None
+            if event.by and event.by not in begun:
+                # The callees one await of the handler started (`restate.gather` of calls) run at once.
+                begun.add(event.by)
+                batch = calls_at
+            opened[(kind, event.n)] = (i, batch)
         elif event.event in ("step_end", "model_end"):
             kind = event.event.split("_")[0]
             began = opened.pop((kind, event.n), None)
@@ -535,10 +544,13 @@ class _Walk:
         # A pause waited out, or a call waited on the server: what follows is a moment of its own. A timer
         # raced against other work is no pause.
         before = self.events[i - 1] if i > 0 else None
+        # Calls made one after another without an await between them (`restate.gather` of calls) reach
+        # the journal together too: holding the handler between them would wait for a command never sent.
         follows_op = (
             before is not None
             and before.event == "op"
-            and before.kind != "call"
+            and not before.by
+            and (before.kind != "call" or event.kind in ("call", "send"))
             and before.n not in self.pauses
         )
         if not follows_op:
