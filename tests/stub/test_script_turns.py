@@ -270,7 +270,7 @@ def test_one_turn_answering_many_calls_counts_each_call_apart(stub: StubModel, t
 def test_a_call_asked_again_with_another_prompt_is_still_asked_again() -> None:
     from paidtwice.stub import ModelCall
     from paidtwice.stub._scripts import Answer
-    from paidtwice.sweep._runs import _asked_again
+    from paidtwice.sweep._paid import _asked_again
 
     def call(turn: int, asked: str, at: float) -> ModelCall:
         return ModelCall("lane", "inv", 0, turn, 1, 1, Answer(text="x"), at, at, True, asked=asked)

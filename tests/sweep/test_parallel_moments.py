@@ -11,7 +11,8 @@ from paidtwice.engine._sql import JournalEntry
 from paidtwice.results import CleanRun, CrashPoint
 from paidtwice.stub import ModelCall
 from paidtwice.stub._scripts import Answer
-from paidtwice.sweep._runs import _calls_at_kill, _not_placed
+from paidtwice.sweep._paid import calls_at_kill
+from paidtwice.sweep._runs import _not_placed
 from paidtwice.targets._command import WireStep
 from paidtwice.targets._wire_timeline import wire_points
 
@@ -42,12 +43,12 @@ CALLS = [
 
 
 def test_an_answer_delivered_inside_a_step_and_asked_again_is_cut_off_in_flight() -> None:
-    at_kill = _calls_at_kill(CALLS, KILL, clean(in_steps=(1, 2, 3, 4)))
+    at_kill = calls_at_kill(CALLS, KILL, clean(in_steps=(1, 2, 3, 4)))
     assert (at_kill.held, at_kill.in_flight, at_kill.answered, at_kill.asked_again) == (1, 2, 2, 0)
 
 
 def test_the_same_answer_outside_any_step_is_paid_outside_the_journal() -> None:
-    at_kill = _calls_at_kill(CALLS, KILL, clean(in_steps=()))
+    at_kill = calls_at_kill(CALLS, KILL, clean(in_steps=()))
     assert (at_kill.held, at_kill.in_flight, at_kill.asked_again) == (1, 1, 1)
 
 

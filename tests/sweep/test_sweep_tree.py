@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from paidtwice.lab import Lab
+from paidtwice.results import SweepMatrix
 from paidtwice.stub import AutoBook
-from paidtwice.sweep import Answers, SweepMatrix, sweep_targets
+from paidtwice.sweep import Answers, sweep_targets
 from paidtwice.targets import TargetSpec
 from tests.support import run_paidtwice
 

@@ -387,6 +387,22 @@ def _wrap_action(log: _StepLog, invocation: str, name: str, action: Callable[...
     return run_sync
 
 
+def _raw_call(log: _StepLog, op: Callable[..., str], original: Callable[..., Any]) -> Callable[..., Any]:
+    """Every call and send of another handler (service_call, object_send, generic_call, ...), logged; in a
+    tree (`_tree`), sent to this run's copy of the service with the root's header."""
+
+    def raw_call(self: Any, service: str, handler: str, *args: Any, **kwargs: Any) -> Any:
+        send = kwargs.get("send", args[5] if len(args) > 5 else False)
+        served, follows = service, None
+        if log.tree is not None:
+            served, follows, args, kwargs = log.tree.route(self, service, args, kwargs)
+        followed = {} if follows is None else {"follows": follows}
+        op(self, "send" if send else "call", f"{service}/{handler}", **followed)
+        return original(self, served, handler, *args, **kwargs)
+
+    return raw_call
+
+
 def _instrument_context(log: _StepLog) -> None:
     from restate.server_context import ServerInvocationContext as Ctx
 
@@ -427,18 +443,6 @@ def _instrument_context(log: _StepLog) -> None:
 
         return call
 
-    original_raw_call = Ctx.do_raw_call
-
-    def raw_call(self: Any, service: str, handler: str, *args: Any, **kwargs: Any) -> Any:
-        """Every call and send of another handler (service_call, object_send, generic_call, ...)."""
-        send = kwargs.get("send", args[5] if len(args) > 5 else False)
-        served, follows = service, None
-        if log.tree is not None:
-            served, follows, args, kwargs = log.tree.route(self, service, args, kwargs)
-        followed = {} if follows is None else {"follows": follows}
-        op(self, "send" if send else "call", f"{service}/{handler}", **followed)
-        return original_raw_call(self, served, handler, *args, **kwargs)
-
     original_awakeable = Ctx.awakeable
 
     def awakeable(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -464,7 +468,7 @@ def _instrument_context(log: _StepLog) -> None:
         ("awakeable", awakeable),
         ("run_typed", step(original_run_typed)),
         ("sleep", sleep),
-        ("do_raw_call", raw_call),
+        ("do_raw_call", _raw_call(log, op, Ctx.do_raw_call)),
         *(
             (name, state(name, getattr(Ctx, name)))
             for name in ("get", "set", "clear", "clear_all", "state_keys")

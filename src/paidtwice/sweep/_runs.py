@@ -13,7 +13,6 @@ import re
 import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -26,9 +25,10 @@ from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
 from paidtwice.lab._runner import Lab, attempt_log_of, model_log_of, renamed_service, tool_log_of
 from paidtwice.lab._watch import AttemptWatch, Watcher, epoch, mismatches_of, settled, wait_for
 from paidtwice.results import CleanRun, CrashPoint, PointResult
-from paidtwice.stub import Hold, Lane, ModelCall, Script
+from paidtwice.stub import Hold, Lane, Script
 from paidtwice.sweep._approvals import Resolver
 from paidtwice.sweep._options import KillPlan, ModelStub
+from paidtwice.sweep._paid import calls_at_kill
 from paidtwice.targets._target import Launch, Target
 
 __all__ = ["NO_MODEL_CALL", "SweepRun", "clean_run", "point_run"]
@@ -488,93 +488,6 @@ class _Kill:
     """The agent listening again."""
 
 
-@dataclass(frozen=True)
-class _CallsAtKill:
-    """The point's model calls, seen from the kill (the stub's ledger)."""
-
-    held: int
-    """Made before the kill, answer never delivered."""
-    in_flight: int
-    """Cut off in flight: those, and the answers delivered inside a step whose result the journal did not
-    hold yet (asked again by the replay, which runs a step again only then)."""
-    answered: int
-    """Answered (delivered) before the kill."""
-    asked_again: int
-    """Made after the kill for a call answered outside any step before it (the same turn, and for a turn
-    that answers many calls, the same call): paid outside the journal."""
-    asked_again_by: tuple[tuple[str, int], ...] = ()
-    """`asked_again` by the handler (SERVICE/HANDLER) that asked again, in a tree of invocations."""
-
-
-def _calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) -> _CallsAtKill:
-    answered = [c for c in calls if c.delivered and c.finished is not None and c.finished <= kill_at]
-    after = [c for c in calls if c.started > kill_at]
-    held = sum(1 for c in calls if c.started < kill_at and c.delivered is False)
-    # A call the clean run made inside a step, asked again: its step ran again, which a replay does only for
-    # a step whose result was not journaled. Its answer died with the process, in flight. Under
-    # explicit_recovery a retry runs every step again, journaled or not: each answer asked again is paid.
-    outside = [c for c in answered if clean.explicit_recovery or c.call not in clean.calls_in_steps]
-    asked_again = _asked_again(outside, after, clean.model_turns)
-    in_steps = max(0, _asked_again(answered, after, clean.model_turns) - asked_again)
-    by = _asked_again_by(outside, after, clean)
-    if by:
-        # In a tree, a handler's calls are asked again by that handler: its own count is the tree's sum.
-        asked_again = sum(n for _, n in by)
-        by = tuple((h, n) for h, n in by if n)
-    return _CallsAtKill(
-        held=held,
-        in_flight=held + in_steps,
-        answered=len(answered),
-        asked_again=asked_again,
-        asked_again_by=by,
-    )
-
-
-def _asked_again_by(
-    outside: Sequence[ModelCall], after: Sequence[ModelCall], clean: CleanRun
-) -> tuple[tuple[str, int], ...]:
-    """The answers asked again, by the handler of the tree that asked (each handler's calls matched only
-    with its own: a callee's first ask is not its caller's asked again); empty when the calls do not say."""
-    if not clean.model_callers or not all(c.by for c in (*outside, *after)):
-        return ()
-    handlers = sorted({*clean.model_callers, *(c.by for c in (*outside, *after))})
-    counted = []
-    for handler in handlers:
-        turns = [t for t, h in zip(clean.model_turns, clean.model_callers, strict=False) if h == handler]
-        mine = [c for c in outside if c.by == handler]
-        again = [c for c in after if c.by == handler]
-        counted.append((handler, _asked_again(mine, again, turns)))
-    return tuple(counted)
-
-
-def _asked_again(
-    answered: Sequence[ModelCall], after: Sequence[ModelCall], clean_turns: Sequence[int] = ()
-) -> int:
-    """The calls after the kill that ask again for an answer that had come back before it.
-
-    A call asking what an answered call asked (its turn, and for a turn that answers many calls, its
-    prompt) is one. A call of that turn with a prompt not seen before the kill is a call not made yet (the
-    next worker), unless an answered call of the turn is never asked again by its prompt: its prompt then
-    changed between attempts (a time in it), and that many of the new ones are it asked again.
-
-    A positional turn tells no calls apart: when the clean run asked it more often than it had been answered
-    at the kill (one-message questions, each turn 1 of its own conversation), that many of the calls after
-    the kill are the ones not made yet, not answers asked again."""
-    before = {(c.turn, c.asked) for c in answered}
-    again = sum(1 for c in after if (c.turn, c.asked) in before)
-    clean = Counter(clean_turns)
-    for turn in {c.turn for c in answered if not c.asked}:
-        answered_of_turn = sum(1 for c in answered if c.turn == turn and not c.asked)
-        after_of_turn = sum(1 for c in after if c.turn == turn and not c.asked)
-        again -= min(after_of_turn, max(0, clean[turn] - answered_of_turn))
-    for turn in {c.turn for c in answered}:
-        seen = {c.asked for c in after if c.turn == turn}
-        lost = sum(1 for t, asked in before if t == turn and asked not in seen)
-        new = sum(1 for c in after if c.turn == turn and (turn, c.asked) not in before)
-        again += min(lost, new)
-    return again
-
-
 def _not_placed(point: CrashPoint, journal: Sequence[JournalEntry], journal_at_kill: int, held: int) -> str:
     """Why the kill did not land at the point's moment, in words ("" when it did): the journal held other
     entries than the moment's, or not every held call was in flight."""
@@ -664,7 +577,7 @@ def _point_result(
     answer = run.answer(status)
     calls = run.lane.model_calls()
     tools = run.lane.tool_runs()
-    at_kill = _calls_at_kill(calls, kill.at, clean)
+    at_kill = calls_at_kill(calls, kill.at, clean)
     steps = run.steps()
     not_placed = _not_placed(point, journal, journal_at_kill, at_kill.held)
     stuck = run.resolver.waiting_on_nothing() if status != "completed" else None
