@@ -44,8 +44,10 @@ def calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) -
     in_steps = max(0, _asked_again(answered, after, clean.model_turns) - asked_again)
     by = _asked_again_by(outside, after, clean)
     if by:
-        # In a tree, a handler's calls are asked again by that handler: its own count is the tree's sum.
+        # In a tree, a handler's calls are asked again by that handler only: the counts are sums of each
+        # handler's own (a callee's first ask is not its caller's answer asked again).
         asked_again = sum(n for _, n in by)
+        in_steps = max(0, sum(n for _, n in _asked_again_by(answered, after, clean)) - asked_again)
         by = tuple((h, n) for h, n in by if n)
     return CallsAtKill(
         held=held,
