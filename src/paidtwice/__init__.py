@@ -13,9 +13,9 @@ for matrix in sweep(TargetSpec(modes=("journaled",)), answers=Answers(variations
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
 
+from paidtwice import _lazy
 from paidtwice._exceptions import (
     AdminError,
     ExperimentError,
@@ -78,8 +78,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    home = _LAZY.get(name)
-    if home is None:
-        raise AttributeError(f"module 'paidtwice' has no attribute {name!r}")
-    return getattr(_importlib.import_module(home), name)
+__getattr__ = _lazy.attributes(__name__, _LAZY)

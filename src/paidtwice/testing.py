@@ -25,6 +25,8 @@ And that new code still replays the journals already recorded (captured with `pa
 
     def test_new_code_replays_production_journals():
         assert_replays("agent:app", ["tests/journals/"])
+
+or against a target's code: `assert_replays(DeckTarget("journaled"), [...])`.
 """
 
 from __future__ import annotations
@@ -38,12 +40,11 @@ import pytest
 
 from paidtwice._exceptions import UsageError
 from paidtwice._words import count
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import Lab
 from paidtwice.replay import JournalFile, Replayer, journal_paths, load_journal
-from paidtwice.results import ReplayResult
+from paidtwice.results import ReplayResult, SweepMatrix
 from paidtwice.stub import VARIATIONS
-from paidtwice.sweep._options import Answers
-from paidtwice.sweep._sweep import SweepMatrix, sweep
+from paidtwice.sweep import Answers, sweep
 from paidtwice.targets import Target, TargetSpec
 
 __all__ = ["assert_pays_once", "assert_replays", "paidtwice_lab", "sweep_app"]
@@ -129,14 +130,15 @@ def _check_pays_once(matrices: Sequence[SweepMatrix], *, allow_in_flight: bool) 
 
 
 def assert_replays(
-    app: Any,
+    app: Any | Target,
     journals: Sequence[str | Path | JournalFile],
     *,
     app_dir: str | Path | None = None,
     script: str | Path = "steady",
     allow_continues: bool = True,
 ) -> list[ReplayResult]:
-    """Fail when a journal does not replay on `app` (MODULE:APP, or the app object), offline.
+    """Fail when a journal does not replay on `app` (MODULE:APP, MODULE, or the app object, imported from
+    `app_dir`; or a target, `paidtwice.targets`, which names its own directory), offline.
 
     `journals` are journal files, directories of them, or loaded journals. A journal that is incomplete
     and replays up to its end "continues"; `allow_continues=False` fails on those too. Returns the results.
@@ -149,7 +151,13 @@ def assert_replays(
             loaded.extend(load_journal(path) for path in journal_paths([Path(item)]))
     if not loaded:
         raise AssertionError(f"no journals to replay in {list(journals)}")
-    with Replayer(app, app_dir=app_dir, script=script) as replayer:
+    if isinstance(app, Target):
+        if app_dir is not None:
+            raise UsageError("a target names its own directory: give it alone")
+        replayer = Replayer.of(app, script=script)
+    else:
+        replayer = Replayer(app, app_dir=app_dir, script=script)
+    with replayer:
         results = replayer.replay_journals(loaded)
     bad = [r for r in results if not r.ok or (not allow_continues and r.verdict == "continues")]
     if bad:

@@ -171,6 +171,60 @@ def test_protocol_version_the_sdk_does_not_speak(tmp_path: Path) -> None:
     assert "service protocol v4, which restate-sdk does not speak" in line
 
 
+def test_the_deck_agent_by_its_mode_is_the_target_the_sweep_builds() -> None:
+    """`--mode` replays on the deck's agent as `sweep --mode` builds it (a `DeckTarget`): its mode is the
+    target's environment, over the process's own (journaled there, where the clean journal diverges)."""
+    service = load_journal(CLEAN).service
+    env = {**os.environ, "PAIDTWICE_AGENT_MODE": "journaled", "PAIDTWICE_SERVICE": service}
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice", "replay-check", "--mode", "naive", str(CLEAN), "--json", "-"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    [by_mode] = json.loads(done.stdout)
+    _, [by_app] = check([CLEAN], mode="naive")
+    assert by_mode["verdict"] == by_app["verdict"] == "replays"
+    assert by_mode["calls_during_replay"] == by_app["calls_during_replay"] == 2
+
+
+def test_assert_replays_takes_the_deck_agent_as_a_target() -> None:
+    """The pytest helper takes the same target, its mode set while it replays and put back after (in a
+    process of its own: the deck's agent reads its mode when imported)."""
+    code = (
+        "import os, sys\n"
+        "from paidtwice.targets import DeckTarget\n"
+        "from paidtwice.testing import assert_replays\n"
+        "[result] = assert_replays(DeckTarget('naive'), [sys.argv[1]])\n"
+        "print(result.verdict, os.environ.get('PAIDTWICE_AGENT_MODE'))\n"
+    )
+    env = {
+        **os.environ,
+        "PAIDTWICE_AGENT_MODE": "journaled",
+        "PAIDTWICE_SERVICE": load_journal(CLEAN).service,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(CLEAN)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["replays", "journaled"]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--cmd", "node agent.ts"], "a deployment started by a command cannot be replayed offline"),
+        ([], "give the code to replay on: --app MODULE[:APP], --cmd CMD, or --mode"),
+        (["--app", DECK_APP, "--cmd", "node agent.ts"], "give --app or --cmd (one of them)"),
+        (["--app", DECK_APP, "--mode", "naive"], "--mode goes with the deck's agent"),
+    ],
+)
+def test_the_code_replayed_is_one_target(args: list[str], says: str) -> None:
+    assert says in one_line_error([*args, str(CLEAN)])
+
+
 def test_no_journals(tmp_path: Path) -> None:
     assert "no journal files" in one_line_error(["--app", DECK_APP, str(tmp_path)])
     assert "no such file" in one_line_error(["--app", DECK_APP, str(tmp_path / "missing.json")])

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 from support import assert_eventually
 
+from paidtwice._exceptions import UsageError
 from paidtwice.agent._process import AgentHost
 from paidtwice.lab import Lab
 from paidtwice.replay import JournalFile, ReplayDivergence, Replayer, capture_journal
+from paidtwice.targets import TargetSpec
 from paidtwice.testing import assert_replays
 
 AGENT_DIR = Path(__file__).parents[1] / "replay"
@@ -120,6 +122,19 @@ def test_assert_replays_passes_and_fails(seeded_journals: list[JournalFile]) -> 
     wrong = dataclasses.replace(journal, random_seed=journal.random_seed ^ 1)
     with pytest.raises(AssertionError, match="1 of 2 journal"):
         assert_replays("seeded_agent:app", [journal, wrong], app_dir=AGENT_DIR)
+
+
+def test_assert_replays_takes_a_target(seeded_journals: list[JournalFile]) -> None:
+    """The code a target runs (an app's, built as the sweep builds it) replays as the app named does; a
+    command's target, whose code paidtwice cannot import, is refused in one line."""
+    os.environ["PAIDTWICE_SEEDED_SERVICE"] = SERVICE
+    target = TargetSpec(app="seeded_agent:app", app_dir=AGENT_DIR).code()
+    results = assert_replays(target, seeded_journals)
+    assert [r.verdict for r in results] == ["replays"] * 3
+    with pytest.raises(UsageError, match="cannot be replayed offline"):
+        assert_replays(TargetSpec(command="node agent.ts").code(), seeded_journals)
+    with pytest.raises(UsageError, match="names its own directory"):
+        assert_replays(target, seeded_journals, app_dir=AGENT_DIR)
 
 
 def test_journal_save_and_capture_write_journal_files(

@@ -1,20 +1,121 @@
-"""The deck's weather agent (`paidtwice.agent.weather`) and the host that runs any Restate app for the lab."""
+"""The deck's weather agent (`paidtwice.agent.weather`) and the host that runs any Restate app for the lab.
+
+What the lab's other packages use of it, by where it lives:
+
+    _process   the host's process as the lab owns it: `AgentHost`, `LeasedAgent`, what each attempt did
+    _env       the environment the lab gives an agent: variable names, `agent_env`, the offline defaults
+    _wire      Restate's service protocol as the host reads it: frame types, `FrameReader`, `read_fields`
+    _app       finding a user's app in its module: `load_app`, `endpoint_of`, `load_problem`
+"""
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
 
+from paidtwice import _lazy
+
 if _typing.TYPE_CHECKING:
-    from paidtwice.agent._process import AgentAttempt, AgentHost
+    from paidtwice.agent._app import endpoint_of, load_app, load_problem
+    from paidtwice.agent._env import (
+        ANTHROPIC_API_KEY,
+        ANTHROPIC_BASE_URL,
+        EXPLICIT_RECOVERY,
+        GATE,
+        INVOCATION_HEADER,
+        OFFLINE_DEFAULTS,
+        PAUSE_S,
+        RETRY_POLICY,
+        SERVICE,
+        SERVICE_AS,
+        STEP_LOG,
+        STUB_API_KEY,
+        TREE,
+        agent_env,
+    )
+    from paidtwice.agent._process import (
+        AGENT_PRELOAD,
+        AgentAttempt,
+        AgentHost,
+        LeasedAgent,
+        attempt_of,
+        number_attempts,
+        wait_alive,
+    )
+    from paidtwice.agent._wire import (
+        END,
+        ERROR,
+        FIRST_COMMAND,
+        FIRST_NOTIFICATION,
+        MISMATCH_ERROR_CODE,
+        START,
+        SUSPENSION,
+        FrameReader,
+        read_fields,
+    )
 
-__all__ = ["AgentAttempt", "AgentHost"]
+_LAZY = {
+    **dict.fromkeys(("endpoint_of", "load_app", "load_problem"), "paidtwice.agent._app"),
+    **dict.fromkeys(
+        (
+            *("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "EXPLICIT_RECOVERY", "GATE", "INVOCATION_HEADER"),
+            *("OFFLINE_DEFAULTS", "PAUSE_S", "RETRY_POLICY", "SERVICE", "SERVICE_AS", "STEP_LOG"),
+            *("STUB_API_KEY", "TREE", "agent_env"),
+        ),
+        "paidtwice.agent._env",
+    ),
+    **dict.fromkeys(
+        (
+            *("AGENT_PRELOAD", "AgentAttempt", "AgentHost", "LeasedAgent", "attempt_of", "number_attempts"),
+            "wait_alive",
+        ),
+        "paidtwice.agent._process",
+    ),
+    **dict.fromkeys(
+        (
+            *("END", "ERROR", "FIRST_COMMAND", "FIRST_NOTIFICATION", "MISMATCH_ERROR_CODE", "START"),
+            *("SUSPENSION", "FrameReader", "read_fields"),
+        ),
+        "paidtwice.agent._wire",
+    ),
+}
+"""Imported when first used: the agent's own process (`paidtwice.agent.host`) never needs the lab's side
+(`_process` imports the engine)."""
 
-_LAZY = ("AgentAttempt", "AgentHost")
-"""Imported when first used: the agent's own process (`paidtwice.agent.host`) never needs the lab's side."""
+__all__ = [
+    "AGENT_PRELOAD",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "END",
+    "ERROR",
+    "EXPLICIT_RECOVERY",
+    "FIRST_COMMAND",
+    "FIRST_NOTIFICATION",
+    "GATE",
+    "INVOCATION_HEADER",
+    "MISMATCH_ERROR_CODE",
+    "OFFLINE_DEFAULTS",
+    "PAUSE_S",
+    "RETRY_POLICY",
+    "SERVICE",
+    "SERVICE_AS",
+    "START",
+    "STEP_LOG",
+    "STUB_API_KEY",
+    "SUSPENSION",
+    "TREE",
+    "AgentAttempt",
+    "AgentHost",
+    "FrameReader",
+    "LeasedAgent",
+    "agent_env",
+    "attempt_of",
+    "endpoint_of",
+    "load_app",
+    "load_problem",
+    "number_attempts",
+    "read_fields",
+    "wait_alive",
+]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    if name in _LAZY:
-        return getattr(_importlib.import_module("paidtwice.agent._process"), name)
-    raise AttributeError(f"module 'paidtwice.agent' has no attribute {name!r}")
+__getattr__ = _lazy.attributes(__name__, _LAZY)

@@ -30,6 +30,7 @@ __all__ = [
     "STEP_LOG",
     "STUB_API_KEY",
     "TOOLS_URL",
+    "TREE",
     "agent_env",
 ]
 
@@ -58,6 +59,9 @@ the start, every context operation executed again, no journal replayed)."""
 RETRY_POLICY = "PAIDTWICE_RETRY_POLICY"
 """JSON of the deck agents' invocation retry policy, when a row sets its own: `max_attempts`,
 `on_max_attempts` ("pause" or "kill"), `initial_interval_s`, `max_interval_s`, `exponentiation_factor`."""
+TREE = "PAIDTWICE_TREE"
+"""The run's tag: the host serves every service of the app as `NAME_TAG` and follows the calls between them
+(`paidtwice.agent._tree`)."""
 STEP_LOG = "PAIDTWICE_STEP_LOG"
 """Where the host writes its step log (one JSON line per step)."""
 GATE = "PAIDTWICE_GATE"

@@ -23,10 +23,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from paidtwice.agent._env import TREE
+
 __all__ = ["ROOT_HEADER", "TREE", "Tree", "tree_renames"]
 
-TREE = "PAIDTWICE_TREE"
-"""The run's tag: every service of the app is served as `NAME_TAG` and calls between them are followed."""
 ROOT_HEADER = "x-paidtwice-root"
 """The header a followed call carries: the tree's root invocation."""
 

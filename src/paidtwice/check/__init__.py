@@ -10,13 +10,31 @@ from paidtwice.check._config import (
     find_config,
     load_config,
 )
+from paidtwice.check._run import (
+    CHECKS,
+    Outcome,
+    check_sweeps,
+    open_check_lab,
+    run_lint,
+    run_replay_check,
+    run_sweeps,
+    save_points,
+)
 
 __all__ = [
+    "CHECKS",
     "Budget",
     "Config",
     "ConfigError",
+    "Outcome",
     "ReplayCheckConfig",
     "SweepConfig",
+    "check_sweeps",
     "find_config",
     "load_config",
+    "open_check_lab",
+    "run_lint",
+    "run_replay_check",
+    "run_sweeps",
+    "save_points",
 ]

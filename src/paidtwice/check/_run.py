@@ -9,11 +9,10 @@ from pathlib import Path
 
 from paidtwice._words import count
 from paidtwice.check._config import Budget, Config, ConfigError, SweepConfig
-from paidtwice.lab._bill import DEFAULT_PRICE_MODEL
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab
 from paidtwice.lint import Parser, lint_paths, project_target
 from paidtwice.replay import Replayer, journal_paths, load_journal
-from paidtwice.report._findings import (
+from paidtwice.report import (
     Finding,
     Source,
     TestCase,
@@ -26,7 +25,7 @@ from paidtwice.report._findings import (
     sweep_findings,
 )
 from paidtwice.results import PointResult, SweepMatrix, write_results
-from paidtwice.sweep._sweep import Answers, KillPlan, Shard, sweep
+from paidtwice.sweep import Answers, KillPlan, Shard, sweep
 from paidtwice.targets import TargetSpec
 
 __all__ = [
@@ -207,9 +206,8 @@ def run_replay_check(config: Config, root: Path, source: Source | None) -> Outco
     if not files:
         return Outcome("replay-check", target, True, "no journal to check yet")
     journals = [load_journal(path) for path in files]
-    with Replayer(
-        replay.app, app_dir=replay.app_dir, script=replay.script, variation=replay.variation
-    ) as replayer:
+    code = TargetSpec(app=replay.app, app_dir=replay.app_dir).code()
+    with Replayer.of(code, script=replay.script, variation=replay.variation) as replayer:
         results = replayer.replay_journals(journals)
     bad = [r for r in results if not r.ok]
     summary = f"{count(len(results), 'journal')}, " + (

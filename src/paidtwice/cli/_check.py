@@ -8,11 +8,14 @@ from pathlib import Path
 
 import click
 
-from paidtwice.check._config import Config, ConfigError, find_config, load_config
-from paidtwice.check._run import (
+from paidtwice.check import (
     CHECKS,
+    Config,
+    ConfigError,
     Outcome,
     check_sweeps,
+    find_config,
+    load_config,
     open_check_lab,
     run_lint,
     run_replay_check,

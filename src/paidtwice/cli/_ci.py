@@ -12,9 +12,8 @@ import click
 
 from paidtwice._exceptions import UsageError
 from paidtwice.cli._options import writable
-from paidtwice.report._ci import github_annotations, write_junit, write_sarif
-from paidtwice.report._findings import Finding, Source, TestCase, relative
-from paidtwice.targets._discovery import discover
+from paidtwice.report import Finding, Source, TestCase, github_annotations, relative, write_junit, write_sarif
+from paidtwice.targets import discover
 
 __all__ = ["CiOutputs", "app_source", "ci_options"]
 

@@ -12,9 +12,9 @@ from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import admin_url_option
 from paidtwice.engine import AdminClient, SqlClient
-from paidtwice.lab._mismatch import explain as explain_invocation
-from paidtwice.lab._recover import ApplyResult, Judge, apply_way, plan_recovery
-from paidtwice.report._text import format_journal, format_mismatch, format_plan
+from paidtwice.lab import ApplyResult, Judge, apply_way, plan_recovery
+from paidtwice.lab import explain as explain_invocation
+from paidtwice.report import format_journal, format_mismatch, format_plan
 
 __all__ = ["explain", "journal", "recover"]
 

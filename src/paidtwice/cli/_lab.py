@@ -27,20 +27,20 @@ from paidtwice.cli._options import (
     write_report,
 )
 from paidtwice.engine import SqlClient
-from paidtwice.lab._experiments import (
+from paidtwice.lab import (
     COMPARISONS,
     CURVES,
     EXPERIMENTS,
     WALKS,
+    Lab,
     Row,
     experiment_by_name,
+    run_rows,
     with_model_latency,
 )
-from paidtwice.lab._rows import run_rows
-from paidtwice.lab._runner import Lab
-from paidtwice.report._html import deck_sections
-from paidtwice.report._plot import curve_svg
-from paidtwice.report._text import (
+from paidtwice.report import (
+    curve_svg,
+    deck_sections,
     fit_lines,
     format_comparison,
     format_curve,

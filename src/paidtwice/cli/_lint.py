@@ -22,7 +22,7 @@ from paidtwice.lint import (
     parse_version,
     project_target,
 )
-from paidtwice.report._findings import lint_cases, lint_findings
+from paidtwice.report import lint_cases, lint_findings
 
 __all__ = ["lint_command"]
 

@@ -19,9 +19,8 @@ from paidtwice._exceptions import UsageError
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATE_SERVER_VERSIONS
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.engine import MAX_NODES, check_size
-from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
-from paidtwice.lab._runner import Lab
-from paidtwice.report._html import Section, write_html
+from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab, check_price_model
+from paidtwice.report import Section, write_html
 
 __all__ = [
     "DEFAULT_RESULTS",

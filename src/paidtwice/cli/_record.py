@@ -19,7 +19,7 @@ from paidtwice.cli._options import (
     service_option,
     writable,
 )
-from paidtwice.sweep._sweep import record_answers
+from paidtwice.sweep import record_answers
 from paidtwice.targets import TargetSpec
 
 __all__ = ["record"]

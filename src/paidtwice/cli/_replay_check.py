@@ -15,16 +15,26 @@ from typing import TextIO
 import click
 
 from paidtwice._exceptions import PaidtwiceError
+from paidtwice._words import agent_name
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._options import STDOUT, admin_url_option, echo_err, writable
 from paidtwice.engine import SqlClient
 from paidtwice.replay import STATUSES, Replayer, capture, journal_paths, load_journal, save_all
-from paidtwice.report._findings import TestCase, replay_cases, replay_findings
-from paidtwice.report._html import replay_check_section, write_html
-from paidtwice.report._replay import Row, format_replay_table, replay_details, replay_row
+from paidtwice.report import (
+    ReplayRow,
+    TestCase,
+    format_replay_table,
+    replay_cases,
+    replay_check_section,
+    replay_details,
+    replay_findings,
+    replay_row,
+    write_html,
+)
 from paidtwice.results import ReplayResult, record_json
 from paidtwice.stub import SCRIPTS, VARIATIONS
+from paidtwice.targets import DECK_MODES, Target, TargetSpec
 
 __all__ = ["capture_command", "replay_check_command"]
 
@@ -94,10 +104,22 @@ _FLAG_FORM = "\0flag"
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--app",
-    required=True,
     metavar="MODULE[:APP]",
     help="The Restate app (the new code) to check; MODULE alone: the one Restate app it holds, else an app "
     "of every Restate service it defines, as the sweep finds them.",
+)
+@click.option(
+    "--cmd",
+    "command",
+    metavar="CMD",
+    help="A deployment in any language started by CMD, as the sweep takes it: replay-check says in one line "
+    "that it cannot replay it offline (it replays in its own process).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(DECK_MODES),
+    default=None,
+    help="Without --app or --cmd: the deck's agent in this mode.",
 )
 @click.option(
     "--app-dir",
@@ -143,7 +165,9 @@ _FLAG_FORM = "\0flag"
 @ci_options()
 def replay_check_command(
     paths: tuple[Path, ...],
-    app: str,
+    app: str | None,
+    command: str | None,
+    mode: str | None,
     app_dir: Path | None,
     script: str,
     variation: str,
@@ -170,9 +194,11 @@ def replay_check_command(
         paidtwice replay-check --app agent:app --app-dir src --script changed stuck/inv_1a2b.json --json -
         paidtwice replay-check --app agent:app journals/ --json replay-check.json --html replay-check.html
         paidtwice replay-check --app agent:app journals/ --sarif replay.sarif --junit replay.xml
+        PAIDTWICE_SERVICE=Agent_clean_1 paidtwice replay-check --mode journaled clean.json
     """
     outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
     outputs.check()
+    target = _target(app, command, mode, app_dir)
     json_path = _json_path(json_target, paths)
     to_stdout = json_target is not None and json_path is None
     files = _journal_files(paths, html_path)
@@ -180,16 +206,17 @@ def replay_check_command(
         kept = _Kept(
             records, table=not to_stdout, html=html_path is not None, junit=outputs.junit is not None
         )
-        _replay(files, kept, app=app, app_dir=app_dir, script=script, variation=variation, timeout=timeout)
+        _replay(files, kept, target=target, script=script, variation=variation, timeout=timeout)
     if html_path is not None:
-        _write_page(html_path, app, paths, kept.results)
+        _write_page(html_path, target, paths, kept.results)
         click.echo(f"HTML report: {html_path}", err=to_stdout)
     if not to_stdout:
         click.echo(format_replay_table(kept.rows, kept.details))
     if json_path is not None:
         click.echo(f"Full records: {json_path}")
     if outputs.sarif or outputs.github:
-        source = app_source(app, app_dir or Path("."), Path.cwd())
+        code = target.offline()
+        source = app_source(code.app, Path(code.app_dir or "."), Path.cwd())
     else:
         source = None
     outputs.emit(replay_findings(kept.failed, source), kept.cases)
@@ -206,7 +233,7 @@ class _Kept:
         self.records = records
         self.table = table
         self.written = 0
-        self.rows: list[Row] = []
+        self.rows: list[ReplayRow] = []
         self.details: list[str] = []
         self.failed: list[ReplayResult] = []
         self.cases: list[TestCase] = []
@@ -313,18 +340,37 @@ def _journal_files(paths: tuple[Path, ...], html_path: Path | None) -> list[Path
     return files
 
 
+def _target(app: str | None, command: str | None, mode: str | None, app_dir: Path | None) -> Target:
+    """The code the journals are replayed on, built as the sweep builds its targets (`TargetSpec`), and
+    asked, before any journal is read, whether it can be replayed offline; BadInput in one line."""
+    if app is not None and command is not None:
+        raise BadInput("give --app or --cmd (one of them)")
+    if mode is not None and (app is not None or command is not None):
+        raise BadInput("--mode goes with the deck's agent (no --app or --cmd)")
+    if app is None and command is None and mode is None:
+        raise BadInput(
+            "give the code to replay on: --app MODULE[:APP], --cmd CMD, or --mode (the deck's agent)"
+        )
+    spec = TargetSpec(app=app, command=command, modes=(mode,) if mode else (), app_dir=app_dir)
+    try:
+        target = spec.code()
+        target.offline()
+    except PaidtwiceError as err:
+        raise BadInput(str(err)) from None
+    return target
+
+
 def _replay(
     files: list[Path],
     kept: _Kept,
     *,
-    app: str,
-    app_dir: Path | None,
+    target: Target,
     script: str,
     variation: str,
     timeout: float,
 ) -> None:
     try:
-        with Replayer(app, app_dir=app_dir, script=script, variation=variation, timeout=timeout) as replayer:
+        with Replayer.of(target, script=script, variation=variation, timeout=timeout) as replayer:
             # Every journal is checked before the first replay (bad input exits 2 at once, nothing written),
             # then read again and replayed as a stream, on one loop, one app and one stub.
             for path in files:
@@ -336,11 +382,14 @@ def _replay(
     kept.close()
 
 
-def _write_page(html_path: Path, app: str, paths: tuple[Path, ...], results: list[ReplayResult]) -> None:
+def _write_page(
+    html_path: Path, target: Target, paths: tuple[Path, ...], results: list[ReplayResult]
+) -> None:
     try:
         write_html(
             html_path,
-            f"paidtwice replay-check --app {app}",
+            # What was checked, as the target describes itself (a soak's record names it the same way).
+            f"paidtwice replay-check {target.label or agent_name(target.mode)}",
             [replay_check_section(results)],
             sources=[str(p) for p in paths],
         )

@@ -12,9 +12,14 @@ from paidtwice._words import count
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import write_report
-from paidtwice.report._html import deck_sections, replay_check_section, soak_section, sweep_sections
-from paidtwice.report._text import format_handler_summary
-from paidtwice.report._watch import watch_section
+from paidtwice.report import (
+    deck_sections,
+    format_handler_summary,
+    replay_check_section,
+    soak_section,
+    sweep_sections,
+    watch_section,
+)
 from paidtwice.results import PointResult, ReplayResult, load_results
 
 __all__ = ["report"]

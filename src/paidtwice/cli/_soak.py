@@ -32,13 +32,11 @@ from paidtwice.cli._options import (
     service_option,
     write_report,
 )
-from paidtwice.lab._runner import Lab
-from paidtwice.report._html import soak_section
-from paidtwice.report._soak import format_soak, format_soak_progress
+from paidtwice.lab import Lab
+from paidtwice.report import format_soak, format_soak_progress, soak_section
 from paidtwice.results import SoakRecord, write_record
-from paidtwice.soak import SoakInterrupted, SoakOptions, SoakProgress, soak_target
+from paidtwice.soak import DECK, SoakInterrupted, SoakOptions, SoakProgress, soak_target
 from paidtwice.soak import soak as run_soak
-from paidtwice.soak._subject import DECK
 from paidtwice.stub import AUTO, DEFAULT_SEED, Script, load_script_file
 from paidtwice.targets import AppTarget, Target
 

@@ -40,16 +40,20 @@ from paidtwice.cli._options import (
     writable,
     write_report,
 )
-from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
-from paidtwice.lab._runner import Lab
-from paidtwice.lab._watch import epoch
-from paidtwice.report._findings import sweep_cases, sweep_findings
-from paidtwice.report._html import sweep_sections
-from paidtwice.report._text import format_crash_cost, format_handler_summary, format_sweep
+from paidtwice.engine import epoch
+from paidtwice.lab import DEFAULT_RESTART_DELAY, Lab
+from paidtwice.report import (
+    format_crash_cost,
+    format_handler_summary,
+    format_sweep,
+    sweep_cases,
+    sweep_findings,
+    sweep_sections,
+)
 from paidtwice.results import PointResult, SweepMatrix, write_results
 from paidtwice.stub import AUTO, DEFAULT_SEED, VARIATIONS
-from paidtwice.sweep._options import Answers, KillPlan, ModelStub
-from paidtwice.sweep._sweep import sweep as run_sweep
+from paidtwice.sweep import Answers, KillPlan, ModelStub
+from paidtwice.sweep import sweep as run_sweep
 from paidtwice.targets import Resolution, TargetSpec
 
 __all__ = ["sweep"]

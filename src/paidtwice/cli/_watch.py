@@ -15,9 +15,10 @@ from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors, stopped_as_asked
 from paidtwice.cli._options import cluster_option, echo_err, price_model_option, writable
 from paidtwice.engine import SqlClient
-from paidtwice.lab._recover import Judge
-from paidtwice.report._watch import format_watch
+from paidtwice.lab import Judge
+from paidtwice.report import format_watch
 from paidtwice.watch import (
+    JudgeFor,
     MetricsServer,
     Scanner,
     Watch,
@@ -27,7 +28,6 @@ from paidtwice.watch import (
     parse_listen,
     snapshot_json,
 )
-from paidtwice.watch._scan import JudgeFor
 
 __all__ = ["lab", "watch"]
 
@@ -296,7 +296,7 @@ def lab_up(
             --info lab.json
         paidtwice lab up --cluster 3
     """
-    from paidtwice.lab._up import LabUp
+    from paidtwice.lab import LabUp
 
     writable(info_path, "the lab's URLs")
     with errors(), LabUp(app=app, app_dir=app_dir, script=script, variation=variation, cluster=cluster) as up:

@@ -29,6 +29,7 @@ from paidtwice.engine._sql import (
     JournalEntry,
     QueryFailed,
     SqlClient,
+    epoch,
     invocation_status,
     journal_from_rows,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "ensure_node_binary",
     "ensure_restatectl",
     "ensure_server_binary",
+    "epoch",
     "forget",
     "invocation_status",
     "journal_from_rows",

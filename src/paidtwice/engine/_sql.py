@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal, get_args
 
 import httpx
@@ -24,6 +25,7 @@ __all__ = [
     "JournalEntry",
     "QueryFailed",
     "SqlClient",
+    "epoch",
     "invocation_status",
     "journal_from_rows",
 ]
@@ -245,6 +247,13 @@ class SqlClient:
                 )
             )
         return events
+
+
+def epoch(stamp: str | None) -> float | None:
+    """Seconds since the epoch of an ISO timestamp the server wrote (None for none)."""
+    if not stamp:
+        return None
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 def journal_from_rows(rows: list[dict[str, Any]]) -> list[JournalEntry]:

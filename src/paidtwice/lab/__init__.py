@@ -1,7 +1,22 @@
-"""The lab: experiment rows as data, faults, the runner and its records."""
+"""The lab: experiment rows as data, faults, the runner and its records.
 
+Its face has two parts: what a user of the library needs (the deck's rows, the `Lab` that runs them, the bill,
+explain and recover: tests/test_api.py lists them), and what the sweep, the soak and the command line build on
+(the watcher of an invocation's attempts, a run's logs, a service's per-run name, the lab that stays up)."""
+
+import typing as _typing
+
+from paidtwice import _lazy
 from paidtwice._exceptions import LabCancelled
-from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, PRICES_AS_OF, Bill, bill, check_price_model, extra_calls
+from paidtwice.lab._bill import (
+    DEFAULT_PRICE_MODEL,
+    PRICES_AS_OF,
+    Bill,
+    bill,
+    check_price_model,
+    extra_calls,
+    price_usage,
+)
 from paidtwice.lab._experiments import (
     CLEAN_JOURNALED_JOURNAL,
     CLEAN_NAIVE_JOURNAL,
@@ -23,27 +38,39 @@ from paidtwice.lab._experiments import (
     Row,
     Walk,
     experiment_by_name,
+    with_model_latency,
 )
+from paidtwice.lab._measures import attempt_log_of, model_log_of, tool_log_of
 from paidtwice.lab._mismatch import Explanation, explain, read_mismatch
 from paidtwice.lab._policy import Backoff, PaidCallPrediction, predict_paid_calls
-from paidtwice.lab._recover import ApplyResult, RecoveryPlan, WayOut, apply_way, plan_recovery
+from paidtwice.lab._recover import ApplyResult, Judge, RecoveryPlan, WayOut, apply_way, plan_recovery
 from paidtwice.lab._rows import run_rows
-from paidtwice.lab._runner import Lab
+from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, renamed_service
 from paidtwice.lab._walks import run_walk
+from paidtwice.lab._watch import AttemptWatch, Watcher, mismatches_of, settled, wait_for
+
+if _typing.TYPE_CHECKING:
+    from paidtwice.lab._up import LabUp
+
+_LAZY = {"LabUp": "paidtwice.lab._up"}
+"""Imported when first used: only `paidtwice lab up` needs it, and the command line starts without it."""
 
 __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
     "CLEAN_NAIVE_JOURNAL",
     "COMPARISONS",
     "CURVES",
+    "DECK_AGENT",
     "DEFAULT_PRICE_MODEL",
     "DEFAULT_RESTART_DELAY",
     "EXPERIMENTS",
     "PRICES_AS_OF",
+    "QUESTION",
     "SCENARIOS",
     "WALKS",
     "AgentMode",
     "ApplyResult",
+    "AttemptWatch",
     "Backoff",
     "Bill",
     "Comparison",
@@ -54,23 +81,38 @@ __all__ = [
     "Fault",
     "FaultKind",
     "InvocationStatus",
+    "Judge",
     "Lab",
     "LabCancelled",
+    "LabUp",
     "PaidCallPrediction",
     "RecordedStatus",
     "RecoveryPlan",
     "Row",
     "Walk",
+    "Watcher",
     "WayOut",
     "apply_way",
+    "attempt_log_of",
     "bill",
     "check_price_model",
     "experiment_by_name",
     "explain",
     "extra_calls",
+    "mismatches_of",
+    "model_log_of",
     "plan_recovery",
     "predict_paid_calls",
+    "price_usage",
     "read_mismatch",
+    "renamed_service",
     "run_rows",
     "run_walk",
+    "settled",
+    "tool_log_of",
+    "wait_for",
+    "with_model_latency",
 ]
+
+
+__getattr__ = _lazy.attributes(__name__, _LAZY)

@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paidtwice.agent._process import AgentAttempt, number_attempts
-from paidtwice.agent._wire import MISMATCH_ERROR_CODE
-from paidtwice.engine import FailureEvent, JournalEntry
+from paidtwice.agent import MISMATCH_ERROR_CODE, AgentAttempt, number_attempts
+from paidtwice.engine import FailureEvent, JournalEntry, epoch
 from paidtwice.lab._bill import extra_calls, price_call
 from paidtwice.lab._mismatch import read_mismatch
-from paidtwice.lab._watch import Attempt, epoch
+from paidtwice.lab._watch import Attempt
 from paidtwice.results import (
     AttemptLine,
     Check,

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from paidtwice.agent._process import AgentAttempt
+from paidtwice.agent import AgentAttempt
 from paidtwice.engine import (
     AdminClient,
     IngressClient,

@@ -26,8 +26,15 @@ from types import TracebackType
 
 from paidtwice._exceptions import ExperimentError, LabCancelled
 from paidtwice._pins import RESTATE_SERVER_VERSION
-from paidtwice.agent._env import EXPLICIT_RECOVERY, PAUSE_S, RETRY_POLICY, STEP_LOG, agent_env
-from paidtwice.agent._process import AGENT_PRELOAD, AgentHost
+from paidtwice.agent import (
+    AGENT_PRELOAD,
+    EXPLICIT_RECOVERY,
+    PAUSE_S,
+    RETRY_POLICY,
+    STEP_LOG,
+    AgentHost,
+    agent_env,
+)
 from paidtwice.engine import (
     AdminClient,
     ForkServer,

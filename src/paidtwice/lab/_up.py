@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent._env import ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, STUB_API_KEY
+from paidtwice.agent import ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, STUB_API_KEY
 from paidtwice.engine import RestateCluster
 from paidtwice.lab._runner import DECK_AGENT, Lab
 from paidtwice.stub import resolve_script

@@ -11,14 +11,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError
-from paidtwice.agent._process import AgentAttempt, number_attempts
-from paidtwice.agent._wire import MISMATCH_ERROR_CODE
-from paidtwice.engine import InvocationRow, SqlClient, wait_until
+from paidtwice.agent import MISMATCH_ERROR_CODE, AgentAttempt, number_attempts
+from paidtwice.engine import InvocationRow, SqlClient, epoch, wait_until
 
-__all__ = ["Attempt", "AttemptWatch", "Watcher", "epoch", "mismatches_of", "settled", "wait_for"]
+__all__ = ["Attempt", "AttemptWatch", "Watcher", "mismatches_of", "settled", "wait_for"]
 
 POLL = 0.02
 """Seconds between two polls: the watcher's, and `wait_for`'s."""
@@ -41,13 +39,6 @@ def wait_for(what: str, condition: Callable[[], bool], *, timeout: float, stop: 
         raise ExperimentError(f"timed out after {timeout:.0f}s waiting for {what}")
     if not held:
         raise LabCancelled(f"interrupted while waiting for {what}")
-
-
-def epoch(stamp: str | None) -> float | None:
-    """Seconds since the epoch of an ISO timestamp the server wrote (None for none)."""
-    if not stamp:
-        return None
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 @dataclass

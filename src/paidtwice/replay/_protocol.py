@@ -13,7 +13,7 @@ import functools
 import struct
 from dataclasses import dataclass
 
-from paidtwice.agent._wire import FrameReader, read_fields
+from paidtwice.agent import FrameReader, read_fields
 
 __all__ = [
     "END",

@@ -48,16 +48,15 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paidtwice._words import count
-from paidtwice.agent._app import endpoint_of, load_problem
-from paidtwice.agent._app import load_app as served_app
-from paidtwice.agent._env import OFFLINE_DEFAULTS
+from paidtwice.agent import OFFLINE_DEFAULTS, endpoint_of, load_problem
+from paidtwice.agent import load_app as served_app
 from paidtwice.replay._answers import replay_script
 from paidtwice.replay._intercept import CURRENT, ReplayState, install_patches
 from paidtwice.replay._journal import JournalFile, load_journal
@@ -72,6 +71,9 @@ from paidtwice.replay._results import (
 from paidtwice.replay._seed import invocation_id_bytes, random_seed
 from paidtwice.replay._verdict import Outcome, judge
 from paidtwice.stub import Script, StubModel, resolve_script
+
+if TYPE_CHECKING:
+    from paidtwice.targets import Target
 
 __all__ = [
     "VERDICTS",
@@ -189,7 +191,10 @@ class _Feed:
 
 
 class Replayer:
-    """Replays journals against one app's code, in this process; a context manager (it runs a stub)."""
+    """Replays journals against one app's code, in this process; a context manager (it runs a stub).
+
+    Built from a target (`Replayer.of(target)`, as the sweep and the soak take one), or from the app itself:
+    MODULE:APP, MODULE, or the app object."""
 
     def __init__(
         self,
@@ -201,6 +206,7 @@ class Replayer:
         timeout: float = DEFAULT_TIMEOUT,
         stub: StubModel | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.script = replay_script(resolve_script(script, variation))
         """How the stub answers the code's model calls (each ask one later than the recorded run's)."""
@@ -216,7 +222,33 @@ class Replayer:
         self._handlers: dict[str, set[str]] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._prepared = False
+        self._env = dict(env or {})
         self._saved_env: dict[str, str | None] = {}
+
+    @classmethod
+    def of(
+        cls,
+        target: Target,
+        *,
+        script: str | Path | Script = "steady",
+        variation: str = "steady",
+        timeout: float = DEFAULT_TIMEOUT,
+        stub: StubModel | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
+    ) -> Replayer:
+        """A replayer of the code `target` runs (`paidtwice.targets`): its app, imported from its directory
+        under its environment; `UsageError` in one line for a target paidtwice cannot import (a command)."""
+        app = target.offline()
+        return cls(
+            app.app,
+            app_dir=app.app_dir,
+            script=script,
+            variation=variation,
+            timeout=timeout,
+            stub=stub,
+            concurrency=concurrency,
+            env=dict(app.env),
+        )
 
     # -- lifecycle
 
@@ -246,8 +278,9 @@ class Replayer:
         # A client the app makes at import reads these: make sure even that one talks to the stub. The
         # agent environment's offline defaults keep the app's libraries quiet and off the network here too
         # (a tracing exporter flushing at exit would otherwise print into replay-check's output).
-        names = ("OPENAI_BASE_URL", "OPENAI_API_KEY", *OFFLINE_DEFAULTS)
+        names = ("OPENAI_BASE_URL", "OPENAI_API_KEY", *OFFLINE_DEFAULTS, *self._env)
         self._saved_env = {name: os.environ.get(name) for name in names}
+        os.environ.update(self._env)
         os.environ["OPENAI_BASE_URL"] = self._stub.open_lane(self.script, name="replay-import").base_url
         os.environ.setdefault("OPENAI_API_KEY", "paidtwice-stub")
         for name, default in OFFLINE_DEFAULTS.items():

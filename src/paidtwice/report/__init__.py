@@ -1,6 +1,21 @@
 """Reports: the deck table, journals by index, model-call logs, mismatches, curves and their plot, and one
-self-contained HTML page of a deck, a sweep, a soak or a replay-check."""
+self-contained HTML page of a deck, a sweep, a soak, a replay-check or a watch; and what CI reads of them
+(`Finding`s and `TestCase`s as GitHub annotations, JUnit and SARIF)."""
 
+from paidtwice.report._ci import github_annotations, write_junit, write_sarif
+from paidtwice.report._findings import (
+    Finding,
+    Source,
+    TestCase,
+    budget_finding,
+    lint_cases,
+    lint_findings,
+    relative,
+    replay_cases,
+    replay_findings,
+    sweep_cases,
+    sweep_findings,
+)
 from paidtwice.report._html import (
     Section,
     deck_sections,
@@ -11,9 +26,16 @@ from paidtwice.report._html import (
     write_html,
 )
 from paidtwice.report._plot import curve_svg, curve_svg_markup
-from paidtwice.report._replay import format_replay_check
+from paidtwice.report._replay import (
+    ReplayRow,
+    format_replay_check,
+    format_replay_table,
+    replay_details,
+    replay_row,
+)
 from paidtwice.report._soak import format_soak, format_soak_progress
 from paidtwice.report._text import (
+    fit_lines,
     format_attempt_log,
     format_bill,
     format_checks,
@@ -21,6 +43,7 @@ from paidtwice.report._text import (
     format_crash_cost,
     format_curve,
     format_deck_table,
+    format_handler_summary,
     format_journal,
     format_mismatch,
     format_model_log,
@@ -30,14 +53,21 @@ from paidtwice.report._text import (
     format_walk,
     table,
 )
+from paidtwice.report._watch import format_watch, watch_section
 from paidtwice.results import Results, load_results
 
 __all__ = [
+    "Finding",
+    "ReplayRow",
     "Results",
     "Section",
+    "Source",
+    "TestCase",
+    "budget_finding",
     "curve_svg",
     "curve_svg_markup",
     "deck_sections",
+    "fit_lines",
     "format_attempt_log",
     "format_bill",
     "format_checks",
@@ -45,21 +75,37 @@ __all__ = [
     "format_crash_cost",
     "format_curve",
     "format_deck_table",
+    "format_handler_summary",
     "format_journal",
     "format_mismatch",
     "format_model_log",
     "format_plan",
     "format_replay_check",
+    "format_replay_table",
     "format_run",
     "format_soak",
     "format_soak_progress",
     "format_sweep",
     "format_walk",
+    "format_watch",
+    "github_annotations",
     "html_page",
+    "lint_cases",
+    "lint_findings",
     "load_results",
+    "relative",
+    "replay_cases",
     "replay_check_section",
+    "replay_details",
+    "replay_findings",
+    "replay_row",
     "soak_section",
+    "sweep_cases",
+    "sweep_findings",
     "sweep_sections",
     "table",
+    "watch_section",
     "write_html",
+    "write_junit",
+    "write_sarif",
 ]

@@ -165,17 +165,12 @@ def _where(point_service: str, point_handler: str, source: Source | None) -> tup
     return (found[0], found[1]) if found is not None else (None, None)
 
 
-def point_label(point: PointResult) -> str:
-    """SERVICE/HANDLER of a point (its mode for the deck's agent)."""
-    return f"{point.service}/{point.handler}" if point.service and point.handler else point.mode
-
-
 def sweep_findings(points: Iterable[PointResult], source: Source | None) -> list[Finding]:
     """A finding per point that pays twice (error) or whose kill did not land (warning)."""
     found = []
     for p in points:
         path, line = _where(p.service, p.handler, source)
-        where = f"{point_label(p)}, script {p.script}, #{p.order} {p.crash_point}"
+        where = f"{p.swept}, script {p.script}, #{p.order} {p.crash_point}"
         if p.pays_twice:
             paid = f"{p.extra_model_calls:+d} model calls, {p.extra_step_runs:+d} step runs"
             found.append(Finding("PT101", "error", f"{where}: paid twice ({paid})", path, line))
@@ -197,7 +192,7 @@ def sweep_cases(points: Iterable[PointResult]) -> list[TestCase]:
         skipped = None if p.confirmed else "the kill did not land where the point says"
         cases.append(
             TestCase(
-                f"sweep {point_label(p)} {p.script}",
+                f"sweep {p.swept} {p.script}",
                 f"#{p.order} {p.crash_point}",
                 failure,
                 skipped if failure is None else None,

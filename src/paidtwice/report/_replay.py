@@ -13,8 +13,8 @@ from paidtwice.results import ReplayResult
 
 __all__ = ["format_replay_check", "format_replay_table", "replay_details", "replay_row"]
 
-Row = tuple[str, str, str, str]
-_HEADER: Row = ("journal", "verdict", "calls outside", "next, live")
+ReplayRow = tuple[str, str, str, str]
+_HEADER: ReplayRow = ("journal", "verdict", "calls outside", "next, live")
 
 
 def format_replay_check(results: list[ReplayResult]) -> str:
@@ -24,7 +24,7 @@ def format_replay_check(results: list[ReplayResult]) -> str:
     )
 
 
-def format_replay_table(rows: Sequence[Row], details: Iterable[str]) -> str:
+def format_replay_table(rows: Sequence[ReplayRow], details: Iterable[str]) -> str:
     """The rows under their header, columns as wide as their widest cell, then the details' lines."""
     widths = [max(len(row[i]) for row in [_HEADER, *rows]) for i in range(len(_HEADER))]
     lines = [
@@ -35,7 +35,7 @@ def format_replay_table(rows: Sequence[Row], details: Iterable[str]) -> str:
     return "\n".join(lines)
 
 
-def replay_row(r: ReplayResult) -> Row:
+def replay_row(r: ReplayResult) -> ReplayRow:
     """A result's row: journal, verdict, calls outside the journal, what it would do next live."""
     verdict = f"diverges at {r.where}" if r.verdict == "diverges" else r.verdict
     calls = f"{r.calls_during_replay}" + (

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from paidtwice._words import agent_name, count, signed
 from paidtwice.engine import JournalEntry
-from paidtwice.lab._recover import RecoveryPlan
+from paidtwice.lab import RecoveryPlan
 from paidtwice.results import (
     ComparisonRecord,
     CurvePoint,
@@ -667,8 +667,8 @@ def format_handler_summary(points: Sequence[PointResult]) -> str:
     """A line per swept handler (per mode, for the deck's agent): its points, how many pay twice for
     completed work and how many kills missed (points paidtwice cannot decide)."""
     lines = []
-    for name in dict.fromkeys(_handler_of(p) for p in points):
-        mine = [p for p in points if _handler_of(p) == name]
+    for name in dict.fromkeys(p.swept for p in points):
+        mine = [p for p in points if p.swept == name]
         twice = [p for p in mine if p.pays_twice]
         missed = [p for p in mine if not p.confirmed]
         scripts = ", ".join(dict.fromkeys(p.script for p in mine))
@@ -686,7 +686,3 @@ def format_handler_summary(points: Sequence[PointResult]) -> str:
             line += f"; input {json.dumps(mine[0].input)}"
         lines.append(line)
     return "\n".join(lines)
-
-
-def _handler_of(point: PointResult) -> str:
-    return f"{point.service}/{point.handler}" if point.service and point.handler else point.mode

@@ -163,6 +163,12 @@ class PointResult:
     where the calls do not say who made them (a command's deployment, the deck's agent)."""
 
     @property
+    def swept(self) -> str:
+        """What was swept, as the record names its target: the user's SERVICE/HANDLER (`recorded_as`),
+        else its `mode` (the deck's agent, "naive" or "journaled")."""
+        return f"{self.service}/{self.handler}" if self.service and self.handler else self.mode
+
+    @property
     def pays_twice(self) -> bool:
         """Paid again for work that had completed: an answer asked for again, model calls or steps beyond
         those cut off in flight."""

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from paidtwice.engine import SqlClient
-from paidtwice.lab._watch import epoch
+from paidtwice.engine import SqlClient, epoch
 from paidtwice.results import KillSnapshot
 from paidtwice.stub import ModelCall
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from paidtwice._exceptions import LabCancelled
 from paidtwice.engine import RestateCluster
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import Lab
 from paidtwice.results import KillSnapshot
 from paidtwice.soak._bound import journaled_model_answers, places_in_life, snapshot
 from paidtwice.soak._monitor import Monitor

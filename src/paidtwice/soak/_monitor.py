@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from paidtwice._exceptions import LabCancelled, PaidtwiceError
 from paidtwice.engine import RestateCluster
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import Lab
 from paidtwice.results import PeakMemory
 from paidtwice.soak._options import SoakOptions
 from paidtwice.targets import Agent

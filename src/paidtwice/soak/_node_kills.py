@@ -12,10 +12,9 @@ import time
 from dataclasses import dataclass
 
 from paidtwice._exceptions import LabCancelled
-from paidtwice.agent._process import AgentAttempt
-from paidtwice.engine import PartitionLeader, RestateCluster, SqlClient
-from paidtwice.lab._runner import Lab
-from paidtwice.lab._watch import epoch
+from paidtwice.agent import AgentAttempt
+from paidtwice.engine import PartitionLeader, RestateCluster, SqlClient, epoch
+from paidtwice.lab import Lab
 from paidtwice.results import NodeKillLine
 from paidtwice.stub import Lane
 

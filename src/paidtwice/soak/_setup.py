@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, UsageError
 from paidtwice.engine import SqlClient
-from paidtwice.lab._runner import Lab
+from paidtwice.lab import Lab
 from paidtwice.soak._monitor import SETTLED
 from paidtwice.soak._subject import Calling, Soaked
 from paidtwice.stub import Answer, Lane, ModelCall
-from paidtwice.sweep._runs import NO_MODEL_CALL
+from paidtwice.sweep import NO_MODEL_CALL
 from paidtwice.targets import Agent
 
 __all__ = ["Clean", "set_up"]

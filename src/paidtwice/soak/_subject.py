@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent._env import agent_env
-from paidtwice.lab._runner import Lab
+from paidtwice.agent import agent_env
+from paidtwice.lab import Lab
 from paidtwice.stub import Lane
-from paidtwice.sweep._runs import DEFAULT_KEY
+from paidtwice.sweep import DEFAULT_KEY
 from paidtwice.targets import Agent, AppTarget, DeckTarget, Launch, Target
 
 __all__ = ["DECK", "Calling", "Soaked", "soak_target", "soaked"]

@@ -10,11 +10,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, replace
 
-from paidtwice.agent._process import AgentAttempt
-from paidtwice.engine import SqlClient
-from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
-from paidtwice.lab._runner import Lab
-from paidtwice.lab._watch import epoch
+from paidtwice.agent import AgentAttempt
+from paidtwice.engine import SqlClient, epoch
+from paidtwice.lab import PRICES_AS_OF, Lab, bill, extra_calls
 from paidtwice.results import KillSnapshot, NodeKillLine, PeakMemory, SoakRecord
 from paidtwice.soak._drive import Driven
 from paidtwice.soak._monitor import SETTLED

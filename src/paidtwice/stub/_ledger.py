@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from paidtwice.agent._env import INVOCATION_HEADER
+from paidtwice.agent import INVOCATION_HEADER
 from paidtwice.stub._scripts import Answer
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 

@@ -14,9 +14,12 @@ runs show; the sweep asks the target, never which kind it is.
 from __future__ import annotations
 
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
+from paidtwice.sweep._runs import DEFAULT_KEY, NO_MODEL_CALL
 from paidtwice.sweep._sweep import deck_scripts, record_answers, sweep, sweep_targets
 
 __all__ = [
+    "DEFAULT_KEY",
+    "NO_MODEL_CALL",
     "Answers",
     "KillPlan",
     "ModelStub",

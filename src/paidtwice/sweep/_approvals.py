@@ -33,8 +33,7 @@ from typing import Any
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice.engine import IngressClient
 from paidtwice.schema import UnsatisfiableSchema, value_for
-from paidtwice.targets._target import Resolution
-from paidtwice.targets._timeline import WAIT_KINDS
+from paidtwice.targets import WAIT_KINDS, Resolution
 
 __all__ = ["Resolution", "Resolver", "Wait", "read_waits"]
 

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from paidtwice._exceptions import UsageError
-from paidtwice.lab._bill import check_price_model
-from paidtwice.lab._experiments import DEFAULT_RESTART_DELAY
+from paidtwice.lab import DEFAULT_RESTART_DELAY, check_price_model
 from paidtwice.stub import (
     AUTO,
     DEFAULT_SEED,

@@ -17,19 +17,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, ScriptFileError, UsageError
-from paidtwice.agent._env import GATE, agent_env
-from paidtwice.agent._process import AgentAttempt
-from paidtwice.agent._wire import MISMATCH_ERROR_CODE
-from paidtwice.engine import InvocationRow, JournalEntry
-from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
-from paidtwice.lab._runner import Lab, attempt_log_of, model_log_of, renamed_service, tool_log_of
-from paidtwice.lab._watch import AttemptWatch, Watcher, epoch, mismatches_of, settled, wait_for
+from paidtwice.agent import GATE, MISMATCH_ERROR_CODE, AgentAttempt, agent_env
+from paidtwice.engine import InvocationRow, JournalEntry, epoch
+from paidtwice.lab import (
+    PRICES_AS_OF,
+    AttemptWatch,
+    Lab,
+    Watcher,
+    attempt_log_of,
+    bill,
+    extra_calls,
+    mismatches_of,
+    model_log_of,
+    renamed_service,
+    settled,
+    tool_log_of,
+    wait_for,
+)
 from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.stub import Hold, Lane, Script
 from paidtwice.sweep._approvals import Resolver
 from paidtwice.sweep._options import KillPlan, ModelStub
 from paidtwice.sweep._paid import calls_at_kill
-from paidtwice.targets._target import Launch, Target
+from paidtwice.targets import Launch, Target
 
 __all__ = ["NO_MODEL_CALL", "SweepRun", "clean_run", "point_run"]
 

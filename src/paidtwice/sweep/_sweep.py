@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from paidtwice._exceptions import UsageError
-from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
-from paidtwice.lab._runner import Lab
-from paidtwice.lab._watch import Watcher, epoch
+from paidtwice.engine import epoch
+from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab, Watcher, check_price_model
 from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub import AutoBook, Script, script_by_name
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of

@@ -15,6 +15,8 @@ Adding a kind (a deployment already running somewhere, say) is one new class, a 
 - a constructor that checks the user's input before anything starts and raises `UsageError` in one line
   (as `AppTarget.checked`, `CommandTarget.checked`): the service and handler it serves, its directory;
 - `recorded_as()`: the service, handler and input a point's record names;
+- `offline() -> OfflineApp`: the Python app replay-check imports to replay its journals in its own process
+  (or `UsageError` in one line, as a command's kind says: its code is not Python paidtwice imports);
 - `launch(Launch) -> (Agent, Trace)`: the process the lab kills for one run, and what that run shows.
   The `Agent` (`_target.Agent`) starts, is killed, loads a replacement ahead (`prepare`/`wait_ready`, a
   no-op where it cannot) and listens again at a given time (`release(at)`/`wait_up`); an implementation
@@ -29,11 +31,15 @@ from __future__ import annotations
 
 from paidtwice.targets._command import CommandAgent, WireStep, check_command, command_label, node_path
 from paidtwice.targets._deployment import CommandTarget, WireTrace
-from paidtwice.targets._host import AppTarget, DeckTarget, HostTrace, check_app
+from paidtwice.targets._discovery import discover
+from paidtwice.targets._host import DECK_MODES, AppTarget, DeckTarget, HostTrace, check_app
 from paidtwice.targets._spec import TargetSpec
-from paidtwice.targets._target import Agent, Launch, Resolution, Target, Trace
+from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Target, Trace
+from paidtwice.targets._timeline import WAIT_KINDS
 
 __all__ = [
+    "DECK_MODES",
+    "WAIT_KINDS",
     "Agent",
     "AppTarget",
     "CommandAgent",
@@ -41,6 +47,7 @@ __all__ = [
     "DeckTarget",
     "HostTrace",
     "Launch",
+    "OfflineApp",
     "Resolution",
     "Target",
     "TargetSpec",
@@ -50,5 +57,6 @@ __all__ = [
     "check_app",
     "check_command",
     "command_label",
+    "discover",
     "node_path",
 ]

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import PaidtwiceError, ServerStartError, UsageError
-from paidtwice.agent._process import AgentAttempt, LeasedAgent, attempt_of, wait_alive
+from paidtwice.agent import AgentAttempt, LeasedAgent, attempt_of, wait_alive
 from paidtwice.engine import HOST, PortLease, Process, ensure_node_binary, lease_port, port_is_listening
 from paidtwice.targets._proxy import Proxy
 

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent._env import agent_env
+from paidtwice.agent import agent_env
 from paidtwice.engine import JournalEntry
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
 from paidtwice.targets._command import CommandAgent, check_command, command_label, node_path
-from paidtwice.targets._target import Agent, Launch, Resolution, Trace
+from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Trace
 from paidtwice.targets._wire_timeline import wire_model_calls_in_steps, wire_points
 
 __all__ = ["CommandTarget", "WireTrace"]
@@ -168,6 +168,13 @@ class CommandTarget:
 
     def recorded_as(self) -> tuple[str, str, Any]:
         return self.service, self.handler, self.input
+
+    def offline(self) -> OfflineApp:
+        raise UsageError(
+            "replay-check replays journals in its own process, on a Python app's endpoint: a deployment "
+            "started by a command cannot be replayed offline (give its Python app with --app, or sweep the "
+            "command live with `paidtwice sweep --cmd`)"
+        )
 
     def launch(self, launch: Launch) -> tuple[Agent, Trace]:
         # The lane answers whatever reaches it: the proxy, not a host, knows the invocation.

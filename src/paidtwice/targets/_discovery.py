@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent._env import agent_env
+from paidtwice.agent import agent_env
 
 __all__ = ["AppHandler", "choose_handlers", "discover", "handlers_of", "needs_input"]
 

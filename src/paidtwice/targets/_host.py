@@ -14,16 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent._env import SERVICE, SERVICE_AS, agent_env
-from paidtwice.agent._process import AgentHost
-from paidtwice.agent._tree import TREE
+from paidtwice.agent import SERVICE, SERVICE_AS, TREE, AgentHost, agent_env
 from paidtwice.engine import JournalEntry
-from paidtwice.lab._runner import DECK_AGENT, QUESTION, renamed_service
+from paidtwice.lab import DECK_AGENT, QUESTION, renamed_service
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
 from paidtwice.targets._discovery import AppHandler, choose_handlers, discover, needs_input
 from paidtwice.targets._inputs import made_input
-from paidtwice.targets._target import Agent, Launch, Resolution, Trace
+from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Trace
 from paidtwice.targets._timeline import (
     StepEvent,
     derive_points,
@@ -155,6 +153,11 @@ class DeckTarget:
     def launch(self, launch: Launch) -> tuple[Agent, Trace]:
         return _host(self.app, self.cwd, launch, {SERVICE: launch.served_as})
 
+    def offline(self) -> OfflineApp:
+        # Its mode, not the sweep's longer pause: the journals were recorded by whatever pause, and a
+        # durable sleep replays from the journal. The service is `Agent`, or $PAIDTWICE_SERVICE as given.
+        return OfflineApp(self.app, self.cwd, (("PAIDTWICE_AGENT_MODE", self.mode),))
+
 
 @dataclass(frozen=True)
 class AppTarget:
@@ -194,7 +197,7 @@ class AppTarget:
 
     @property
     def label(self) -> str:
-        return f"{self.app} {self.service}/{self.handler}"
+        return f"{self.app} {self.service}/{self.handler}" if self.service else self.app
 
     @staticmethod
     def discovered(
@@ -247,6 +250,9 @@ class AppTarget:
         tag = launch.served_as.removeprefix(renamed_service(self.service, ""))
         naming = {SERVICE_AS: f"{self.service}={launch.served_as}", TREE: tag}
         return _host(self.app, self.cwd, launch, naming)
+
+    def offline(self) -> OfflineApp:
+        return OfflineApp(self.app, self.cwd, self.env)
 
 
 def _input(handler: AppHandler, given: Any, seed: int) -> Any:

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import ServerStartError
-from paidtwice.agent._wire import (
+from paidtwice.agent import (
     END,
     ERROR,
     FIRST_COMMAND,

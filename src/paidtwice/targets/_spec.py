@@ -83,3 +83,18 @@ class TargetSpec:
         if self.resolution is not None:
             targets = [dataclasses.replace(t, resolution=self.resolution) for t in targets]
         return targets
+
+    def code(self) -> Target:
+        """The one target whose code replay-check runs journals against, whichever of its handlers they
+        name (`service` and `handler` left empty): the app, the deck's agent in its one mode, or the
+        command. Nothing is imported or started here: the replayer loads the app and says in one line what
+        does not load, and a kind that cannot be replayed offline says so (`Target.offline`)."""
+        where = None if self.app_dir is None else str(self.app_dir)
+        if self.command is not None:
+            return CommandTarget(self.command, "", "", None, self.command, cwd=where, port_env=self.port_env)
+        if self.app is not None:
+            return AppTarget(self.app, "", "", None, mode=self.app, cwd=where)
+        if len(self.modes) != 1:
+            raise UsageError("the deck's agent replays in one mode: naive or journaled")
+        [deck] = DeckTarget.each(self.modes)
+        return deck

@@ -12,14 +12,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import Field, dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, Protocol, Self
+from typing import Any, ClassVar, Protocol, Self, runtime_checkable
 
-from paidtwice.agent._process import AgentAttempt
+from paidtwice.agent import AgentAttempt
 from paidtwice.engine import ForkServer, JournalEntry
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
 
-__all__ = ["Agent", "Launch", "Resolution", "Target", "Trace"]
+__all__ = ["Agent", "Launch", "OfflineApp", "Resolution", "Target", "Trace"]
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,19 @@ class Launch:
     """Hold the attempt that starts with this many journal entries (a kind that sees the wire)."""
 
 
+@dataclass(frozen=True)
+class OfflineApp:
+    """What replay-check imports into its own process to replay a target's journals offline, no server."""
+
+    app: str
+    """MODULE:APP, or MODULE (the one app it holds, else an app of every Restate service it defines)."""
+    app_dir: str | None = None
+    """The directory it imports from; None: the current one."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Environment it is imported and replayed under, over the process's own (the deck agent's mode)."""
+
+
+@runtime_checkable
 class Target(Protocol):
     """One Restate handler to sweep, soak or replay, how its agent starts, and what its runs show.
 
@@ -231,4 +244,9 @@ class Target(Protocol):
 
     def launch(self, launch: Launch) -> tuple[Agent, Trace]:
         """An agent for one run (not started yet) and the trace its run leaves."""
+        ...
+
+    def offline(self) -> OfflineApp:
+        """The app replay-check loads in its own process to replay this target's journals (whichever of
+        its handlers they name); `UsageError` in one line for a kind whose code paidtwice cannot import."""
         ...

@@ -12,8 +12,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from paidtwice.engine import JournalEntry
-from paidtwice.lab._watch import epoch
+from paidtwice.engine import JournalEntry, epoch
 from paidtwice.results import CrashPoint
 from paidtwice.stub import ModelCall, ToolRun
 from paidtwice.targets._command import WireStep, read_wire

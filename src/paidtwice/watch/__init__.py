@@ -9,10 +9,11 @@ from paidtwice.results import AttemptCost, StuckInvocation, WatchSnapshot, WayOu
 from paidtwice.watch._loop import Watch, snapshot_json
 from paidtwice.watch._metrics import MetricsServer, parse_listen
 from paidtwice.watch._profile import Profile, load_profile
-from paidtwice.watch._scan import Scanner, check_profile
+from paidtwice.watch._scan import JudgeFor, Scanner, check_profile
 
 __all__ = [
     "AttemptCost",
+    "JudgeFor",
     "MetricsServer",
     "Profile",
     "Scanner",

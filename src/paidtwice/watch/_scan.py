@@ -12,11 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from paidtwice._exceptions import NotFound, PaidtwiceError, ServerUnreachable, UsageError
-from paidtwice.engine import JournalEntry, QueryFailed, SqlClient
-from paidtwice.lab._bill import PRICES_AS_OF, price_usage
-from paidtwice.lab._mismatch import Explanation, explain
-from paidtwice.lab._recover import Judge, plan_recovery
-from paidtwice.lab._watch import epoch
+from paidtwice.engine import JournalEntry, QueryFailed, SqlClient, epoch
+from paidtwice.lab import PRICES_AS_OF, Explanation, Judge, explain, plan_recovery, price_usage
 from paidtwice.results import Reason, StuckInvocation, WatchSnapshot, WayOutLine
 from paidtwice.watch._profile import Profile, looks_like_model_step
 
