@@ -25,6 +25,7 @@ if _typing.TYPE_CHECKING:
         OFFLINE_DEFAULTS,
         PAUSE_S,
         RETRY_POLICY,
+        ROOT_HEADER,
         SERVICE,
         SERVICE_AS,
         STEP_LOG,
@@ -58,7 +59,8 @@ _LAZY = {
     **dict.fromkeys(
         (
             *("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "EXPLICIT_RECOVERY", "GATE", "INVOCATION_HEADER"),
-            *("OFFLINE_DEFAULTS", "PAUSE_S", "RETRY_POLICY", "SERVICE", "SERVICE_AS", "STEP_LOG"),
+            *("OFFLINE_DEFAULTS", "PAUSE_S", "RETRY_POLICY", "ROOT_HEADER", "SERVICE", "SERVICE_AS"),
+            "STEP_LOG",
             *("STUB_API_KEY", "TREE", "agent_env"),
         ),
         "paidtwice.agent._env",
@@ -96,6 +98,7 @@ __all__ = [
     "OFFLINE_DEFAULTS",
     "PAUSE_S",
     "RETRY_POLICY",
+    "ROOT_HEADER",
     "SERVICE",
     "SERVICE_AS",
     "START",

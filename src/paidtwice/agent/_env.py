@@ -25,6 +25,7 @@ __all__ = [
     "OPENAI_BASE_URL",
     "PAUSE_S",
     "RETRY_POLICY",
+    "ROOT_HEADER",
     "SERVICE",
     "SERVICE_AS",
     "STEP_LOG",
@@ -59,6 +60,8 @@ the start, every context operation executed again, no journal replayed)."""
 RETRY_POLICY = "PAIDTWICE_RETRY_POLICY"
 """JSON of the deck agents' invocation retry policy, when a row sets its own: `max_attempts`,
 `on_max_attempts` ("pause" or "kill"), `initial_interval_s`, `max_interval_s`, `exponentiation_factor`."""
+ROOT_HEADER = "x-paidtwice-root"
+"""The header a call the host follows into a tree carries: the tree's root invocation."""
 TREE = "PAIDTWICE_TREE"
 """The run's tag: the host serves every service of the app as `NAME_TAG` and follows the calls between them
 (`paidtwice.agent._tree`)."""

@@ -23,12 +23,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from paidtwice.agent._env import TREE
+from paidtwice.agent._env import ROOT_HEADER, TREE
 
 __all__ = ["ROOT_HEADER", "TREE", "Tree", "tree_renames"]
-
-ROOT_HEADER = "x-paidtwice-root"
-"""The header a followed call carries: the tree's root invocation."""
 
 
 def tree_renames(services: list[str], given: list[str], tag: str) -> list[str]:
