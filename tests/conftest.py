@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,6 +17,14 @@ from paidtwice.replay import load_journal, save_journal
 from paidtwice.results import RunRecord
 
 JOURNALS = Path(__file__).parent / "fixtures" / "journals"
+
+# A suite started in the background of a script (`bash .ci/run &`, `nohup ... &` from a non-interactive
+# shell) inherits SIGINT ignored, and so would every paidtwice the tests start: Python keeps an ignored SIGINT
+# ignored, the Ctrl-C tests' SIGINT would be lost and the command would finish its work (exit 0). Caught
+# here, it is back to its default in every process the tests start (exec resets a caught signal), as in a
+# terminal. tests/cli/test_interrupt.py checks it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -73,6 +73,16 @@ def stop_and_check(
     )
 
 
+def test_a_command_the_tests_start_takes_ctrl_c_however_the_suite_was_started() -> None:
+    """A process started in the background of a script inherits SIGINT ignored, and Python keeps it so: a
+    paidtwice started from such a suite would finish its work after the Ctrl-C tests' SIGINT (exit 0).
+    conftest.py gives SIGINT back its default, so every command the tests start takes it as in a terminal.
+    Run with `bash -c 'pytest ... &'` to see this fail without it."""
+    probe = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True"
+
+
 def test_ctrl_c_stops_everything_and_keeps_finished_records(tmp_path: Path) -> None:
     out = tmp_path / "interrupted.json"
     deck = start_deck(tmp_path, ROWS, "--json", str(out))

@@ -94,7 +94,7 @@ def test_matched_and_positional_turns_in_one_script(stub: StubModel, tmp_path: P
     assert all(c.ask == 1 and not c.unanswered for c in lane.model_calls("inv_1"))
 
 
-def test_changed_applies_to_the_call_asked_again(stub: StubModel, tmp_path: Path) -> None:
+def test_changed_applies_to_the_callasked_again(stub: StubModel, tmp_path: Path) -> None:
     lane = stub.open_lane(load_script_file(write(tmp_path, MIXED), "changed"))
     # A replay asks the classification and the specialist again: only those two calls change their mind,
     # each on its own second ask, whatever else was asked in between.
@@ -267,10 +267,10 @@ def test_one_turn_answering_many_calls_counts_each_call_apart(stub: StubModel, t
     assert extra_calls(calls) == [calls[3]]
 
 
-def test_a_call_asked_again_with_another_prompt_is_still_asked_again() -> None:
+def test_a_call_asked_again_with_another_prompt_is_stillasked_again() -> None:
     from paidtwice.stub import ModelCall
     from paidtwice.stub._scripts import Answer
-    from paidtwice.sweep._paid import _asked_again
+    from paidtwice.sweep._paid import asked_again
 
     def call(turn: int, asked: str, at: float) -> ModelCall:
         return ModelCall("lane", "inv", 0, turn, 1, 1, Answer(text="x"), at, at, True, asked=asked)
@@ -278,16 +278,16 @@ def test_a_call_asked_again_with_another_prompt_is_still_asked_again() -> None:
     plan, w1, w2, w3 = call(1, "plan", 1), call(2, "w1", 2), call(2, "w2", 0), call(2, "w3", 0)
     # Sequential workers, killed after the first answered: the plan and worker 1 are asked again, workers 2
     # and 3 for the first time.
-    assert _asked_again([plan, w1], [plan, w1, w2, w3]) == 2
+    assert asked_again([plan, w1], [plan, w1, w2, w3]) == 2
     # A prompt with the time in it changes between attempts: the replay's call is the answered one again.
-    assert _asked_again([call(1, "12:00:01", 1)], [call(1, "12:00:05", 5)]) == 1
+    assert asked_again([call(1, "12:00:01", 1)], [call(1, "12:00:05", 5)]) == 1
     # ... and each retry that asks again counts.
-    assert _asked_again([plan], [plan, plan]) == 2
+    assert asked_again([plan], [plan, plan]) == 2
     # Two one-message questions are both turn 1 of a positional script: killed after the first answered,
     # the replay asks it again and then the second for the first time, which the clean run asked as well.
     tags, summary = call(1, "", 1), call(1, "", 0)
-    assert _asked_again([tags], [tags, summary], clean_turns=[1, 1]) == 1
-    assert _asked_again([tags], [tags, tags, summary], clean_turns=[1, 1]) == 2  # and each retry counts
+    assert asked_again([tags], [tags, summary], clean_turns=[1, 1]) == 1
+    assert asked_again([tags], [tags, tags, summary], clean_turns=[1, 1]) == 2  # and each retry counts
 
 
 def test_a_call_asked_again_with_another_prompt_is_an_extra_cost() -> None:

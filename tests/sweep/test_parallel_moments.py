@@ -96,6 +96,92 @@ def test_calls_in_steps_started_together_are_one_moment_on_the_wire() -> None:
     assert together.model_holds == (2, 3) and together.journal_entries == 5
 
 
+def late_wire(tmp_path: Path, lag: float) -> tuple[Path, str]:
+    """The captured log as a loaded proxy would have written it: the gather's two RunCommands read `lag`
+    seconds late. The agent does not wait for the server after sending them (it runs the steps at once),
+    so nothing orders their reading before the calls the steps make; everything after them on the wire
+    waits on the server, so comes in order."""
+    records = [json.loads(line) for line in WIRE.read_text().splitlines()]
+    for record in records:
+        if record.get("entries") in (4, 5) and record["event"] == "command" or record.get("id") in (2, 3):
+            if record["event"] in ("command", "run"):
+                record["at"] += lag
+    path = tmp_path / "wire.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path, records[0]["invocation"]
+
+
+TYPES = [
+    "Command: Input",
+    "Command: Run",
+    "Notification: Run",
+    "Command: Run",
+    "Command: Run",
+    "Notification: Run",
+    "Notification: Run",
+    "Command: Run",
+    "Notification: Run",
+    "Command: Output",
+]
+"""The journal of the captured run."""
+
+
+def test_the_parallel_calls_stay_one_moment_when_the_proxy_reads_the_commands_late(tmp_path: Path) -> None:
+    """The order that split them under load: the proxy read the gather's two RunCommands after both calls
+    had begun (and call 2 ended) at the stub. The steps a call may be in are read from what cannot come
+    out of order (the server's frames are stamped before the agent sees them, a step's result after the
+    stub answered), so the two stay one moment."""
+    lag = 0.0157
+    wire, invocation = late_wire(tmp_path, lag)
+    steps = [
+        WireStep("summarize", 1, 1.594617, 1.787157),
+        WireStep("impact on customers", 1, 1.791297 + lag, 1.8167953),
+        WireStep("impact on employees", 1, 1.7913172 + lag, 1.8108726),
+        WireStep("combine", 1, 1.8259563, 1.8347385),
+    ]
+    calls = [
+        call(1, 1, 1.7663512, 1.766685, True, ""),
+        call(2, 2, 1.8057275, 1.8060029, True, ""),
+        call(3, 3, 1.8064468, 1.8097646, True, ""),
+        call(4, 4, 1.8295453, 1.8297532, True, ""),
+    ]
+    assert all(s.commanded > c.started for s in steps[1:3] for c in calls[1:3])  # the order that split them
+    points = wire_points(
+        journal=journal_of(TYPES), wire_log=wire, invocation_id=invocation, steps=steps, calls=calls, tools=[]
+    )
+    names = [p.name for p in points]
+    assert "in flight: model calls 2 and 3 together" in names, names
+    assert "in flight: model call 2" not in names and "in flight: model call 3" not in names, names
+    (together,) = [p for p in points if p.kind == "in-flight-parallel"]
+    assert together.model_holds == (2, 3)
+
+
+def test_a_call_made_just_before_a_gather_is_not_held_with_it(tmp_path: Path) -> None:
+    """A plain call the handler made after summarize's result and before it started the two steps comes
+    after the same server frame as they do; a batch of two steps holds two calls, the latest: the plain
+    call is a moment of its own."""
+    steps = [
+        WireStep("summarize", 1, 1.594617, 1.787157),
+        WireStep("impact on customers", 1, 1.791297, 1.8167953),
+        WireStep("impact on employees", 1, 1.7913172, 1.8108726),
+        WireStep("combine", 1, 1.8259563, 1.8347385),
+    ]
+    calls = [
+        call(1, 1, 1.7663512, 1.766685, True, ""),
+        call(2, 2, 1.7890, 1.7900, True, ""),  # plain, between summarize's result and the gather
+        call(3, 3, 1.8057275, 1.8060029, True, ""),
+        call(4, 4, 1.8064468, 1.8097646, True, ""),
+        call(5, 5, 1.8295453, 1.8297532, True, ""),
+    ]
+    invocation = json.loads(WIRE.read_text().splitlines()[0])["invocation"]
+    points = wire_points(
+        journal=journal_of(TYPES), wire_log=WIRE, invocation_id=invocation, steps=steps, calls=calls, tools=[]
+    )
+    names = [p.name for p in points]
+    assert "in flight: model call 2" in names, names
+    assert "in flight: model calls 3 and 4 together" in names, names
+
+
 def test_a_point_not_placed_says_what_the_journal_held_instead() -> None:
     point = CrashPoint("in flight: model call 2", 4, "in-flight-model", 5, model_holds=(2,))
     journal = journal_of(["Command: Input"] * 5 + ["Notification: Run"])

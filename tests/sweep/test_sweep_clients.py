@@ -138,9 +138,9 @@ def test_an_app_whose_framework_is_not_installed_is_one_line_and_exit_2() -> Non
             "paidtwice",
             "sweep",
             "--app",
-            "adk_agent:app",
+            "litellm_agent:app",
             "--service",
-            "AdkAgent",
+            "LitellmAgent",
             "--handler",
             "quote",
             "--script",
@@ -155,7 +155,7 @@ def test_an_app_whose_framework_is_not_installed_is_one_line_and_exit_2() -> Non
     )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "needs google-adk, which is not installed" in lines[0], done.stderr
+    assert len(lines) == 1 and "needs litellm, which is not installed" in lines[0], done.stderr
     assert "Traceback" not in done.stderr
 
 

@@ -1,6 +1,7 @@
-"""The framework examples swept with no script: auto answers drive the OpenAI Agents SDK, pydantic-ai and
-LangChain in both forms (the tool's arguments filled from the question, as a model does). Through Restate's
-integration nothing pays again outside flight; the plain forms pay again."""
+"""The framework examples swept with no script: auto answers drive the OpenAI Agents SDK, pydantic-ai,
+LangChain and Google's ADK (its Gemini calls answered by the stub's Gemini API) in both forms (the tool's
+arguments filled from the question, as a model does), one sweep for all of them. Through Restate's
+integration nothing pays again outside flight (`--check` passes); the plain forms pay again."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ FORMS = {
     "PydanticDurable": ("pydantic_ai_app:app", True),
     "LangchainPlain": ("langchain_app:app", False),
     "LangchainDurable": ("langchain_app:app", True),
+    "AdkPlain": ("adk_app:app", False),
+    "AdkDurable": ("adk_app:app", True),
 }
 
 

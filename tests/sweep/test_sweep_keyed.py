@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
+import threading
 from pathlib import Path
 
 import pytest
+from support import assert_eventually
 
 from paidtwice.lab import Lab
+from paidtwice.lab._watch import Watcher
 from paidtwice.replay._journal import load_journal, save_with_prefix
 from paidtwice.replay._replayer import load_app
 from paidtwice.stub._turns import load_script_file
-from paidtwice.sweep._runs import DEFAULT_KEY
-from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
+from paidtwice.sweep._runs import DEFAULT_KEY, SweepRun, clean_run, point_run
+from paidtwice.sweep._sweep import SweepMatrix, _plan, sweep_targets
 from paidtwice.targets import AppTarget
 from paidtwice.testing import assert_replays
 
@@ -106,3 +110,47 @@ def test_two_apps_of_one_module_name_load_each_from_its_own_directory(
     assert keyed_first is not travel_next
     assert sys.modules["agent"].__file__ == str(AGENT / "agent.py")
     assert keyed_again is not travel_next
+
+
+def test_a_points_agent_registers_its_own_service_alone(lab: Lab, matrices: dict[str, SweepMatrix]) -> None:
+    """A point's agent is killed, then closed: had it registered the app's other services, the server would
+    send the next call to one of them (Desk's to Rates, from another point) to a closed port, and that
+    point would never settle. The whole app is registered by the clean runs alone."""
+    point = re.compile(r"^(Counter|Trip|Chat|Desk)_s\d+_\d+_\w+_steady_\d+$")
+    served = [{s["name"] for s in d.get("services", [])} for d in lab.admin.deployments()]
+    points = [names for names in served if any(point.match(name) for name in names)]
+    assert len(points) >= sum(len(m.points) for m in matrices.values())
+    assert all(len(names) == 1 for names in points), [n for n in points if len(n) > 1][:1]
+    cleans = [names for names in served if any(name.endswith("_steady_clean") for name in names)]
+    assert cleans and all("Rates" in names for names in cleans)
+
+
+def test_a_point_whose_call_cannot_run_says_so_at_once(lab: Lab) -> None:
+    """A point's replay that waits on a call nothing can serve any more (the callee's deployment is gone)
+    ends as soon as that is seen, as a kill it could not place, saying why; not after the settle timeout,
+    and with no finished answer to judge."""
+    target = AppTarget("agent:app", "Desk", "quote", "weather?", mode="Desk", cwd=str(AGENT))
+    script = load_script_file(AGENT / "script.toml", "steady")
+    watcher = Watcher(lambda: lab.sql, lab.cancelled)
+    stop = threading.Event()
+    tag = f"s{lab.next_id()}_0_gone"
+    try:
+        clean, run = clean_run(lab, stop, watcher, target, script, f"{tag}_clean")
+        point = next(p for p in _plan(run) if p.kind == "model-returned")  # its replay calls Rates again
+        # Another copy of the app registered last for Rates, then closed: the replay's call goes there.
+        gone = SweepRun(lab, target, script, tag=f"{tag}_gone", gate=None)
+        with gone.agent:
+            gone.agent.start()
+            lab.admin.register_deployment(gone.agent.uri)
+        result = point_run(lab, stop, watcher, target, script, "steady", clean, point, tag=f"{tag}_1")
+    finally:
+        watcher.stop()
+    assert not result.confirmed and result.status != "completed"
+    assert "its run could not finish: the call to Rates/rate (inv_" in result.not_placed, result.not_placed
+    assert "cannot run, nothing serves it any more" in result.not_placed
+    # Ended by the sweep (killed: completed with a failure), not left retrying on the session's server.
+    assert_eventually(
+        lambda: (row := lab.sql.invocation(result.invocation_id)) is not None and row.status == "completed",
+        timeout=60,
+        what="the point's invocation ended",
+    )

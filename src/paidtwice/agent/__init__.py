@@ -27,6 +27,7 @@ if _typing.TYPE_CHECKING:
         RETRY_POLICY,
         ROOT_HEADER,
         SERVICE,
+        SERVICE_ALONE,
         SERVICE_AS,
         STEP_LOG,
         STUB_API_KEY,
@@ -59,9 +60,8 @@ _LAZY = {
     **dict.fromkeys(
         (
             *("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "EXPLICIT_RECOVERY", "GATE", "INVOCATION_HEADER"),
-            *("OFFLINE_DEFAULTS", "PAUSE_S", "RETRY_POLICY", "ROOT_HEADER", "SERVICE", "SERVICE_AS"),
-            "STEP_LOG",
-            *("STUB_API_KEY", "TREE", "agent_env"),
+            *("OFFLINE_DEFAULTS", "PAUSE_S", "RETRY_POLICY", "SERVICE", "SERVICE_ALONE", "SERVICE_AS"),
+            *("ROOT_HEADER", "STEP_LOG", "STUB_API_KEY", "TREE", "agent_env"),
         ),
         "paidtwice.agent._env",
     ),
@@ -100,6 +100,7 @@ __all__ = [
     "RETRY_POLICY",
     "ROOT_HEADER",
     "SERVICE",
+    "SERVICE_ALONE",
     "SERVICE_AS",
     "START",
     "STEP_LOG",

@@ -200,12 +200,17 @@ def explicit_handlers(services: list[Any]) -> list[str]:
     )
 
 
-def rename(app: Any, renames: list[str]) -> None:
+def rename(app: Any, renames: list[str], *, alone: bool = False) -> None:
     """Serve each OLD service as NEW, in the app's own endpoint: the app the user named is the app that
-    runs (its other services, protocol, identity keys and codec as they were)."""
+    runs (its other services, protocol, identity keys and codec as they were). `alone`: the renamed
+    services only, the app's others left out of the endpoint (served, and registered, by another process)."""
     endpoint = endpoint_of(app)
     if endpoint is None:
         raise SystemExit("paidtwice: cannot find the restate.Endpoint inside the app to serve a copy of it")
+    if alone:
+        kept = {item.split("=", 1)[0] for item in renames}
+        for name in [name for name in endpoint.services if name not in kept]:
+            del endpoint.services[name]
     for item in renames:
         old, new = item.split("=", 1)
         service = endpoint.services.pop(old, None)

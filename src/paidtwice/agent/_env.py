@@ -27,6 +27,7 @@ __all__ = [
     "RETRY_POLICY",
     "ROOT_HEADER",
     "SERVICE",
+    "SERVICE_ALONE",
     "SERVICE_AS",
     "STEP_LOG",
     "STUB_API_KEY",
@@ -52,6 +53,10 @@ SERVICE = "PAIDTWICE_SERVICE"
 """The name the deck's agents register their service under."""
 SERVICE_AS = "PAIDTWICE_SERVICE_AS"
 """`Old=New,...`: services the host renames, for an app that does not read SERVICE."""
+SERVICE_ALONE = "PAIDTWICE_SERVICE_ALONE"
+"""`1`: the host serves the renamed services alone, the app's others left out of its endpoint. A sweep
+point's agent is killed and then closed: a service of the app that another run calls must not be served (the
+latest deployment registered for it) by a process that goes away."""
 PAUSE_S = "PAIDTWICE_PAUSE_S"
 """Seconds of the deck agent's durable pause."""
 EXPLICIT_RECOVERY = "PAIDTWICE_EXPLICIT_RECOVERY"

@@ -37,7 +37,8 @@ of several branches in flight at once (`model:2:after,model:3:after`: both paral
 
 `--service-as OLD=NEW` serves service OLD under the name NEW, so several copies of one app can be
 registered on one server: renamed in the app's own endpoint (found in the SDK's ASGI closure, or under a
-middleware's `app`), so the app served is still the one named.
+middleware's `app`), so the app served is still the one named. With `--alone` the renamed services are the
+only ones served: a sweep point's agent, killed and then closed, never serves a service another run calls.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ from paidtwice.agent._app import (
     rename,
     served,
 )
-from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_AS, STEP_LOG
+from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_ALONE, SERVICE_AS, STEP_LOG
 from paidtwice.agent._tree import TREE, Tree, tree_renames
 from paidtwice.agent._wire import AttemptWire, attempt_invocation
 
@@ -546,6 +547,12 @@ def _parser() -> argparse.ArgumentParser:
         help="OLD=NEW: serve service OLD under the name NEW (repeatable)",
     )
     parser.add_argument(
+        "--alone",
+        action="store_true",
+        default=os.environ.get(SERVICE_ALONE) == "1",
+        help="serve the renamed services alone, leaving the app's others out of the endpoint",
+    )
+    parser.add_argument(
         "--check",
         metavar="SERVICE/HANDLER",
         help="only load the app and check it serves this handler; exit 2 with one line if not",
@@ -576,7 +583,7 @@ def main(argv: list[str] | None = None) -> int:
         renames = tree_renames(list(endpoint.services) if endpoint else [], renames, os.environ[TREE])
         tree = Tree.of(renames)
     if renames:
-        rename(app, renames)
+        rename(app, renames, alone=args.alone)
     log = None
     if args.step_log:
         log_fd = os.open(args.step_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

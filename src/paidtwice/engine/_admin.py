@@ -49,6 +49,11 @@ class Deployment:
     """True if this registration made a new deployment (201), False if it already existed (200)."""
     keyed: frozenset[str] = frozenset()
     """The deployment's services that are called with a key: Virtual Objects and Workflows."""
+    services: frozenset[str] = frozenset()
+    """Every service the deployment serves."""
+    registered: float = 0.0
+    """When the server took the registration (monotonic), stamped while registrations to one server go one
+    at a time: of two deployments serving a service, the later is the one the server calls."""
 
 
 _REGISTER_RETRY_S = 30.0
@@ -114,6 +119,7 @@ class AdminClient:
             while True:
                 try:
                     response = self._request("POST", "/deployments", body={"uri": uri, "force": force})
+                    registered = time.monotonic()
                     break
                 except AdminError as err:
                     if err.status < 500 or time.monotonic() > deadline:
@@ -125,7 +131,15 @@ class AdminClient:
             for service in answer.get("services", [])
             if service.get("ty") in ("VirtualObject", "Workflow")
         )
-        return Deployment(id=answer["id"], uri=uri, created=response.status_code == 201, keyed=keyed)
+        services = frozenset(str(service.get("name")) for service in answer.get("services", []))
+        return Deployment(
+            id=answer["id"],
+            uri=uri,
+            created=response.status_code == 201,
+            keyed=keyed,
+            services=services,
+            registered=registered,
+        )
 
     def set_state(self, service: str, key: str, state: Mapping[str, bytes]) -> AdminCall:
         """Replace a Virtual Object's (or a Workflow's) state under `key` with `state`: each value is the

@@ -221,6 +221,12 @@ class SqlClient:
             parents = [str(r["id"]) for r in rows]
         return open_targets
 
+    def callees(self, invocation_id: str) -> list[InvocationRow]:
+        """The invocations `invocation_id` called or sent (`invoked_by_id`), in no particular order."""
+        by = _checked(invocation_id)
+        rows = self.query(f"SELECT {_INVOCATION_COLUMNS} FROM sys_invocation WHERE invoked_by_id = '{by}'")
+        return [_invocation(row) for row in rows]
+
     def failures(self, invocation_id: str) -> list[FailureEvent]:
         rows = self.query(
             "SELECT after_journal_entry_index, appended_at, event_type, event_json "

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from paidtwice.results import CleanRun
 from paidtwice.stub import ModelCall
 
-__all__ = ["CallsAtKill", "calls_at_kill"]
+__all__ = ["CallsAtKill", "asked_again", "calls_at_kill"]
 
 
 @dataclass(frozen=True)
@@ -40,20 +40,20 @@ def calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) -
     # a step whose result was not journaled. Its answer died with the process, in flight. Under
     # explicit_recovery a retry runs every step again, journaled or not: each answer asked again is paid.
     outside = [c for c in answered if clean.explicit_recovery or c.call not in clean.calls_in_steps]
-    asked_again = _asked_again(outside, after, clean.model_turns)
-    in_steps = max(0, _asked_again(answered, after, clean.model_turns) - asked_again)
+    again = asked_again(outside, after, clean.model_turns)
+    in_steps = max(0, asked_again(answered, after, clean.model_turns) - again)
     by = _asked_again_by(outside, after, clean)
     if by:
         # In a tree, a handler's calls are asked again by that handler only: the counts are sums of each
         # handler's own (a callee's first ask is not its caller's answer asked again).
-        asked_again = sum(n for _, n in by)
-        in_steps = max(0, sum(n for _, n in _asked_again_by(answered, after, clean)) - asked_again)
+        again = sum(n for _, n in by)
+        in_steps = max(0, sum(n for _, n in _asked_again_by(answered, after, clean)) - again)
         by = tuple((h, n) for h, n in by if n)
     return CallsAtKill(
         held=held,
         in_flight=held + in_steps,
         answered=len(answered),
-        asked_again=asked_again,
+        asked_again=again,
         asked_again_by=by,
     )
 
@@ -70,12 +70,12 @@ def _asked_again_by(
     for handler in handlers:
         turns = [t for t, h in zip(clean.model_turns, clean.model_callers, strict=False) if h == handler]
         mine = [c for c in outside if c.by == handler]
-        again = [c for c in after if c.by == handler]
-        counted.append((handler, _asked_again(mine, again, turns)))
+        later = [c for c in after if c.by == handler]
+        counted.append((handler, asked_again(mine, later, turns)))
     return tuple(counted)
 
 
-def _asked_again(
+def asked_again(
     answered: Sequence[ModelCall], after: Sequence[ModelCall], clean_turns: Sequence[int] = ()
 ) -> int:
     """The calls after the kill that ask again for an answer that had come back before it.

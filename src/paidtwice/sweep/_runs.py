@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, ScriptFileError, UsageError
 from paidtwice.agent import GATE, MISMATCH_ERROR_CODE, AgentAttempt, agent_env
-from paidtwice.engine import InvocationRow, JournalEntry, epoch
+from paidtwice.engine import Deployment, InvocationRow, JournalEntry, epoch
 from paidtwice.lab import (
     PRICES_AS_OF,
     AttemptWatch,
@@ -37,6 +37,7 @@ from paidtwice.lab import (
 from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.stub import Hold, Lane, Script
 from paidtwice.sweep._approvals import Resolver
+from paidtwice.sweep._callees import CalleeWatch, Companions
 from paidtwice.sweep._options import KillPlan, ModelStub
 from paidtwice.sweep._paid import calls_at_kill
 from paidtwice.targets import Launch, Target
@@ -76,6 +77,7 @@ class SweepRun:
         hold: int | None = None,
         hold_at: int | None = None,
         hold_op: int | None = None,
+        alone: bool = False,
     ) -> None:
         self.lab = lab
         self.target = target
@@ -98,9 +100,13 @@ class SweepRun:
             step_log=str(self.step_log),
             gate=gate or "",
         )
-        launch = Launch(env, workdir, self.service, self.step_log, self.lane, lab.forkserver, hold)
+        launch = Launch(env, workdir, self.service, self.step_log, self.lane, lab.forkserver, hold, alone)
         self.agent, self.trace = target.launch(launch)
         self.invocation_id = ""
+        self.deployment: Deployment | None = None
+        """The agent's registration, once `start` made it."""
+        self.cannot_settle: str | None = None
+        """Why the run's replay cannot settle, once the sweep saw it could not (`CalleeWatch`)."""
         self.resolver = Resolver(
             lab.ingress,
             self.step_log,
@@ -123,7 +129,7 @@ class SweepRun:
             self.agent.env[GATE] = ""
             self.agent.prepare()
             self.agent.wait_ready()
-        deployment = self.lab.admin.register_deployment(self.agent.uri)
+        deployment = self.deployment = self.lab.admin.register_deployment(self.agent.uri)
         key = self.target.key
         if key is None and self.service in deployment.keyed:
             key = DEFAULT_KEY
@@ -158,6 +164,10 @@ class SweepRun:
 
         what = f"the state of {self.target.service}/{key} to be set"
         wait_for(what, applied, timeout=30.0, stop=lambda: False)
+
+    def serves_others(self) -> bool:
+        """The agent registered services of the app besides the run's own (services its handler may call)."""
+        return self.deployment is not None and bool(self.deployment.services - {self.service})
 
     def journal(self) -> list[JournalEntry]:
         return self.lab.sql.journal(self.invocation_id)
@@ -215,41 +225,52 @@ def clean_run(
     script: Script,
     tag: str,
     model: ModelStub = ModelStub(),
+    companions: Companions | None = None,
 ) -> tuple[CleanRun, SweepRun]:
-    """Run the target once without a crash; the run's record, and the run (its logs plan the points)."""
+    """Run the target once without a crash; the run's record, and the run (its logs plan the points).
+    Its agent is closed on return, or kept by `companions` if it serves other services of the app."""
     run = SweepRun(lab, target, script, tag=tag, gate=None, model=model)
-    with run.agent:
-        run.start()
-        watch = watcher.watch(run.invocation_id)
-        try:
-            _settle_clean(lab, stop, run, watch)
-        finally:
-            run.resolver.stop()
-            watcher.forget(run.invocation_id)
-        status = _check_clean(lab, run, target, watch)
-        calls = run.lane.model_calls()
-        paid = bill(calls, run.price_model)
-        in_steps = run.trace.calls_in_steps(run.invocation_id)
-        unfollowed = run.trace.unfollowed(run.invocation_id, run.journal())
-        for line in unfollowed:
-            print(f"paidtwice: {target.mode}: could not follow the call to {line}", file=sys.stderr)
-        clean = CleanRun(
-            status=status,
-            answer=run.answer(status),
-            model_calls=len(calls),
-            usage=paid.usage,
-            cost_usd=paid.cost_usd,
-            step_runs=run.steps(),
-            journal=tuple(e.label() for e in run.journal()),
-            invocation_id=run.invocation_id,
-            journaled_model_calls=len(in_steps),
-            model_turns=tuple(c.turn for c in calls),
-            calls_in_steps=in_steps,
-            model_callers=tuple(c.by for c in calls) if any(c.by for c in calls) else (),
-            unfollowed=unfollowed,
-            explicit_recovery=run.trace.explicit_recovery(f"{run.service}/{target.handler}"),
-        )
-    return clean, run
+    try:
+        return _clean(lab, stop, watcher, run), run
+    finally:
+        if companions is not None and run.deployment is not None and run.serves_others():
+            others = run.deployment.services - {run.service}
+            companions.keep(run.agent, registered=run.deployment.registered, services=others)
+        else:
+            run.agent.close()
+
+
+def _clean(lab: Lab, stop: threading.Event, watcher: Watcher, run: SweepRun) -> CleanRun:
+    target = run.target
+    run.start()
+    watch = watcher.watch(run.invocation_id)
+    try:
+        _settle_clean(lab, stop, run, watch)
+    finally:
+        run.resolver.stop()
+        watcher.forget(run.invocation_id)
+    status = _check_clean(lab, run, target, watch)
+    calls = run.lane.model_calls()
+    paid = bill(calls, run.price_model)
+    in_steps = run.trace.calls_in_steps(run.invocation_id)
+    unfollowed = run.trace.unfollowed(run.invocation_id, run.journal())
+    sys.stderr.write("".join(f"paidtwice: {target.mode}: could not follow the call to {u}\n" for u in unfollowed))
+    return CleanRun(
+        status=status,
+        answer=run.answer(status),
+        model_calls=len(calls),
+        usage=paid.usage,
+        cost_usd=paid.cost_usd,
+        step_runs=run.steps(),
+        journal=tuple(e.label() for e in run.journal()),
+        invocation_id=run.invocation_id,
+        journaled_model_calls=len(in_steps),
+        model_turns=tuple(c.turn for c in calls),
+        calls_in_steps=in_steps,
+        model_callers=tuple(c.by for c in calls) if any(c.by for c in calls) else (),
+        unfollowed=unfollowed,
+        explicit_recovery=run.trace.explicit_recovery(f"{run.service}/{target.handler}"),
+    )
 
 
 def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: AttemptWatch) -> None:
@@ -315,9 +336,8 @@ def _tree_settled(run: SweepRun, watch: AttemptWatch) -> bool:
     before its caller goes on; a send's may run on after it)."""
     if not settled(watch.last):
         return False
-    if not any(e.type == "Command: OneWayCall" for e in run.journal()):
-        return True
-    return not run.lab.sql.callees_open(run.invocation_id)
+    sent = any(e.type == "Command: OneWayCall" for e in run.journal())
+    return not sent or not run.lab.sql.callees_open(run.invocation_id)
 
 
 def _failure_of(row: InvocationRow | None) -> str:
@@ -396,6 +416,7 @@ def point_run(
         hold=point.hold_entries,
         hold_at=point.journal_entries,
         hold_op=point.pause_op if point.kind == "waiting" else None,
+        alone=True,
     )
     with run.agent:
         invocation_id = run.start(replacement=True)
@@ -404,13 +425,27 @@ def point_run(
             _wait_for_moment(lab, stop, run, point)
             kill_at, up_at = _kill_and_restart(lab, stop, run, kills.restart_delay)
             run.resolver.release()  # the approval comes once the agent is back, as it would after a crash
-            _wait(
-                lab,
-                stop,
-                f"{invocation_id} to settle",
-                lambda: _point_settled(run, watch),
-                timeout=_SETTLE_TIMEOUT,
+            callees = CalleeWatch(
+                lambda: lab.sql.callees(invocation_id),
+                own=run.agent.uri,
+                calls="Command: Call" in clean.journal,
             )
+            try:
+                _wait(
+                    lab,
+                    stop,
+                    f"{invocation_id} to settle",
+                    lambda: _point_settled(run, watch, callees, kill_at),
+                    timeout=_SETTLE_TIMEOUT,
+                )
+            except ExperimentError:
+                # No verdict on it, and no reason to stop the other points: said, with where it sat.
+                row = lab.sql.invocation(invocation_id)
+                status = row.status if row is not None else "unknown"
+                run.cannot_settle = (
+                    f"it did not complete or pause within {_SETTLE_TIMEOUT:.0f}s after the restart "
+                    f"(it is {status}{_failure_of(row)})"
+                )
         finally:
             run.resolver.stop()
             watcher.forget(invocation_id)
@@ -477,13 +512,28 @@ def _kill_and_restart(
     return kill_at, up_at
 
 
-def _point_settled(run: SweepRun, watch: AttemptWatch) -> bool:
-    """The replay completed or paused, asked a call no turn answers, or mismatches on every retry."""
+def _point_settled(run: SweepRun, watch: AttemptWatch, callees: CalleeWatch, kill_at: float) -> bool:
+    """The replay completed or paused, asked a call no turn answers, waits on a call that cannot run,
+    mismatches on every retry, or fails on every retry (as a clean run that fails is bad input)."""
     if _tree_settled(run, watch) or _unanswered(run.lane) or run.resolver.failure is not None:
+        return True
+    if callees.stuck():
+        run.cannot_settle = callees.why
         return True
     # Only a target that settles on repeated mismatches needs the agent's log at every poll.
     stuck_after = run.target.stuck_after
-    return stuck_after is not None and _stuck(run.agent.attempts(run.invocation_id), stuck_after)
+    if stuck_after is None:
+        return False
+    attempts = run.agent.attempts(run.invocation_id)
+    if _stuck(attempts, stuck_after):
+        return True
+    replays = [a for a in attempts if a.at > kill_at]
+    failed = replays[-_FAILED_ATTEMPTS:]
+    if len(failed) == _FAILED_ATTEMPTS and all(a.last_event == "error" for a in failed):
+        row = run.lab.sql.invocation(run.invocation_id)
+        run.cannot_settle = f"its replay failed {len(failed)} attempts in a row{_failure_of(row)}"
+        return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -535,6 +585,10 @@ def _final_status(
         # It would retry (and mismatch) until its retry policy gives up; nothing else can happen.
         lab.admin.kill(run.invocation_id)
         return "stuck"
+    if status not in ("completed", "paused") and run.cannot_settle is not None:
+        # Its callee would never answer: the status is the one it sat in, the invocation (and the call it
+        # waits on) is ended so it does not retry on the lab's server for good.
+        lab.admin.kill(run.invocation_id)
     return status
 
 
@@ -594,6 +648,8 @@ def _point_result(
     if stuck is not None:
         # Its replay sits on a wait the sweep could not resolve: no verdict on what it would have paid.
         not_placed = "; ".join(filter(None, [not_placed, f"its run could not finish: it waits for {stuck}"]))
+    elif run.cannot_settle is not None and status != "completed":
+        not_placed = "; ".join(filter(None, [not_placed, f"its run could not finish: {run.cannot_settle}"]))
     paid = bill(calls, run.price_model)
     service, handler, input = run.target.recorded_as()
     return PointResult(

@@ -26,6 +26,7 @@ from paidtwice.engine import epoch
 from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab, Watcher, check_price_model
 from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub import AutoBook, Script, script_by_name
+from paidtwice.sweep._callees import Companions
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
 from paidtwice.sweep._runs import SweepRun, WaitsOnNothing, clean_run, point_run
 from paidtwice.targets import Target, TargetSpec
@@ -73,6 +74,7 @@ def sweep_targets(
     priced = check_price_model(model.price_model) if model.price_model else lab.price_model
     model = dataclasses.replace(model, price_model=priced)
     watcher = Watcher(lambda: lab.sql, lab.cancelled)
+    companions = Companions()
     lock = threading.Lock()
     started = time.time()
     stop = threading.Event()
@@ -85,12 +87,13 @@ def sweep_targets(
             i, (target, name, script) = job
             tag = f"{_tag(sweep_id, i, target, name)}_clean"
             try:
-                return (*clean_run(lab, stop, watcher, target, script, tag, model), "")
+                return (*clean_run(lab, stop, watcher, target, script, tag, model, companions), "")
             except WaitsOnNothing as err:
                 # One handler's wait nothing resolves: its points are not swept, the others' are.
                 return _NO_CLEAN_RUN, None, str(err)
 
         cleans = _all_or_stop(clean, list(enumerate(combos)), parallel=kills.parallel, stop=stop)
+        companions.prune()
         if all(run is None for _, run, _ in cleans):
             raise WaitsOnNothing(cleans[0][2]) if cleans else UsageError("nothing to sweep")
         jobs = [(i, point) for i, (_, run, _) in enumerate(cleans) if run is not None for point in _plan(run)]
@@ -113,6 +116,7 @@ def sweep_targets(
         results = _all_or_stop(one, jobs, parallel=kills.parallel, stop=stop)
     finally:
         watcher.stop()
+        companions.close()
     wall = round(time.time() - started, 3)
     matrices = []
     for i, (target, name, _) in enumerate(combos):

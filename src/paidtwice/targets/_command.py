@@ -104,6 +104,7 @@ class CommandAgent(LeasedAgent):
         renamed: str,
         port_env: str = "PORT",
         cwd: Path | None = None,
+        alone: bool = False,
     ) -> None:
         super().__init__(env=env, workdir=workdir, cwd=cwd)
         self.command = command
@@ -111,7 +112,9 @@ class CommandAgent(LeasedAgent):
         workdir.mkdir(parents=True, exist_ok=True)
         self._leases: list[PortLease] = [self._lease]
         """Every port a process of this agent was given; released on close (a lease is never reused)."""
-        self.proxy = Proxy(target_port=self._lease.port, service=service, renamed=renamed, log=self.wire_log)
+        self.proxy = Proxy(
+            target_port=self._lease.port, service=service, renamed=renamed, log=self.wire_log, alone=alone
+        )
         self._process: Process | None = None
         self._start_at: float | None = None
         self._proxy_up = False

@@ -188,6 +188,7 @@ class CommandTarget:
             renamed=launch.served_as,
             port_env=self.port_env,
             cwd=Path(self.cwd) if self.cwd else None,
+            alone=launch.alone,
         )
         agent.proxy.hold_entries = launch.hold_entries
         return agent, WireTrace(agent, launch.lane)

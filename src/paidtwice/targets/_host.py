@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent import SERVICE, SERVICE_AS, TREE, AgentHost, agent_env
+from paidtwice.agent import SERVICE, SERVICE_ALONE, SERVICE_AS, TREE, AgentHost, agent_env
 from paidtwice.engine import JournalEntry
 from paidtwice.lab import DECK_AGENT, QUESTION, renamed_service
 from paidtwice.results import CrashPoint
@@ -94,9 +94,10 @@ class HostTrace:
 
 def _host(app: str, cwd: str | None, launch: Launch, naming: dict[str, str]) -> tuple[Agent, Trace]:
     """An agent served by paidtwice's host, and its step log."""
+    alone = {SERVICE_ALONE: "1"} if launch.alone else {}
     agent = AgentHost(
         target=app,
-        env={**launch.env, **naming},
+        env={**launch.env, **naming, **alone},
         workdir=launch.workdir,
         name="agent",
         cwd=Path(cwd) if cwd else None,

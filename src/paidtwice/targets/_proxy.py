@@ -59,12 +59,16 @@ class _Loop:
 class Proxy:
     """The protocol proxy in front of one command's port (an ASGI app served by hypercorn)."""
 
-    def __init__(self, *, target_port: int, service: str, renamed: str, log: Path) -> None:
+    def __init__(
+        self, *, target_port: int, service: str, renamed: str, log: Path, alone: bool = False
+    ) -> None:
         self.target_port = target_port
         """The port of the process behind the proxy; a replacement's once it is to be up (see
         `CommandAgent.wait_up`). Until then the dead one's: the server finds the deployment down."""
         self.service = service
         self.renamed = renamed
+        self.alone = alone
+        """Discovery shows the renamed service alone, the command's others left out (`Launch.alone`)."""
         self.log = log
         self._lease: PortLease = lease_port()
         self._fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -182,9 +186,12 @@ class Proxy:
         content_type = response.headers.get("content-type", "application/json")
         if path.startswith("/discover") and response.status_code == 200:
             manifest = json.loads(content)
-            for service in manifest.get("services", []):
+            services = manifest.get("services", [])
+            for service in services:
                 if service.get("name") == self.service:
                     service["name"] = self.renamed
+            if self.alone:
+                manifest["services"] = [s for s in services if s.get("name") == self.renamed]
             content = json.dumps(manifest).encode()
         await self._respond(send, response.status_code, content, content_type)
 

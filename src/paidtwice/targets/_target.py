@@ -153,6 +153,10 @@ class Launch:
     """The lab's fork server, for a kind that starts Python processes."""
     hold_entries: int | None = None
     """Hold the attempt that starts with this many journal entries (a kind that sees the wire)."""
+    alone: bool = False
+    """Serve (and so register) the run's service alone, the app's other services left out: a sweep point's
+    agent is killed and closed, so a service another run calls must stay with an agent that lives on (the
+    clean run's). Otherwise the whole app, the run's service renamed."""
 
 
 @dataclass(frozen=True)

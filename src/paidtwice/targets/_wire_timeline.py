@@ -101,18 +101,46 @@ class _Wire:
         self.frames = [float(r["at"]) for r in self.records if r["event"] in ("start", "notification")]
         """When each frame the server sent (an attempt's start, a completion) passed the proxy."""
 
-    def batch_of(self, call: ModelCall) -> int | None:
-        """The await that started the steps a model call may have been made in: the server frames (the
-        attempt's start and completions) that had passed before their RunCommands. Steps the handler
-        started together send their commands between the same two frames; steps awaited in turn have a
-        completion between them. None for a call in no step, or when its possible steps differ (then only
-        its span in flight tells)."""
-        end = call.finished if call.finished is not None else float("inf")
+    def batch(self, step: WireStep) -> int:
+        """The server frames (the attempt's start, completions) that had passed the proxy before the step's
+        RunCommand: steps the handler started together send their commands between the same two frames."""
+        return sum(1 for at in self.frames if at <= step.commanded)
+
+    def batch_of(self, call: ModelCall, calls: Sequence[ModelCall] = ()) -> int | None:
+        """The await that started the steps a model call may have been made in (`batch`), when that await
+        started two steps or more; None for a call in no step, when its possible steps differ, or when the
+        await started one step (then only its span in flight tells).
+
+        The proxy stamps the agent's frames when it reads them, the stub a call's end once its answer is
+        sent: under load either can come late, by more than a quick call lasts. So the steps a call may be
+        in are read from what cannot come out of order: a step whose result passed after the call began
+        (the agent proposes only once the stub has answered, and the stub stamps the start before it
+        answers), begun before it (its RunCommand stamped first) or, should the proxy have read that
+        command late, begun by the await the call came after (the frames the proxy stamped before passing
+        them on, then before the call began). A batch holds at most as many calls as it has steps: with more
+        (a call made just before the steps began), the earliest are not counted in it."""
+        batch = self._batch_of(call)
+        if batch is None:
+            return None
+        every = {c.call: c for c in (*calls, call)}.values()
+        mine = sorted((c for c in every if self._batch_of(c) == batch), key=lambda c: c.started)
+        size = sum(1 for s in self.steps if self.batch(s) == batch)
+        kept = {c.call for c in mine[len(mine) - size :]} if len(mine) > size else {c.call for c in mine}
+        return batch if call.call in kept else None
+
+    def _batch_of(self, call: ModelCall) -> int | None:
+        before = sum(1 for at in self.frames if at <= call.started)
         around = [
-            s for s in self.steps if s.commanded <= call.started and (s.proposed or float("inf")) >= end
+            s
+            for s in self.steps
+            if (s.proposed is None or s.proposed > call.started)
+            and (s.commanded <= call.started or self.batch(s) <= before)
         ]
-        batches = {sum(1 for at in self.frames if at <= s.commanded) for s in around}
-        return batches.pop() if len(batches) == 1 else None
+        batches = {self.batch(s) for s in around}
+        if len(batches) != 1:
+            return None
+        (batch,) = batches
+        return batch if sum(1 for s in self.steps if self.batch(s) == batch) >= 2 else None
 
     def entries_at(self, t: float, step: WireStep | None = None) -> int:
         """Entries the journal holds while a call that started at `t` is in flight, counted on the wire (the
@@ -148,9 +176,10 @@ def _model_moments(wire: _Wire, calls: Sequence[ModelCall], starts: Sequence[flo
     steps gathered together, or plain calls under `asyncio.gather`) are one moment, every one of them held,
     as on the in-process path (`one_moment`): holding one alone lets its siblings' answers come back into the
     kill, a moment no run repeats."""
+    batches = [wire.batch_of(c, calls) for c in calls]
     spans = [
-        Span(c.started, c.finished if c.finished is not None else float("inf"), wire.batch_of(c))
-        for c in calls
+        Span(c.started, c.finished if c.finished is not None else float("inf"), batch)
+        for c, batch in zip(calls, batches, strict=True)
     ]
     moments: list[_Moment] = []
     for run in one_moment(spans):
