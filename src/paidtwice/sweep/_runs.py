@@ -253,8 +253,8 @@ def _clean(lab: Lab, stop: threading.Event, watcher: Watcher, run: SweepRun) -> 
     calls = run.lane.model_calls()
     paid = bill(calls, run.price_model)
     in_steps = run.trace.calls_in_steps(run.invocation_id)
-    unfollowed = run.trace.unfollowed(run.invocation_id, run.journal())
-    sys.stderr.write("".join(f"paidtwice: {target.mode}: could not follow the call to {u}\n" for u in unfollowed))
+    missed = run.trace.unfollowed(run.invocation_id, run.journal())
+    sys.stderr.write("".join(f"paidtwice: {target.mode}: could not follow the call to {u}\n" for u in missed))
     return CleanRun(
         status=status,
         answer=run.answer(status),
@@ -268,7 +268,7 @@ def _clean(lab: Lab, stop: threading.Event, watcher: Watcher, run: SweepRun) -> 
         model_turns=tuple(c.turn for c in calls),
         calls_in_steps=in_steps,
         model_callers=tuple(c.by for c in calls) if any(c.by for c in calls) else (),
-        unfollowed=unfollowed,
+        unfollowed=missed,
         explicit_recovery=run.trace.explicit_recovery(f"{run.service}/{target.handler}"),
     )
 
