@@ -332,8 +332,7 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
 
 
 def _tree_settled(run: SweepRun, watch: AttemptWatch) -> bool:
-    """The invocation completed or paused, and so did what it sent to other handlers (a call's callee ends
-    before its caller goes on; a send's may run on after it)."""
+    """The invocation settled, and what it sent to other handlers completed (a send's may run on after)."""
     if not settled(watch.last):
         return False
     sent = any(e.type == "Command: OneWayCall" for e in run.journal())
