@@ -9,18 +9,23 @@ Paths: `python` is the deck's agent in paidtwice's own host (the in-process path
 journaled) under each script, every point at once unless `--parallel` says fewer, on a lab of its own.
 
 For each path it prints the whole sweep's wall time, the ratio to its longest point (measured inside the
-concurrent sweep, so on a loaded machine the ratio is a lower bound), and where the time went: the clean runs
-(the points are derived from them, so no point starts before they end), then the longest point's and the
-median point's timeline (to the moment and the kill, down until the deployment is up again, the replay
-until the invocation settled). `--serial` also sweeps the python path one point at a time and prints its
-sum and longest point.
+concurrent sweep, so on a loaded machine the ratio is a lower bound), and where the time went: how many
+matrices had a plan kept from the last sweep of the same code (their points start beside the clean run; the
+others' points start once their clean run has planned them), when the first point started, then the longest
+point's and the median point's timeline (to the moment and the kill, down until the deployment is up again,
+the replay until the invocation settled). The plans are the user's own (`~/.cache/paidtwice/plans`): the
+first run on new code keeps them, the next one uses them; `--cold` sweeps with none kept (a folder of its
+own, removed after). `--serial` also sweeps the python path one point at a time and prints its sum and
+longest point.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,7 +35,8 @@ from paidtwice.lab import Lab
 from paidtwice.lab._runner import QUESTION
 from paidtwice.stub._scripts import Script
 from paidtwice.stub._turns import load_script_file
-from paidtwice.sweep._options import Answers, KillPlan
+from paidtwice.sweep._kept import PLANS_ENV, kept_plan, plan_key
+from paidtwice.sweep._options import Answers, KillPlan, ModelStub
 from paidtwice.sweep._sweep import (
     PointResult,
     SweepMatrix,
@@ -82,7 +88,9 @@ def _phases(point: PointResult) -> str:
     return f"to the kill {killed:4.1f} s, down {down:4.2f} s, replay until settled {replay:4.1f} s"
 
 
-def report(path: str, matrices: list[SweepMatrix], wall: float, started: float, parallel: int) -> list[str]:
+def report(
+    path: str, matrices: list[SweepMatrix], wall: float, started: float, parallel: int, plans: str
+) -> list[str]:
     points = [p for m in matrices for p in m.points]
     scripts = ", ".join(dict.fromkeys(m.script for m in matrices))
     first = min(p.started_at or started for p in points)
@@ -91,8 +99,9 @@ def report(path: str, matrices: list[SweepMatrix], wall: float, started: float, 
     median = sorted(points, key=lambda p: p.wall_time)[len(points) // 2]
     where = f"{longest.mode}/{longest.script}: {longest.crash_point}"
     print(f"{path}: {len(matrices)} matrices, {len(points)} crash points ({scripts}), parallel {parallel}")
+    print(f"  plans kept               {plans}")
     print(f"  whole sweep              {wall:6.1f} s")
-    print(f"  clean runs first         {clean:6.1f} s")
+    print(f"  first point started      {clean:6.1f} s")
     print(f"  longest point            {longest.wall_time:6.1f} s  ({where})")
     print(f"    {_phases(longest)}")
     print(f"  median point             {median.wall_time:6.1f} s  ({_phases(median)})")
@@ -101,11 +110,12 @@ def report(path: str, matrices: list[SweepMatrix], wall: float, started: float, 
     print(f"  last point settled after {ended:6.1f} s")
     print(f"  {path}: sweep / longest point  {wall / longest.wall_time:5.2f}")
     floor = (clean + longest.wall_time) / longest.wall_time
-    print(f"  floor with clean runs first: (clean + longest) / longest = {floor:5.2f}")
+    print(f"  floor with the first point's start: (first + longest) / longest = {floor:5.2f}")
     ratio = f"{wall / longest.wall_time:.2f}"
     return [
         f"`{path}`",
         str(len(points)),
+        plans,
         f"{wall:.1f} s",
         f"{clean:.1f} s",
         f"{longest.wall_time:.1f} s",
@@ -119,13 +129,20 @@ def sweep_path(path: str, modes: list[str], scripts: list[str], parallel: int) -
         named = [(name, load_script_file(TS_AGENT / "script.toml", name)) for name in scripts]
     else:
         named = deck_scripts(scripts)
-    with Lab(echo=lambda message: None) as lab:
+    said: list[str] = []
+    with Lab(echo=said.append) as lab:
+        targets = _targets(path, modes)
+        model = ModelStub(price_model=lab.price_model)
+        keys = [plan_key(lab, t, script, model) for t in targets for _, script in named]
+        kept = sum(1 for key in keys if kept_plan(key) is not None)
         started = time.time()
-        matrices = sweep_targets(
-            lab, kills=KillPlan(parallel=parallel), targets=_targets(path, modes), scripts=named
-        )
+        matrices = sweep_targets(lab, kills=KillPlan(parallel=parallel), targets=targets, scripts=named)
         wall = time.time() - started
-    return report(path, matrices, wall, started, parallel)
+    stale = sum(1 for line in said if "is not its clean run's" in line)
+    for line in said:
+        print(line)
+    plans = f"{kept} of {len(keys)}" + (f", {stale} thrown away" if stale else "")
+    return report(path, matrices, wall, started, parallel, plans)
 
 
 def serial(modes: list[str], scripts: list[str]) -> None:
@@ -152,7 +169,11 @@ def main() -> None:
     parser.add_argument("--script", action="append", default=[])
     parser.add_argument("--parallel", type=int, default=48)
     parser.add_argument("--serial", action="store_true")
+    parser.add_argument("--cold", action="store_true", help="sweep with no plan kept")
     args = parser.parse_args()
+    if args.cold:
+        cold = tempfile.TemporaryDirectory(prefix="bench-plans-")
+        os.environ[PLANS_ENV] = cold.name
     modes = args.mode or ["naive", "journaled"]
     scripts = args.script or ["steady", "drifting", "changed"]
     load_before = load_average()
@@ -160,7 +181,7 @@ def main() -> None:
         sweep_path(path, modes, scripts, args.parallel)
         for path in (PATHS if args.path == "all" else (args.path,))
     ]
-    headers = ["path", "points", "whole sweep", "clean runs first", "longest point", "sweep / longest"]
+    headers = ["path", "points", "plans kept", "whole sweep", "first point", "longest point", "sweep/longest"]
     write_table("sweep", headers, rows, load=f"{load_before} to {load_average()}")
     if args.serial:
         serial(modes, scripts)

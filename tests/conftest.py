@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tiers import QUICK
+from tiers import LONGEST, QUICK
 
 from paidtwice.lab import EXPERIMENTS, Lab
 from paidtwice.replay import load_journal, save_journal
@@ -44,6 +44,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     stale = [entry for entry in QUICK if entry not in matched and entry.split("::")[0] in files]
     if stale:
         raise pytest.UsageError(f"tests/tiers.py names tests that do not exist: {', '.join(stale)}")
+    _longest_first(config, items)
+
+
+def _longest_first(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Collect the files of tests/tiers.py's LONGEST first, longest first (each file's tests in their own
+    order, so a module's fixtures are still made once), the others after them as found."""
+    root = Path(str(config.rootpath))
+    missing = [path for path in LONGEST if not (root / path).is_file()]
+    if missing:
+        raise pytest.UsageError(
+            f"tests/tiers.py's LONGEST names files that do not exist: {', '.join(missing)}"
+        )
+    rank = {path: n for n, path in enumerate(sorted(LONGEST, key=lambda p: -LONGEST[p]))}
+    order = {id(item): n for n, item in enumerate(items)}
+    items.sort(key=lambda item: (rank.get(item.nodeid.split("::")[0], len(rank)), order[id(item)]))
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,3 +142,44 @@ def temp_dirs_in_use(pids: Iterable[int]) -> set[Path]:
                 if top.name.startswith(("paidtwice-lab-", "paidtwice-restate-", "paidtwice-cluster-")):
                     found.add(top)
     return found
+
+
+def swept_without_preload(lab: Any, sweep: Callable[[], list[Any]]) -> list[Any]:
+    """`sweep()` run with the lab's framework preload off (each agent imports its framework itself); no
+    preloading fork server forks anything meanwhile."""
+    forks = {key: server.forks for key, server in lab._preloading.items()}  # noqa: SLF001
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lab, "preload", False)
+        swept = sweep()
+    assert {key: server.forks for key, server in lab._preloading.items()} == forks  # noqa: SLF001
+    return swept
+
+
+def preloading_forks(lab: Any, modules: tuple[str, ...], cwd: Path) -> int:
+    """How many agents the lab's fork server preloading `modules` in `cwd` has forked (it must be one)."""
+    (server,) = [s for key, s in lab._preloading.items() if key[:2] == (modules, str(cwd))]  # noqa: SLF001
+    return int(server.forks)
+
+
+def same_counts(plain: Any, preloaded: Any) -> None:
+    """Two sweeps of one target (SweepMatrix) count the same: the clean run's calls, steps, journal and
+    answer, and every point's kind, landing, status and extra calls and steps, point for point."""
+    clean = ("model_calls", "journaled_model_calls", "step_runs", "journal", "answer")
+    assert [getattr(plain.clean, f) for f in clean] == [getattr(preloaded.clean, f) for f in clean]
+    fields = (
+        "crash_point",
+        "kind",
+        "confirmed",
+        "status",
+        "answer_matches",
+        "model_calls",
+        "extra_model_calls",
+        "model_calls_in_flight",
+        "step_runs",
+        "extra_step_runs",
+        "steps_in_flight",
+        "mismatches",
+    )
+    assert [[getattr(p, f) for f in fields] for p in plain.points] == [
+        [getattr(p, f) for f in fields] for p in preloaded.points
+    ]

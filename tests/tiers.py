@@ -14,6 +14,9 @@ from __future__ import annotations
 QUICK: tuple[str, ...] = (
     "tests/cli/test_smoke.py",
     "tests/sweep/test_record.py::test_record_then_sweep_offline",
+    "tests/sweep/test_kept_plan.py::test_a_changed_agent_has_another_key_its_records_and_docs_do_not",
+    "tests/sweep/test_kept_plan.py::test_plans_are_the_same_when_only_their_times_differ",
+    "tests/sweep/test_kept_plan.py::test_a_kept_plan_reads_back_and_a_broken_file_is_no_plan",
     "tests/check/test_check.py::test_naive_agent_fails_the_check",
     "tests/check/test_ci_recipe.py",
     "tests/check/test_config.py::test_a_broken_config_is_one_line_and_exit_2",
@@ -83,4 +86,39 @@ SMOKES: dict[str, str] = {
     "soak": "tests/cli/test_smoke.py::test_soak_loses_nothing",
     "sweep": "tests/cli/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check",
     "watch": "tests/cli/test_smoke.py::test_lab_up_serves_until_sigterm_and_watch_finds_nothing_stuck_on_it",
+}
+
+#: The longest test files, with their summed test time in seconds (`pytest -n 2 --dist loadfile --junitxml`,
+#: a whole-suite run on this 2-core machine beside other test runs, so the figures are upper bounds). With
+#: `--dist loadfile` a worker takes the next file when it is free, in collection order: the longest files go
+#: first, so that none starts last and keeps one worker running while the other is idle. conftest.py
+#: collects them in this order (longest first), the rest after them as found; a file named here that does
+#: not exist stops the run. Only the order matters: update the figures from a whole-suite junit run when
+#: they drift.
+LONGEST: dict[str, float] = {
+    "tests/check/test_check.py": 232,
+    "tests/engine/test_cluster.py": 142,
+    "tests/sweep/test_sweep_app.py": 139,
+    "tests/sweep/test_sweep_approval.py": 135,
+    "tests/soak/test_soak.py": 127,
+    "tests/sweep/test_sweep_frameworks.py": 126,
+    "tests/sweep/test_sweep_command.py": 125,
+    "tests/cli/test_smoke.py": 123,
+    "tests/sweep/test_sweep_parallel_steps.py": 117,
+    "tests/cli/test_cli.py": 93,
+    "tests/sweep/test_sweep_answers.py": 93,
+    "tests/report/test_report_browser.py": 85,
+    "tests/sweep/test_sweep_auto.py": 85,
+    "tests/lint/test_target_version.py": 77,
+    "tests/replay/test_replay_check.py": 76,
+    "tests/lab/test_bill.py": 68,
+    "tests/sweep/test_sweep_deck.py": 65,
+    "tests/sweep/test_sweep_frameworks_auto.py": 57,
+    "tests/watch/test_watch_cluster.py": 56,
+    "tests/watch/test_watch.py": 56,
+    "tests/sweep/test_record.py": 54,
+    "tests/lab/test_recover.py": 49,
+    "tests/cli/test_interrupt.py": 48,
+    "tests/lab/test_mismatch_runs.py": 46,
+    "tests/sweep/test_pytest_helpers.py": 44,
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import signal
@@ -158,3 +159,91 @@ def test_the_lab_forks_its_agents(lab: Lab) -> None:
         status = Path(f"/proc/{pid}/status").read_text()
         parent = int(next(line for line in status.splitlines() if line.startswith("PPid:")).split()[1])
         assert parent == lab.forkserver._process.pid  # type: ignore[union-attr]  # noqa: SLF001
+
+
+PRELOADED = """
+import os, sys
+SEEN = {"marker": os.environ.get("PAIDTWICE_PROBE"), "cwd": os.getcwd(), "path0": sys.path[0]}
+"""
+
+STARTS_A_THREAD = """
+import threading
+threading.Thread(target=threading.Event().wait, name="started at import", daemon=True).start()
+"""
+
+PRELOAD_PROBE = """
+import json, os, sys
+preloaded = "probe_preloaded" in sys.modules
+import probe_preloaded
+json.dump(
+    {"preloaded": preloaded, "seen": probe_preloaded.SEEN, "marker": os.environ.get("PAIDTWICE_PROBE"),
+     "parent": os.getppid()},
+    open(sys.argv[1], "w"),
+)
+"""
+
+
+def forked_preload_probe(server: ForkServer, tmp_path: Path, name: str) -> dict[str, object]:
+    out = tmp_path / f"{name}.json"
+    process = Process(
+        [sys.executable, "-m", "preload_probe", str(out)],
+        name=name,
+        env={"PATH": os.environ["PATH"], "PAIDTWICE_PROBE": "the child's"},
+        log_path=tmp_path / f"{name}.log",
+        cwd=tmp_path,
+        forkserver=server,
+    ).start(ports_free=False)
+    assert_eventually(lambda: not process.alive(), timeout=30, what=f"{name} to exit")
+    process.kill()
+    seen: dict[str, object] = json.loads(out.read_text())
+    return seen
+
+
+def test_a_fork_server_forked_from_another_preloads_in_the_environment_it_is_given(
+    forkserver: ForkServer, tmp_path: Path
+) -> None:
+    """A preloading fork server (`forked_from`) imports its modules in its own environment and directory,
+    its children find them imported and still get their own environment, and it dies with its parent."""
+    (tmp_path / "probe_preloaded.py").write_text(PRELOADED)
+    (tmp_path / "preload_probe.py").write_text(PRELOAD_PROBE)
+    env = {"PATH": os.environ["PATH"], "PAIDTWICE_PROBE": "the fork server's"}
+    preloading = ForkServer.forked_from(
+        forkserver, preload=["probe_preloaded"], env=env, cwd=tmp_path, log_path=tmp_path / "preloading.log"
+    )
+    try:
+        preloading.wait_ready()
+        seen = forked_preload_probe(preloading, tmp_path, "probe")
+        assert seen["preloaded"] is True
+        assert seen["seen"] == {"marker": "the fork server's", "cwd": str(tmp_path), "path0": str(tmp_path)}
+        assert seen["marker"] == "the child's"
+        server_pid = preloading._child.pid  # type: ignore[union-attr]  # noqa: SLF001
+        assert seen["parent"] == server_pid
+        assert preloading.forks == 1
+        forkserver.close()
+        assert_eventually(lambda: not alive(server_pid), timeout=10, what="the preloading fork server to die")
+    finally:
+        preloading.close()
+
+
+def test_a_fork_server_running_a_thread_starts_its_children_plainly(
+    forkserver: ForkServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A fork would copy a thread's locks but not the thread: a fork server whose preload started one
+    forks nothing, and each process it is asked for starts as a new interpreter, saying why at debug level."""
+    (tmp_path / "probe_preloaded.py").write_text(PRELOADED + STARTS_A_THREAD)
+    (tmp_path / "preload_probe.py").write_text(PRELOAD_PROBE)
+    env = {"PATH": os.environ["PATH"]}
+    preloading = ForkServer.forked_from(
+        forkserver, preload=["probe_preloaded"], env=env, cwd=tmp_path, log_path=tmp_path / "preloading.log"
+    )
+    try:
+        preloading.wait_ready()
+        with caplog.at_level(logging.DEBUG, logger="paidtwice.engine"):
+            seen = forked_preload_probe(preloading, tmp_path, "probe")
+        assert seen["preloaded"] is False and seen["parent"] == os.getpid()
+        assert seen["marker"] == "the child's"
+        assert preloading.forks == 0
+        assert "not forked" in caplog.text and "started at import" in caplog.text, caplog.text
+        assert "not forking preload_probe" in (tmp_path / "preloading.log").read_text()
+    finally:
+        preloading.close()

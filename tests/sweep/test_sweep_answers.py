@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from support import preloading_forks, same_counts, swept_without_preload
 
+from paidtwice.agent import framework_preload
 from paidtwice.lab import Lab
 from paidtwice.results import SweepMatrix
 from paidtwice.stub._turns import load_script_file
@@ -51,6 +53,24 @@ def test_one_answer_with_two_tool_calls_runs_both_tools(
     # The model calls are outside the journal: after the first answer came back, a kill pays it again.
     returned = [p for p in matrix.points if p.kind == "model-returned"]
     assert returned and all(p.extra_model_calls >= 1 for p in returned)
+
+
+def test_the_clients_preload_changes_no_count(lab: Lab, tool_matrices: dict[str, SweepMatrix]) -> None:
+    """The module's sweep forked each agent from a fork server that had imported the openai and anthropic
+    clients (paidtwice.agent._preload); the Anthropic form swept again with the preload off, each agent
+    importing them itself, counts the same, point for point (the OpenAI client is checked under each
+    framework in test_sweep_frameworks.py)."""
+    modules = framework_preload("agent:app", AGENT)
+    assert modules == ("openai", "anthropic")
+    assert preloading_forks(lab, modules, AGENT) > 0
+    target = AppTarget(
+        "agent:app", "AnthropicTools", "ask", "Weather in Paris and Rome?", mode="a", cwd=str(AGENT)
+    )
+    script = load_script_file(AGENT / "script.toml", "steady")
+    (plain,) = swept_without_preload(
+        lab, lambda: sweep_targets(lab, targets=[target], scripts=[("steady", script)])
+    )
+    same_counts(plain, tool_matrices["AnthropicTools"])
 
 
 GEMINI = ("GeminiTools", "GeminiStreamed")

@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from support import preloading_forks, same_counts, swept_without_preload
 
+from paidtwice.agent import framework_preload
 from paidtwice.lab import Lab
 from paidtwice.lint import lint_paths
 from paidtwice.stub._turns import load_script_file
@@ -67,6 +69,40 @@ def test_framework_form_swept(matrices: dict[str, SweepMatrix], service: str) ->
             assert point.extra_model_calls == returned + in_flight, point.crash_point
         with pytest.raises(AssertionError, match="paid twice"):
             assert_pays_once([matrix])
+
+
+FRAMEWORKS = ("Agents", "Pydantic", "Langchain")
+
+
+@pytest.fixture(scope="module")
+def unpreloaded(lab: Lab, matrices: dict[str, SweepMatrix]) -> dict[str, SweepMatrix]:
+    """Each framework's Durable form swept again, at once, with the preload off (each agent imports its
+    framework itself), after `matrices` was swept with it."""
+    targets = [
+        AppTarget(
+            FORMS[f"{f}Durable"][0], f"{f}Durable", "quote", QUESTION, mode=f"{f}Durable", cwd=str(EXAMPLES)
+        )
+        for f in FRAMEWORKS
+    ]
+    script = load_script_file(EXAMPLES / "script.toml", "steady")
+    swept = swept_without_preload(
+        lab, lambda: sweep_targets(lab, targets=targets, scripts=[("steady", script)])
+    )
+    return {m.mode: m for m in swept}
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_the_framework_preload_changes_no_count(
+    lab: Lab, matrices: dict[str, SweepMatrix], unpreloaded: dict[str, SweepMatrix], framework: str
+) -> None:
+    """The module's sweep forked each agent from a fork server that had imported the app's framework
+    (paidtwice.agent._preload); the Durable form swept again with the preload off, each agent importing its
+    framework itself, counts the same, point for point: the preload saves imports, never a verdict."""
+    service = f"{framework}Durable"
+    modules = framework_preload(FORMS[service][0], EXAMPLES)
+    assert modules, f"no module of {FORMS[service][0]} is on the preload's allowlist"
+    assert preloading_forks(lab, modules, EXAMPLES) > 0
+    same_counts(unpreloaded[service], matrices[service])
 
 
 def test_lint_finds_exactly_the_plain_forms() -> None:

@@ -140,6 +140,16 @@ def wait_for_entry(
     return found[0]
 
 
+def wait_until_paused(port: int, service: str, handler: str) -> None:
+    """Wait for the live watch on `port` to count the invocation paused: a cheap HTTP read of its metrics,
+    where polling `watch --once` for those half a minute would start a Python process after another."""
+    assert_eventually(
+        lambda: metric(port, "paidtwice_paused_total", service=service, handler=handler) == 1.0,
+        timeout=120,
+        what=f"the live watch to count {service}/{handler} paused",
+    )
+
+
 @contextmanager
 def live_watch(lab: LabUp, work: Path, port: int, *args: str) -> Iterator[subprocess.Popen[str]]:
     """`paidtwice watch` refreshing every half second, with metrics on `port` and a pause hook that appends

@@ -32,6 +32,7 @@ from watch.labup import (
     run_watch,
     snapshot,
     wait_for_entry,
+    wait_until_paused,
 )
 
 from paidtwice.engine._ports import lease_port
@@ -67,6 +68,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
             lambda e: e["state"] == "retrying" and (e["attempts"] or 0) >= 2 and e["mismatch"] is not None,
             what="the invocation listed retrying a journal mismatch",
         )
+        wait_until_paused(port, "Checkout", "pay")
         paused = wait_for_entry(poll, lambda e: e["state"] == "paused", what="the invocation listed paused")
         yield Scene(lab, work, invocation_id, port, watcher, retrying, paused)
 

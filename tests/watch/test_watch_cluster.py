@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from support import assert_eventually
-from watch.labup import PROFILE, lab_up, listed, live_watch, metric, wait_for_entry
+from watch.labup import PROFILE, lab_up, listed, live_watch, metric, wait_for_entry, wait_until_paused
 
 from paidtwice.engine._ports import lease_port
 
@@ -27,6 +27,7 @@ def test_watch_on_a_three_node_cluster(tmp_path: Path) -> None:
         )
         assert retrying["mismatch"]["index"] == 1 and retrying["cost_per_attempt_usd"] > 0
         assert retrying["repaid_usd"] > 0
+        wait_until_paused(port, "Checkout", "pay")
         wait_for_entry(poll, lambda e: e["state"] == "paused", what="the invocation listed paused")
         labels = {"service": "Checkout", "handler": "pay"}
         assert_eventually(

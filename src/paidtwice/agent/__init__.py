@@ -6,6 +6,7 @@ What the lab's other packages use of it, by where it lives:
     _env       the environment the lab gives an agent: variable names, `agent_env`, the offline defaults
     _wire      Restate's service protocol as the host reads it: frame types, `FrameReader`, `read_fields`
     _app       finding a user's app in its module: `load_app`, `endpoint_of`, `load_problem`
+    _preload   which of an app's frameworks a fork server may import for its agents: `framework_preload`
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ if _typing.TYPE_CHECKING:
         TREE,
         agent_env,
     )
+    from paidtwice.agent._preload import framework_preload, preload_enabled, preload_env
     from paidtwice.agent._process import (
         AGENT_PRELOAD,
         AgentAttempt,
@@ -65,6 +67,7 @@ _LAZY = {
         ),
         "paidtwice.agent._env",
     ),
+    **dict.fromkeys(("framework_preload", "preload_enabled", "preload_env"), "paidtwice.agent._preload"),
     **dict.fromkeys(
         (
             *("AGENT_PRELOAD", "AgentAttempt", "AgentHost", "LeasedAgent", "attempt_of", "number_attempts"),
@@ -114,9 +117,12 @@ __all__ = [
     "agent_env",
     "attempt_of",
     "endpoint_of",
+    "framework_preload",
     "load_app",
     "load_problem",
     "number_attempts",
+    "preload_enabled",
+    "preload_env",
     "read_fields",
     "wait_alive",
 ]

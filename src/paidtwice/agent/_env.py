@@ -26,6 +26,7 @@ __all__ = [
     "PAUSE_S",
     "RETRY_POLICY",
     "ROOT_HEADER",
+    "RUN_VARIABLES",
     "SERVICE",
     "SERVICE_ALONE",
     "SERVICE_AS",
@@ -90,6 +91,26 @@ key it is given (the stub's, refused; without one it says "OPENAI_API_KEY is not
 litellm fetches its price list from the internet at import (retrying for seconds when it cannot), and
 logfire (pydantic-ai's instrumentation) warns that it was not configured. Set for the agent processes of the
 lab and for the app replay-check loads in its own process."""
+
+
+RUN_VARIABLES = frozenset(
+    (
+        OPENAI_BASE_URL,
+        OPENAI_API_BASE,
+        ANTHROPIC_BASE_URL,
+        GOOGLE_GEMINI_BASE_URL,
+        TOOLS_URL,
+        SERVICE,
+        SERVICE_AS,
+        SERVICE_ALONE,
+        TREE,
+        STEP_LOG,
+        GATE,
+    )
+)
+"""The variables that differ between two runs of one target (the lane's addresses, the service's name, the
+step log, the gate): a fork server shared by the runs' agents (`paidtwice.agent._preload`) has none of
+them."""
 
 
 def agent_env(

@@ -10,7 +10,7 @@ from paidtwice.engine._cluster import (
     RestateCluster,
     check_size,
 )
-from paidtwice.engine._forkserver import ForkServer
+from paidtwice.engine._forkserver import ForkRefused, ForkServer
 from paidtwice.engine._ingress import IngressClient
 from paidtwice.engine._janitor import forget, remove_at_exit
 from paidtwice.engine._ports import HOST, PortLease, lease_port
@@ -43,6 +43,7 @@ __all__ = [
     "ClusterSqlClient",
     "Deployment",
     "FailureEvent",
+    "ForkRefused",
     "ForkServer",
     "IngressClient",
     "InvocationRow",

@@ -17,15 +17,25 @@ Ownership is as for any process of the lab:
 - the lab holds a pidfd for each child, so it can tell when the child has exited without being its parent.
   The fork server ignores SIGCHLD, so the kernel reaps its children and no zombie lingers.
 
+A fork server can fork another that imports more (`ForkServer.forked_from`): an app's framework, in the
+app's environment and directory (`paidtwice.agent._preload`). That child is a fork server in every way
+above, its socket its stdin, and dies with the one it was forked from.
+
+A fork copies only the thread that forks: a lock another thread held stays held in the child, and the
+thread's work is gone. So a fork server forks only while it runs no thread but its main one; otherwise it
+refuses, says why, and the lab starts that process as a new interpreter (`ForkRefused`).
+
 Wire: a SOCK_SEQPACKET socket pair. The fork server sends `{"ready": true}` once its imports are done.
-A request is `{"module", "args", "env", "cwd"}` with two file descriptors (the child's stdin, and its log
-for stdout and stderr). The answer is `{"pid"}` with the child's pidfd, or `{"pid", "exited": true}` if the
-child was already gone.
+A request is `{"module", "args", "env", "cwd"}` (and `"serve": true` for a fork server, whose args are its
+preload) with two file descriptors (the child's stdin, and its log for stdout and stderr). The answer is
+`{"pid"}` with the child's pidfd, `{"pid", "exited": true}` if the child was already gone, or
+`{"refused": WHY}` if it did not fork.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -43,10 +53,14 @@ from typing import IO, Any, NoReturn
 from paidtwice._exceptions import ServerStartError
 from paidtwice.engine._process import Process, die_with_parent
 
-__all__ = ["ForkServer", "ForkedChild"]
+__all__ = ["ForkRefused", "ForkServer", "ForkedChild"]
 
 _MAX_MESSAGE = 1 << 20
 _READY_TIMEOUT = 60.0
+
+
+class ForkRefused(ServerStartError):
+    """The fork server did not fork (it runs a thread besides its main one): start the process plainly."""
 
 
 class ForkedChild:
@@ -89,8 +103,12 @@ class ForkServer:
         self.log_path = log_path
         self._socket: socket.socket | None = None
         self._process: Process | None = None
+        self._child: ForkedChild | None = None
+        """Set when this fork server was forked from another (`forked_from`)."""
         self._ready = False
         self._lock = threading.Lock()
+        self.forks = 0
+        """Children forked so far."""
 
     def start(self) -> ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -111,12 +129,43 @@ class ForkServer:
         self._socket = ours
         return self
 
+    @classmethod
+    def forked_from(
+        cls,
+        parent: ForkServer,
+        *,
+        preload: Sequence[str],
+        env: Mapping[str, str],
+        cwd: Path | None,
+        log_path: Path,
+    ) -> ForkServer:
+        """A fork server forked from `parent` that also imports `preload`, with this environment and working
+        directory (its children's, less what each child sets). `ForkRefused` if `parent` would not fork."""
+        server = cls(preload=preload, log_path=log_path)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        request = {"module": __name__, "args": list(preload), "env": dict(env), "cwd": str(cwd or "")}
+        try:
+            with log_path.open("ab") as log:
+                answer, fds = parent._request({**request, "serve": True}, theirs.fileno(), log.fileno())
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        server._child = ForkedChild(int(answer["pid"]), fds[0] if fds else None, None)
+        server._socket = ours
+        return server
+
     def _failed(self, what: str, err: object) -> ServerStartError:
         """The exchange with the fork server broke: no answer can be trusted to match its request now."""
         if self._socket is not None:
             self._socket.close()
             self._socket = None
-        tail = self._process.log_tail() if self._process is not None else ""
+        try:
+            tail = self.log_path.read_text(errors="replace")[-2000:].strip()
+        except OSError:
+            tail = ""
         return ServerStartError(f"the fork server failed ({what}: {err}): {tail} (log: {self.log_path})")
 
     def _receive(self, what: str, timeout: float) -> tuple[dict[str, Any], list[int]]:
@@ -152,15 +201,7 @@ class ForkServer:
         stdin_read, stdin_write = os.pipe() if stdin else (os.open(os.devnull, os.O_RDONLY), -1)
         request = {"module": argv[2], "args": list(argv[3:]), "env": dict(env), "cwd": str(cwd or "")}
         try:
-            with self._lock:
-                self._wait_ready()
-                assert self._socket is not None
-                self._socket.settimeout(_READY_TIMEOUT)
-                try:
-                    socket.send_fds(self._socket, [json.dumps(request).encode()], [stdin_read, log_fd])
-                except OSError as err:
-                    raise self._failed(f"forking {argv[2]}", err) from None
-                answer, fds = self._receive(f"forking {argv[2]}", timeout=_READY_TIMEOUT)
+            answer, fds = self._request(request, stdin_read, log_fd)
         except BaseException:
             if stdin_write >= 0:
                 os.close(stdin_write)
@@ -170,11 +211,33 @@ class ForkServer:
         writer = os.fdopen(stdin_write, "wb") if stdin_write >= 0 else None
         return ForkedChild(int(answer["pid"]), fds[0] if fds else None, writer)
 
+    def _request(
+        self, request: dict[str, Any], stdin_fd: int, log_fd: int
+    ) -> tuple[dict[str, Any], list[int]]:
+        what = f"forking {request['module']}"
+        with self._lock:
+            self._wait_ready()
+            assert self._socket is not None
+            self._socket.settimeout(_READY_TIMEOUT)
+            try:
+                socket.send_fds(self._socket, [json.dumps(request).encode()], [stdin_fd, log_fd])
+            except OSError as err:
+                raise self._failed(what, err) from None
+            answer, fds = self._receive(what, timeout=_READY_TIMEOUT)
+            if "refused" in answer:
+                raise ForkRefused(f"{what}: {answer['refused']}")
+            self.forks += 1
+        return answer, fds
+
     def close(self) -> None:
         """Kill the fork server; a child still alive dies with it (its parent-death signal)."""
         try:
             if self._process is not None:
                 self._process.kill()
+            if self._child is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self._child.pid, signal.SIGKILL)
+                self._child.wait()
         finally:
             if self._socket is not None:
                 self._socket.close()
@@ -214,8 +277,11 @@ def _child(channel: socket.socket, parent: int, request: dict[str, Any], fds: li
         # As `python -m` would have it: the working directory first on the path.
         sys.path[0] = os.getcwd()
         sys.argv = [request["module"], *request["args"]]
-        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
-        code = 0
+        if request.get("serve"):
+            code = main(["--fd", "0", *request["args"]])
+        else:
+            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+            code = 0
     except SystemExit as exit:
         code = _exit_code(exit)
     except BaseException:
@@ -240,6 +306,13 @@ def _serve(channel: socket.socket) -> None:
         if not data:
             return  # the lab closed its end
         request = json.loads(data)
+        refused = _threads_running()
+        if refused:
+            for fd in fds:
+                os.close(fd)
+            print(f"fork server: not forking {request['module']}: {refused}", file=sys.stderr, flush=True)
+            channel.send(json.dumps({"refused": refused}).encode())
+            continue
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -256,6 +329,22 @@ def _serve(channel: socket.socket) -> None:
             socket.send_fds(channel, [json.dumps({"pid": pid}).encode()], [pidfd])
         finally:
             os.close(pidfd)
+
+
+def _threads_running() -> str | None:
+    """Why this process must not fork now (a thread runs besides the main one); None if it may. Counted
+    by the kernel's task list, so a thread a C extension started counts too."""
+    try:
+        count = len(os.listdir("/proc/self/task"))
+    except OSError:
+        count = threading.active_count()
+    if count <= 1:
+        return None
+    names = ", ".join(t.name for t in threading.enumerate() if t is not threading.main_thread())
+    return (
+        f"it runs {count - 1} thread(s) besides its main one ({names or 'started outside Python'}); a fork "
+        "would copy their locks but not them"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,12 +7,14 @@ a restart that found the old process still answering would make every later coun
 
 A Python program run as `python -m MODULE` can instead be forked by a `ForkServer`
 (`paidtwice.engine._forkserver`), which has imported its libraries already. That child is owned and killed
-in the same way.
+in the same way. A fork server that refuses to fork (it runs a thread) gets the program started plainly,
+and the reason logged at debug level (logger `paidtwice.engine`).
 """
 
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import signal
 import socket
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["Process", "die_with_parent", "port_is_listening", "wait_until"]
 
 _PR_SET_PDEATHSIG = 1
+_log = logging.getLogger("paidtwice.engine")
 
 
 def die_with_parent() -> None:
@@ -161,15 +164,8 @@ class Process:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
         try:
-            if self.forkserver is not None:
-                self._child = self.forkserver.spawn(
-                    self.argv,
-                    env=self.env if self.env is not None else os.environ,
-                    cwd=self.cwd,
-                    log_fd=log.fileno(),
-                    stdin=self.stdin_pipe,
-                )
-            else:
+            self._child = self._forked(log) if self.forkserver is not None else None
+            if self._child is None:
                 self._child = _Popened(
                     subprocess.Popen(
                         self.argv,
@@ -188,6 +184,23 @@ class Process:
         finally:
             log.close()
         return self
+
+    def _forked(self, log: IO[bytes]) -> _Child | None:
+        """The process forked from the fork server; None if it refused to fork (then it starts plainly)."""
+        from paidtwice.engine._forkserver import ForkRefused
+
+        assert self.forkserver is not None
+        try:
+            return self.forkserver.spawn(
+                self.argv,
+                env=self.env if self.env is not None else os.environ,
+                cwd=self.cwd,
+                log_fd=log.fileno(),
+                stdin=self.stdin_pipe,
+            )
+        except ForkRefused as refused:
+            _log.debug("%s started as a new interpreter, not forked: %s", self.name, refused)
+            return None
 
     def send_line(self, line: str = "") -> None:
         """Write one line to the process's stdin (it must have been started with `stdin_pipe`)."""

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import os
 import re
 import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +35,12 @@ from paidtwice.agent import (
     STEP_LOG,
     AgentHost,
     agent_env,
+    preload_enabled,
+    preload_env,
 )
 from paidtwice.engine import (
     AdminClient,
+    ForkRefused,
     ForkServer,
     IngressClient,
     RestateCluster,
@@ -83,6 +87,7 @@ def renamed_service(service: str, tag: str) -> str:
 
 
 _RUN_TIMEOUT = 180.0
+_log = logging.getLogger("paidtwice.lab")
 _CLUSTER_PAUSE_S = "4"
 """The deck agent's pause on a cluster. A kill must land inside the pause, and on a cluster every SQL read
 fans out over the nodes: with every deck row starting at once, a kill missed a 2 s pause here. No count the
@@ -158,6 +163,11 @@ class Lab:
         """Set on Ctrl-C: every wait in a run checks it and gives up."""
         self._watcher: Watcher | None = None
         self._forkserver: ForkServer | None = None
+        self.preload = preload_enabled()
+        """Fork an app's agents from a fork server that has imported its framework (`forkserver_for`);
+        `PAIDTWICE_PRELOAD=0` turns it off."""
+        self._preloading: dict[tuple[object, ...], ForkServer] = {}
+        self._preloading_lock = threading.Lock()
         self._starting = 0
         self._started = threading.Condition()
 
@@ -181,6 +191,35 @@ class Lab:
         if self._forkserver is None:
             raise RuntimeError("the lab is not started")
         return self._forkserver
+
+    def forkserver_for(
+        self, modules: Sequence[str], *, env: Mapping[str, str], cwd: Path | None
+    ) -> ForkServer:
+        """The fork server for agents of `env` that run in `cwd` and import `modules` (a framework on
+        `paidtwice.agent._preload`'s allowlist): one forked from the lab's that has imported them too, in
+        that environment (less each run's own variables) and directory, made once and kept for the lab's
+        life; the lab's own when `modules` is empty, the preload is off, or it cannot be made (said at debug
+        level)."""
+        if not modules or not self.preload:
+            return self.forkserver
+        environment = preload_env(env)
+        key = (tuple(modules), str(cwd or ""), tuple(sorted(environment.items())))
+        try:
+            with self._preloading_lock:
+                server = self._preloading.get(key)
+                if server is None:
+                    log = self.workdir / f"forkserver-{len(self._preloading) + 1}.log"
+                    server = ForkServer.forked_from(
+                        self.forkserver, preload=modules, env=environment, cwd=cwd, log_path=log
+                    )
+                    self._preloading[key] = server
+            server.wait_ready()
+        except ForkRefused as refused:
+            _log.debug(
+                "agents importing %s are forked without them preloaded: %s", ", ".join(modules), refused
+            )
+            return self.forkserver
+        return server
 
     @property
     def admin(self) -> AdminClient:
@@ -222,6 +261,8 @@ class Lab:
         if self._watcher is not None:
             self._watcher.stop()
         try:
+            for preloading in self._preloading.values():
+                preloading.close()
             if self._forkserver is not None:
                 self._forkserver.close()
             if self._own_stub and self._stub is not None:

@@ -84,7 +84,15 @@ class Soaked:
             tools_url=lane.tools_url,
             pause_s=lab.agent_pause,
         )
-        launch = Launch(env, workdir, served_as, workdir / "steps.jsonl", lane, lab.forkserver)
+        launch = Launch(
+            env,
+            workdir,
+            served_as,
+            workdir / "steps.jsonl",
+            lane,
+            lab.forkserver,
+            preloading=lambda modules, cwd: lab.forkserver_for(modules, env=env, cwd=cwd),
+        )
         agent, _trace = self.target.launch(launch)
         return agent
 

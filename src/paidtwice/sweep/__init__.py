@@ -2,6 +2,9 @@
 
     _sweep     the sweep: clean runs, their crash points, one run per point, the matrices (`sweep`,
                `sweep_targets`)
+    _schedule  when the runs start: every clean run at once, a kept plan's points beside it, the others'
+               once their clean run planned them; a kept plan the clean run does not confirm thrown away
+    _kept      the plan kept from the last sweep of the same code: its key, its file, `same_plan`
     _runs      one run of a target: the clean run, and a point's run (stop at the moment, kill, restart,
                measure)
     _options   the options as frozen objects: `Answers`, `ModelStub`, `KillPlan`

@@ -100,7 +100,17 @@ class SweepRun:
             step_log=str(self.step_log),
             gate=gate or "",
         )
-        launch = Launch(env, workdir, self.service, self.step_log, self.lane, lab.forkserver, hold, alone)
+        launch = Launch(
+            env,
+            workdir,
+            self.service,
+            self.step_log,
+            self.lane,
+            lab.forkserver,
+            hold,
+            alone,
+            preloading=lambda modules, cwd: lab.forkserver_for(modules, env=env, cwd=cwd),
+        )
         self.agent, self.trace = target.launch(launch)
         self.invocation_id = ""
         self.deployment: Deployment | None = None
@@ -402,8 +412,12 @@ def point_run(
     tag: str,
     kills: KillPlan = KillPlan(),
     model: ModelStub = ModelStub(),
+    against: Callable[[], tuple[CleanRun, CrashPoint]] | None = None,
 ) -> PointResult:
-    """Run the target to the point's moment, kill it there, restart it and measure what the replay paid."""
+    """Run the target to the point's moment, kill it there, restart it and measure what the replay paid.
+    With `against`, the run is measured against what it returns once the run settled (the clean run and the
+    point as the clean run planned it: a point started from a kept plan, beside its clean run), not against
+    `clean` and `point`."""
     started = time.time()
     run = SweepRun(
         lab,
@@ -448,8 +462,14 @@ def point_run(
         finally:
             run.resolver.stop()
             watcher.forget(invocation_id)
-        kill = _Kill(started=started, at=kill_at, up_at=up_at)
-        return _measure(lab, run, watch, script_name, clean, point, kill)
+        # What the server and the agent say is read before any wait: a replay the sweep stops (stuck,
+        # unanswered) is stopped as soon as it settled, whatever the point is measured against.
+        seen = _observe(lab, run, watch, kill_at)
+        waited = time.time()
+        if against is not None:
+            clean, point = against()
+        kill = _Kill(started=started, at=kill_at, up_at=up_at, waited=time.time() - waited)
+        return _point_result(run, script_name, clean, point, kill, seen)
 
 
 def _holding(script: Script, point: CrashPoint) -> Script:
@@ -545,6 +565,8 @@ class _Kill:
     """The kill."""
     up_at: float
     """The agent listening again."""
+    waited: float = 0.0
+    """Seconds the settled run waited for its clean run before it was measured: not part of its time."""
 
 
 def _not_placed(point: CrashPoint, journal: Sequence[JournalEntry], journal_at_kill: int, held: int) -> str:
@@ -591,26 +613,18 @@ def _final_status(
     return status
 
 
-def _measure(
-    lab: Lab,
-    run: SweepRun,
-    watch: AttemptWatch,
-    script_name: str,
-    clean: CleanRun,
-    point: CrashPoint,
-    kill: _Kill,
-) -> PointResult:
-    """What the point's run paid, against the clean run: from the server, the stub's ledgers and the logs."""
+def _observe(lab: Lab, run: SweepRun, watch: AttemptWatch, kill_at: float) -> _Seen:
+    """What the server and the agent's log say of the point's settled run (the stub's ledgers are read
+    when it is measured, `_point_result`)."""
     row = watch.observe(lab.sql.invocation(run.invocation_id))
     # What the journal held when the kill landed, from the server's own append times (a read right after
     # the kill could already see the pause's wake-up, which the server appends without the agent).
     journal = tuple(run.journal())
-    journal_at_kill = sum(1 for e in journal if (epoch(e.appended_at) or 0.0) <= kill.at)
+    journal_at_kill = sum(1 for e in journal if (epoch(e.appended_at) or 0.0) <= kill_at)
     agent_attempts = run.agent.attempts(run.invocation_id)
     unanswered = _unanswered(run.lane)
     status = _final_status(lab, run, row, agent_attempts, unanswered)
-    seen = _Seen(status, journal, journal_at_kill, agent_attempts, watch.count(agent_attempts), unanswered)
-    return _point_result(run, script_name, clean, point, kill, seen)
+    return _Seen(status, journal, journal_at_kill, agent_attempts, watch.count(agent_attempts), unanswered)
 
 
 @dataclass(frozen=True)
@@ -680,7 +694,7 @@ def _point_result(
         not_placed=not_placed,
         unanswered=unanswered,
         invocation_id=run.invocation_id,
-        wall_time=round(time.time() - kill.started, 3),
+        wall_time=round(time.time() - kill.started - kill.waited, 3),
         started_at=kill.started,
         killed_at=round(kill.at - kill.started, 3),
         down_time=round(kill.up_at - kill.at, 3),

@@ -17,9 +17,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
 
 from paidtwice._exceptions import UsageError
 from paidtwice.engine import epoch
@@ -27,8 +25,10 @@ from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab, Watcher, check_price_model
 from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub import AutoBook, Script, script_by_name
 from paidtwice.sweep._callees import Companions
+from paidtwice.sweep._kept import kept_plan, kept_took, plan_key
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
 from paidtwice.sweep._runs import SweepRun, WaitsOnNothing, clean_run, point_run
+from paidtwice.sweep._schedule import Against, Matrix, Schedule
 from paidtwice.targets import Target, TargetSpec
 
 __all__ = [
@@ -47,8 +47,6 @@ __all__ = [
     "sweep_targets",
 ]
 
-_T = TypeVar("_T")
-_R = TypeVar("_R")
 
 _Combo = tuple[Target, str, Script]
 """One matrix of a sweep: the target, the script's name, the script."""
@@ -67,62 +65,70 @@ def sweep_targets(
     With `kills.shard` (K, N), only the K-th of N shares of the crash points (every clean run is made, for
     the points come from it); the N shards' points together are the whole sweep's.
 
-    Clean runs go first (concurrently); then every crash point of every matrix, `kills.parallel` at a
-    time, each on an agent, lane and invocation of its own. `on_point` sees each result as soon as it is
-    measured. The calls are priced as `model.price_model` says, else as the lab's price model.
+    Clean runs start at once; the points of a plan kept from the last sweep of the same code start beside
+    them, the others as soon as their clean run has planned them (`_schedule`), `kills.parallel` runs at a
+    time, each point on an agent, lane and invocation of its own. `on_point` sees each result as soon as it
+    is measured. The calls are priced as `model.price_model` says, else as the lab's price model.
     """
     priced = check_price_model(model.price_model) if model.price_model else lab.price_model
     model = dataclasses.replace(model, price_model=priced)
     watcher = Watcher(lambda: lab.sql, lab.cancelled)
     companions = Companions()
-    lock = threading.Lock()
     started = time.time()
     stop = threading.Event()
     # Service names, lanes and work directories are the sweep's own, also when a lab sweeps more than once.
     sweep_id = lab.next_id()
+    combos: list[_Combo] = [(t, name, s) for t in targets for name, s in scripts]
+    matrices = [_matrix(lab, combo, model, kills) for combo in combos]
+
+    def clean(i: int) -> tuple[CleanRun, str, list[CrashPoint] | None, bool]:
+        target, name, script = combos[i]
+        tag = f"{_tag(sweep_id, i, target, name)}_clean"
+        try:
+            record, run = clean_run(lab, stop, watcher, target, script, tag, model, companions)
+        except WaitsOnNothing as err:
+            # One handler's wait nothing resolves: its points are not swept, the others' are.
+            return _NO_CLEAN_RUN, str(err), None, False
+        return record, "", _plan(run), not run.serves_others()
+
+    def one(
+        i: int, point: CrashPoint, suffix: str, stops: threading.Event, against: Against | None
+    ) -> PointResult:
+        target, name, script = combos[i]
+        tag = f"{_tag(sweep_id, i, target, name)}_{suffix}"
+        record = matrices[i].clean or _NO_CLEAN_RUN
+        return point_run(
+            lab, stops, watcher, target, script, name, record, point,
+            tag=tag, kills=kills, model=model, against=against,
+        )  # fmt: skip
+
     try:
-        combos: list[_Combo] = [(t, name, s) for t in targets for name, s in scripts]
-
-        def clean(job: tuple[int, _Combo]) -> tuple[CleanRun, SweepRun | None, str]:
-            i, (target, name, script) = job
-            tag = f"{_tag(sweep_id, i, target, name)}_clean"
-            try:
-                return (*clean_run(lab, stop, watcher, target, script, tag, model, companions), "")
-            except WaitsOnNothing as err:
-                # One handler's wait nothing resolves: its points are not swept, the others' are.
-                return _NO_CLEAN_RUN, None, str(err)
-
-        cleans = _all_or_stop(clean, list(enumerate(combos)), parallel=kills.parallel, stop=stop)
-        companions.prune()
-        if all(run is None for _, run, _ in cleans):
-            raise WaitsOnNothing(cleans[0][2]) if cleans else UsageError("nothing to sweep")
-        jobs = [(i, point) for i, (_, run, _) in enumerate(cleans) if run is not None for point in _plan(run)]
-        if kills.shard is not None:
-            jobs = shard_of(jobs, kills.shard)
-
-        def one(job: tuple[int, CrashPoint]) -> PointResult:
-            i, point = job
-            target, name, script = combos[i]
-            tag = f"{_tag(sweep_id, i, target, name)}_{point.order}"
-            clean = cleans[i][0]
-            result = point_run(
-                lab, stop, watcher, target, script, name, clean, point, tag=tag, kills=kills, model=model
-            )
-            if on_point is not None:
-                with lock:
-                    on_point(result)
-            return result
-
-        results = _all_or_stop(one, jobs, parallel=kills.parallel, stop=stop)
+        if not combos:
+            raise UsageError("nothing to sweep")
+        schedule = Schedule(lab, matrices, kills=kills, stop=stop, on_point=on_point)
+        # Once the clean runs are over, only the agent registered last for each of the app's other
+        # services stays up; no point of a plan made after the clean runs has started yet.
+        points = schedule.run(clean, one, after_cleans=companions.prune)
     finally:
         watcher.stop()
         companions.close()
+    if all(m.plan is None for m in matrices):
+        raise WaitsOnNothing(matrices[0].not_swept)
     wall = round(time.time() - started, 3)
-    matrices = []
-    for i, (target, name, _) in enumerate(combos):
-        points = tuple(r for (j, _), r in zip(jobs, results, strict=True) if j == i)
-        matrices.append(SweepMatrix(target.mode, name, cleans[i][0], points, wall, not_swept=cleans[i][2]))
-    return matrices
+    return [
+        SweepMatrix(target.mode, name, m.clean or _NO_CLEAN_RUN, swept, wall, not_swept=m.not_swept)
+        for (target, name, _), m, swept in zip(combos, matrices, points, strict=True)
+    ]
+
+
+def _matrix(lab: Lab, combo: _Combo, model: ModelStub, kills: KillPlan) -> Matrix:
+    """A matrix of the sweep, with the plan kept from the last sweep of the same code, if it may use one
+    (a shard's points are dealt over every matrix's plan, so it plans after every clean run)."""
+    target, name, script = combo
+    key = plan_key(lab, target, script, model)
+    kept = kept_plan(key) if kills.shard is None else None
+    took = kept_took(key) if kept is not None else {}
+    return Matrix(name=f"{target.mode}/{name}", key=key, kept=kept, took=took)
 
 
 _NO_CLEAN_RUN = CleanRun(
@@ -130,20 +136,6 @@ _NO_CLEAN_RUN = CleanRun(
     journaled_model_calls=0,
 )  # fmt: skip
 """The clean run of a handler that could not complete (`SweepMatrix.not_swept` says why)."""
-
-
-def _all_or_stop(
-    work: Callable[[_T], _R], jobs: Sequence[_T], *, parallel: int, stop: threading.Event
-) -> list[_R]:
-    """`work` on every job, `parallel` at a time, results in the jobs' order. When one fails, `stop` tells
-    the others to stop waiting (their agents are killed on the way out) and the failure is raised."""
-    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(jobs)))) as pool:
-        futures = [pool.submit(work, job) for job in jobs]
-        try:
-            return [f.result() for f in futures]
-        except BaseException:
-            stop.set()
-            raise
 
 
 def _plan(run: SweepRun) -> list[CrashPoint]:

@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent import SERVICE, SERVICE_ALONE, SERVICE_AS, TREE, AgentHost, agent_env
+from paidtwice.agent import (
+    SERVICE,
+    SERVICE_ALONE,
+    SERVICE_AS,
+    TREE,
+    AgentHost,
+    agent_env,
+    framework_preload,
+)
 from paidtwice.engine import JournalEntry
 from paidtwice.lab import DECK_AGENT, QUESTION, renamed_service
 from paidtwice.results import CrashPoint
@@ -93,7 +101,12 @@ class HostTrace:
 
 
 def _host(app: str, cwd: str | None, launch: Launch, naming: dict[str, str]) -> tuple[Agent, Trace]:
-    """An agent served by paidtwice's host, and its step log."""
+    """An agent served by paidtwice's host, and its step log; forked, where the launch offers it, from a
+    fork server that has imported the app's framework (`paidtwice.agent._preload`)."""
+    forkserver = launch.forkserver
+    modules = framework_preload(app, cwd) if launch.preloading is not None else ()
+    if modules and launch.preloading is not None:
+        forkserver = launch.preloading(modules, Path(cwd) if cwd else None)
     alone = {SERVICE_ALONE: "1"} if launch.alone else {}
     agent = AgentHost(
         target=app,
@@ -101,7 +114,7 @@ def _host(app: str, cwd: str | None, launch: Launch, naming: dict[str, str]) -> 
         workdir=launch.workdir,
         name="agent",
         cwd=Path(cwd) if cwd else None,
-        forkserver=launch.forkserver,
+        forkserver=forkserver,
     )
     return agent, HostTrace(launch.step_log, launch.lane)
 

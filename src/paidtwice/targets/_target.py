@@ -8,7 +8,7 @@ through (the host's step log, or the wire) and so how its crash points are plann
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import Field, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -157,6 +157,9 @@ class Launch:
     """Serve (and so register) the run's service alone, the app's other services left out: a sweep point's
     agent is killed and closed, so a service another run calls must stay with an agent that lives on (the
     clean run's). Otherwise the whole app, the run's service renamed."""
+    preloading: Callable[[Sequence[str], Path | None], ForkServer] | None = None
+    """A fork server that has also imported these modules (a framework the app imports), for agents run in
+    this directory with this launch's environment (`Lab.forkserver_for`); None: `forkserver` alone."""
 
 
 @dataclass(frozen=True)

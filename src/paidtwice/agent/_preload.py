@@ -1,0 +1,90 @@
+"""Which of an app's heavy third-party imports a fork server may import before the app's agents fork from it.
+
+Importing an agent framework costs one to two seconds of CPU (`agents`, `restate.ext.openai`,
+`langchain_openai`; `anthropic` one and a half, `openai` alone half a second), and a sweep starts two agents
+per crash point. A fork server that has imported the framework once saves that at every start, for a
+user's sweep as for the tests.
+
+A verdict must not depend on it, so only modules on `FRAMEWORK_PRELOAD` are ever preloaded: the model
+clients, frameworks and Restate integrations paidtwice knows, each swept with and without the preload in
+the tests with the same counts. They are imported by a fork server forked for the app, in the agent's own
+environment and directory, less the variables that differ between runs (`RUN_VARIABLES`: the lane's
+addresses, the step log, the gate, the service's name), which are unset there, so that a library that read
+one at import could not keep another run's. The app itself is never preloaded: the child imports it with
+its run's environment set. `PAIDTWICE_PRELOAD=0` switches the preload off.
+
+Which ones an app uses is read from the app module's own source (its `import` statements, parsed, never
+run); an app module that is not a file under its directory (an installed package) gets no preload.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from paidtwice.agent._env import RUN_VARIABLES
+
+__all__ = ["FRAMEWORK_PRELOAD", "PRELOAD", "framework_preload", "preload_enabled", "preload_env"]
+
+PRELOAD = "PAIDTWICE_PRELOAD"
+"""`0`: start every agent without a framework preloaded (each start imports its framework itself)."""
+
+FRAMEWORK_PRELOAD = (
+    "openai",
+    "anthropic",
+    "agents",
+    "restate.ext.openai",
+    "pydantic_ai",
+    "restate.ext.pydantic",
+    "langchain.agents",
+    "langchain.tools",
+    "langchain_openai",
+    "restate.ext.langchain",
+)
+"""The allowlist: the OpenAI and Anthropic clients, the OpenAI Agents SDK, pydantic-ai and LangChain, and
+restate-sdk's integration of each. Each imports no thread and reads no run's address at import (checked
+for each by a sweep with and without it: tests/sweep/test_sweep_frameworks.py, test_sweep_answers.py); a
+module added here needs such a test."""
+
+
+def preload_enabled(env: Mapping[str, str] | None = None) -> bool:
+    """Whether agents are forked from a fork server that preloaded their framework (`PAIDTWICE_PRELOAD`)."""
+    return (env if env is not None else os.environ).get(PRELOAD, "1") != "0"
+
+
+def framework_preload(app: str, cwd: str | Path | None) -> tuple[str, ...]:
+    """The modules of `FRAMEWORK_PRELOAD` that the app module (MODULE of MODULE:APP, a file under `cwd`)
+    imports, in the allowlist's order; () when it imports none or its source is not found there."""
+    source = _source_of(app.partition(":")[0], Path(cwd or "."))
+    if source is None:
+        return ()
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ()
+    imported: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imported.add(node.module)
+            # `from restate.ext import openai` imports the module restate.ext.openai.
+            imported.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return tuple(module for module in FRAMEWORK_PRELOAD if module in imported)
+
+
+def _source_of(module: str, cwd: Path) -> str | None:
+    base = cwd.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return None
+
+
+def preload_env(env: Mapping[str, str]) -> dict[str, str]:
+    """A fork server's environment for agents of `env`: the same, less the variables each run sets."""
+    return {name: value for name, value in env.items() if name not in RUN_VARIABLES}
