@@ -8,10 +8,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from paidtwice.results import CleanRun
+from paidtwice.engine import JournalEntry
+from paidtwice.results import CleanRun, CrashPoint
 from paidtwice.stub import ModelCall
 
-__all__ = ["CallsAtKill", "asked_again", "calls_at_kill"]
+__all__ = ["CallsAtKill", "asked_again", "calls_at_kill", "why_not_placed"]
 
 
 @dataclass(frozen=True)
@@ -101,3 +102,25 @@ def asked_again(
         new = sum(1 for c in after if c.turn == turn and (turn, c.asked) not in before)
         again += min(lost, new)
     return again
+
+
+def why_not_placed(
+    point: CrashPoint, journal: Sequence[JournalEntry], journal_at_kill: int, held: int
+) -> str:
+    """Why the kill did not land at the point's moment, in words ("" when it did): the journal held other
+    entries than the moment's, or not every held call was in flight."""
+    why = []
+    if journal_at_kill > point.journal_entries:
+        extra = [e.label() for e in journal[point.journal_entries : journal_at_kill]]
+        why.append(
+            f"the journal already held {journal_at_kill} entries at the kill, not {point.journal_entries}: "
+            f"{', '.join(extra)} appended before it"
+        )
+    elif journal_at_kill < point.journal_entries:
+        why.append(
+            f"the journal held {journal_at_kill} entries at the kill, "
+            f"not yet the moment's {point.journal_entries}"
+        )
+    if point.model_holds and held != len(point.model_holds):
+        why.append(f"{held} of the {len(point.model_holds)} held model calls were in flight at the kill")
+    return "; ".join(why)

@@ -39,7 +39,7 @@ from paidtwice.stub import Hold, Lane, Script
 from paidtwice.sweep._approvals import Resolver
 from paidtwice.sweep._callees import CalleeWatch, Companions
 from paidtwice.sweep._options import KillPlan, ModelStub
-from paidtwice.sweep._paid import calls_at_kill
+from paidtwice.sweep._paid import calls_at_kill, why_not_placed
 from paidtwice.targets import Launch, Target
 
 __all__ = ["NO_MODEL_CALL", "SweepRun", "clean_run", "point_run"]
@@ -569,26 +569,6 @@ class _Kill:
     """Seconds the settled run waited for its clean run before it was measured: not part of its time."""
 
 
-def _not_placed(point: CrashPoint, journal: Sequence[JournalEntry], journal_at_kill: int, held: int) -> str:
-    """Why the kill did not land at the point's moment, in words ("" when it did): the journal held other
-    entries than the moment's, or not every held call was in flight."""
-    why = []
-    if journal_at_kill > point.journal_entries:
-        extra = [e.label() for e in journal[point.journal_entries : journal_at_kill]]
-        why.append(
-            f"the journal already held {journal_at_kill} entries at the kill, not {point.journal_entries}: "
-            f"{', '.join(extra)} appended before it"
-        )
-    elif journal_at_kill < point.journal_entries:
-        why.append(
-            f"the journal held {journal_at_kill} entries at the kill, "
-            f"not yet the moment's {point.journal_entries}"
-        )
-    if point.model_holds and held != len(point.model_holds):
-        why.append(f"{held} of the {len(point.model_holds)} held model calls were in flight at the kill")
-    return "; ".join(why)
-
-
 def _final_status(
     lab: Lab,
     run: SweepRun,
@@ -656,7 +636,7 @@ def _point_result(
     tools = run.lane.tool_runs()
     at_kill = calls_at_kill(calls, kill.at, clean)
     steps = run.steps()
-    not_placed = _not_placed(point, journal, journal_at_kill, at_kill.held)
+    not_placed = why_not_placed(point, journal, journal_at_kill, at_kill.held)
     stuck = run.resolver.waiting_on_nothing() if status != "completed" else None
     if stuck is not None:
         # Its replay sits on a wait the sweep could not resolve: no verdict on what it would have paid.
