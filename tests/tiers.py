@@ -56,6 +56,7 @@ QUICK: tuple[str, ...] = (
     "tests/sweep/test_derive_points.py",
     "tests/sweep/test_tree_timeline.py",
     "tests/sweep/test_callees.py",
+    "tests/sweep/test_unfinished.py",
     "tests/sweep/test_pytest_helpers.py::test_a_target_names_its_own_handler",
     "tests/sweep/test_timeline_fixture.py",
     "tests/lint/test_adk.py",

@@ -51,9 +51,11 @@ durable = restate.Service("AdkDurable")
 
 
 async def ask(ctx: restate.Context, runner: Runner, question: str) -> str:
-    """One turn of a new session (its id from the journal, so a retry asks in the same one)."""
+    """One turn of a new session (its id from the journal, so a retry asks in the same one, made again only
+    by a new process: a retry in this one finds it)."""
     session_id = str(ctx.uuid())
-    await sessions.create_session(app_name=APP_NAME, user_id="user", session_id=session_id)
+    if await sessions.get_session(app_name=APP_NAME, user_id="user", session_id=session_id) is None:
+        await sessions.create_session(app_name=APP_NAME, user_id="user", session_id=session_id)
     answer = ""
     async for event in runner.run_async(
         user_id="user",

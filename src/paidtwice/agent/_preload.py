@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -49,6 +50,9 @@ for each by a sweep with and without it: tests/sweep/test_sweep_frameworks.py, t
 module added here needs such a test."""
 
 
+_PARSING = threading.Lock()
+
+
 def preload_enabled(env: Mapping[str, str] | None = None) -> bool:
     """Whether agents are forked from a fork server that preloaded their framework (`PAIDTWICE_PRELOAD`)."""
     return (env if env is not None else os.environ).get(PRELOAD, "1") != "0"
@@ -61,7 +65,10 @@ def framework_preload(app: str, cwd: str | Path | None) -> tuple[str, ...]:
     if source is None:
         return ()
     try:
-        tree = ast.parse(source)
+        # One parse at a time: CPython 3.11's AST conversion keeps a process-wide recursion count, and
+        # parses in two threads at once (a sweep's clean runs start together) fail with SystemError.
+        with _PARSING:
+            tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return ()
     imported: set[str] = set()

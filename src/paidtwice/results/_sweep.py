@@ -61,6 +61,10 @@ class CrashPoint:
     many entries (or the attempt that starts with them), so the agent waits there."""
 
 
+_ENDED = ("completed", "paused", "stuck", "unanswered")
+"""The statuses of a point whose replay ended (or that the sweep ended, knowing why)."""
+
+
 @dataclass(frozen=True)
 class PointResult:
     """What one crash point measured."""
@@ -78,7 +82,9 @@ class PointResult:
     """Stub script (steady, drifting, changed)."""
     status: str
     """Final status: completed, paused, stuck (a journal mismatch on every retry; killed by the sweep) or
-    unanswered (the replay made a model call no turn of the script answers; killed by the sweep)."""
+    unanswered (the replay made a model call no turn of the script answers; killed by the sweep); for a
+    replay that could not finish (`not_placed` says why), the status it sat in (running, backing-off,
+    suspended)."""
     answer_matches: bool
     """The invocation completed with the clean run's answer."""
     answer: str | None
@@ -171,7 +177,10 @@ class PointResult:
     @property
     def pays_twice(self) -> bool:
         """Paid again for work that had completed: an answer asked for again, model calls or steps beyond
-        those cut off in flight."""
+        those cut off in flight. Of a replay that could not finish, only an answer asked for again: its
+        other runs may be retries of work that never completed (a failing step), no verdict."""
+        if self.status not in _ENDED:
+            return self.answers_asked_again > 0
         return (
             self.answers_asked_again > 0
             or self.extra_model_calls > self.model_calls_in_flight
