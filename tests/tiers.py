@@ -54,6 +54,7 @@ QUICK: tuple[str, ...] = (
     "tests/soak/test_bound.py",
     "tests/soak/test_app.py::test_without_turns_in_order_a_call_s_place_is_its_order_since_the_restart",
     "tests/sweep/test_derive_points.py",
+    "tests/sweep/test_tree_timeline.py",
     "tests/sweep/test_callees.py",
     "tests/sweep/test_unfinished.py",
     "tests/sweep/test_pytest_helpers.py::test_a_target_names_its_own_handler",

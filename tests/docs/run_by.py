@@ -31,6 +31,9 @@ RUN_BY: dict[str, str] = {
     'paidtwice sweep --app agent:app --service Planner --handler run_naive --input \'{"city": "Lyon", "nights": 2}\' --app-dir tests/sweep/auto_agent --script answers.toml': (
         "tests/sweep/test_record.py::test_record_then_sweep_offline"
     ),
+    "paidtwice sweep --app handoff_naive --app-dir tests/sweep/tree_agents --variation steady --check": (
+        "tests/sweep/test_sweep_tree.py::test_the_naive_callee_is_found_and_named"
+    ),
     "paidtwice check": ("tests/check/test_check.py::test_naive_agent_fails_the_check"),
     "paidtwice check --format github --sarif paidtwice.sarif --junit paidtwice-junit.xml": (
         "tests/check/test_check_formats.py::test_github_format_annotates_the_findings_line_and_writes_sarif_and_junit"

@@ -11,8 +11,7 @@ from paidtwice.engine._sql import JournalEntry
 from paidtwice.results import CleanRun, CrashPoint
 from paidtwice.stub import ModelCall
 from paidtwice.stub._scripts import Answer
-from paidtwice.sweep._paid import calls_at_kill
-from paidtwice.sweep._runs import _not_placed
+from paidtwice.sweep._paid import calls_at_kill, why_not_placed
 from paidtwice.targets._command import WireStep
 from paidtwice.targets._wire_timeline import wire_points
 
@@ -185,9 +184,9 @@ def test_a_call_made_just_before_a_gather_is_not_held_with_it(tmp_path: Path) ->
 def test_a_point_not_placed_says_what_the_journal_held_instead() -> None:
     point = CrashPoint("in flight: model call 2", 4, "in-flight-model", 5, model_holds=(2,))
     journal = journal_of(["Command: Input"] * 5 + ["Notification: Run"])
-    why = _not_placed(point, journal, 6, 1)
+    why = why_not_placed(point, journal, 6, 1)
     assert (
         why == "the journal already held 6 entries at the kill, not 5: Notification: Run appended before it"
     )
-    assert _not_placed(point, journal, 5, 1) == ""
-    assert "0 of the 1 held model calls" in _not_placed(point, journal, 5, 0)
+    assert why_not_placed(point, journal, 5, 1) == ""
+    assert "0 of the 1 held model calls" in why_not_placed(point, journal, 5, 0)

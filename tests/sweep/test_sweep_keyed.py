@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from support import assert_eventually
 
 from paidtwice.lab import Lab
 from paidtwice.lab._watch import Watcher
@@ -112,23 +111,25 @@ def test_two_apps_of_one_module_name_load_each_from_its_own_directory(
     assert keyed_again is not travel_next
 
 
-def test_a_points_agent_registers_its_own_service_alone(lab: Lab, matrices: dict[str, SweepMatrix]) -> None:
-    """A point's agent is killed, then closed: had it registered the app's other services, the server would
-    send the next call to one of them (Desk's to Rates, from another point) to a closed port, and that
-    point would never settle. The whole app is registered by the clean runs alone."""
-    point = re.compile(r"^(Counter|Trip|Chat|Desk)_s\d+_\d+_\w+_steady_\d+$")
+def test_a_points_agent_registers_the_apps_services_as_its_own(
+    lab: Lab, matrices: dict[str, SweepMatrix]
+) -> None:
+    """A point's agent is killed, then closed: had it registered the app's other services under the names
+    other runs call, the server would send their next call (Desk's to Rates) to a closed port. Each run
+    serves every service of the app under its own tag (the invocation tree, `paidtwice.agent._tree`), so a
+    run's calls reach only its own process."""
+    point = re.compile(r"^(Counter|Trip|Chat|Desk|Rates)_(s\d+_\d+_\w+_steady_\d+)$")
     served = [{s["name"] for s in d.get("services", [])} for d in lab.admin.deployments()]
     points = [names for names in served if any(point.match(name) for name in names)]
     assert len(points) >= sum(len(m.points) for m in matrices.values())
-    assert all(len(names) == 1 for names in points), [n for n in points if len(n) > 1][:1]
-    cleans = [names for names in served if any(name.endswith("_steady_clean") for name in names)]
-    assert cleans and all("Rates" in names for names in cleans)
+    for names in points:
+        tags = {m.group(2) for m in map(point.match, names) if m}
+        assert len(tags) == 1 and len(names) > 1 and any(n.startswith("Rates_") for n in names), names
 
 
-def test_a_point_whose_call_cannot_run_says_so_at_once(lab: Lab) -> None:
-    """A point's replay that waits on a call nothing can serve any more (the callee's deployment is gone)
-    ends as soon as that is seen, as a kill it could not place, saying why; not after the settle timeout,
-    and with no finished answer to judge."""
+def test_a_copy_registered_later_does_not_take_a_points_calls(lab: Lab) -> None:
+    """Another copy of the app, registered after a point's agent and then closed, does not take the point's
+    call to its tool service: the point's calls go to the run's own copy (its tree), and it completes."""
     target = AppTarget("agent:app", "Desk", "quote", "weather?", mode="Desk", cwd=str(AGENT))
     script = load_script_file(AGENT / "script.toml", "steady")
     watcher = Watcher(lambda: lab.sql, lab.cancelled)
@@ -137,7 +138,6 @@ def test_a_point_whose_call_cannot_run_says_so_at_once(lab: Lab) -> None:
     try:
         clean, run = clean_run(lab, stop, watcher, target, script, f"{tag}_clean")
         point = next(p for p in _plan(run) if p.kind == "model-returned")  # its replay calls Rates again
-        # Another copy of the app registered last for Rates, then closed: the replay's call goes there.
         gone = SweepRun(lab, target, script, tag=f"{tag}_gone", gate=None)
         with gone.agent:
             gone.agent.start()
@@ -145,12 +145,4 @@ def test_a_point_whose_call_cannot_run_says_so_at_once(lab: Lab) -> None:
         result = point_run(lab, stop, watcher, target, script, "steady", clean, point, tag=f"{tag}_1")
     finally:
         watcher.stop()
-    assert not result.confirmed and result.status != "completed"
-    assert "its run could not finish: the call to Rates/rate (inv_" in result.not_placed, result.not_placed
-    assert "cannot run, nothing serves it any more" in result.not_placed
-    # Ended by the sweep (killed: completed with a failure), not left retrying on the session's server.
-    assert_eventually(
-        lambda: (row := lab.sql.invocation(result.invocation_id)) is not None and row.status == "completed",
-        timeout=60,
-        what="the point's invocation ended",
-    )
+    assert result.confirmed and result.status == "completed" and result.answer_matches, result.not_placed

@@ -25,6 +25,7 @@ __all__ = [
     "OPENAI_BASE_URL",
     "PAUSE_S",
     "RETRY_POLICY",
+    "ROOT_HEADER",
     "RUN_VARIABLES",
     "SERVICE",
     "SERVICE_ALONE",
@@ -32,6 +33,7 @@ __all__ = [
     "STEP_LOG",
     "STUB_API_KEY",
     "TOOLS_URL",
+    "TREE",
     "agent_env",
 ]
 
@@ -64,6 +66,11 @@ the start, every context operation executed again, no journal replayed)."""
 RETRY_POLICY = "PAIDTWICE_RETRY_POLICY"
 """JSON of the deck agents' invocation retry policy, when a row sets its own: `max_attempts`,
 `on_max_attempts` ("pause" or "kill"), `initial_interval_s`, `max_interval_s`, `exponentiation_factor`."""
+ROOT_HEADER = "x-paidtwice-root"
+"""The header a call the host follows into a tree carries: the tree's root invocation."""
+TREE = "PAIDTWICE_TREE"
+"""The run's tag: the host serves every service of the app as `NAME_TAG` and follows the calls between them
+(`paidtwice.agent._tree`)."""
 STEP_LOG = "PAIDTWICE_STEP_LOG"
 """Where the host writes its step log (one JSON line per step)."""
 GATE = "PAIDTWICE_GATE"
@@ -96,6 +103,7 @@ RUN_VARIABLES = frozenset(
         SERVICE,
         SERVICE_AS,
         SERVICE_ALONE,
+        TREE,
         STEP_LOG,
         GATE,
     )

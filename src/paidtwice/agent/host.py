@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextvars
+import dataclasses
 import functools
 import http.client
 import importlib
@@ -66,6 +67,7 @@ from hypercorn.config import Config
 
 from paidtwice.agent._app import (
     check,
+    endpoint_of,
     explicit_handlers,
     load_app,
     print_manifest,
@@ -74,6 +76,7 @@ from paidtwice.agent._app import (
     served,
 )
 from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_ALONE, SERVICE_AS, STEP_LOG
+from paidtwice.agent._tree import TREE, Tree, tree_renames
 from paidtwice.agent._wire import AttemptWire, attempt_invocation
 
 __all__ = ["APP_LINE", "explicit_handlers", "main"]
@@ -85,22 +88,33 @@ variable, so each of several steps in flight at once (each its own task) sees it
 
 
 class _StepLog:
-    """Writes the step log and holds the gates; counters are per invocation, for this process's life."""
+    """Writes the step log and holds the gates; counters are per invocation (per tree, with a `Tree`: a
+    callee's lines are filed under its root, `_tree`), for this process's life."""
 
-    def __init__(self, fd: int, gate: str | None) -> None:
+    def __init__(self, fd: int, gate: str | None, tree: Tree | None = None) -> None:
         self.fd = fd
         self.gates = frozenset(g for g in (gate or "").split(",") if g)
+        self.tree = tree
         self._counts: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
 
+    def _filed(self, invocation: str) -> tuple[str, dict[str, str]]:
+        """The invocation a line is filed under, and what it adds (a callee's own id and handler)."""
+        place = self.tree.place_of(invocation) if self.tree is not None else None
+        if self.tree is None or place is None:
+            return invocation, {}
+        return place[0], self.tree.fields(*place)
+
     def next(self, invocation: str, kind: str) -> int:
+        key = self._filed(invocation)[0]
         with self._lock:
-            n = self._counts.get((invocation, kind), 0) + 1
-            self._counts[(invocation, kind)] = n
+            n = self._counts.get((key, kind), 0) + 1
+            self._counts[(key, kind)] = n
             return n
 
     def write(self, invocation: str, event: str, **fields: Any) -> None:
-        line = json.dumps({"invocation": invocation, "event": event, **fields, "at": time.time()})
+        filed, extra = self._filed(invocation)
+        line = json.dumps({"invocation": filed, "event": event, **fields, **extra, "at": time.time()})
         os.write(self.fd, (line + "\n").encode())
 
     def gated(self, invocation: str, gate: str) -> bool:
@@ -155,68 +169,83 @@ _IN_MODEL_REQUEST: contextvars.ContextVar[bool] = contextvars.ContextVar("paidtw
 transport under httpx) logs it once."""
 
 
-_Begun = tuple[str, int]
-"""A model request under way: (invocation, n), the n-th model request of that invocation (0 without a log)."""
+@dataclasses.dataclass(frozen=True)
+class _Begun:
+    """A model request under way."""
+
+    invocation: str
+    """The invocation it serves."""
+    n: int
+    """The n-th model request of that invocation (of its tree, `_tree`; 0 without a log)."""
+    tag: str
+    """The stub's invocation header: the invocation (the root and the caller's SERVICE/HANDLER in a tree)."""
 
 
 class _ModelRequests:
     """Tags, and with a step log logs and gates, model requests, whichever HTTP client makes them; the
-    invocation is the attempt's own."""
+    invocation is the attempt's own (in a tree, its root's, `_tree`)."""
 
-    def __init__(self, log: _StepLog | None) -> None:
+    def __init__(self, log: _StepLog | None, tree: Tree | None = None) -> None:
         self.log = log
+        self.tree = tree
 
     def begin(self, url: Any) -> _Begun | None:
-        """(invocation, n) when this is the n-th model request of a handler; None for anything else."""
+        """The request, when it is a model request of a handler; None for anything else."""
         if _IN_MODEL_REQUEST.get():
             return None
         invocation = _invocation()
         if not invocation or not _is_model_request(url):
             return None
-        return invocation, self.log.next(invocation, "model") if self.log is not None else 0
+        tag = invocation
+        place = self.tree.place_of(invocation) if self.tree is not None else None
+        if place is not None:
+            root, _, handler = place
+            tag = f"{root} {handler}"
+        n = self.log.next(invocation, "model") if self.log is not None else 0
+        return _Begun(invocation, n, tag)
 
-    def start(self, invocation: str, n: int) -> bool:
+    def start(self, begun: _Begun) -> bool:
         """Log the request's start; True when the gate before it holds the handler."""
         if self.log is None:
             return False
-        if self.log.gated(invocation, f"model:{n}:before"):
+        if self.log.gated(begun.invocation, f"model:{begun.n}:before"):
             return True
-        self.log.write(invocation, "model_start", n=n, step=_STEP.get())
+        self.log.write(begun.invocation, "model_start", n=begun.n, step=_STEP.get())
         return False
 
-    def end(self, invocation: str, n: int, response: Any) -> bool:
+    def end(self, begun: _Begun, response: Any) -> bool:
         """Log the answer's arrival; True when the gate after it holds the handler."""
         if self.log is None:
             return False
         status = getattr(response, "status_code", None) or getattr(response, "status", None)
-        self.log.write(invocation, "model_end", n=n, status=status)
-        return self.log.gated(invocation, f"model:{n}:after")
+        self.log.write(begun.invocation, "model_end", n=begun.n, status=status)
+        return self.log.gated(begun.invocation, f"model:{begun.n}:after")
 
     async def send_async(self, begun: _Begun | None, send: Callable[[], Awaitable[Any]]) -> Any:
         if begun is None:
             return await send()
-        if self.start(*begun):
+        if self.start(begun):
             await _hold_forever()
         token = _IN_MODEL_REQUEST.set(True)
         try:
             response = await send()
         finally:
             _IN_MODEL_REQUEST.reset(token)
-        if self.end(begun[0], begun[1], response):
+        if self.end(begun, response):
             await _hold_forever()
         return response
 
     def send_sync(self, begun: _Begun | None, send: Callable[[], Any]) -> Any:
         if begun is None:
             return send()
-        if self.start(*begun):
+        if self.start(begun):
             _hold_forever_sync()
         token = _IN_MODEL_REQUEST.set(True)
         try:
             response = send()
         finally:
             _IN_MODEL_REQUEST.reset(token)
-        if self.end(begun[0], begun[1], response):
+        if self.end(begun, response):
             _hold_forever_sync()
         return response
 
@@ -225,9 +254,9 @@ _HTTPX_MODULES = ("httpx", "httpx2")
 """httpx, and httpx2 (the openai and anthropic clients', from 3.0 and 2.0)."""
 
 
-def _instrument_http(log: _StepLog | None) -> None:
+def _instrument_http(log: _StepLog | None, tree: Tree | None) -> None:
     """Model requests made through httpx, httpx2, aiohttp and http.client (urllib, requests, urllib3)."""
-    requests = _ModelRequests(log)
+    requests = _ModelRequests(log, tree)
     for name in _HTTPX_MODULES:
         try:
             module = importlib.import_module(name)
@@ -249,7 +278,7 @@ def _patch_httpx(module: Any, requests: _ModelRequests) -> None:
     def tagged(request: Any) -> _Begun | None:
         begun = requests.begin(request.url)
         if begun is not None and INVOCATION_HEADER not in request.headers:
-            request.headers[INVOCATION_HEADER] = begun[0]
+            request.headers[INVOCATION_HEADER] = begun.tag
         return begun
 
     async def send_async(self: Any, request: Any, **kwargs: Any) -> Any:
@@ -271,7 +300,7 @@ def _patch_aiohttp(module: Any, requests: _ModelRequests) -> None:
         if begun is not None:
             headers = CIMultiDict(kwargs.get("headers") or {})
             if INVOCATION_HEADER not in headers and INVOCATION_HEADER not in (self.headers or {}):
-                headers[INVOCATION_HEADER] = begun[0]
+                headers[INVOCATION_HEADER] = begun.tag
                 kwargs["headers"] = headers
         return await requests.send_async(begun, lambda: original(self, method, url, *args, **kwargs))
 
@@ -289,8 +318,8 @@ def _patch_http_client(requests: _ModelRequests) -> None:
     def put(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         begun = requests.begin(url)
         self._paidtwice_model = begun
-        self._paidtwice_tag = begun[0] if begun is not None else None
-        if begun is not None and requests.start(*begun):
+        self._paidtwice_tag = begun.tag if begun is not None else None
+        if begun is not None and requests.start(begun):
             _hold_forever_sync()
         return putrequest(self, method, url, *args, **kwargs)
 
@@ -311,7 +340,7 @@ def _patch_http_client(requests: _ModelRequests) -> None:
         begun = getattr(self, "_paidtwice_model", None)
         self._paidtwice_model = None
         response = getresponse(self)
-        if begun is not None and requests.end(begun[0], begun[1], response):
+        if begun is not None and requests.end(begun, response):
             _hold_forever_sync()
         return response
 
@@ -359,6 +388,22 @@ def _wrap_action(log: _StepLog, invocation: str, name: str, action: Callable[...
     return run_sync
 
 
+def _raw_call(log: _StepLog, op: Callable[..., str], original: Callable[..., Any]) -> Callable[..., Any]:
+    """Every call and send of another handler (service_call, object_send, generic_call, ...), logged; in a
+    tree (`_tree`), sent to this run's copy of the service with the root's header."""
+
+    def raw_call(self: Any, service: str, handler: str, *args: Any, **kwargs: Any) -> Any:
+        send = kwargs.get("send", args[5] if len(args) > 5 else False)
+        served, follows = service, None
+        if log.tree is not None:
+            served, follows, args, kwargs = log.tree.route(self, service, args, kwargs)
+        followed = {} if follows is None else {"follows": follows}
+        op(self, "send" if send else "call", f"{service}/{handler}", **followed)
+        return original(self, served, handler, *args, **kwargs)
+
+    return raw_call
+
+
 def _instrument_context(log: _StepLog) -> None:
     from restate.server_context import ServerInvocationContext as Ctx
 
@@ -366,6 +411,8 @@ def _instrument_context(log: _StepLog) -> None:
 
     def op(self: Any, kind: str, name: str, **fields: Any) -> str:
         invocation: str = self.request().id
+        if log.tree is not None:
+            log.tree.place(self)  # its tree: from its request's headers
         n = log.next(invocation, "op")
         log.write(invocation, "op", kind=kind, name=name, n=n, **fields)
         if log.gated(invocation, f"op:{n}:before"):
@@ -397,14 +444,6 @@ def _instrument_context(log: _StepLog) -> None:
 
         return call
 
-    original_raw_call = Ctx.do_raw_call
-
-    def raw_call(self: Any, service: str, handler: str, *args: Any, **kwargs: Any) -> Any:
-        """Every call and send of another handler (service_call, object_send, generic_call, ...)."""
-        send = kwargs.get("send", args[5] if len(args) > 5 else False)
-        op(self, "send" if send else "call", f"{service}/{handler}")
-        return original_raw_call(self, service, handler, *args, **kwargs)
-
     original_awakeable = Ctx.awakeable
 
     def awakeable(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -430,7 +469,7 @@ def _instrument_context(log: _StepLog) -> None:
         ("awakeable", awakeable),
         ("run_typed", step(original_run_typed)),
         ("sleep", sleep),
-        ("do_raw_call", raw_call),
+        ("do_raw_call", _raw_call(log, op, Ctx.do_raw_call)),
         *(
             (name, state(name, getattr(Ctx, name)))
             for name in ("get", "set", "clear", "clear_all", "state_keys")
@@ -538,18 +577,24 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return 0
     app = load_app(args.target)
-    if args.service_as:
-        rename(app, args.service_as, alone=args.alone)
+    renames, tree = args.service_as, None
+    if os.environ.get(TREE):
+        endpoint = endpoint_of(app)
+        renames = tree_renames(list(endpoint.services) if endpoint else [], renames, os.environ[TREE])
+        tree = Tree.of(renames)
+    if renames:
+        rename(app, renames, alone=args.alone)
     log = None
     if args.step_log:
-        log = _StepLog(os.open(args.step_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), args.gate)
+        log_fd = os.open(args.step_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        log = _StepLog(log_fd, args.gate, tree)
         _instrument_context(log)
         # Once per process, for no invocation: which handlers replay nothing on a retry (a sweep must not
         # call their journaled answers kept).
         log.write(APP_LINE, "explicit_recovery", handlers=explicit_handlers(served(app)))
         log.write(APP_LINE, "promise_resolvers", services=promise_resolvers(served(app)))
     # Always: every model request is tagged with its invocation, logged or not.
-    _instrument_http(log)
+    _instrument_http(log, tree)
     fd = None
     if args.attempt_log:
         fd = os.open(args.attempt_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

@@ -209,6 +209,18 @@ class SqlClient:
         rows = self.query(f"SELECT {_INVOCATION_COLUMNS} FROM sys_invocation WHERE id IN ({ids})")
         return {str(row["id"]): _invocation(row) for row in rows}
 
+    def callees_open(self, invocation_id: str) -> list[str]:
+        """The targets of the invocations below `invocation_id` (called or sent to by it, or by those,
+        through `invoked_by_id`) that have not completed."""
+        open_targets: list[str] = []
+        parents = [invocation_id]
+        while parents:
+            ids = ", ".join(f"'{_checked(i)}'" for i in parents)
+            rows = self.query(f"SELECT id, target, status FROM sys_invocation WHERE invoked_by_id IN ({ids})")
+            open_targets += [str(r.get("target")) for r in rows if r.get("status") != "completed"]
+            parents = [str(r["id"]) for r in rows]
+        return open_targets
+
     def callees(self, invocation_id: str) -> list[InvocationRow]:
         """The invocations `invocation_id` called or sent (`invoked_by_id`), in no particular order."""
         by = _checked(invocation_id)

@@ -36,6 +36,7 @@ from typing import Any
 from paidtwice._exceptions import NotFound, UsageError
 from paidtwice.engine import JournalEntry, SqlClient
 from paidtwice.replay._seed import random_seed
+from paidtwice.replay._untree import as_code_names
 
 __all__ = [
     "FORMAT",
@@ -385,6 +386,8 @@ def save_with_prefix(
     service as the code does, where the lab ran it under a name of its own."""
     final = capture_journal(sql, invocation_id)
     if service is not None:
+        # Its calls too: the run served the app's services under names of its own (`_untree`).
+        final = as_code_names(final, final.service, service)
         final = JournalFile(**{**_fields(final), "service": service})
     prefix = final.prefix(entries_at_kill - 1)
     return (

@@ -677,6 +677,9 @@ def format_handler_summary(points: Sequence[PointResult]) -> str:
         line = f"{name}: {count(len(mine), 'crash point')} ({scripts}), {verdict}"
         if twice:
             line += f"; at most {count(worst, 'model call')} paid again outside flight"
+            by = sorted({h for p in twice for h, n in p.paid_again_by if n})
+            if set(by) - {name}:  # in its invocation tree: said by whom
+                line += f" (asked again by {', '.join(by)})"
         if missed:
             line += f"; {count(len(missed), 'kill')} missed (undecided)"
         if mine[0].input is not None:

@@ -163,6 +163,10 @@ class PointResult:
     not_placed: str = ""
     """Why the sweep could not place the kill at the point's moment (what the journal or the held calls
     showed instead); empty when it landed there. Its figures are a real crash's, at another moment."""
+    paid_again_by: tuple[tuple[str, int], ...] = ()
+    """`answers_asked_again` by the handler that asked again, (SERVICE/HANDLER, count), for the swept
+    handler and the handlers of its app it calls (its invocation tree, followed by paidtwice's host); empty
+    where the calls do not say who made them (a command's deployment, the deck's agent)."""
 
     @property
     def swept(self) -> str:
@@ -244,6 +248,12 @@ class CleanRun:
     calls_in_steps: tuple[int, ...] = ()
     """The model calls (their numbers) made inside a ctx.run step: an answer of one that came back but was
     not journaled when the agent died was cut off in flight with its step, not paid outside the journal."""
+    model_callers: tuple[str, ...] = ()
+    """The handler (SERVICE/HANDLER) that made each of its model calls, in order: the swept handler or one
+    of the handlers it calls (its invocation tree); empty where the calls do not say."""
+    unfollowed: tuple[str, ...] = ()
+    """The calls and sends of the handler the sweep could not follow into its tree, each "TARGET, because
+    WHY": their callees' model calls, steps and kills are not in this sweep."""
     explicit_recovery: bool = False
     """The handler runs under restate-sdk's preview `explicit_recovery` (the agent host saw it on the
     handler or its service): a retry replays nothing, so its journaled model calls and steps are made again

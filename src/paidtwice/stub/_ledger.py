@@ -59,6 +59,9 @@ class ModelCall:
     """What tells this call apart from other calls its turn answers (`Script.call_of`): "" for a turn that
     answers one call of its conversation; a digest of what was asked for a matched turn that may answer many
     (the workers of an orchestrator). A call asked again has the same turn and the same `asked`."""
+    by: str = ""
+    """SERVICE/HANDLER of the handler that made it, when its invocation is one of a tree the agent host
+    follows (`paidtwice.agent._tree`: the tag names the tree's root, then the caller); "" when not said."""
 
     @property
     def unanswered(self) -> bool:
@@ -141,13 +144,16 @@ class Ledger:
         answer_for: AnswerFor,
         usage_for: UsageFor | None = None,
         asked: str = "",
+        by: str = "",
     ) -> int:
         """Record a new model call and return its slot; the answer is chosen under the lock. `asked` tells
         apart the calls one turn answers (see `ModelCall.asked`): each counts its own asks."""
         with self._lock:
             call = len(self._model_slots.get((lane, invocation_id), ())) + 1
-            ask = self._asks.get((lane, invocation_id, turn, asked), 0) + 1
-            self._asks[(lane, invocation_id, turn, asked)] = ask
+            # Each handler of a tree counts its own asks: the first ask of a callee is not its caller's again.
+            asks_of = (lane, f"{invocation_id} {by}" if by else invocation_id, turn, asked)
+            ask = self._asks.get(asks_of, 0) + 1
+            self._asks[asks_of] = ask
             answer = answer_for(turn, ask, call)
             usage = usage_for(answer) if usage_for is not None else NO_TOKENS
             self._model.append(
@@ -164,6 +170,7 @@ class Ledger:
                     None,
                     usage,
                     asked=asked,
+                    by=by,
                 )
             )
             return _index(self._model_slots, lane, invocation_id, len(self._model) - 1)

@@ -235,7 +235,8 @@ class StubModel:
             lane_name, parts = parts[1], parts[2:]
         lane = self.lane(lane_name)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        invocation_id = headers.get(INVOCATION_HEADER, "")
+        # "ID", or in a tree the host follows "ROOT SERVICE/HANDLER" (`paidtwice.agent._tree`).
+        invocation_id, _, by = headers.get(INVOCATION_HEADER, "").partition(" ")
         if parts == ["health"]:
             await _respond(send, 200, {"status": "ok"})
             return
@@ -247,7 +248,7 @@ class StubModel:
             if body is None:
                 # The caller died while sending (a kill): no model would have read, or billed, half a request.
                 return
-            await self._chat(lane, invocation_id, body, receive, send)
+            await self._chat(lane, invocation_id, body, receive, send, by=by)
             return
         if scope["method"] == "POST" and parts == ["tools", "book"]:
             await _read_body(receive)
@@ -258,20 +259,20 @@ class StubModel:
             body = await _read_body(receive)
             if body is None:
                 return
-            await self._chat(lane, invocation_id, body, receive, send, api="messages")
+            await self._chat(lane, invocation_id, body, receive, send, by=by, api="messages")
             return
         if scope["method"] == "POST" and parts == ["v1", "responses"]:
             body = await _read_body(receive)
             if body is None:
                 return
-            await self._chat(lane, invocation_id, body, receive, send, api="responses")
+            await self._chat(lane, invocation_id, body, receive, send, by=by, api="responses")
             return
         streamed = is_gemini_path(parts) if scope["method"] == "POST" else None
         if streamed is not None:
             body = await _read_body(receive)
             if body is None:
                 return
-            await self._chat(lane, invocation_id, body, receive, send, api=GEMINI, stream=streamed)
+            await self._chat(lane, invocation_id, body, receive, send, by=by, api=GEMINI, stream=streamed)
             return
         if scope["method"] == "GET" and parts == ["tools", "weather"]:
             query = scope.get("query_string", b"").decode()
@@ -289,6 +290,7 @@ class StubModel:
         *,
         api: str = "chat",
         stream: bool = False,
+        by: str = "",
     ) -> None:
         """Answer a request of OpenAI's chat completions (`chat`), OpenAI's Responses (`responses`),
         Anthropic's Messages (`messages`) or Google's Gemini (`gemini`, streamed by its path: `stream`)."""
@@ -326,6 +328,7 @@ class StubModel:
             answer_for=answer_for,
             usage_for=lambda answer: _usage(answer, prompt),
             asked=lane.script.call_of(chat, turn) if turn else "",
+            by=by,
         )
         record = self.ledger.model_call(slot)
         hold = lane.script.hold_of(record.call)

@@ -1,5 +1,6 @@
-"""What a point's replay paid again, read from the stub's ledger at the kill: the model calls held or cut off
-in flight, the answers delivered before it, and those asked for again outside the journal."""
+"""What a point's run paid again, from the stub's ledger: the model calls cut off in flight at the kill, the
+answers that had come back and were asked for again after it, and, in an invocation tree, which handler
+asked again."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from paidtwice.results import CleanRun
+from paidtwice.engine import JournalEntry
+from paidtwice.results import CleanRun, CrashPoint
 from paidtwice.stub import ModelCall
 
-__all__ = ["CallsAtKill", "asked_again", "calls_at_kill"]
+__all__ = ["CallsAtKill", "asked_again", "calls_at_kill", "why_not_placed"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,8 @@ class CallsAtKill:
     asked_again: int
     """Made after the kill for a call answered outside any step before it (the same turn, and for a turn
     that answers many calls, the same call): paid outside the journal."""
+    asked_again_by: tuple[tuple[str, int], ...] = ()
+    """`asked_again` by the handler (SERVICE/HANDLER) that asked again, in a tree of invocations."""
 
 
 def calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) -> CallsAtKill:
@@ -39,7 +43,37 @@ def calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) -
     outside = [c for c in answered if clean.explicit_recovery or c.call not in clean.calls_in_steps]
     again = asked_again(outside, after, clean.model_turns)
     in_steps = max(0, asked_again(answered, after, clean.model_turns) - again)
-    return CallsAtKill(held=held, in_flight=held + in_steps, answered=len(answered), asked_again=again)
+    by = _asked_again_by(outside, after, clean)
+    if by:
+        # In a tree, a handler's calls are asked again by that handler only: the counts are sums of each
+        # handler's own (a callee's first ask is not its caller's answer asked again).
+        again = sum(n for _, n in by)
+        in_steps = max(0, sum(n for _, n in _asked_again_by(answered, after, clean)) - again)
+        by = tuple((h, n) for h, n in by if n)
+    return CallsAtKill(
+        held=held,
+        in_flight=held + in_steps,
+        answered=len(answered),
+        asked_again=again,
+        asked_again_by=by,
+    )
+
+
+def _asked_again_by(
+    outside: Sequence[ModelCall], after: Sequence[ModelCall], clean: CleanRun
+) -> tuple[tuple[str, int], ...]:
+    """The answers asked again, by the handler of the tree that asked (each handler's calls matched only
+    with its own: a callee's first ask is not its caller's asked again); empty when the calls do not say."""
+    if not clean.model_callers or not all(c.by for c in (*outside, *after)):
+        return ()
+    handlers = sorted({*clean.model_callers, *(c.by for c in (*outside, *after))})
+    counted = []
+    for handler in handlers:
+        turns = [t for t, h in zip(clean.model_turns, clean.model_callers, strict=False) if h == handler]
+        mine = [c for c in outside if c.by == handler]
+        later = [c for c in after if c.by == handler]
+        counted.append((handler, asked_again(mine, later, turns)))
+    return tuple(counted)
 
 
 def asked_again(
@@ -68,3 +102,25 @@ def asked_again(
         new = sum(1 for c in after if c.turn == turn and (turn, c.asked) not in before)
         again += min(lost, new)
     return again
+
+
+def why_not_placed(
+    point: CrashPoint, journal: Sequence[JournalEntry], journal_at_kill: int, held: int
+) -> str:
+    """Why the kill did not land at the point's moment, in words ("" when it did): the journal held other
+    entries than the moment's, or not every held call was in flight."""
+    why = []
+    if journal_at_kill > point.journal_entries:
+        extra = [e.label() for e in journal[point.journal_entries : journal_at_kill]]
+        why.append(
+            f"the journal already held {journal_at_kill} entries at the kill, not {point.journal_entries}: "
+            f"{', '.join(extra)} appended before it"
+        )
+    elif journal_at_kill < point.journal_entries:
+        why.append(
+            f"the journal held {journal_at_kill} entries at the kill, "
+            f"not yet the moment's {point.journal_entries}"
+        )
+    if point.model_holds and held != len(point.model_holds):
+        why.append(f"{held} of the {len(point.model_holds)} held model calls were in flight at the kill")
+    return "; ".join(why)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -38,7 +39,7 @@ from paidtwice.stub import Hold, Lane, Script
 from paidtwice.sweep._approvals import Resolver
 from paidtwice.sweep._callees import CalleeWatch, Companions
 from paidtwice.sweep._options import KillPlan, ModelStub
-from paidtwice.sweep._paid import calls_at_kill
+from paidtwice.sweep._paid import calls_at_kill, why_not_placed
 from paidtwice.targets import Launch, Target
 
 __all__ = ["NO_MODEL_CALL", "SweepRun", "clean_run", "point_run"]
@@ -262,6 +263,8 @@ def _clean(lab: Lab, stop: threading.Event, watcher: Watcher, run: SweepRun) -> 
     calls = run.lane.model_calls()
     paid = bill(calls, run.price_model)
     in_steps = run.trace.calls_in_steps(run.invocation_id)
+    missed = run.trace.unfollowed(run.invocation_id, run.journal())
+    sys.stderr.write("".join(f"paidtwice: {target.mode}: could not follow the call to {u}\n" for u in missed))
     return CleanRun(
         status=status,
         answer=run.answer(status),
@@ -274,6 +277,8 @@ def _clean(lab: Lab, stop: threading.Event, watcher: Watcher, run: SweepRun) -> 
         journaled_model_calls=len(in_steps),
         model_turns=tuple(c.turn for c in calls),
         calls_in_steps=in_steps,
+        model_callers=tuple(c.by for c in calls) if any(c.by for c in calls) else (),
+        unfollowed=missed,
         explicit_recovery=run.trace.explicit_recovery(f"{run.service}/{target.handler}"),
     )
 
@@ -308,7 +313,9 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
             lab,
             stop,
             f"clean run {run.invocation_id} to settle",
-            lambda: settled(watch.last) or bool(_unanswered(run.lane)) or failing() or waits_on_nothing(),
+            lambda: (
+                _tree_settled(run, watch) or bool(_unanswered(run.lane)) or failing() or waits_on_nothing()
+            ),
             timeout=_SETTLE_TIMEOUT,
         )
     except ExperimentError:
@@ -334,6 +341,14 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         )
 
 
+def _tree_settled(run: SweepRun, watch: AttemptWatch) -> bool:
+    """The invocation settled, and what it sent to other handlers completed (a send's may run on after)."""
+    if not settled(watch.last):
+        return False
+    sent = any(e.type == "Command: OneWayCall" for e in run.journal())
+    return not sent or not run.lab.sql.callees_open(run.invocation_id)
+
+
 def _failure_of(row: InvocationRow | None) -> str:
     """', the last attempt failed: MESSAGE' (its first line, cut short), when the server kept one."""
     message = (row.last_failure or "").strip() if row is not None else ""
@@ -355,12 +370,12 @@ def _check_clean(lab: Lab, run: SweepRun, target: Target, watch: AttemptWatch) -
     # A trace that cannot see the requests (the wire's) has its points from the stub and the wire.
     if seen is not None and seen != counted:
         # Crash points come from what the host saw: a call it missed would be a moment never swept.
-        calls = [e.label() for e in run.journal() if e.type in ("Command: Call", "Command: OneWayCall")]
-        if calls and counted > seen:
+        missed = run.trace.unfollowed(run.invocation_id, run.journal())
+        if missed and counted > seen:
             raise UsageError(
                 f"the stub counted {counted} model calls of {target.service}/{target.handler}, "
-                f"{counted - seen} of them by the services it calls ({', '.join(calls)}): a sweep follows "
-                "one invocation, not the ones it calls; sweep each called handler on its own"
+                f"{counted - seen} of them outside its invocation tree: could not follow the call to "
+                f"{missed[0]}"
             )
         raise UsageError(
             f"the stub counted {counted} model calls of {target.service}/{target.handler} but its "
@@ -519,7 +534,7 @@ def _kill_and_restart(
 def _point_settled(run: SweepRun, watch: AttemptWatch, callees: CalleeWatch, kill_at: float) -> bool:
     """The replay completed or paused, asked a call no turn answers, waits on a call that cannot run,
     mismatches on every retry, or fails on every retry (as a clean run that fails is bad input)."""
-    if settled(watch.last) or _unanswered(run.lane) or run.resolver.failure is not None:
+    if _tree_settled(run, watch) or _unanswered(run.lane) or run.resolver.failure is not None:
         return True
     if callees.stuck():
         run.cannot_settle = callees.why
@@ -552,26 +567,6 @@ class _Kill:
     """The agent listening again."""
     waited: float = 0.0
     """Seconds the settled run waited for its clean run before it was measured: not part of its time."""
-
-
-def _not_placed(point: CrashPoint, journal: Sequence[JournalEntry], journal_at_kill: int, held: int) -> str:
-    """Why the kill did not land at the point's moment, in words ("" when it did): the journal held other
-    entries than the moment's, or not every held call was in flight."""
-    why = []
-    if journal_at_kill > point.journal_entries:
-        extra = [e.label() for e in journal[point.journal_entries : journal_at_kill]]
-        why.append(
-            f"the journal already held {journal_at_kill} entries at the kill, not {point.journal_entries}: "
-            f"{', '.join(extra)} appended before it"
-        )
-    elif journal_at_kill < point.journal_entries:
-        why.append(
-            f"the journal held {journal_at_kill} entries at the kill, "
-            f"not yet the moment's {point.journal_entries}"
-        )
-    if point.model_holds and held != len(point.model_holds):
-        why.append(f"{held} of the {len(point.model_holds)} held model calls were in flight at the kill")
-    return "; ".join(why)
 
 
 def _final_status(
@@ -641,7 +636,7 @@ def _point_result(
     tools = run.lane.tool_runs()
     at_kill = calls_at_kill(calls, kill.at, clean)
     steps = run.steps()
-    not_placed = _not_placed(point, journal, journal_at_kill, at_kill.held)
+    not_placed = why_not_placed(point, journal, journal_at_kill, at_kill.held)
     stuck = run.resolver.waiting_on_nothing() if status != "completed" else None
     if stuck is not None:
         # Its replay sits on a wait the sweep could not resolve: no verdict on what it would have paid.
@@ -667,6 +662,7 @@ def _point_result(
         model_calls_in_flight=at_kill.in_flight,
         model_answers_at_kill=at_kill.answered,
         answers_asked_again=at_kill.asked_again,
+        paid_again_by=at_kill.asked_again_by,
         step_runs=steps,
         extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
         steps_in_flight=run.trace.steps_in_flight(run.invocation_id, kill.at),

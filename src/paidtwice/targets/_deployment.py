@@ -25,6 +25,10 @@ from paidtwice.targets._wire_timeline import wire_model_calls_in_steps, wire_poi
 __all__ = ["CommandTarget", "WireTrace"]
 
 
+CALL_COMMANDS = ("Command: Call", "Command: OneWayCall")
+"""The journal entries of a call and of a send to another handler."""
+
+
 @dataclass(frozen=True)
 class WireTrace:
     """A run as the proxy saw it on the wire, beside the stub's lane."""
@@ -77,6 +81,18 @@ class WireTrace:
     def explicit_recovery(self, handler: str) -> bool:
         """The wire does not say; an SDK's explicit recovery is Python's."""
         return False
+
+    def unfollowed(self, invocation_id: str, journal: Sequence[JournalEntry]) -> tuple[str, ...]:
+        """Every call and send: a command's model calls carry no invocation tag, so a callee's calls cannot
+        be told from the handler's own, nor its moments planned."""
+        calls = sum(1 for e in journal if e.type in CALL_COMMANDS)
+        if not calls:
+            return ()
+        return (
+            f"{calls} call{'s' if calls > 1 else ''} to other handlers, because a --cmd deployment's model "
+            "calls carry no invocation tag: the callees' model calls are counted as the handler's own, and "
+            "no kill lands inside them",
+        )
 
 
 @dataclass(frozen=True)

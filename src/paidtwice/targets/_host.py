@@ -14,9 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent import SERVICE, SERVICE_ALONE, SERVICE_AS, AgentHost, agent_env, framework_preload
+from paidtwice.agent import (
+    SERVICE,
+    SERVICE_ALONE,
+    SERVICE_AS,
+    TREE,
+    AgentHost,
+    agent_env,
+    framework_preload,
+)
 from paidtwice.engine import JournalEntry
-from paidtwice.lab import DECK_AGENT, QUESTION
+from paidtwice.lab import DECK_AGENT, QUESTION, renamed_service
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
 from paidtwice.targets._discovery import AppHandler, choose_handlers, discover, needs_input
@@ -81,6 +89,15 @@ class HostTrace:
 
     def explicit_recovery(self, handler: str) -> bool:
         return handler in explicit_handlers(self.step_log)
+
+    def unfollowed(self, invocation_id: str, journal: Sequence[JournalEntry]) -> tuple[str, ...]:
+        """The calls and sends to a service the app does not serve (another deployment's)."""
+        missed = sorted({e.name for e in self.events(invocation_id) if e.event == "op" and not e.follows})
+        return tuple(
+            f"{name}, because {name.split('/')[0]} is not a service of this app (another deployment's, or "
+            "none): its model calls, steps and kills are not in this sweep"
+            for name in missed
+        )
 
 
 def _host(app: str, cwd: str | None, launch: Launch, naming: dict[str, str]) -> tuple[Agent, Trace]:
@@ -242,7 +259,11 @@ class AppTarget:
         return self.service, self.handler, self.input
 
     def launch(self, launch: Launch) -> tuple[Agent, Trace]:
-        return _host(self.app, self.cwd, launch, {SERVICE_AS: f"{self.service}={launch.served_as}"})
+        # Every other service of the app is served under the run's tag too, and the calls between them
+        # followed: the handlers it calls are swept with it, as one tree (`paidtwice.agent._tree`).
+        tag = launch.served_as.removeprefix(renamed_service(self.service, ""))
+        naming = {SERVICE_AS: f"{self.service}={launch.served_as}", TREE: tag}
+        return _host(self.app, self.cwd, launch, naming)
 
     def offline(self) -> OfflineApp:
         return OfflineApp(self.app, self.cwd, self.env)

@@ -129,6 +129,11 @@ class Trace(Protocol):
         """SERVICE/HANDLER (as served) runs under `explicit_recovery`: every retry runs every step again."""
         ...
 
+    def unfollowed(self, invocation_id: str, journal: Sequence[JournalEntry]) -> tuple[str, ...]:
+        """The calls and sends of the run (its journal `journal`) this trace could not follow into the
+        invocation tree, each "TARGET, because WHY"; empty when it followed every one."""
+        ...
+
 
 @dataclass(frozen=True)
 class Launch:

@@ -59,6 +59,13 @@ class StepEvent:
     """Wall-clock time it happened."""
     step: int = 0
     """For a model request: the executed step it was made in (0: none)."""
+    by: str = ""
+    """In a tree of invocations (`paidtwice.agent._tree`): the callee's invocation that did it; "" for the
+    swept invocation itself (the root)."""
+    handler: str = ""
+    """The callee's SERVICE/HANDLER, as the user's code names it ("" for the root)."""
+    follows: bool = True
+    """For a call or a send: the host followed it into the tree (a service of the app)."""
 
 
 def read_step_log(step_log: Path, invocation_id: str) -> list[StepEvent]:
@@ -84,6 +91,9 @@ def read_step_log(step_log: Path, invocation_id: str) -> list[StepEvent]:
                     str(raw.get("kind", "")),
                     float(raw["at"]),
                     int(raw.get("step", 0)),
+                    str(raw.get("by", "")),
+                    str(raw.get("handler", "")),
+                    bool(raw.get("follows", True)),
                 )
             )
     return events
@@ -175,6 +185,8 @@ class _Group:
     steps: tuple[int, ...] = ()
     """Every branch's step number, when every branch is a step (stopped together before any of them
     starts); empty otherwise."""
+    handlers: tuple[str, ...] = ()
+    """The callees (SERVICE/HANDLER) whose branches are in it, in a tree of invocations."""
 
 
 def _branches(events: Sequence[StepEvent]) -> list[_Branch]:
@@ -182,12 +194,21 @@ def _branches(events: Sequence[StepEvent]) -> list[_Branch]:
     branches: list[_Branch] = []
     opened: dict[tuple[str, int], tuple[int, int | None]] = {}
     last_op: int | None = None
+    calls_at: int | None = None  # the swept handler's last call, while it waits on its callees
+    begun: set[str] = set()  # callees whose first branch began
     for i, event in enumerate(events):
         if event.event == "op":
             last_op = i
+            if not event.by:
+                calls_at = -1 - i if event.kind in ("call", "send") else None
         if event.event == "step_start" or (event.event == "model_start" and event.step == 0):
             kind = event.event.split("_")[0]
-            opened[(kind, event.n)] = (i, last_op if kind == "step" else None)
+            batch = last_op if kind == "step" else None
+            if event.by and event.by not in begun:
+                # The callees one await of the handler started (`restate.gather` of calls) run at once.
+                begun.add(event.by)
+                batch = calls_at
+            opened[(kind, event.n)] = (i, batch)
         elif event.event in ("step_end", "model_end"):
             kind = event.event.split("_")[0]
             began = opened.pop((kind, event.n), None)
@@ -256,6 +277,7 @@ def _group(events: Sequence[StepEvent], cluster: Sequence[_Branch]) -> _Group:
         quiet_steps=tuple(quiet),
         answers_unjournaled=all(b.kind == "model" for b in cluster),
         steps=tuple(b.n for b in cluster) if all(b.kind == "step" for b in cluster) else (),
+        handlers=tuple(sorted({events[b.first].handler for b in cluster} - {""})),
     )
 
 
@@ -373,9 +395,16 @@ class _Walk:
         ends only when the handler goes on, at the next event."""
         self.raced: StepEvent | None = None
         """An awakeable or promise not waited on alone (yet): raced against a timer made next."""
+        self.event: StepEvent | None = None
+        """The event the walk is at."""
+        self.calls_out = 0
+        """Calls and sends the swept handler made whose invocation ids and results the walk has not
+        counted yet: they reach its journal while its callees run."""
 
     def points(self) -> list[CrashPoint]:
         for i, event in enumerate(self.events):
+            self.event = event
+            self._calls_answered(event)
             # An "after entry" moment began when the event before it ended (a pause ends only when the
             # handler goes on, at this event); every other moment begins at its own event.
             before = self.events[i - 1] if i > 0 else None
@@ -396,13 +425,27 @@ class _Walk:
                 self._step_start(i, event)
             elif event.event == "step_end":
                 self.in_step = None
-                self.last_step = event.name
-                self.entries += 1  # its result
-            if self.group is None:
+                if not event.by:
+                    self.last_step = event.name
+                    self.entries += 1  # its result
+            if self.group is None and not event.by:
                 self._awaited_later(i, event)
         return self.found
 
+    def _calls_answered(self, event: StepEvent) -> None:
+        """The entries the swept handler's calls added to its journal by this event: a callee runs once
+        its invocation id is journaled; the handler goes on once the results it awaits are."""
+        if not self.calls_out:
+            return
+        kinds = ("Notification: CallInvocationId",) if event.by else ("Notification: Call",)
+        while (following := self._following()) is not None and following.startswith(kinds):
+            self.entries += 1
+        if not event.by:
+            self.calls_out = 0
+
     def _add(self, kind: CrashKind, name: str, **where: Any) -> None:
+        if self.event is not None and self.event.by and kind != "after-entry":
+            name = f"{name} in {self.event.handler}"
         key = (self.entries, *self.counts.values())
         if kind in ("after-entry", "model-returned"):
             if key == self.last_key:
@@ -413,6 +456,10 @@ class _Walk:
         )
 
     def _after_entry(self, gate: str) -> None:
+        if self.event is not None and self.event.by:
+            # A callee's moment: the swept handler's journal waits on the call; the callee's is its own.
+            self._add("after-entry", f"in {self.event.handler}: before {_action(self.event)}", gate=gate)
+            return
         index = self.entries - 1
         label = f"entry {index} ({self.journal[index]})" if index < len(self.journal) else f"entry {index}"
         self._add("after-entry", f"after {label}", gate=gate)
@@ -424,7 +471,12 @@ class _Walk:
             self._after_entry(",".join(f"step:{n}:before" for n in group.steps))
         if event.event in self.counts:
             self.counts[event.event] += 1
-        if event.event == "op":
+        if event.event == "op" and event.by:
+            pass  # a callee's entries are its own journal's
+        elif event.event == "op" and event.kind in ("call", "send"):
+            self.entries += 1
+            self.calls_out += 1
+        elif event.event == "op":
             if event.kind != "sleep":
                 self.entries += _ENTRIES.get(event.kind, 1)
             else:
@@ -432,15 +484,16 @@ class _Walk:
                 if self._waited_out():
                     self.pauses.add(event.n)
                     self.entries += 1
-        elif event.event == "step_end":
+        elif event.event == "step_end" and not event.by:
             self.last_step = event.name
             self.entries += 1
         if i != group.last:
             return
         named = together(group.model_calls, [name for _, name in group.quiet_steps])
+        inside = f" in {', '.join(group.handlers)}" if group.handlers else ""
         self.found.append(
             CrashPoint(
-                f"in flight: {named} together",
+                f"in flight: {named} together{inside}",
                 len(self.found) + 1,
                 "in-flight-parallel",
                 self.group_entries,
@@ -452,7 +505,7 @@ class _Walk:
         if group.answers_unjournaled:
             self._add(
                 "model-returned",
-                f"after {named} returned (not journaled)",
+                f"after {named} returned (not journaled){inside}",
                 gate=",".join(f"model:{n}:after" for n in group.model_calls),
             )
         self.group = None
@@ -485,13 +538,19 @@ class _Walk:
         return following is None or following.startswith("Notification: Sleep")
 
     def _op(self, i: int, event: StepEvent) -> None:
+        if event.by:
+            self._callee_op(i, event)
+            return
         # A pause waited out, or a call waited on the server: what follows is a moment of its own. A timer
         # raced against other work is no pause.
         before = self.events[i - 1] if i > 0 else None
+        # Calls made one after another without an await between them (`restate.gather` of calls) reach
+        # the journal together too: holding the handler between them would wait for a command never sent.
         follows_op = (
             before is not None
             and before.event == "op"
-            and before.kind != "call"
+            and not before.by
+            and (before.kind != "call" or event.kind in ("call", "send"))
             and before.n not in self.pauses
         )
         if not follows_op:
@@ -507,8 +566,8 @@ class _Walk:
         self.entries += self.unsent + 1  # its command, and the state's before it
         self.unsent = 0
         if event.kind in ("call", "send"):
-            # The handler went on: the callee's invocation id (and a call's result) came back.
-            self.entries += _ENTRIES[event.kind] - 1
+            # Its invocation id (and a call's result) come back while the callee runs, or at once.
+            self.calls_out += 1
         if event.kind == "sleep" and self.raced is not None and _is_resolution(self._following()):
             # The approval won the race against this timer: waiting for it is the moment.
             self._waiting(event, f"waiting for the {self.raced.kind} (raced against a timer)")
@@ -519,6 +578,14 @@ class _Walk:
             self.begins = event.at
             self._add("pause", f"in pause{after}", pause_op=event.n)
             self.entries += 1  # the handler went on, so the pause's completion is journaled
+
+    def _callee_op(self, i: int, event: StepEvent) -> None:
+        """A callee's operation: a moment before it (its invocation's journal is its own, so none of the
+        swept handler's entries change; a callee's sleeps and waits are no moments of their own)."""
+        before = self.events[i - 1] if i > 0 else None
+        chained = before is not None and before.event == "op" and before.by == event.by
+        if not chained or before is None or before.kind == "call":
+            self._after_entry(f"op:{event.n}:before")
 
     def _following(self) -> str | None:
         """The journal's entry after those counted so far (None past its end)."""
@@ -565,6 +632,15 @@ class _Walk:
             self._add("in-flight-step", name, tool_hold=tool[0])
         else:
             self._add("in-flight-step", name, gate=f"step:{event.n}:inside")
+
+
+def _action(event: StepEvent) -> str:
+    """What a callee's moment comes before, in words: "model call 3", "step plan", "call Worker/write"."""
+    if event.event == "model_start":
+        return f"model call {event.n}"
+    if event.event == "step_start":
+        return f"step {event.name}"
+    return f"{event.kind} {event.name}".strip()
 
 
 def _is_resolution(label: str | None) -> bool:

@@ -1,0 +1,102 @@
+"""An invocation tree in one host process: a swept handler and the handlers of its app it calls or sends to.
+
+With `PAIDTWICE_TREE=TAG` (`TREE`), the host serves every service of the app under a name of its own for
+the run (`NAME_TAG`; the swept one as `--service-as` says), so many runs of one app share a server without
+one run's calls reaching another run's process, and
+
+- every call or send a handler makes to a service of the app goes to that run's copy of it, with the
+  `x-paidtwice-root` header (`ROOT_HEADER`) naming the tree's root invocation: the callee's request carries
+  it on every attempt, so the callee (and its own callees) know the tree they belong to;
+- the step log's lines and the model requests' invocation tag name the root, and count the model calls,
+  operations and steps of the whole tree in one sequence: the sweep plans and gates the tree as it does one
+  invocation. A callee's lines add `by` (its invocation) and `handler` (its SERVICE/HANDLER as the user's
+  code names it); its model requests' tag adds the handler after a space, so the stub's ledger says which
+  handler made each call.
+
+A call to a service the app does not serve goes where it would have gone, unfollowed (its step-log line
+says `follows: false`): the sweep says it could not follow it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from paidtwice.agent._env import ROOT_HEADER, TREE
+
+__all__ = ["ROOT_HEADER", "TREE", "Tree", "tree_renames"]
+
+
+def tree_renames(services: list[str], given: list[str], tag: str) -> list[str]:
+    """`given` (OLD=NEW) and, for every other service, OLD=OLD_TAG (letters, digits and '_' only, as the
+    lab names its runs' services)."""
+    named = {item.split("=", 1)[0] for item in given}
+    extra = [f"{s}={re.sub(r'[^A-Za-z0-9_]', '_', s)}_{tag}" for s in services if s not in named]
+    return [*given, *extra]
+
+
+@dataclass
+class Tree:
+    """The renames of one run and the tree each invocation of this process belongs to."""
+
+    follow: dict[str, str]
+    """Service as the code names it -> the name it is served under in this run."""
+    roots: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Invocation -> (its tree's root, its SERVICE/HANDLER as the code names it)."""
+
+    @staticmethod
+    def of(renames: list[str]) -> Tree:
+        return Tree(dict(item.split("=", 1) for item in renames))
+
+    def handler_of(self, ctx: Any) -> str:
+        handler = ctx.handler
+        served = handler.service_tag.name
+        code = next((old for old, new in self.follow.items() if new == served), served)
+        return f"{code}/{handler.name}"
+
+    def place(self, ctx: Any) -> tuple[str, str, str]:
+        """(root, own invocation, SERVICE/HANDLER) of the invocation `ctx` serves."""
+        request = ctx.request()
+        own: str = request.id
+        if own not in self.roots:
+            headers = {str(k).lower(): str(v) for k, v in (request.headers or {}).items()}
+            self.roots[own] = (headers.get(ROOT_HEADER) or own, self.handler_of(ctx))
+        root, handler = self.roots[own]
+        return root, own, handler
+
+    def place_of(self, own: str) -> tuple[str, str, str] | None:
+        """(root, own, SERVICE/HANDLER) of an invocation seen before (or served by the current context)."""
+        if own not in self.roots:
+            from restate.server_context import current_context
+
+            try:
+                ctx = current_context()
+            except LookupError:
+                ctx = None
+            if ctx is None or ctx.request().id != own:
+                return None
+            return self.place(ctx)
+        root, handler = self.roots[own]
+        return root, own, handler
+
+    def fields(self, root: str, own: str, handler: str) -> dict[str, str]:
+        """What a step-log line of `own` adds: nothing for the root, `by` and `handler` for a callee."""
+        return {} if own == root else {"by": own, "handler": handler}
+
+    def route(
+        self, ctx: Any, service: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[str, bool, tuple[Any, ...], dict[str, Any]]:
+        """A call's service as served in this run, whether it is followed, and its arguments with the root
+        header added (do_raw_call's `headers`, its 8th argument after service and handler)."""
+        served = self.follow.get(service)
+        if served is None:
+            return service, False, args, kwargs
+        root, _, _ = self.place(ctx)
+        if len(args) > 7:
+            headers = dict(args[7] or {})
+            headers[ROOT_HEADER] = root
+            args = (*args[:7], headers, *args[8:])
+        else:
+            kwargs = {**kwargs, "headers": {**(kwargs.get("headers") or {}), ROOT_HEADER: root}}
+        return served, True, args, kwargs
