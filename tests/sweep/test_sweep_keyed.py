@@ -24,7 +24,13 @@ AGENT = Path(__file__).resolve().parent / "keyed_agent"
 
 
 @pytest.fixture(scope="module")
-def matrices(lab: Lab) -> dict[str, SweepMatrix]:
+def earlier(lab: Lab) -> set[str]:
+    """The deployments registered before this module's sweep (other files share the session's lab)."""
+    return {d["id"] for d in lab.admin.deployments()}
+
+
+@pytest.fixture(scope="module")
+def matrices(lab: Lab, earlier: set[str]) -> dict[str, SweepMatrix]:
     targets = [
         AppTarget("agent:app", "Counter", "tally", "weather?", mode="Counter", cwd=str(AGENT), key="k/1"),
         AppTarget("agent:app", "Trip", "run", "weather?", mode="Trip", cwd=str(AGENT)),
@@ -112,14 +118,15 @@ def test_two_apps_of_one_module_name_load_each_from_its_own_directory(
 
 
 def test_a_points_agent_registers_the_apps_services_as_its_own(
-    lab: Lab, matrices: dict[str, SweepMatrix]
+    lab: Lab, earlier: set[str], matrices: dict[str, SweepMatrix]
 ) -> None:
     """A point's agent is killed, then closed: had it registered the app's other services under the names
     other runs call, the server would send their next call (Desk's to Rates) to a closed port. Each run
     serves every service of the app under its own tag (the invocation tree, `paidtwice.agent._tree`), so a
     run's calls reach only its own process."""
     point = re.compile(r"^(Counter|Trip|Chat|Desk|Rates)_(s\d+_\d+_\w+_steady_\d+)$")
-    served = [{s["name"] for s in d.get("services", [])} for d in lab.admin.deployments()]
+    ours = [d for d in lab.admin.deployments() if d["id"] not in earlier]
+    served = [{s["name"] for s in d.get("services", [])} for d in ours]
     points = [names for names in served if any(point.match(name) for name in names)]
     assert len(points) >= sum(len(m.points) for m in matrices.values())
     for names in points:
