@@ -61,6 +61,16 @@ def _longest_first(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: (rank.get(item.nodeid.split("::")[0], len(rank)), order[id(item)]))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _plans_of_this_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The plans sweeps keep (paidtwice.sweep's kept plans) go to this session's own folder, for every sweep
+    and every command the tests start: a run of the suite starts with none kept, as CI's does, and leaves
+    none in the user's cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PAIDTWICE_PLANS", str(tmp_path_factory.mktemp("plans")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def lab() -> Iterator[Lab]:
     with Lab(echo=lambda message: None) as running:
