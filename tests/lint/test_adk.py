@@ -122,3 +122,51 @@ def test_cli_says_what_it_cannot_decide_and_exits_0() -> None:
         in done.stderr
     )
     assert "0 findings in 1 file, 1 Restate handler, 1 call not decided" in done.stderr
+
+
+HANDED_TO_A_HELPER = """
+import restate
+from google.adk import Runner
+from google.adk.apps import App
+from restate.ext.adk import RestatePlugin
+
+plain_runner = Runner(app=App(name="x", root_agent=None))
+durable_runner = Runner(app=App(name="x", root_agent=None, plugins=[RestatePlugin()]))
+svc = restate.Service("S")
+
+
+async def ask(runner: Runner, question: str) -> str:
+    async for _event in runner.run_async(user_id="u", session_id="s", new_message=question):
+        pass
+    return question
+
+
+async def ask_twice(runner: "Runner", question: str) -> str:
+    return await ask(runner, await ask(runner, question))
+
+
+@svc.handler()
+async def plain(ctx: restate.Context, question: str) -> str:
+    return await ask(plain_runner, question)
+
+
+@svc.handler()
+async def durable(ctx: restate.Context, question: str) -> str:
+    return await ask_twice(durable_runner, question)
+"""
+
+
+def test_a_runner_handed_to_a_helper_is_undecided_at_each_handler(tmp_path: Path) -> None:
+    """Which runner a helper's `runner: Runner` parameter is depends on its caller, which lint does not
+    follow: each handler's call of the helper (however deep) is said to be undecided, never passed silently or
+    flagged."""
+    source = tmp_path / "helper.py"
+    source.write_text(HANDED_TO_A_HELPER)
+    result = lint_paths([source])
+    assert result.findings == ()
+    lines = HANDED_TO_A_HELPER.splitlines()
+    calls = [
+        n for n, line in enumerate(lines, start=1) if "return await ask" in line and "(runner" not in line
+    ]
+    assert [line for _path, line, _why in result.undecided] == calls
+    assert all("ask()'s parameter 'runner'" in why for _path, _line, why in result.undecided)

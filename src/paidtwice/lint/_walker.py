@@ -19,6 +19,7 @@ from paidtwice.lint._index import (
 from paidtwice.lint._parse import NeedsNewerParser, Parser
 from paidtwice.lint._rules import (
     ADK_RUNNER,
+    ADK_RUNNER_CLASSES,
     ADK_RUNS,
     AGENT_WITH_MODEL,
     CLIENT_CLASSES,
@@ -26,6 +27,7 @@ from paidtwice.lint._rules import (
     DURABLE_RUNNER_RUN,
     RESTATE_CONTEXT,
     RUN_CONFIG_WITH_MODEL,
+    adk_undecided,
     adk_undecided_why,
     match_call,
     match_method,
@@ -51,6 +53,8 @@ class Project:
         """The codes reported."""
         self._modules: dict[str, ModuleInfo | None] = {}
         self._summaries: dict[tuple[int, str | None], list[Effect]] = {}
+        self._undecided: dict[tuple[int, str | None], list[str]] = {}
+        """What a function's summary could not decide (said where a handler calls it)."""
         self._in_progress: set[tuple[int, str | None]] = set()
 
     def add(self, module: ModuleInfo) -> None:
@@ -112,10 +116,15 @@ class Project:
             for effect, _node in walker.found:
                 effects.setdefault(effect.code, effect)
             result = list(effects.values())
+            self._undecided[key] = list(dict.fromkeys(why for why, _node in walker.undecided))
         finally:
             self._in_progress.discard(key)
         self._summaries[key] = result
         return result
+
+    def undecided(self, function: FunctionNode, self_class: str | None) -> list[str]:
+        """What a call of `function` does that lint could not decide (after its `summary`)."""
+        return self._undecided.get((id(function), self_class), [])
 
 
 class Walker(ast.NodeVisitor):
@@ -131,9 +140,9 @@ class Walker(ast.NodeVisitor):
         self.scope = Scope(module, {})
         if self.self_class is not None and function.args.args:
             self.scope.local_instances[function.args.args[0].arg] = self.self_class.qualified
-        self.params = {
-            a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)
-        }
+        arguments = (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)
+        self.params = {a.arg for a in arguments}
+        self._annotated_runners(function, arguments)
         self.found: list[tuple[Effect, ast.AST]] = []
         self.undecided: list[tuple[str, ast.AST]] = []
         """Calls lint cannot judge, and why: reported as such, never as findings."""
@@ -141,6 +150,25 @@ class Walker(ast.NodeVisitor):
         """The handler runs under `explicit_recovery`: its ctx.run actions execute again on every retry, so
         what they call is walked, a network or model call reported as PT007."""
         self._in_action = 0
+
+    def _annotated_runners(self, function: FunctionNode, arguments: Sequence[ast.arg]) -> None:
+        """A parameter annotated as an ADK Runner: which runner a caller passes (with or without Restate's
+        plugin) is not known here, so its runs are not decided, never passed or flagged."""
+        for argument in arguments:
+            if argument.annotation is None or argument.arg in self.scope.local_instances:
+                continue
+            annotation = argument.annotation
+            if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+                try:
+                    annotation = ast.parse(annotation.value, mode="eval").body
+                except SyntaxError:
+                    continue
+            if self.scope.qualify(annotation) in ADK_RUNNER_CLASSES:
+                why = (
+                    f"the runner is {function.name}()'s parameter {argument.arg!r}, and lint does not follow"
+                    " which runner a caller passes"
+                )
+                self.scope.local_instances[argument.arg] = adk_undecided("google.adk.Runner", why)
 
     def walk_body(self) -> None:
         # Nested defs can be called before they appear in the source; collect them first.
@@ -422,7 +450,10 @@ class Walker(ast.NodeVisitor):
         function: FunctionNode,
         self_class: str | None,
     ) -> None:
-        for effect in self.project.summary(module, function, self_class):
+        effects = self.project.summary(module, function, self_class)
+        for why in self.project.undecided(function, self_class):
+            self.undecided.append((why, node))
+        for effect in effects:
             where = f"({Path(effect.path).name}:{effect.line})"
             # Said once, after the innermost call, however deep the helpers go.
             what = effect.what if effect.what.endswith(where) else f"{effect.what} {where}"
