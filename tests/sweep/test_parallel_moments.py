@@ -5,6 +5,7 @@ steps started by one await are one moment, from the proxy's log as captured for 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from paidtwice.engine._sql import JournalEntry
@@ -58,18 +59,21 @@ def journal_of(types: list[str]) -> list[JournalEntry]:
 WIRE = Path(__file__).parent / "parallel_agent_wire.jsonl"
 """The proxy's log of a clean run of examples/parallel_agent's `run` by command (times from 0)."""
 
+CAPTURED_STEPS = (
+    WireStep("summarize", 1, 1.594617, 1.787157),
+    WireStep("impact on customers", 1, 1.791297, 1.8167953),
+    WireStep("impact on employees", 1, 1.7913172, 1.8108726),
+    WireStep("combine", 1, 1.8259563, 1.8347385),
+)
+"""That run's steps as its proxy saw them (name, attempt, RunCommand's time, its result's time)."""
+
 
 def test_calls_in_steps_started_together_are_one_moment_on_the_wire() -> None:
     """Captured here: calls 2 and 3 did not even overlap at the stub (0.4 ms apart), but their steps sent
     their RunCommands between the same two server frames."""
     records = [json.loads(line) for line in WIRE.read_text().splitlines()]
     invocation = records[0]["invocation"]
-    steps = [
-        WireStep("summarize", 1, 1.594617, 1.787157),
-        WireStep("impact on customers", 1, 1.791297, 1.8167953),
-        WireStep("impact on employees", 1, 1.7913172, 1.8108726),
-        WireStep("combine", 1, 1.8259563, 1.8347385),
-    ]
+    steps = list(CAPTURED_STEPS)
     calls = [
         call(1, 1, 1.7663512, 1.766685, True, ""),
         call(2, 2, 1.8057275, 1.8060029, True, ""),
@@ -132,12 +136,9 @@ def test_the_parallel_calls_stay_one_moment_when_the_proxy_reads_the_commands_la
     stub answered), so the two stay one moment."""
     lag = 0.0157
     wire, invocation = late_wire(tmp_path, lag)
-    steps = [
-        WireStep("summarize", 1, 1.594617, 1.787157),
-        WireStep("impact on customers", 1, 1.791297 + lag, 1.8167953),
-        WireStep("impact on employees", 1, 1.7913172 + lag, 1.8108726),
-        WireStep("combine", 1, 1.8259563, 1.8347385),
-    ]
+    first, customers, employees, combine = CAPTURED_STEPS
+    late = [replace(step, commanded=step.commanded + lag) for step in (customers, employees)]
+    steps = [first, *late, combine]
     calls = [
         call(1, 1, 1.7663512, 1.766685, True, ""),
         call(2, 2, 1.8057275, 1.8060029, True, ""),
@@ -159,12 +160,7 @@ def test_a_call_made_just_before_a_gather_is_not_held_with_it(tmp_path: Path) ->
     """A plain call the handler made after summarize's result and before it started the two steps comes
     after the same server frame as they do; a batch of two steps holds two calls, the latest: the plain
     call is a moment of its own."""
-    steps = [
-        WireStep("summarize", 1, 1.594617, 1.787157),
-        WireStep("impact on customers", 1, 1.791297, 1.8167953),
-        WireStep("impact on employees", 1, 1.7913172, 1.8108726),
-        WireStep("combine", 1, 1.8259563, 1.8347385),
-    ]
+    steps = list(CAPTURED_STEPS)
     calls = [
         call(1, 1, 1.7663512, 1.766685, True, ""),
         call(2, 2, 1.7890, 1.7900, True, ""),  # plain, between summarize's result and the gather
