@@ -47,6 +47,7 @@ __all__ = ["NO_MODEL_CALL", "SweepRun", "clean_run", "point_run"]
 _HOLD_SECONDS = 60.0
 """A held call stays open this long; the kill ends it much sooner (the stub sees the caller leave)."""
 _MOMENT_TIMEOUT = 60.0
+_JOURNAL_STILL = 15.0  # stopped there, the journal short and still this long: kill, the point says not placed
 _SETTLE_TIMEOUT = 180.0
 _FAILED_ATTEMPTS = 5
 """A clean run whose handler failed this many attempts is broken, not slow: the sweep stops and says why."""
@@ -499,12 +500,17 @@ def _stopped_there(run: SweepRun, point: CrashPoint) -> bool:
 
 
 def _wait_for_moment(lab: Lab, stop: threading.Event, run: SweepRun, point: CrashPoint) -> None:
-    """Wait until the agent is stopped at the point's moment and the journal holds the point's entries."""
+    """Wait until the agent is stopped at the moment and the journal (read only then) holds its entries."""
+    seen: list[tuple[int, float]] = []  # (journal length, since when), while stopped there
 
     def at_moment() -> bool:
-        # The journal is read (a SQL query) only once the cheap signs say so: dozens of points polling
-        # the server at once would slow it down past a durable pause.
-        return _stopped_there(run, point) and len(run.journal()) >= point.journal_entries
+        if not _stopped_there(run, point):
+            seen.clear()
+            return False
+        entries = len(run.journal())
+        if not seen or seen[0][0] != entries:
+            seen[:] = [(entries, time.monotonic())]
+        return entries >= point.journal_entries or time.monotonic() - seen[0][1] >= _JOURNAL_STILL
 
     try:
         _wait(lab, stop, f"{point.name} ({run.invocation_id})", at_moment, timeout=_MOMENT_TIMEOUT)
