@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+from paidtwice.engine import JournalEntry
 from paidtwice.results import CrashPoint
-from paidtwice.targets._timeline import StepEvent, derive_points
+from paidtwice.stub import ModelCall
+from paidtwice.stub._scripts import Answer
+from paidtwice.targets._command import WireStep
+from paidtwice.targets._timeline import StepEvent, derive_points, read_step_log
+from paidtwice.targets._wire_timeline import wire_points
 
 
 def timeline(*rows: tuple[Any, ...]) -> list[StepEvent]:
@@ -327,3 +334,60 @@ def test_a_workflow_promise_is_its_get_command_then_the_wait() -> None:
     assert [(p.kind, p.journal_entries, p.pause_op) for p in points if p.kind == "waiting"] == [
         ("waiting", 2, 1)
     ]
+
+
+# -- the same moment in process and by command, from captured clean runs ---------------------------------
+
+TIMELINES = Path(__file__).resolve().parents[1] / "fixtures" / "timelines"
+"""Clean runs of examples/parallel_agent's `run` (two model calls in steps gathered with `restate.gather`),
+captured from sweeps on a loaded machine: the host's step log in process (parallel-app), and by command the
+proxy's log, the stub's ledger and the journal (parallel-cmd-*)."""
+
+
+def captured_cmd(name: str) -> tuple[list[CrashPoint], list[ModelCall], list[WireStep]]:
+    """The crash points `sweep --cmd` plans from a captured clean run, with its model calls and steps."""
+    meta = json.loads((TIMELINES / f"{name}.json").read_text())
+    calls = [
+        ModelCall("lane", meta["invocation_id"], c["call"], c["call"], 1, 1, Answer(text=""), c["started"],
+                  c["finished"], True)
+        for c in meta["calls"]
+    ]  # fmt: skip
+    steps = [WireStep(**s) for s in meta["steps"]]
+    points = wire_points(
+        journal=[JournalEntry(**e) for e in meta["journal"]],
+        wire_log=TIMELINES / f"{name}.wire.jsonl",
+        invocation_id=meta["invocation_id"],
+        steps=steps,
+        calls=calls,
+        tools=[],
+    )
+    return points, calls, steps
+
+
+def test_calls_held_together_plan_the_journal_a_held_run_reaches_in_process_and_by_command() -> None:
+    """While the two analyses' calls are both held, the journal holds the input, summarize's command and
+    result, and the two steps' RunCommands: 5 entries, in process and by command alike.
+
+    By command it is read off the wire, where two clean runs went out of the usual order. In one the stub
+    answered call 2 and its step's result was journaled (entry 5) before call 3 began: counted at call 3's
+    start, the moment was planned at 6 entries, which a run holding call 2 never writes (it waited, then
+    said 'not placed'). In the other the proxy read the two RunCommands only after both calls had been
+    answered: counted at the calls' starts it was planned at 4, and the held run, whose agent sends its
+    commands whatever the answers, was already past it."""
+    meta = json.loads((TIMELINES / "parallel-app.json").read_text())
+    events = read_step_log(TIMELINES / "parallel-app.steps.jsonl", meta["invocation_id"])
+    in_process = derive_points(events, meta["journal"], meta["tool_starts"], ended=meta["ended"])
+    (held,) = [p for p in in_process if p.kind == "in-flight-parallel"]
+    assert (held.name, held.model_holds, held.journal_entries) == (
+        "in flight: model calls 2 and 3 together",
+        (2, 3),
+        5,
+    )
+    late_call, calls, steps = captured_cmd("parallel-cmd-late-call")
+    _, customers, _, _ = steps
+    assert customers.proposed is not None and customers.proposed < calls[2].started  # the order it shows
+    late_commands, calls, steps = captured_cmd("parallel-cmd-late-commands")
+    assert all(s.commanded > c.finished for s in steps[1:3] for c in calls[1:3] if c.finished is not None)
+    planned = [[(p.name, p.model_holds, p.journal_entries) for p in points if p.kind == "in-flight-parallel"]
+               for points in (late_call, late_commands)]  # fmt: skip
+    assert planned == [[(held.name, held.model_holds, held.journal_entries)]] * 2

@@ -153,7 +153,8 @@ def test_the_parallel_calls_stay_one_moment_when_the_proxy_reads_the_commands_la
     assert "in flight: model calls 2 and 3 together" in names, names
     assert "in flight: model call 2" not in names and "in flight: model call 3" not in names, names
     (together,) = [p for p in points if p.kind == "in-flight-parallel"]
-    assert together.model_holds == (2, 3)
+    # Both RunCommands counted, though read after the calls began: the agent sent them whatever the answers.
+    assert together.model_holds == (2, 3) and together.journal_entries == 5
 
 
 def test_a_call_made_just_before_a_gather_is_not_held_with_it(tmp_path: Path) -> None:

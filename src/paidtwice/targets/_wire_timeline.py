@@ -94,9 +94,12 @@ class _Wire:
         """(time, entries): the journal's size as each frame passed the proxy."""
         self.sent: dict[int, float] = {}
         """When the command that made the journal this many entries long passed the proxy."""
+        self.commands: list[tuple[float, int]] = []
+        """(time, entries): each command as it passed the proxy, and the journal's size with it."""
         for record in self.records:
             if record["event"] == "command":
                 self.sent.setdefault(int(record["entries"]), float(record["at"]))
+                self.commands.append((float(record["at"]), int(record["entries"])))
         self.steps = steps
         self.frames = [float(r["at"]) for r in self.records if r["event"] in ("start", "notification")]
         """When each frame the server sent (an attempt's start, a completion) passed the proxy."""
@@ -142,6 +145,29 @@ class _Wire:
         (batch,) = batches
         return batch if sum(1 for s in self.steps if self.batch(s) == batch) >= 2 else None
 
+    def entries_held(
+        self, held: Sequence[ModelCall], in_steps: Sequence[WireStep], together: Sequence[WireStep]
+    ) -> int:
+        """Entries the journal holds while every call of a moment is held in flight at the stub, counted on
+        the wire (the server's append times race with a fast call). `in_steps`: the steps the calls are
+        made in; `together`: every step of the await that started them, those too.
+
+        Every entry that passed the proxy before the last of the calls began, unless one of them had been
+        answered (or one of their steps had sent its result) by then: what passed after that came of an
+        answer a held run never gets (that step's result, the completion the server sent for it); in the
+        clean run a call may begin only after its sibling's step was journaled. And each RunCommand of
+        the steps that passed the proxy later: the agent sends those whatever the answers, but an SDK may
+        send them after the steps' actions began, and the proxy may read them late."""
+        ends = [c.finished for c in held if c.finished is not None]
+        results = [s.proposed for s in in_steps if s.proposed is not None]
+        cut = min([max(c.started for c in held), *ends, *results])
+        n = max([1, *(entries for at, entries in self.marks if at <= cut)])
+        return n + sum(1 for step in dict.fromkeys([*in_steps, *together]) if self.command_of(step) > n)
+
+    def command_of(self, step: WireStep) -> int:
+        """The journal's size with the step's RunCommand (the command the proxy logged just before it)."""
+        return max([0, *(entries for at, entries in self.commands if at <= step.commanded + 1e-6)])
+
     def entries_at(self, t: float, step: WireStep | None = None) -> int:
         """Entries the journal holds while a call that started at `t` is in flight, counted on the wire (the
         server's append times race with a fast call): every entry that passed the proxy before it, and the
@@ -184,8 +210,8 @@ def _model_moments(wire: _Wire, calls: Sequence[ModelCall], starts: Sequence[flo
     moments: list[_Moment] = []
     for run in one_moment(spans):
         held = [calls[k] for k in run]
-        # The journal while all are in flight: every entry before each of them, and each one's RunCommand.
-        entries = max(wire.entries_at(c.started, _step_of(c, wire.steps, starts)) for c in held)
+        in_steps, together_steps = _steps_of_moment(wire, held, [batches[k] for k in run], starts)
+        entries = wire.entries_held(held, in_steps, together_steps)
         numbers = tuple(sorted(c.call for c in held))
         if len(held) == 1:
             point = CrashPoint(f"in flight: model call {numbers[0]}", 0, "in-flight-model", entries)
@@ -195,6 +221,18 @@ def _model_moments(wire: _Wire, calls: Sequence[ModelCall], starts: Sequence[flo
             )
         moments.append((min(c.started for c in held), dataclasses.replace(point, model_holds=numbers)))
     return moments
+
+
+def _steps_of_moment(
+    wire: _Wire, held: Sequence[ModelCall], batches: Sequence[int | None], starts: Sequence[float]
+) -> tuple[list[WireStep], list[WireStep]]:
+    """The steps the held calls are made in (`_step_of`), and, for calls one await started (one batch),
+    every step of that await: their RunCommands are sent together, whichever steps the calls are in."""
+    in_steps = [step for c in held if (step := _step_of(c, wire.steps, starts)) is not None]
+    together: list[WireStep] = []
+    if len(held) > 1 and len(set(batches)) == 1 and batches[0] is not None:
+        together = [s for s in wire.steps if wire.batch(s) == batches[0]]
+    return in_steps, together
 
 
 def _tool_moments(wire: _Wire, tools: Sequence[ToolRun]) -> list[_Moment]:
