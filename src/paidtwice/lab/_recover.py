@@ -178,14 +178,20 @@ Judge = Callable[[int], tuple[str, int | None]]
 
 
 def plan_recovery(
-    sql: SqlClient, invocation_id: str, *, deployment: str | None = None, judge: Judge | None = None
+    sql: SqlClient,
+    invocation_id: str,
+    *,
+    deployment: str | None = None,
+    judge: Judge | None = None,
+    retrying: bool = False,
 ) -> RecoveryPlan:
     """The ways out an invocation's state allows, with what each keeps and pays again.
 
     `judge`, when given, decides whether the target code replays what a way keeps (`paidtwice recover
     --app` replays the kept journal offline against the code); otherwise it is judged from the evidence
-    on the server."""
-    row = _stuck_invocation(sql, invocation_id)
+    on the server. `retrying` also plans for an invocation that is running an attempt after a failure
+    (what `watch` lists as retrying between two backing-off reads): its ways are a backing-off one's."""
+    row = _stuck_invocation(sql, invocation_id, retrying=retrying)
     journal = tuple(sql.journal(invocation_id))
     try:
         failure: Explanation | None = explain(sql, invocation_id)
@@ -210,11 +216,11 @@ def plan_recovery(
     )
 
 
-def _stuck_invocation(sql: SqlClient, invocation_id: str) -> InvocationRow:
+def _stuck_invocation(sql: SqlClient, invocation_id: str, *, retrying: bool = False) -> InvocationRow:
     row = sql.invocation(invocation_id)
     if row is None:
         raise NotFound(f"no invocation {invocation_id} on this server")
-    if row.status not in _STUCK:
+    if row.status not in _STUCK and not (retrying and row.status == "running" and row.last_failure):
         detail = "it has finished" if row.status == "completed" else "it is not stuck"
         raise UsageError(
             f"invocation {invocation_id} is {row.status}: {detail}; recover works on paused or "

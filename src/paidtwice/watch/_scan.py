@@ -176,18 +176,20 @@ class Scanner:
         # attempt, and is read again only when its journal, its failure's code or being paused changes.
         key = (row.get("journal_size"), status == "paused", row.get("last_failure_error_code"))
         kept = self._reads.get(invocation_id)
-        planned = kept is not None and (kept.ways or status not in ("paused", "backing-off"))
-        if kept is not None and kept.key == key and planned:
-            return kept  # (first read while an attempt ran: the ways out are planned once it backs off)
+        # Paused, backing off, or running an attempt after a failure (retrying): each has its ways out.
+        retrying = status == "running" and bool(row.get("last_failure"))
+        plannable = status in ("paused", "backing-off") or retrying
+        if kept is not None and kept.key == key and (kept.ways or not plannable):
+            return kept
         journal: tuple[JournalEntry, ...] = ()
         ways: tuple[WayOutLine, ...] = kept.ways if kept else ()
         verdict = kept.verdict if kept else None
         judge = self.judge_for(invocation_id) if self.judge_for is not None else None
         plan = None
         try:
-            if status in ("paused", "backing-off"):
+            if plannable:
                 try:
-                    plan = plan_recovery(self.sql, invocation_id, judge=judge)
+                    plan = plan_recovery(self.sql, invocation_id, judge=judge, retrying=True)
                 except UsageError:
                     plan = None  # its state moved on between the queries: read as it is now
             if plan is not None:
