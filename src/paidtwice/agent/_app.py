@@ -158,7 +158,8 @@ def _service_of_handler(value: Any, kinds: tuple[type, ...]) -> Any:
     if handler is None or home is None:
         return None
     for candidate in vars(home).values():
-        if isinstance(candidate, kinds) and any(h is handler for h in candidate.handlers.values()):
+        handlers: dict[str, Any] = getattr(candidate, "handlers", {}) if isinstance(candidate, kinds) else {}
+        if any(h is handler for h in handlers.values()):
             return candidate
     return None
 
