@@ -157,9 +157,21 @@ def live_entry(work: Path, invocation_id: str) -> Callable[[], dict[str, Any] | 
     return entry
 
 
+def retrying_a_mismatch(entry: dict[str, Any]) -> bool:
+    """Listed retrying a journal mismatch, with at least 2 attempts read from the server's own retry count.
+    A fresh `watch --once` lists attempts only from that count; the live watch falls back on what it saw
+    before when a read finds no count, and such a read is not the one looked for."""
+    return (
+        entry["state"] == "retrying"
+        and entry["attempts_source"] == "sys_invocation.retry_count"
+        and (entry["attempts"] or 0) >= 2
+        and entry["mismatch"] is not None
+    )
+
+
 def wait_until_paused(port: int, service: str, handler: str) -> None:
     """Wait for the live watch on `port` to count the invocation paused: a cheap HTTP read of its metrics,
-    where polling `watch --once` for those half a minute would start a Python process after another."""
+    where polling `watch --once` until then would start a Python process after another."""
     assert_eventually(
         lambda: metric(port, "paidtwice_paused_total", service=service, handler=handler) == 1.0,
         timeout=120,

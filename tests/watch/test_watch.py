@@ -30,6 +30,7 @@ from watch.labup import (
     live_entry,
     live_watch,
     metric,
+    retrying_a_mismatch,
     run_watch,
     snapshot,
     wait_for_entry,
@@ -65,7 +66,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
         invocation_id = lab.send("timeout-1")
         retrying = wait_for_entry(
             live_entry(work, invocation_id),
-            lambda e: e["state"] == "retrying" and (e["attempts"] or 0) >= 2 and e["mismatch"] is not None,
+            retrying_a_mismatch,
             what="the invocation listed retrying a journal mismatch",
         )
         wait_until_paused(port, "Checkout", "pay")

@@ -14,6 +14,7 @@ from watch.labup import (
     live_entry,
     live_watch,
     metric,
+    retrying_a_mismatch,
     wait_for_entry,
     wait_until_paused,
 )
@@ -30,7 +31,7 @@ def test_watch_on_a_three_node_cluster(tmp_path: Path) -> None:
         invocation_id = lab.send("timeout-cluster")
         retrying = wait_for_entry(
             live_entry(tmp_path, invocation_id),
-            lambda e: e["state"] == "retrying" and (e["attempts"] or 0) >= 2 and e["mismatch"] is not None,
+            retrying_a_mismatch,
             what="the invocation listed retrying a journal mismatch",
         )
         assert retrying["mismatch"]["index"] == 1 and retrying["cost_per_attempt_usd"] > 0
