@@ -1,7 +1,8 @@
 """Which of an app's heavy third-party imports a fork server may import before the app's agents fork from it.
 
 Importing an agent framework costs one to two seconds of CPU (`agents`, `restate.ext.openai`,
-`langchain_openai`; `anthropic` one and a half, `openai` alone half a second), and a sweep starts two agents
+`langchain_openai`; `anthropic` one and a half, `openai` alone half a second; Google's ADK with
+`restate.ext.adk` about half a second), and a sweep starts two agents
 per crash point. A fork server that has imported the framework once saves that at every start, for a
 user's sweep as for the tests.
 
@@ -43,11 +44,17 @@ FRAMEWORK_PRELOAD = (
     "langchain.tools",
     "langchain_openai",
     "restate.ext.langchain",
+    "google.genai",
+    "google.adk",
+    "restate.ext.adk",
 )
-"""The allowlist: the OpenAI and Anthropic clients, the OpenAI Agents SDK, pydantic-ai and LangChain, and
-restate-sdk's integration of each. Each imports no thread and reads no run's address at import (checked
-for each by a sweep with and without it: tests/sweep/test_sweep_frameworks.py, test_sweep_answers.py); a
-module added here needs such a test."""
+"""The allowlist: the OpenAI, Anthropic and Gemini (google-genai) clients, the OpenAI Agents SDK,
+pydantic-ai, LangChain and Google's ADK, and restate-sdk's integration of each. Each starts no thread,
+event loop or network client and reads no run's address at import (google-genai reads
+GOOGLE_GEMINI_BASE_URL when a client is made, not at import), checked for each by a sweep with and without
+it: tests/sweep/test_sweep_frameworks.py, test_sweep_frameworks_auto.py (ADK), test_sweep_answers.py (the
+clients). A module added here needs such a test. (`google.adk` alone imports little; `restate.ext.adk`
+imports ADK's agents, runners and google-genai's types, most of an ADK app's import.)"""
 
 
 _PARSING = threading.Lock()
