@@ -160,8 +160,11 @@ def swept_without_preload(lab: Any, sweep: Callable[[], list[Any]]) -> list[Any]
 
 
 def preloading_forks(lab: Any, modules: tuple[str, ...], cwd: Path) -> int:
-    """How many agents the lab's fork server preloading `modules` in `cwd` has forked (it must be one)."""
+    """How many agents the lab's fork server preloading `modules` in `cwd` has forked (it must be one), once
+    its log shows it imported every one of them (it says which it could not, and forks all the same)."""
     (server,) = [s for key, s in lab._preloading.items() if key[:2] == (modules, str(cwd))]  # noqa: SLF001
+    log = Path(server.log_path).read_text(errors="replace")
+    assert "not preloaded" not in log, log
     return int(server.forks)
 
 
