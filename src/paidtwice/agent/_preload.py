@@ -56,6 +56,12 @@ it: tests/sweep/test_sweep_frameworks.py, test_sweep_frameworks_auto.py (ADK), t
 clients). A module added here needs such a test. (`google.adk` alone imports little; `restate.ext.adk`
 imports ADK's agents, runners and google-genai's types, most of an ADK app's import.)"""
 
+IMPORTED_WITH = {"pydantic_ai": ("pydantic_ai.models.openai",)}
+"""Modules a framework of the allowlist imports only once it runs, preloaded with it: pydantic-ai imports
+its model's module when an `Agent` is made, from the model's name (`"openai:gpt-4o-mini"`), which no
+import statement of the app names; the OpenAI model's (which imports the openai client) costs each start of
+the pydantic-ai example 0.4 s of CPU. An app with another provider's model pays that once, in its fork
+server. Checked with the framework that imports it (tests/sweep/test_sweep_frameworks.py)."""
 
 _PARSING = threading.Lock()
 
@@ -67,7 +73,8 @@ def preload_enabled(env: Mapping[str, str] | None = None) -> bool:
 
 def framework_preload(app: str, cwd: str | Path | None) -> tuple[str, ...]:
     """The modules of `FRAMEWORK_PRELOAD` that the app module (MODULE of MODULE:APP, a file under `cwd`)
-    imports, in the allowlist's order; () when it imports none or its source is not found there."""
+    imports, in the allowlist's order, each followed by those `IMPORTED_WITH` it; () when it imports none or
+    its source is not found there."""
     source = _source_of(app.partition(":")[0], Path(cwd or "."))
     if source is None:
         return ()
@@ -86,7 +93,12 @@ def framework_preload(app: str, cwd: str | Path | None) -> tuple[str, ...]:
             imported.add(node.module)
             # `from restate.ext import openai` imports the module restate.ext.openai.
             imported.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return tuple(module for module in FRAMEWORK_PRELOAD if module in imported)
+    return tuple(
+        preloaded
+        for module in FRAMEWORK_PRELOAD
+        if module in imported
+        for preloaded in (module, *IMPORTED_WITH.get(module, ()))
+    )
 
 
 def _source_of(module: str, cwd: Path) -> str | None:
