@@ -56,12 +56,20 @@ it: tests/sweep/test_sweep_frameworks.py, test_sweep_frameworks_auto.py (ADK), t
 clients). A module added here needs such a test. (`google.adk` alone imports little; `restate.ext.adk`
 imports ADK's agents, runners and google-genai's types, most of an ADK app's import.)"""
 
-IMPORTED_WITH = {"pydantic_ai": ("pydantic_ai.models.openai",)}
-"""Modules a framework of the allowlist imports only once it runs, preloaded with it: pydantic-ai imports
-its model's module when an `Agent` is made, from the model's name (`"openai:gpt-4o-mini"`), which no
-import statement of the app names; the OpenAI model's (which imports the openai client) costs each start of
-the pydantic-ai example 0.4 s of CPU. An app with another provider's model pays that once, in its fork
-server. Checked with the framework that imports it (tests/sweep/test_sweep_frameworks.py)."""
+IMPORTED_WITH = {
+    "agents": ("openai.lib._response_resources",),
+    "pydantic_ai": ("pydantic_ai.models.openai",),
+    "google.adk": ("google.adk.workflow._workflow", "google.adk.flows.llm_flows.single_flow"),
+}
+"""Modules a framework of the allowlist imports only once it runs, preloaded with it (found by logging the
+imports each forked agent of the examples still made, `PYTHONPROFILEIMPORTTIME=1`): the Agents SDK's
+Responses calls import openai's response resources (0.2 s of CPU at each start), pydantic-ai imports its
+model's module when an `Agent` is made, from the model's name (`"openai:gpt-4o-mini"`), which no import
+statement names (the OpenAI model's, with the openai client: 0.4 s), and ADK's runner imports its
+`Workflow` to route each run and its single-agent flow to run it (0.3 to 0.5 s). An app that never uses one
+pays its import once, in its fork server; a library version without it loses only the saving (the fork
+server logs "not preloaded"). Checked with the framework that imports it
+(tests/sweep/test_sweep_frameworks.py, ..._auto.py)."""
 
 _PARSING = threading.Lock()
 
