@@ -132,13 +132,16 @@ class SweepRun:
         )
 
     def start(self, *, replacement: bool = False) -> str:
-        self.agent.start()
         if replacement:
             # The replacement loads (without the gate) before the invocation is sent, so the kill follows
             # the moment at once: a point's moment is a gate, a held call or a pause, and even a forked
-            # agent's tenth of a second of loading would move the kill away from it.
-            self.agent.env[GATE] = ""
+            # agent's tenth of a second of loading would move the kill away from it. It loads beside the
+            # process that is to serve (with the gate), not after it.
             self.agent.prepare()
+            self.agent.env[GATE] = ""
+            self.agent.prepare(ahead=2)
+        self.agent.start()
+        if replacement:
             self.agent.wait_ready()
         deployment = self.deployment = self.lab.admin.register_deployment(self.agent.uri)
         key = self.target.key
