@@ -30,8 +30,9 @@ __all__ = [
 
 def load_app(target: str) -> Any:
     """The app `target` names, as given: MODULE:APP is that object (its services, wherever they were
-    defined); MODULE alone is an app of every Restate service the module's globals hold (many examples
-    build their app only under `if __name__ == "__main__":`)."""
+    defined); MODULE alone is an app of every Restate service the module's globals hold, and of the
+    services of the handlers it imports to call (many examples build their app only under
+    `if __name__ == "__main__":`)."""
     module_name, _, attr = target.partition(":")
     module = importlib.import_module(module_name)
     if attr:
@@ -126,10 +127,41 @@ def check(target: str, service: str, handler: str) -> str | None:
 
 
 def _services(module: Any) -> list[Any]:
+    """The Restate services `module`'s globals hold, then the service of each handler it imports from another
+    module (`from agents import run_fraud_agent`, for `ctx.service_call(run_fraud_agent, ...)`), found in
+    the module that defined it: an app built only under `__main__` serves those too."""
     import restate
 
     kinds = (restate.Service, restate.VirtualObject, restate.Workflow)
-    return [value for value in vars(module).values() if isinstance(value, kinds)]
+    found = [value for value in vars(module).values() if isinstance(value, kinds)]
+    names = {service.name for service in found}
+    for value in list(vars(module).values()):
+        service = _service_of_handler(value, kinds)
+        if service is not None and service.name not in names:
+            found.append(service)
+            names.add(service.name)
+    return found
+
+
+def _service_of_handler(value: Any, kinds: tuple[type, ...]) -> Any:
+    """The service whose handler `value` is (a function a service's decorator returned), looked up in the
+    module that defined it; None for anything else, or when that module holds no such service."""
+    from restate.handler import RESTATE_UNIQUE_HANDLER_SYMBOL
+
+    if not callable(value):
+        return None
+    try:
+        handler = vars(value).get(RESTATE_UNIQUE_HANDLER_SYMBOL)
+    except TypeError:
+        return None  # an object without a __dict__
+    home = sys.modules.get(getattr(value, "__module__", None) or "")
+    if handler is None or home is None:
+        return None
+    for candidate in vars(home).values():
+        handlers: dict[str, Any] = getattr(candidate, "handlers", {}) if isinstance(candidate, kinds) else {}
+        if any(h is handler for h in handlers.values()):
+            return candidate
+    return None
 
 
 def endpoint_of(app: Any, depth: int = 4) -> Any:
