@@ -55,7 +55,6 @@ _FAILED_ATTEMPTS = 5
 NO_MODEL_CALL = "no model call reached the stub: does the app read OPENAI_BASE_URL or ANTHROPIC_BASE_URL?"
 """Why a sweep stops when its clean run made no model call: it would have nothing to check."""
 
-
 DEFAULT_KEY = "paidtwice"
 """The key a keyed service (Virtual Object, Workflow) is called with when the target names none."""
 
@@ -133,10 +132,8 @@ class SweepRun:
 
     def start(self, *, replacement: bool = False) -> str:
         if replacement:
-            # The replacement loads (without the gate) before the invocation is sent, so the kill follows
-            # the moment at once: a point's moment is a gate, a held call or a pause, and even a forked
-            # agent's tenth of a second of loading would move the kill away from it. It loads beside the
-            # process that is to serve (with the gate), not after it.
+            # The replacement (without the gate) loads beside the process to serve, before the invocation is
+            # sent: the kill then follows the moment at once (a tenth of a second of loading would move it).
             self.agent.prepare()
             self.agent.env[GATE] = ""
             self.agent.prepare(ahead=2)
