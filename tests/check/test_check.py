@@ -1,6 +1,7 @@
 """`paidtwice check` on a user's project made in a temporary directory with a [tool.paidtwice] table: the
 naive agent fails with SARIF valid against the SARIF 2.1.0 schema and JUnit XML a JUnit reader reads, the
-journaled one passes, shards 1/2 and 2/2 give the points of one run, and a broken config is one line."""
+journaled one passes, shards 1/2 and 2/2 of it give the points of the unsharded run. Three runs, each its own
+server and sweep: both handlers unsharded, asserted several ways, and the journaled one's two shards."""
 
 from __future__ import annotations
 
@@ -68,11 +69,12 @@ def whole(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.Co
 
 @pytest.fixture(scope="module")
 def journaled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The journaled handler alone: once whole, then as two shards."""
+    """The journaled handler alone, as two shards (`whole` swept it unsharded: its points are the ones the
+    shards must split)."""
     root = make_project(tmp_path_factory.mktemp("journaled"), handler='service = "Journaled"\n')
     runs = {
-        name: paidtwice("check", "--only", "sweep", *shard, "--json", f"{name}.json", cwd=root)
-        for name, shard in (("one", ()), ("s1", ("--shard", "1/2")), ("s2", ("--shard", "2/2")))
+        name: paidtwice("check", "--only", "sweep", "--shard", shard, "--json", f"{name}.json", cwd=root)
+        for name, shard in (("s1", "1/2"), ("s2", "2/2"))
     }
     return {"root": root, "runs": runs}
 
@@ -129,25 +131,42 @@ def test_junit_has_a_case_per_crash_point(whole: tuple[Path, subprocess.Complete
     assert all(p["handler"] == "answer" for p in points)
 
 
-def test_journaled_agent_passes(journaled: dict[str, Any]) -> None:
-    done = journaled["runs"]["one"]
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "ok    sweep" in done.stdout and "Journaled/answer" in done.stdout
-    assert "Naive" not in done.stdout
-    assert "verdict: all 2 checks hold" in done.stdout
+def test_journaled_agent_passes(
+    whole: tuple[Path, subprocess.CompletedProcess[str]], journaled: dict[str, Any]
+) -> None:
+    """Its sweep and budget hold over all its points (`whole`), and a check of a config naming it alone
+    passes, each shard of it (half its points each) with nothing else swept."""
+    _, both = whole
+    lines = both.stdout.splitlines()
+    assert any(line.startswith("ok    sweep") and "Journaled/answer" in line for line in lines), both.stdout
+    assert any(line.startswith("ok    budget") and "Journaled/answer" in line for line in lines), both.stdout
+    for name in ("s1", "s2"):
+        done = journaled["runs"][name]
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "ok    sweep" in done.stdout and "Journaled/answer" in done.stdout
+        assert "Naive" not in done.stdout
+        assert "verdict: all 2 checks hold" in done.stdout
 
 
-def test_shards_together_are_one_run(journaled: dict[str, Any]) -> None:
+def test_shards_together_are_one_run(
+    whole: tuple[Path, subprocess.CompletedProcess[str]], journaled: dict[str, Any]
+) -> None:
     root: Path = journaled["root"]
     for name in ("s1", "s2"):
         assert journaled["runs"][name].returncode == 0, journaled["runs"][name].stderr
 
-    def points(name: str) -> list[tuple[str, str, int, str]]:
-        records = json.loads((root / f"{name}.json").read_text())
-        return sorted((r["mode"], r["script"], r["order"], r["crash_point"]) for r in records)
+    def points(path: Path) -> list[tuple[str, str, int, str]]:
+        records = json.loads(path.read_text())
+        return sorted(
+            (r["mode"], r["script"], r["order"], r["crash_point"])
+            for r in records
+            if r["mode"] == "Journaled/answer"
+        )
 
-    one, first, second = points("one"), points("s1"), points("s2")
-    assert first and second and not set(first) & set(second)
+    # The unsharded run's points of the handler: `whole` swept it with the other one.
+    one = points(whole[0] / "out" / "points.json")
+    first, second = points(root / "s1.json"), points(root / "s2.json")
+    assert one and first and second and not set(first) & set(second)
     assert sorted(first + second) == one
     merged = paidtwice("report", "s1.json", "s2.json", "--check", "-o", "merged.html", cwd=root)
     assert merged.returncode == 0, merged.stderr

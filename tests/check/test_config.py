@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -123,32 +124,40 @@ def test_a_handler_given_no_input_gets_one_from_its_schema() -> None:
     (naive,) = targets(["Naive/answer"], None)
     assert naive.mode == "Naive/answer" and isinstance(naive.input, str)
     assert [t.input for t in targets(["Naive/answer"], None)] == [naive.input]
-    assert [t.mode for t in targets([], "hi")] == ["Naive/answer", "Journaled/answer"]
-    assert {t.input for t in targets([], "hi")} == {"hi"}
+    given = targets([], "hi")
+    assert [t.mode for t in given] == ["Naive/answer", "Journaled/answer"]
+    assert {t.input for t in given} == {"hi"}
 
 
 def test_the_pre_commit_hook_lints_with_pre_commit_itself(tmp_path: Path) -> None:
     """pre-commit installs paidtwice from this repository (its .pre-commit-hooks.yaml) into an environment
-    of its own and runs the hook on a temporary repository's files."""
+    of its own and runs the hook on a temporary repository's files: it fails on the naive agent and passes
+    the journaled one. The two runs go at once, each in a repository of its own: try-repo installs the
+    environment afresh every time (in a temporary store), and the install mostly waits on pip."""
     pre_commit = shutil.which("pre-commit", path=str(Path(sys.executable).parent))
     if pre_commit is None:
         pytest.skip("pre-commit is not installed (pip install -e '.[dev]')")
-    repo = tmp_path / "user"
-    repo.mkdir()
-    shutil.copy(PROJECT / "naive_agent.py", repo / "naive_agent.py")
-    shutil.copy(PROJECT / "journaled_agent.py", repo / "journaled_agent.py")
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t"}
     env |= {"GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
+    def run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(args, capture_output=True, text=True, cwd=repo, env=env, timeout=900)
 
-    run("git", "init", "-q")
-    run("git", "add", ".")
-    # try-repo: this repository's hooks file as it is in the work tree, as a user's `repo:` entry reads it.
-    naive = run(pre_commit, "try-repo", str(ROOT), "paidtwice-lint", "--files", "naive_agent.py")
+    def try_repo(name: str, file: str) -> subprocess.CompletedProcess[str]:
+        repo = tmp_path / name
+        repo.mkdir()
+        shutil.copy(PROJECT / "naive_agent.py", repo / "naive_agent.py")
+        shutil.copy(PROJECT / "journaled_agent.py", repo / "journaled_agent.py")
+        run(repo, "git", "init", "-q")
+        run(repo, "git", "add", ".")
+        # try-repo: this repository's hooks file as it is in the work tree, as a `repo:` entry reads it.
+        return run(repo, pre_commit, "try-repo", str(ROOT), "paidtwice-lint", "--files", file)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        naive_run = pool.submit(try_repo, "naive", "naive_agent.py")
+        clean_run = pool.submit(try_repo, "clean", "journaled_agent.py")
+        naive, clean = naive_run.result(), clean_run.result()
     assert naive.returncode == 1, naive.stdout + naive.stderr
     assert "naive_agent.py:" in naive.stdout and "PT001" in naive.stdout
-    clean = run(pre_commit, "try-repo", str(ROOT), "paidtwice-lint", "--files", "journaled_agent.py")
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert json.dumps("Passed")[1:-1] in clean.stdout

@@ -7,8 +7,11 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
+import pytest
 from support import LOOPBACK, alive, assert_eventually, descendants, listening_addresses, temp_dirs_in_use
 
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATECTL_VERSION
@@ -18,6 +21,48 @@ from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, Lab, experiment_by_name
 from paidtwice.lab._experiments import Experiment
 from paidtwice.report import format_soak
 from paidtwice.soak import SoakOptions, soak
+
+
+@pytest.fixture(scope="module")
+def beside(request: pytest.FixtureRequest) -> Iterator[tuple[Lab, RestateCluster]]:
+    """The session's `cluster_lab` and a second 3-node cluster, started at the same time: a start is mostly
+    waiting for the cluster's partitions to settle, and two settle in the time of one. The second is the
+    subject of the first test, which stops it before the others kill nodes of the first."""
+    second = RestateCluster(nodes=3, echo=lambda message: None)
+    pool = ThreadPoolExecutor(max_workers=1)
+    starting = pool.submit(second.start)  # a failed start stops what it started
+    try:
+        first = request.getfixturevalue("cluster_lab")
+        starting.result()
+        yield first, second
+    finally:
+        wait([starting])
+        pool.shutdown()
+        if second.alive():
+            second.stop()
+
+
+def test_a_second_cluster_beside_the_first_is_its_own(beside: tuple[Lab, RestateCluster]) -> None:
+    cluster_lab, second = beside
+    first = cluster_lab.server
+    assert isinstance(first, RestateCluster)
+    try:
+        assert second.cluster_name != first.cluster_name
+        assert second.base_dir != first.base_dir
+        assert not ports(first) & ports(second)
+        pids = [node.process.pid for node in second.nodes if node.process is not None]
+        assert len(pids) == 3
+        for pid in pids:
+            addresses = listening_addresses(pid)
+            assert addresses and all(a.startswith(LOOPBACK + ":") for a in addresses), addresses
+        assert {p.leader for p in second.leaders()} <= {node.name for node in second.nodes}
+    finally:
+        second.stop()
+    # Stopped: no node left, every port free, its directories gone; the first cluster untouched.
+    assert_eventually(lambda: not any(alive(pid) for pid in pids), timeout=10, what="the nodes to be gone")
+    assert all(is_port_free(port) for port in ports(second))
+    assert not second.base_dir.exists()
+    assert all(node.healthy() for node in first.nodes)
 
 
 def test_node_kill_in_pause_completes_with_the_clean_counts(cluster_lab: Lab) -> None:
@@ -79,26 +124,6 @@ def test_cluster_options_refuse_what_cannot_run() -> None:
         assert done.returncode == 2, done.stderr
         assert says in done.stderr and "Traceback" not in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr  # nothing started, nothing said
-
-
-def test_a_second_cluster_beside_the_first_is_its_own(cluster_lab: Lab) -> None:
-    first = cluster_lab.server
-    assert isinstance(first, RestateCluster)
-    with RestateCluster(nodes=3, echo=lambda message: None) as second:
-        assert second.cluster_name != first.cluster_name
-        assert second.base_dir != first.base_dir
-        assert not ports(first) & ports(second)
-        pids = [node.process.pid for node in second.nodes if node.process is not None]
-        assert len(pids) == 3
-        for pid in pids:
-            addresses = listening_addresses(pid)
-            assert addresses and all(a.startswith(LOOPBACK + ":") for a in addresses), addresses
-        assert {p.leader for p in second.leaders()} <= {node.name for node in second.nodes}
-    # Stopped: no node left, every port free, its directories gone; the first cluster untouched.
-    assert_eventually(lambda: not any(alive(pid) for pid in pids), timeout=10, what="the nodes to be gone")
-    assert all(is_port_free(port) for port in ports(second))
-    assert not second.base_dir.exists()
-    assert all(node.healthy() for node in first.nodes)
 
 
 def test_sigkill_of_paidtwice_takes_its_cluster_with_it(tmp_path: Path) -> None:

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import pytest
 from genai_prices import Usage, calc_price
 
-from paidtwice.lab import SCENARIOS, WALKS, Lab, apply_way, explain, plan_recovery, run_walk
+from paidtwice.lab import (
+    CURVES,
+    SCENARIOS,
+    WALKS,
+    Experiment,
+    Lab,
+    apply_way,
+    explain,
+    plan_recovery,
+    run_walk,
+)
 from paidtwice.report import format_walk
 from paidtwice.results import RecoveryRecord, RunRecord
 
@@ -20,13 +30,31 @@ class Stuck:
     model_down: RunRecord
 
 
+def fast_retries() -> Experiment:
+    """The retry-policy curve's 20-attempt pause point: the deck's changed-for-good run under the same 20
+    attempts, backing off 100 ms doubling to 400 ms (about 8 s to its pause, not the deck's 33)."""
+    curve = next(c for c in CURVES if c.name == "retry-policy-curve")
+    (row,) = [
+        row
+        for row, _ in curve.points()
+        if row.retry_policy is not None and row.retry_policy.max_attempts == 20
+        if row.retry_policy.on_max_attempts == "pause"
+    ]
+    return row
+
+
 @pytest.fixture(scope="module")
 def stuck(lab: Lab) -> Stuck:
-    """The deck's walk and a journaled run paused by a failing model, made at the same time."""
+    """The deck's walk and a journaled run paused by a failing model, made at the same time. Both only need
+    an invocation paused by its policy, however long it backed off first: each runs under the retry-policy
+    curve's 20-attempt pause policy (the deck's 20 attempts, a shorter backoff). Neither checks a figure the
+    backoff changes (the walk checks its steps; the paused run its first answer and tool result kept)."""
+    base = fast_retries()
+    walk_row = replace(WALKS[0], base=base)
     down = next(row for row in SCENARIOS if row.name == "journaled-model-down")
     with ThreadPoolExecutor(max_workers=2) as pool:
-        walk = pool.submit(run_walk, lab, WALKS[0])
-        model_down = pool.submit(lab.run, down)
+        walk = pool.submit(run_walk, lab, walk_row)
+        model_down = pool.submit(lab.run, replace(down, retry_policy=base.retry_policy))
         return Stuck(walk.result(), model_down.result())
 
 

@@ -54,9 +54,12 @@ class LabUp:
         return self.process.returncode, err
 
 
-MAX_ATTEMPTS = 30
-"""The checkout agent's retry policy pauses an invocation after this many attempts (about half a minute): time
-for `watch --once` polls to catch it retrying on a loaded machine."""
+MAX_ATTEMPTS = 10
+"""The checkout agent's retry policy pauses an invocation after this many attempts (7 s of backoff: 0.3 s,
+x1.5, at most 1 s). Its retrying is caught by the live watch (a refresh every half second, started and read
+once before the invocation is sent), not by `watch --once` processes started one after another, so the loop
+needs no room for a Python start between two reads: only that the live watch reads within its last backoff,
+which its attempts metric asserts anyway."""
 
 
 @contextmanager
@@ -140,6 +143,20 @@ def wait_for_entry(
     return found[0]
 
 
+def live_entry(work: Path, invocation_id: str) -> Callable[[], dict[str, Any] | None]:
+    """A poll for the invocation's entry in the live watch's latest snapshot (work/live.json, replaced whole
+    at each refresh; None while it is not listed)."""
+    path = work / "live.json"
+
+    def entry() -> dict[str, Any] | None:
+        if not path.exists():
+            return None
+        record = json.loads(path.read_text())
+        return next((s for s in record["stuck"] if s["invocation_id"] == invocation_id), None)
+
+    return entry
+
+
 def wait_until_paused(port: int, service: str, handler: str) -> None:
     """Wait for the live watch on `port` to count the invocation paused: a cheap HTTP read of its metrics,
     where polling `watch --once` for those half a minute would start a Python process after another."""
@@ -152,20 +169,29 @@ def wait_until_paused(port: int, service: str, handler: str) -> None:
 
 @contextmanager
 def live_watch(lab: LabUp, work: Path, port: int, *args: str) -> Iterator[subprocess.Popen[str]]:
-    """`paidtwice watch` refreshing every half second, with metrics on `port` and a pause hook that appends
-    each record it gets to work/hook.jsonl, its output in work/watch.out and .err; stopped with Ctrl-C."""
+    """`paidtwice watch` refreshing every half second, with metrics on `port`, each snapshot written to
+    work/live.json and a pause hook that appends each record it gets to work/hook.jsonl, its output in
+    work/watch.out and .err; yielded once it has read the server (so it sees what is sent next from its
+    start), stopped with Ctrl-C."""
     hook = work / "hook.jsonl"
     command = f"cat >> {hook}; echo >> {hook}"
     # Its table goes to files: a pipe nobody reads would fill up and stop it.
     with (work / "watch.out").open("w") as out, (work / "watch.err").open("w") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "paidtwice", "watch", *admin_args(lab), "--interval", "0.5"]
-            + ["--metrics", f"127.0.0.1:{port}", "--on-pause", command, "--profile", str(PROFILE), *args],
+            + ["--metrics", f"127.0.0.1:{port}", "--on-pause", command, "--profile", str(PROFILE)]
+            + ["--json", str(work / "live.json"), *args],
             stdout=out,
             stderr=err,
             text=True,
         )
     try:
+        assert_eventually(
+            lambda: metric(port, "paidtwice_watch_up") == 1.0 or process.poll() is not None,
+            timeout=120,
+            what="the live watch's first read",
+        )
+        assert process.poll() is None, (work / "watch.err").read_text()
         yield process
     finally:
         if process.poll() is None:

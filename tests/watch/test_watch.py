@@ -27,6 +27,7 @@ from watch.labup import (
     admin_args,
     lab_up,
     listed,
+    live_entry,
     live_watch,
     metric,
     run_watch,
@@ -49,9 +50,9 @@ class Scene:
     metrics_port: int
     watcher: subprocess.Popen[str]
     retrying: dict[str, Any]
-    """Its entry while it retried (`watch --once --json - --profile`)."""
+    """Its entry while it retried (the live watch's snapshot, with --profile)."""
     paused: dict[str, Any]
-    """Its entry once paused."""
+    """Its entry once paused (`watch --once --json - --profile`)."""
 
 
 @pytest.fixture(scope="module")
@@ -62,13 +63,13 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
     lease.release()  # the watch process binds it
     with lab_up(work) as lab, live_watch(lab, work, port) as watcher:
         invocation_id = lab.send("timeout-1")
-        poll = listed(lab, invocation_id, "--profile", str(PROFILE))
         retrying = wait_for_entry(
-            poll,
+            live_entry(work, invocation_id),
             lambda e: e["state"] == "retrying" and (e["attempts"] or 0) >= 2 and e["mismatch"] is not None,
             what="the invocation listed retrying a journal mismatch",
         )
         wait_until_paused(port, "Checkout", "pay")
+        poll = listed(lab, invocation_id, "--profile", str(PROFILE))
         paused = wait_for_entry(poll, lambda e: e["state"] == "paused", what="the invocation listed paused")
         yield Scene(lab, work, invocation_id, port, watcher, retrying, paused)
 

@@ -7,7 +7,16 @@ import json
 from pathlib import Path
 
 from support import assert_eventually
-from watch.labup import PROFILE, lab_up, listed, live_watch, metric, wait_for_entry, wait_until_paused
+from watch.labup import (
+    PROFILE,
+    lab_up,
+    listed,
+    live_entry,
+    live_watch,
+    metric,
+    wait_for_entry,
+    wait_until_paused,
+)
 
 from paidtwice.engine._ports import lease_port
 
@@ -19,15 +28,15 @@ def test_watch_on_a_three_node_cluster(tmp_path: Path) -> None:
     with lab_up(tmp_path, "--cluster", "3") as lab, live_watch(lab, tmp_path, port):
         assert len(lab.admin_urls) == 3
         invocation_id = lab.send("timeout-cluster")
-        poll = listed(lab, invocation_id, "--profile", str(PROFILE))
         retrying = wait_for_entry(
-            poll,
+            live_entry(tmp_path, invocation_id),
             lambda e: e["state"] == "retrying" and (e["attempts"] or 0) >= 2 and e["mismatch"] is not None,
             what="the invocation listed retrying a journal mismatch",
         )
         assert retrying["mismatch"]["index"] == 1 and retrying["cost_per_attempt_usd"] > 0
         assert retrying["repaid_usd"] > 0
         wait_until_paused(port, "Checkout", "pay")
+        poll = listed(lab, invocation_id, "--profile", str(PROFILE))
         wait_for_entry(poll, lambda e: e["state"] == "paused", what="the invocation listed paused")
         labels = {"service": "Checkout", "handler": "pay"}
         assert_eventually(
