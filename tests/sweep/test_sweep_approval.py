@@ -5,12 +5,16 @@ at once with one line saying what it waits for."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,27 +104,69 @@ def test_a_timeout_raced_against_the_approval_is_swept_both_ways(matrices: dict[
         assert point.confirmed and point.answer_matches and not point.pays_twice, point.crash_point
 
 
-def _sweep_cli(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "paidtwice", "sweep", "--app", "agent:app", "--app-dir", str(AGENT),
-         "--script", str(AGENT / "script.toml"), "--variation", "steady", "--input", '"refund order 42"',
-         "--restart-delay", "0.2", *args],
-        capture_output=True, text=True, timeout=timeout, env=env,
+_Done = tuple[subprocess.CompletedProcess[str], float]
+"""A command's run, and the seconds it took."""
+
+
+def _paidtwice(*args: str, timeout: float) -> _Done:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "paidtwice", *args],
+        capture_output=True, text=True, timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    return done, time.monotonic() - started
+
+
+def _sweep_cli(*args: str, timeout: float) -> _Done:
+    return _paidtwice(
+        "sweep", "--app", "agent:app", "--app-dir", str(AGENT), "--script", str(AGENT / "script.toml"),
+        "--variation", "steady", "--input", '"refund order 42"', "--restart-delay", "0.2", *args,
+        timeout=timeout,
     )  # fmt: skip
 
 
-def test_a_handler_waiting_on_what_nothing_resolves_ends_at_once_with_one_line(tmp_path: Path) -> None:
-    started = time.monotonic()
-    done = _sweep_cli(
-        "--service",
-        "Approval",
-        "--handler",
-        "refund_untyped",
-        "--json",
-        str(tmp_path / "s.json"),
-        timeout=120,
-    )
+@pytest.fixture(scope="module", autouse=True)
+def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future[_Done]]]:
+    """Every `paidtwice sweep` this file runs as a user does, started at once with the module (each on a
+    server of its own, waiting on its own agents), beside the sweep on the session's server; each test reads
+    its run's result. Each run writes its records to `records(name)`."""
+    out = tmp_path_factory.mktemp("approval")
+    runs: dict[str, Callable[[], _Done]] = {
+        "untyped": functools.partial(
+            _sweep_cli, "--service", "Approval", "--handler", "refund_untyped",
+            "--json", str(out / "untyped.json"), timeout=120,
+        ),
+        "others": functools.partial(
+            _sweep_cli, "--handler", "Approval/refund_reviewed", "--handler", "Approval/refund_untyped",
+            "--check", "--json", str(out / "others.json"), timeout=600,
+        ),
+        "naive twin": functools.partial(
+            _sweep_cli, "--service", "Approval", "--handler", "refund_reviewed_naive", "--check",
+            "--json", str(out / "naive_twin.json"), timeout=600,
+        ),
+        "bad resolve": functools.partial(
+            _sweep_cli, "--service", "Approval", "--handler", "refund", "--resolve", "{yes", timeout=120
+        ),
+        # Restate's tour-of-agents human approval, both forms in one sweep: no script, no input.
+        "claims": functools.partial(
+            _paidtwice, "sweep", "--app", "agents_app:app", "--app-dir", str(AGENT),
+            "--handler", "ClaimDurable/run", "--handler", "ClaimPlain/run", "--variation", "steady",
+            "--check", "--json", str(out / "claims.json"), timeout=900,
+        ),
+    }  # fmt: skip
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        yield {name: pool.submit(run) for name, run in runs.items()}
+
+
+def _records(done: subprocess.CompletedProcess[str]) -> Any:
+    """The records a run wrote with --json."""
+    return json.loads(Path(done.args[done.args.index("--json") + 1]).read_text())
+
+
+def test_a_handler_waiting_on_what_nothing_resolves_ends_at_once_with_one_line(
+    cli: dict[str, Future[_Done]],
+) -> None:
+    done, took = cli["untyped"].result()
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if not line.startswith("answers:")]
     problem = [line for line in lines if "waits for" in line]
@@ -128,24 +174,15 @@ def test_a_handler_waiting_on_what_nothing_resolves_ends_at_once_with_one_line(t
     assert "awakeable sign_" in problem[0] and "--resolve JSON" in problem[0], problem
     assert "not one waiting" not in done.stderr and "Traceback" not in done.stderr
     # Ended on its own, not on the settle timeout (180 s).
-    assert time.monotonic() - started < 150
+    assert took < 150
 
 
-def test_one_handler_waiting_on_nothing_does_not_stop_the_others(tmp_path: Path) -> None:
-    done = _sweep_cli(
-        "--handler",
-        "Approval/refund_reviewed",
-        "--handler",
-        "Approval/refund_untyped",
-        "--check",
-        "--json",
-        str(tmp_path / "s.json"),
-        timeout=600,
-    )
+def test_one_handler_waiting_on_nothing_does_not_stop_the_others(cli: dict[str, Future[_Done]]) -> None:
+    done, _ = cli["others"].result()
     # The swept handler's points all ran and none pays twice; the other is said not swept, and why.
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    records = json.loads((tmp_path / "s.json").read_text())
+    records = _records(done)
     points = records if isinstance(records, list) else records["points"]
     assert {p["handler"] for p in points} == {"refund_reviewed"}, points
     assert any(p["crash_point"] == "waiting for the awakeable" for p in points)
@@ -155,17 +192,8 @@ def test_one_handler_waiting_on_nothing_does_not_stop_the_others(tmp_path: Path)
     assert "refund_untyped" not in done.stdout
 
 
-def test_check_exits_1_on_the_naive_twin_and_names_the_repaid_call(tmp_path: Path) -> None:
-    done = _sweep_cli(
-        "--service",
-        "Approval",
-        "--handler",
-        "refund_reviewed_naive",
-        "--check",
-        "--json",
-        str(tmp_path / "s.json"),
-        timeout=600,
-    )
+def test_check_exits_1_on_the_naive_twin_and_names_the_repaid_call(cli: dict[str, Future[_Done]]) -> None:
+    done, _ = cli["naive twin"].result()
     assert done.returncode == 1, done.stderr
     assert "paid twice" in done.stderr
     assert "waiting for the awakeable" in done.stdout
@@ -176,8 +204,8 @@ def test_check_exits_1_on_the_naive_twin_and_names_the_repaid_call(tmp_path: Pat
     assert summary and "paid again outside flight" in summary[0], done.stdout
 
 
-def test_a_bad_resolve_is_one_line_before_anything_starts(tmp_path: Path) -> None:
-    done = _sweep_cli("--service", "Approval", "--handler", "refund", "--resolve", "{yes", timeout=120)
+def test_a_bad_resolve_is_one_line_before_anything_starts(cli: dict[str, Future[_Done]]) -> None:
+    done, _ = cli["bad resolve"].result()
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--resolve is neither JSON nor 'never'" in done.stderr.strip().splitlines()[-1]
 
@@ -195,23 +223,23 @@ def test_awakeable_values_are_read_from_the_script_file(tmp_path: Path) -> None:
         load_script_file(path, "steady")
 
 
-@pytest.mark.parametrize(("handler", "code"), [("ClaimDurable/run", 0), ("ClaimPlain/run", 1)])
+@pytest.mark.parametrize(("handler", "pays"), [("ClaimDurable/run", False), ("ClaimPlain/run", True)])
 def test_restates_example_on_the_agents_sdk_swept_with_nothing_named(
-    tmp_path: Path, handler: str, code: int
+    cli: dict[str, Future[_Done]], handler: str, pays: bool
 ) -> None:
-    # Restate's tour-of-agents human approval: no script, no input; the awakeable resolved as a string.
-    done = subprocess.run(
-        [sys.executable, "-m", "paidtwice", "sweep", "--app", "agents_app:app", "--app-dir", str(AGENT),
-         "--handler", handler, "--variation", "steady", "--check", "--json", str(tmp_path / "s.json")],
-        capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
-    assert done.returncode == code, done.stderr
-    points = json.loads((tmp_path / "s.json").read_text())
+    # Restate's tour-of-agents human approval: no script, no input; the awakeable resolved as a string. Both
+    # forms are swept at once: --check exits 1 for the plain Runner's, and says of each whether it pays twice.
+    done, _ = cli["claims"].result()
+    assert done.returncode == 1, done.stderr
+    points = [p for p in _records(done) if p["mode"] == handler]
     names = [p["crash_point"] for p in points]
     assert "waiting for the awakeable" in names and "in flight: step Request review" in names, names
     assert all(p["confirmed"] for p in points), [(p["crash_point"], p["not_placed"]) for p in points]
-    if code:
+    [line] = [line for line in done.stdout.splitlines() if line.startswith(f"{handler}: ")]
+    if pays:
         # The plain Runner's first answer came back outside the journal: the waiting point asks for it again.
         waiting = next(p for p in points if p["crash_point"] == "waiting for the awakeable")
         assert waiting["answers_asked_again"] >= 1, waiting
-        assert f"{handler}: " in done.stdout and "paid again outside flight" in done.stdout
+        assert "paid again outside flight" in line, done.stdout
+    else:
+        assert ", none pays twice" in line, done.stdout

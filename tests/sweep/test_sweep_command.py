@@ -8,6 +8,8 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -32,8 +34,7 @@ EXAMPLE = ROOT / "examples" / "ts_agent"
 SCRIPT = EXAMPLE / "script.toml"
 
 
-@pytest.fixture(scope="module")
-def matrices(lab: Lab) -> dict[tuple[str, str], SweepMatrix]:
+def _sweep_ts(lab: Lab) -> list[SweepMatrix]:
     targets = [
         CommandTarget(
             command=f"AGENT_MODE={mode} node agent.ts",
@@ -46,9 +47,38 @@ def matrices(lab: Lab) -> dict[tuple[str, str], SweepMatrix]:
         for mode in ("naive", "journaled")
     ]
     scripts = [(name, load_script_file(SCRIPT, name)) for name in ("steady", "changed")]
-    # 8 at a time: each point is a Node process of its own, on a machine the suite shares.
-    done = sweep_targets(lab, kills=KillPlan(parallel=8), targets=targets, scripts=scripts)
-    return {(m.mode, m.script): m for m in done}
+    # 16 at a time: each point is a Node process of its own, idle through most of its run (the pause, the
+    # restart delay), on a machine the suite shares.
+    return sweep_targets(lab, kills=KillPlan(parallel=16), targets=targets, scripts=scripts)
+
+
+def _sweep_deck_both_ways(lab: Lab) -> list[SweepMatrix]:
+    """The deck's Python agent, naive, under `steady`: started by a command (seen through the proxy), and in
+    paidtwice's own host."""
+    command = (
+        f"PAIDTWICE_AGENT_MODE=naive PAIDTWICE_PAUSE_S=5 {sys.executable} -m paidtwice.agent.host "
+        "paidtwice.agent.weather:app --port $PORT"
+    )
+    by_cmd = CommandTarget(command, "Agent", "run", QUESTION, mode="cmd", stuck_after=None)
+    return sweep_targets(
+        lab,
+        kills=KillPlan(parallel=8),
+        targets=[by_cmd, DeckTarget("naive")],
+        scripts=deck_scripts(["steady"]),
+    )
+
+
+@pytest.fixture(scope="module")
+def sweeps(lab: Lab) -> Iterator[dict[str, Future[list[SweepMatrix]]]]:
+    """This file's two sweeps, started at once on the session's server (each waits on its agents' pauses
+    and restarts): the TypeScript agent (`ts`), and the deck's agent by command and in process (`deck`)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        yield {"ts": pool.submit(_sweep_ts, lab), "deck": pool.submit(_sweep_deck_both_ways, lab)}
+
+
+@pytest.fixture(scope="module")
+def matrices(sweeps: dict[str, Future[list[SweepMatrix]]]) -> dict[tuple[str, str], SweepMatrix]:
+    return {(m.mode, m.script): m for m in sweeps["ts"].result()}
 
 
 def test_every_kill_lands_where_its_point_says(matrices: dict[tuple[str, str], SweepMatrix]) -> None:
@@ -182,20 +212,12 @@ def test_a_bad_command_is_a_one_line_error_naming_its_log(
     shutil.rmtree(log.parent)  # kept for the user to read; this test has read it
 
 
-def test_the_deck_agent_through_cmd_measures_what_its_own_path_does(lab: Lab) -> None:
+def test_the_deck_agent_through_cmd_measures_what_its_own_path_does(
+    sweeps: dict[str, Future[list[SweepMatrix]]],
+) -> None:
     """One sweep engine for both languages: the deck's Python agent started by a command and seen through the
     proxy gets, at every point both paths have, the figures its in-process path gets."""
-    command = (
-        f"PAIDTWICE_AGENT_MODE=naive PAIDTWICE_PAUSE_S=5 {sys.executable} -m paidtwice.agent.host "
-        "paidtwice.agent.weather:app --port $PORT"
-    )
-    by_cmd = CommandTarget(command, "Agent", "run", QUESTION, mode="cmd", stuck_after=None)
-    done = sweep_targets(
-        lab,
-        kills=KillPlan(parallel=8),
-        targets=[by_cmd, DeckTarget("naive")],
-        scripts=deck_scripts(["steady"]),
-    )
+    done = sweeps["deck"].result()
     wire, own = ({p.crash_point: p for p in m.points} for m in done)
     common = set(wire) & set(own)
     # The moments the wire cannot hold (an answer back but not journaled) are the in-process path's own.

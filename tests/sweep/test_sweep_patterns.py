@@ -3,7 +3,10 @@ and parallel calls, each with its model calls journaled (`run`) and not (`run_na
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -42,22 +45,61 @@ def script(agent: str, variation: str) -> tuple[str, Script]:
     return variation, load_script_file(EXAMPLES / AGENTS[agent][0] / "script.toml", variation)
 
 
+ORCHESTRATOR = Path(__file__).parent / "orchestrator_agent"
+
+_Swept = Future[list[SweepMatrix]]
+
+
 @pytest.fixture(scope="module")
-def matrices(lab: Lab) -> dict[tuple[str, str, str], SweepMatrix]:
-    """Every example in both forms under `steady`, and the router under `changed`, in one sweep."""
-    swept: list[SweepMatrix] = []
-    for agent in AGENTS:
-        variations = ("steady", "changed") if agent == "router" else ("steady",)
-        swept += sweep_targets(
+def sweeps(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, _Swept]]:
+    """Every sweep of this file, started at once on the session's server (each waits on its own agents'
+    pauses and restarts): each example in both forms under `steady`, and the router under `changed`; the
+    orchestrator (`orchestrator`); the router asked a call no turn answers (`unanswered`)."""
+    kills = KillPlan(restart_delay=0.5)
+    runs: dict[str, Callable[[], list[SweepMatrix]]] = {
+        agent: functools.partial(
+            sweep_targets,
             lab,
-            kills=KillPlan(restart_delay=0.5),
+            kills=kills,
             targets=[target(agent, form) for form in FORMS],
-            scripts=[script(agent, v) for v in variations],
+            scripts=[script(agent, v) for v in (("steady", "changed") if agent == "router" else ("steady",))],
         )
+        for agent in AGENTS
+    }
+    runs["orchestrator"] = functools.partial(
+        sweep_targets,
+        lab,
+        kills=kills,
+        targets=[
+            AppTarget(
+                "agent:app", "Orchestrator", handler, "A launch note.", mode=handler, cwd=str(ORCHESTRATOR)
+            )
+            for handler in ("run", "run_in_turn")
+        ],
+        scripts=[(v, load_script_file(ORCHESTRATOR / "script.toml", v)) for v in ("steady", "changed")],
+    )
+    text = (EXAMPLES / "router_agent" / "script.toml").read_text()
+    without_technical = tmp_path_factory.mktemp("router") / "router.toml"
+    without_technical.write_text(text[: text.index('[[turn]]\nwhen_system = "technical')])
+    runs["unanswered"] = functools.partial(
+        sweep_targets,
+        lab,
+        kills=kills,
+        targets=[target("router", "naive")],
+        scripts=[("changed", load_script_file(without_technical, "changed"))],
+    )
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        yield {name: pool.submit(run) for name, run in runs.items()}
+
+
+@pytest.fixture(scope="module")
+def matrices(sweeps: dict[str, _Swept]) -> dict[tuple[str, str, str], SweepMatrix]:
+    """Every example in both forms under `steady`, and the router under `changed`."""
     keyed = {}
-    for matrix in swept:
-        agent, form = matrix.mode.split("/")
-        keyed[(agent, form, matrix.script)] = matrix
+    for name in AGENTS:
+        for matrix in sweeps[name].result():
+            agent, form = matrix.mode.split("/")
+            keyed[(agent, form, matrix.script)] = matrix
     return keyed
 
 
@@ -148,17 +190,8 @@ def test_changed_applies_to_the_call_asked_again(matrices: dict[tuple[str, str, 
     assert [p.answer_matches for p in naive] == [True] + [False] * (len(naive) - 1)
 
 
-def test_a_replay_call_no_turn_answers_is_in_the_report(lab: Lab, tmp_path: Path) -> None:
-    text = (EXAMPLES / "router_agent" / "script.toml").read_text()
-    without_technical = text[: text.index('[[turn]]\nwhen_system = "technical')]
-    path = tmp_path / "router.toml"
-    path.write_text(without_technical)
-    (matrix,) = sweep_targets(
-        lab,
-        kills=KillPlan(restart_delay=0.5),
-        targets=[target("router", "naive")],
-        scripts=[("changed", load_script_file(path, "changed"))],
-    )
+def test_a_replay_call_no_turn_answers_is_in_the_report(sweeps: dict[str, _Swept]) -> None:
+    (matrix,) = sweeps["unanswered"].result()
     report = format_sweep(matrix)
     for point in matrix.points[1:]:
         # The replay asks the classification again, is routed to the technical team, which no turn answers.
@@ -200,20 +233,11 @@ def test_the_example_scripts_answer_each_call_by_its_prompt() -> None:
         assert loaded.turns and all(not t.positional for t in loaded.turns), directory
 
 
-ORCHESTRATOR = Path(__file__).parent / "orchestrator_agent"
-
-
 @pytest.fixture(scope="module")
-def orchestrator(lab: Lab) -> dict[tuple[str, str], SweepMatrix]:
+def orchestrator(sweeps: dict[str, _Swept]) -> dict[tuple[str, str], SweepMatrix]:
     """An orchestrator whose three workers one `[[turn]]` answers: journaled with the workers at once, and
     outside the journal one worker after the other; `steady` and `changed`."""
-    targets = [
-        AppTarget("agent:app", "Orchestrator", handler, "A launch note.", mode=handler, cwd=str(ORCHESTRATOR))
-        for handler in ("run", "run_in_turn")
-    ]
-    scripts = [(v, load_script_file(ORCHESTRATOR / "script.toml", v)) for v in ("steady", "changed")]
-    swept = sweep_targets(lab, kills=KillPlan(restart_delay=0.5), targets=targets, scripts=scripts)
-    return {(m.mode, m.script): m for m in swept}
+    return {(m.mode, m.script): m for m in sweeps["orchestrator"].result()}
 
 
 def test_one_turn_for_many_workers_counts_each_worker_apart(

@@ -12,6 +12,8 @@ and the answer paid again is attributed to the specialist's handler inside the t
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,24 @@ ROOTS = {
 SPECIALISTS = {"BillingAgent/answer_billing", "SupportAgent/answer_support"}
 
 
+_Naive = tuple[int, str, list[dict[str, Any]]]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def naive_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Future[_Naive]]:
+    """`paidtwice sweep --check` of the naive handoff, started first: it runs on a server of its own while
+    the journaled trees are swept on the session's."""
+
+    def run() -> _Naive:
+        record = tmp_path_factory.mktemp("tree") / "naive.json"
+        app = ("--app", "handoff_naive", "--app-dir", str(AGENTS))
+        done = run_paidtwice("sweep", *app, "--variation", "steady", "--check", "--json", str(record))
+        return done.returncode, done.stdout + done.stderr, json.loads(record.read_text())
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        yield pool.submit(run)
+
+
 @pytest.fixture(scope="module")
 def swept(lab: Lab) -> dict[str, SweepMatrix]:
     answers = Answers(variations=("steady",))
@@ -47,11 +67,8 @@ def swept(lab: Lab) -> dict[str, SweepMatrix]:
 
 
 @pytest.fixture(scope="module")
-def naive(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, list[dict[str, Any]]]:
-    record = tmp_path_factory.mktemp("tree") / "naive.json"
-    app = ("--app", "handoff_naive", "--app-dir", str(AGENTS))
-    done = run_paidtwice("sweep", *app, "--variation", "steady", "--check", "--json", str(record))
-    return done.returncode, done.stdout + done.stderr, json.loads(record.read_text())
+def naive(naive_run: Future[_Naive]) -> _Naive:
+    return naive_run.result()
 
 
 def test_every_handler_is_swept_the_callers_with_their_callees(swept: dict[str, SweepMatrix]) -> None:
@@ -92,7 +109,7 @@ def test_the_journaled_trees_pay_once(swept: dict[str, SweepMatrix]) -> None:
         assert all(n == 0 for p in swept[root].points for _, n in p.paid_again_by), root
 
 
-def test_the_naive_callee_is_found_and_named(naive: tuple[int, str, list[dict[str, Any]]]) -> None:
+def test_the_naive_callee_is_found_and_named(naive: _Naive) -> None:
     code, output, records = naive
     assert code == 1, output
     triage = [r for r in records if r["mode"] == "Triage/run"]

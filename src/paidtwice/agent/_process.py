@@ -274,9 +274,10 @@ class AgentHost(LeasedAgent):
         self.go()
         return self
 
-    def prepare(self) -> None:
-        """Start a process that loads the app but does not open its port yet."""
-        if not self._pending:
+    def prepare(self, *, ahead: int = 1) -> None:
+        """Start processes that load the app but do not open the port yet, until `ahead` are loading or
+        loaded (2 before `start`: the process to serve and its replacement load side by side)."""
+        while len(self._pending) < ahead:
             self._spawn()
 
     def wait_ready(self) -> None:

@@ -157,7 +157,7 @@ class CommandAgent(LeasedAgent):
         self.wait_up()
         return self
 
-    def prepare(self) -> None:
+    def prepare(self, *, ahead: int = 1) -> None:
         """Nothing to prepare: a command is started when it is to listen."""
 
     def wait_ready(self) -> None:

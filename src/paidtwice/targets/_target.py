@@ -52,8 +52,9 @@ class Agent(Protocol):
         """Start it and wait until it listens."""
         ...
 
-    def prepare(self) -> None:
-        """Start loading a replacement (its port still shut), when the kind can."""
+    def prepare(self, *, ahead: int = 1) -> None:
+        """Start loading a replacement (its port still shut), when the kind can: `ahead` processes loading
+        or loaded, when more than one (before `start`, the process to serve and its replacement)."""
         ...
 
     def wait_ready(self) -> None:
