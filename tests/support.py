@@ -3,16 +3,20 @@ about processes."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from paidtwice.sweep import Shard
 
 LOOPBACK = "0100007F"  # 127.0.0.1 as /proc/net/tcp writes it
 
@@ -156,9 +160,72 @@ def swept_without_preload(lab: Any, sweep: Callable[[], list[Any]]) -> list[Any]
 
 
 def preloading_forks(lab: Any, modules: tuple[str, ...], cwd: Path) -> int:
-    """How many agents the lab's fork server preloading `modules` in `cwd` has forked (it must be one)."""
+    """How many agents the lab's fork server preloading `modules` in `cwd` has forked (it must be one), once
+    its log shows it imported every one of them (it says which it could not, and forks all the same)."""
     (server,) = [s for key, s in lab._preloading.items() if key[:2] == (modules, str(cwd))]  # noqa: SLF001
+    log = Path(server.log_path).read_text(errors="replace")
+    assert "not preloaded" not in log, log
     return int(server.forks)
+
+
+def covering_shards(matrices: Sequence[Any]) -> list[Shard]:
+    """The shares (K, N) to sweep these matrices' targets in again (swept together, in this order, once per
+    share) so that the points swept hold a point of every kind (after-entry, model-returned, in flight in a
+    model call, in a step, ...) that each matrix has, with the fewest agent starts: one share, or two when
+    no one share holds every kind. A share holds every N-th point of each matrix
+    (`paidtwice.sweep.shard_of` deals the points of every matrix in turn), so a plan whose kinds recur
+    with a period (after-entry, after-entry, in flight...) may have no single share that holds them all.
+    A point starts two agents (the one killed, the one that recovers), each sweep's clean run one per
+    matrix."""
+    from paidtwice.sweep import shard_of  # here: most tests that import this module sweep nothing
+
+    jobs = [(i, point.kind) for i, matrix in enumerate(matrices) for point in matrix.points]
+    kinds = set(jobs)
+    shares = [(k, n) for n in range(1, len(jobs) + 1) for k in range(1, n + 1)]
+    held = {share: frozenset(shard_of(jobs, share)) for share in shares}
+    size = {share: len(shard_of(jobs, share)) for share in shares}
+    options = [[s] for s in shares] + [[s, t] for i, s in enumerate(shares) for t in shares[i + 1 :]]
+    covering = [option for option in options if frozenset().union(*(held[s] for s in option)) == kinds]
+    # (1, 1), the whole sweep, always covers.
+    return min(covering, key=lambda option: len(option) * len(matrices) + 2 * sum(size[s] for s in option))
+
+
+def in_share(matrices: Sequence[Any], shard: Shard) -> list[Any]:
+    """The matrices (SweepMatrix) with only the points of the share `shard` of their sweep: the points a
+    sweep of the same targets with `KillPlan(shard=shard)` runs, dealt as `paidtwice.sweep.shard_of` deals
+    them."""
+    from paidtwice.sweep import shard_of
+
+    jobs = [(i, point) for i, matrix in enumerate(matrices) for point in matrix.points]
+    share = shard_of(jobs, shard)
+    return [
+        dataclasses.replace(matrix, points=tuple(point for j, point in share if j == i))
+        for i, matrix in enumerate(matrices)
+    ]
+
+
+def compared_without_preload(
+    lab: Any, preloaded: Sequence[Any], sweep: Callable[[Any], list[Any]]
+) -> list[list[tuple[Any, Any]]]:
+    """The targets of the `preloaded` matrices swept again with the preload off (`swept_without_preload`),
+    `sweep(kills)` once for each of the `covering_shards`: for each matrix, a (matrix without the preload,
+    the same points of the preloaded one) for each of those sweeps, for `assert_same_counts`."""
+    from paidtwice.sweep import KillPlan
+
+    compared: list[list[tuple[Any, Any]]] = [[] for _ in preloaded]
+    for shard in covering_shards(preloaded):
+        plain = swept_without_preload(lab, lambda shard=shard: sweep(KillPlan(shard=shard)))
+        for pairs, ours, same in zip(compared, plain, in_share(preloaded, shard), strict=True):
+            pairs.append((ours, same))
+    return compared
+
+
+def assert_same_counts(compared: list[tuple[Any, Any]], preloaded: Any) -> None:
+    """Each (swept without the preload, the same points swept with it) of one target counts the same
+    (`same_counts`), and together they hold a point of every kind the preloaded sweep has."""
+    assert {p.kind for _, same in compared for p in same.points} == {p.kind for p in preloaded.points}
+    for plain, same in compared:
+        same_counts(plain, same)
 
 
 def same_counts(plain: Any, preloaded: Any) -> None:

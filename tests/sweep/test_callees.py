@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from paidtwice.engine import InvocationRow, lease_port
-from paidtwice.sweep._callees import CalleeWatch, Companions
+from paidtwice.sweep._callees import CalleeWatch, Companions, unserved_call
 
 
 def row(status: str, failure: str | None = None) -> InvocationRow:
@@ -93,3 +93,17 @@ def test_the_clean_runs_keep_only_the_agents_registered_last_for_a_service() -> 
     assert (first.closed, second.closed, other.closed) == (True, False, False)
     companions.close()
     assert second.closed and other.closed
+
+
+def test_a_call_to_a_handler_nothing_serves_ends_the_clean_run_with_why() -> None:
+    # The server's words for an attempt whose Call went to a service no deployment serves (restate-server
+    # 1.7.12); it retries such a call until one is registered, so the sweep stops at the first.
+    failure = (
+        "[500 Internal] cannot process command Command: Call (command index 1) because of a failed "
+        "precondition: the service handler Remote/lookup was not found"
+    )
+    why = unserved_call(row("backing-off", failure), "Caller/run")
+    assert why is not None
+    assert why.startswith("the clean run of Caller/run calls Remote/lookup, which no deployment")
+    assert unserved_call(row("backing-off", "ValueError: no rate"), "Caller/run") is None
+    assert unserved_call(None, "Caller/run") is None

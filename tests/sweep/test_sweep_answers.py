@@ -1,6 +1,6 @@
 """What a script's answers can be, each in a sweep: several tool calls in one answer (in the OpenAI chat,
-Responses and Anthropic formats), and HTTP errors (a 429 with Retry-After, a 500) that an agent's client
-retries, or that fail the handler for Restate to retry; a scripted timeout, against a client."""
+Responses, Anthropic and Gemini formats), and HTTP errors (a 429 with Retry-After, a 500) that an agent's
+client retries, or that fail the handler for Restate to retry; a scripted timeout, against a client."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import preloading_forks, same_counts, swept_without_preload
+from support import assert_same_counts, compared_without_preload, preloading_forks
 
 from paidtwice.agent import framework_preload
 from paidtwice.lab import Lab
@@ -22,11 +22,17 @@ FORMATS = ("ChatTools", "ResponsesTools", "AnthropicTools")
 FINAL = "Paris is sunny at 18 degrees; Rome is cloudy at 21."
 
 
+GEMINI = ("GeminiTools", "GeminiStreamed")
+
+
 @pytest.fixture(scope="module")
-def tool_matrices(lab: Lab) -> dict[str, SweepMatrix]:
+def matrices(lab: Lab) -> dict[str, SweepMatrix]:
+    """The tools agent in each client's format (OpenAI chat, Responses, Anthropic, Gemini whole and
+    streamed), swept at once under one script."""
     targets = [
-        AppTarget("agent:app", service, "ask", "Weather in Paris and Rome?", mode=service, cwd=str(AGENT))
-        for service in FORMATS
+        AppTarget(f"{app}:app", service, "ask", "Weather in Paris and Rome?", mode=service, cwd=str(AGENT))
+        for app, services in (("agent", FORMATS), ("gemini_agent", GEMINI))
+        for service in services
     ]
     script = load_script_file(AGENT / "script.toml", "steady")
     return {m.mode: m for m in sweep_targets(lab, targets=targets, scripts=[("steady", script)])}
@@ -34,9 +40,9 @@ def tool_matrices(lab: Lab) -> dict[str, SweepMatrix]:
 
 @pytest.mark.parametrize("service", FORMATS)
 def test_one_answer_with_two_tool_calls_runs_both_tools(
-    tool_matrices: dict[str, SweepMatrix], service: str
+    matrices: dict[str, SweepMatrix], service: str
 ) -> None:
-    matrix = tool_matrices[service]
+    matrix = matrices[service]
     assert matrix.clean.answer == json.dumps(FINAL)
     assert matrix.clean.model_turns == (1, 2)
     # Both tools of the one answer ran, each once, each a journaled step.
@@ -55,45 +61,40 @@ def test_one_answer_with_two_tool_calls_runs_both_tools(
     assert returned and all(p.extra_model_calls >= 1 for p in returned)
 
 
-def test_the_clients_preload_changes_no_count(lab: Lab, tool_matrices: dict[str, SweepMatrix]) -> None:
-    """The module's sweep forked each agent from a fork server that had imported the openai and anthropic
-    clients (paidtwice.agent._preload); the Anthropic form swept again with the preload off, each agent
-    importing them itself, counts the same, point for point (the OpenAI client is checked under each
-    framework in test_sweep_frameworks.py)."""
-    modules = framework_preload("agent:app", AGENT)
-    assert modules == ("openai", "anthropic")
-    assert preloading_forks(lab, modules, AGENT) > 0
-    target = AppTarget(
-        "agent:app", "AnthropicTools", "ask", "Weather in Paris and Rome?", mode="a", cwd=str(AGENT)
-    )
-    script = load_script_file(AGENT / "script.toml", "steady")
-    (plain,) = swept_without_preload(
-        lab, lambda: sweep_targets(lab, targets=[target], scripts=[("steady", script)])
-    )
-    same_counts(plain, tool_matrices["AnthropicTools"])
+COMPARED = (("agent:app", "AnthropicTools"), ("gemini_agent:app", "GeminiTools"))
 
 
-GEMINI = ("GeminiTools", "GeminiStreamed")
-
-
-@pytest.fixture(scope="module")
-def gemini_matrices(lab: Lab) -> dict[str, SweepMatrix]:
+def test_the_clients_preload_changes_no_count(lab: Lab, matrices: dict[str, SweepMatrix]) -> None:
+    """The module's sweep forked each agent from a fork server that had imported its model clients
+    (paidtwice.agent._preload: openai and anthropic, or google-genai); the Anthropic and the Gemini forms
+    swept again with the preload off, each agent importing them itself, count the same: their clean runs,
+    and point for point the points of the shares `covering_shards` picks, the fewest that still hold
+    every kind of point each form has (after an entry, after a model answer, in flight in a model call, in
+    a step). That is enough: the preload changes how each agent starts, the same at every start; the clean
+    run and each way a restarted agent recovers (each kind of point) are compared. The OpenAI client is
+    also checked under each framework in test_sweep_frameworks.py."""
+    assert framework_preload("agent:app", AGENT) == ("openai", "anthropic")
+    assert framework_preload("gemini_agent:app", AGENT) == ("google.genai",)
+    for app, _ in COMPARED:
+        assert preloading_forks(lab, framework_preload(app, AGENT), AGENT) > 0
     targets = [
-        AppTarget(
-            "gemini_agent:app", service, "ask", "Weather in Paris and Rome?", mode=service, cwd=str(AGENT)
-        )
-        for service in GEMINI
+        AppTarget(app, service, "ask", "Weather in Paris and Rome?", mode=service, cwd=str(AGENT))
+        for app, service in COMPARED
     ]
     script = load_script_file(AGENT / "script.toml", "steady")
-    return {m.mode: m for m in sweep_targets(lab, targets=targets, scripts=[("steady", script)])}
+    compared = compared_without_preload(
+        lab,
+        [matrices[service] for _, service in COMPARED],
+        lambda kills: sweep_targets(lab, targets=targets, scripts=[("steady", script)], kills=kills),
+    )
+    for (_, service), pairs in zip(COMPARED, compared, strict=True):
+        assert_same_counts(pairs, matrices[service])
 
 
 @pytest.mark.parametrize("service", GEMINI)
-def test_a_gemini_agent_is_swept_whole_and_streamed(
-    gemini_matrices: dict[str, SweepMatrix], service: str
-) -> None:
+def test_a_gemini_agent_is_swept_whole_and_streamed(matrices: dict[str, SweepMatrix], service: str) -> None:
     # google-genai, pointed at the stub by GOOGLE_GEMINI_BASE_URL: two tools in one answer, then the text.
-    matrix = gemini_matrices[service]
+    matrix = matrices[service]
     assert matrix.clean.answer == json.dumps(FINAL)
     assert matrix.clean.model_turns == (1, 2)
     assert dict(matrix.clean.step_runs) == {"weather Paris": 1, "weather Rome": 1}

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import preloading_forks, same_counts, swept_without_preload
+from support import assert_same_counts, compared_without_preload, preloading_forks
 
 from paidtwice.agent import framework_preload
 from paidtwice.lab import Lab
@@ -75,9 +75,13 @@ FRAMEWORKS = ("Agents", "Pydantic", "Langchain")
 
 
 @pytest.fixture(scope="module")
-def unpreloaded(lab: Lab, matrices: dict[str, SweepMatrix]) -> dict[str, SweepMatrix]:
+def unpreloaded(
+    lab: Lab, matrices: dict[str, SweepMatrix]
+) -> dict[str, list[tuple[SweepMatrix, SweepMatrix]]]:
     """Each framework's Durable form swept again, at once, with the preload off (each agent imports its
-    framework itself), after `matrices` was swept with it."""
+    framework itself), after `matrices` was swept with it: the clean runs whole, and of the points only the
+    shares `covering_shards` picks (the fewest that still hold each kind of point every form has). By
+    service: (the sweep without the preload, the same points of the one with it), for each share."""
     targets = [
         AppTarget(
             FORMS[f"{f}Durable"][0], f"{f}Durable", "quote", QUESTION, mode=f"{f}Durable", cwd=str(EXAMPLES)
@@ -85,24 +89,34 @@ def unpreloaded(lab: Lab, matrices: dict[str, SweepMatrix]) -> dict[str, SweepMa
         for f in FRAMEWORKS
     ]
     script = load_script_file(EXAMPLES / "script.toml", "steady")
-    swept = swept_without_preload(
-        lab, lambda: sweep_targets(lab, targets=targets, scripts=[("steady", script)])
+    compared = compared_without_preload(
+        lab,
+        [matrices[target.mode] for target in targets],
+        lambda kills: sweep_targets(lab, targets=targets, scripts=[("steady", script)], kills=kills),
     )
-    return {m.mode: m for m in swept}
+    return {target.mode: pairs for target, pairs in zip(targets, compared, strict=True)}
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_the_framework_preload_changes_no_count(
-    lab: Lab, matrices: dict[str, SweepMatrix], unpreloaded: dict[str, SweepMatrix], framework: str
+    lab: Lab,
+    matrices: dict[str, SweepMatrix],
+    unpreloaded: dict[str, list[tuple[SweepMatrix, SweepMatrix]]],
+    framework: str,
 ) -> None:
     """The module's sweep forked each agent from a fork server that had imported the app's framework
     (paidtwice.agent._preload); the Durable form swept again with the preload off, each agent importing its
-    framework itself, counts the same, point for point: the preload saves imports, never a verdict."""
+    framework itself, counts the same: its clean run, and point for point the points of a share that holds
+    every kind of point the form has (after an entry, in flight in a model call, in a step). That is enough:
+    what the preload changes is how each agent starts (its framework imported before the fork, not after),
+    the same at every start; the clean run and each kind of point (each way a restarted agent recovers:
+    replaying journaled calls, asking again) are compared, and the other points of a kind repeat the same
+    start and recovery at another entry. The preload saves imports, never a verdict."""
     service = f"{framework}Durable"
     modules = framework_preload(FORMS[service][0], EXAMPLES)
     assert modules, f"no module of {FORMS[service][0]} is on the preload's allowlist"
     assert preloading_forks(lab, modules, EXAMPLES) > 0
-    same_counts(unpreloaded[service], matrices[service])
+    assert_same_counts(unpreloaded[service], matrices[service])
 
 
 def test_lint_finds_exactly_the_plain_forms() -> None:

@@ -1,7 +1,8 @@
 """The framework examples swept with no script: auto answers drive the OpenAI Agents SDK, pydantic-ai,
 LangChain and Google's ADK (its Gemini calls answered by the stub's Gemini API) in both forms (the tool's
 arguments filled from the question, as a model does), one sweep for all of them. Through Restate's
-integration nothing pays again outside flight (`--check` passes); the plain forms pay again."""
+integration nothing pays again outside flight (`--check` passes); the plain forms pay again. ADK's agents
+are forked from a fork server that preloaded ADK (`paidtwice.agent._preload`), shown to change no count."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
+from support import assert_same_counts, compared_without_preload, preloading_forks
 
+from paidtwice.agent import framework_preload
 from paidtwice.lab import Lab
 from paidtwice.stub._auto import auto_script
 from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
@@ -60,3 +63,25 @@ def test_framework_form_swept_without_a_script(matrices: dict[str, SweepMatrix],
         assert any(p.kind == "model-returned" and p.extra_model_calls for p in matrix.points)
         with pytest.raises(AssertionError, match="paid twice"):
             assert_pays_once([matrix])
+
+
+def test_the_adk_preload_changes_no_count(lab: Lab, matrices: dict[str, SweepMatrix]) -> None:
+    """The module's sweep forked each ADK agent from a fork server that had imported google.adk and
+    restate.ext.adk (ADK's agents, runners and google-genai's types: most of the app's import) and what ADK
+    imports once it runs (its workflow and single-agent flow); AdkDurable
+    swept again with the preload off, each agent importing them itself, counts the same: its clean run, and
+    point for point the points of the shares `covering_shards` picks, the fewest that still hold every kind
+    of point it has. That is enough: the preload changes how each agent starts, the same at every start;
+    the clean run and each way a restarted agent recovers (each kind of point) are compared."""
+    modules = framework_preload("adk_app:app", EXAMPLES)
+    assert {"google.adk", "google.adk.workflow._workflow", "restate.ext.adk"} <= set(modules)
+    assert preloading_forks(lab, modules, EXAMPLES) > 0
+    target = AppTarget("adk_app:app", "AdkDurable", "quote", QUESTION, mode="AdkDurable", cwd=str(EXAMPLES))
+    (compared,) = compared_without_preload(
+        lab,
+        [matrices["AdkDurable"]],
+        lambda kills: sweep_targets(
+            lab, targets=[target], scripts=[("steady", auto_script("steady"))], kills=kills
+        ),
+    )
+    assert_same_counts(compared, matrices["AdkDurable"])

@@ -1,7 +1,8 @@
 """Which of an app's heavy third-party imports a fork server may import before the app's agents fork from it.
 
 Importing an agent framework costs one to two seconds of CPU (`agents`, `restate.ext.openai`,
-`langchain_openai`; `anthropic` one and a half, `openai` alone half a second), and a sweep starts two agents
+`langchain_openai`; `anthropic` one and a half, `openai` alone half a second; Google's ADK with
+`restate.ext.adk` about half a second), and a sweep starts two agents
 per crash point. A fork server that has imported the framework once saves that at every start, for a
 user's sweep as for the tests.
 
@@ -43,12 +44,32 @@ FRAMEWORK_PRELOAD = (
     "langchain.tools",
     "langchain_openai",
     "restate.ext.langchain",
+    "google.genai",
+    "google.adk",
+    "restate.ext.adk",
 )
-"""The allowlist: the OpenAI and Anthropic clients, the OpenAI Agents SDK, pydantic-ai and LangChain, and
-restate-sdk's integration of each. Each imports no thread and reads no run's address at import (checked
-for each by a sweep with and without it: tests/sweep/test_sweep_frameworks.py, test_sweep_answers.py); a
-module added here needs such a test."""
+"""The allowlist: the OpenAI, Anthropic and Gemini (google-genai) clients, the OpenAI Agents SDK,
+pydantic-ai, LangChain and Google's ADK, and restate-sdk's integration of each. Each starts no thread,
+event loop or network client and reads no run's address at import (google-genai reads
+GOOGLE_GEMINI_BASE_URL when a client is made, not at import), checked for each by a sweep with and without
+it: tests/sweep/test_sweep_frameworks.py, test_sweep_frameworks_auto.py (ADK), test_sweep_answers.py (the
+clients). A module added here needs such a test. (`google.adk` alone imports little; `restate.ext.adk`
+imports ADK's agents, runners and google-genai's types, most of an ADK app's import.)"""
 
+IMPORTED_WITH = {
+    "agents": ("openai.lib._response_resources",),
+    "pydantic_ai": ("pydantic_ai.models.openai",),
+    "google.adk": ("google.adk.workflow._workflow", "google.adk.flows.llm_flows.single_flow"),
+}
+"""Modules a framework of the allowlist imports only once it runs, preloaded with it (found by logging the
+imports each forked agent of the examples still made, `PYTHONPROFILEIMPORTTIME=1`): the Agents SDK's
+Responses calls import openai's response resources (0.2 s of CPU at each start), pydantic-ai imports its
+model's module when an `Agent` is made, from the model's name (`"openai:gpt-4o-mini"`), which no import
+statement names (the OpenAI model's, with the openai client: 0.4 s), and ADK's runner imports its
+`Workflow` to route each run and its single-agent flow to run it (0.3 to 0.5 s). An app that never uses one
+pays its import once, in its fork server; a library version without it loses only the saving (the fork
+server logs "not preloaded"). Checked with the framework that imports it
+(tests/sweep/test_sweep_frameworks.py, ..._auto.py)."""
 
 _PARSING = threading.Lock()
 
@@ -60,7 +81,8 @@ def preload_enabled(env: Mapping[str, str] | None = None) -> bool:
 
 def framework_preload(app: str, cwd: str | Path | None) -> tuple[str, ...]:
     """The modules of `FRAMEWORK_PRELOAD` that the app module (MODULE of MODULE:APP, a file under `cwd`)
-    imports, in the allowlist's order; () when it imports none or its source is not found there."""
+    imports, in the allowlist's order, each followed by those `IMPORTED_WITH` it; () when it imports none or
+    its source is not found there."""
     source = _source_of(app.partition(":")[0], Path(cwd or "."))
     if source is None:
         return ()
@@ -79,7 +101,12 @@ def framework_preload(app: str, cwd: str | Path | None) -> tuple[str, ...]:
             imported.add(node.module)
             # `from restate.ext import openai` imports the module restate.ext.openai.
             imported.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return tuple(module for module in FRAMEWORK_PRELOAD if module in imported)
+    return tuple(
+        preloaded
+        for module in FRAMEWORK_PRELOAD
+        if module in imported
+        for preloaded in (module, *IMPORTED_WITH.get(module, ()))
+    )
 
 
 def _source_of(module: str, cwd: Path) -> str | None:

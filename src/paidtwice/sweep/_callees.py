@@ -21,12 +21,38 @@ from paidtwice._exceptions import PaidtwiceError
 from paidtwice.engine import InvocationRow, port_is_listening
 from paidtwice.targets import Agent
 
-__all__ = ["CalleeWatch", "Companions"]
+__all__ = ["CalleeWatch", "Companions", "failure_of", "unserved_call"]
 
 _POLL = 2.0
 """Seconds between two looks at a point's callees (a query each)."""
 _ADDRESS = re.compile(r"https?://[^/'\s]+:(\d+)")
 """A deployment's address in the server's failure message ("error when calling 'http://...:PORT/'")."""
+_NOT_SERVED = re.compile(r"the service handler (\S+) was not found")
+"""The server's failure of an attempt whose call goes to a handler no deployment serves (it retries it until
+one is registered)."""
+
+
+def failure_of(row: InvocationRow | None) -> str:
+    """', the last attempt failed: MESSAGE' (its first line, cut short), when the server kept one."""
+    message = (row.last_failure or "").strip() if row is not None else ""
+    if not message:
+        return ""
+    line = message.splitlines()[0]
+    return f", the last attempt failed: {line if len(line) <= 300 else line[:297] + '...'}"
+
+
+def unserved_call(row: InvocationRow | None, name: str) -> str | None:
+    """Why the clean run of `name` can never finish when its last attempt failed on a call to a handler no
+    deployment on the lab's server serves (the server retries it until one is registered, which no sweep
+    does), in one line; None otherwise."""
+    found = _NOT_SERVED.search(row.last_failure or "") if row is not None else None
+    if found is None:
+        return None
+    return (
+        f"the clean run of {name} calls {found.group(1)}, which no deployment on the lab's server serves "
+        "(the server retries such a call until one is registered): sweep an app that serves it too (--app "
+        "MODULE:APP of an app with both, or --app MODULE of a module that imports the handler it calls)"
+    )
 
 
 class Companions:

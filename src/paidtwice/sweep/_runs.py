@@ -37,7 +37,7 @@ from paidtwice.lab import (
 from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.stub import Hold, Lane, Script
 from paidtwice.sweep._approvals import Resolver
-from paidtwice.sweep._callees import CalleeWatch, Companions
+from paidtwice.sweep._callees import CalleeWatch, Companions, failure_of, unserved_call
 from paidtwice.sweep._options import KillPlan, ModelStub
 from paidtwice.sweep._paid import calls_at_kill, why_not_placed
 from paidtwice.targets import Launch, Target
@@ -287,17 +287,18 @@ def _clean(lab: Lab, stop: threading.Event, watcher: Watcher, run: SweepRun) -> 
 def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: AttemptWatch) -> None:
     """Wait until the clean run completes or pauses, a call goes unanswered, or it fails before any model
     call."""
+    name = f"{run.target.service}/{run.target.handler}"
 
     def failed_attempts() -> int:
         return sum(1 for a in run.agent.attempts(run.invocation_id) if a.last_event == "error")
 
     def failing() -> bool:
-        """A model client that does not reach the stub fails the handler at once; any other error, attempt
-        after attempt. Either would retry for good."""
+        """An error before any model call (a client that does not reach the stub), another error attempt after
+        attempt, or a call to a handler nothing serves: each would retry for good."""
         failed = failed_attempts()
-        return failed >= _FAILED_ATTEMPTS or (failed > 0 and not run.lane.model_calls())
+        unserved = unserved_call(watch.last, name) is not None
+        return failed >= _FAILED_ATTEMPTS or (failed > 0 and not run.lane.model_calls()) or unserved
 
-    name = f"{run.target.service}/{run.target.handler}"
     waiting: list[str] = []
 
     def waits_on_nothing() -> bool:
@@ -327,9 +328,12 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         lab.admin.kill(run.invocation_id)
         raise UsageError(
             f"the clean run of {name} did not finish within {_SETTLE_TIMEOUT:.0f}s: it is {status} {last}"
-            f"{_failure_of(row)}; a sweep needs a handler that finishes on its own or once the sweep "
+            f"{failure_of(row)}; a sweep needs a handler that finishes on its own or once the sweep "
             "resolved what it waits for (awakeables, Workflow promises; not a service the app does not serve)"
         ) from None
+    if (unserved := unserved_call(watch.last, name)) is not None and not settled(watch.last):
+        lab.admin.kill(run.invocation_id)
+        raise UsageError(unserved)
     if waiting and not settled(watch.last):
         lab.admin.kill(run.invocation_id)
         raise WaitsOnNothing(f"the clean run of {name} waits for {waiting[0]}")
@@ -338,7 +342,7 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         lab.admin.kill(run.invocation_id)
         raise UsageError(
             f"the clean run of {name} fails: {failed_attempts()} attempts ended in an error"
-            f"{_failure_of(row)}; a sweep needs a handler that completes without a crash"
+            f"{failure_of(row)}; a sweep needs a handler that completes without a crash"
         )
 
 
@@ -348,15 +352,6 @@ def _tree_settled(run: SweepRun, watch: AttemptWatch) -> bool:
         return False
     sent = any(e.type == "Command: OneWayCall" for e in run.journal())
     return not sent or not run.lab.sql.callees_open(run.invocation_id)
-
-
-def _failure_of(row: InvocationRow | None) -> str:
-    """', the last attempt failed: MESSAGE' (its first line, cut short), when the server kept one."""
-    message = (row.last_failure or "").strip() if row is not None else ""
-    if not message:
-        return ""
-    line = message.splitlines()[0]
-    return f", the last attempt failed: {line if len(line) <= 300 else line[:297] + '...'}"
 
 
 def _check_clean(lab: Lab, run: SweepRun, target: Target, watch: AttemptWatch) -> str:
@@ -458,7 +453,7 @@ def point_run(
                 status = row.status if row is not None else "unknown"
                 run.cannot_settle = (
                     f"it did not complete or pause within {_SETTLE_TIMEOUT:.0f}s after the restart "
-                    f"(it is {status}{_failure_of(row)})"
+                    f"(it is {status}{failure_of(row)})"
                 )
         finally:
             run.resolver.stop()
@@ -556,7 +551,7 @@ def _point_settled(run: SweepRun, watch: AttemptWatch, callees: CalleeWatch, kil
     failed = replays[-_FAILED_ATTEMPTS:]
     if len(failed) == _FAILED_ATTEMPTS and all(a.last_event == "error" for a in failed):
         row = run.lab.sql.invocation(run.invocation_id)
-        run.cannot_settle = f"its replay failed {len(failed)} attempts in a row{_failure_of(row)}"
+        run.cannot_settle = f"its replay failed {len(failed)} attempts in a row{failure_of(row)}"
         return True
     return False
 
