@@ -39,6 +39,7 @@ QUICK: tuple[str, ...] = (
     "tests/stub/test_stub_usage.py",
     "tests/agent/test_wire.py",
     "tests/agent/test_app_discovery.py",
+    "tests/agent/test_preload.py",
     "tests/cli/test_cli.py::test_every_command_has_help_with_an_example",
     "tests/cli/test_cli.py::test_bad_input_is_a_click_error_with_exit_2",
     "tests/report/test_report.py::test_captured_results_read_back_as_the_lab_wrote_them",

@@ -14,8 +14,9 @@ addresses, the step log, the gate, the service's name), which are unset there, s
 one at import could not keep another run's. The app itself is never preloaded: the child imports it with
 its run's environment set. `PAIDTWICE_PRELOAD=0` switches the preload off.
 
-Which ones an app uses is read from the app module's own source (its `import` statements, parsed, never
-run); an app module that is not a file under its directory (an installed package) gets no preload.
+Which ones an app uses is read from the app module's own source and its own modules' it imports (their
+`import` statements, parsed, never run); an app module that is not a file under its directory (an installed
+package) gets no preload.
 """
 
 from __future__ import annotations
@@ -80,19 +81,44 @@ def preload_enabled(env: Mapping[str, str] | None = None) -> bool:
 
 
 def framework_preload(app: str, cwd: str | Path | None) -> tuple[str, ...]:
-    """The modules of `FRAMEWORK_PRELOAD` that the app module (MODULE of MODULE:APP, a file under `cwd`)
-    imports, in the allowlist's order, each followed by those `IMPORTED_WITH` it; () when it imports none or
-    its source is not found there."""
-    source = _source_of(app.partition(":")[0], Path(cwd or "."))
+    """The modules of `FRAMEWORK_PRELOAD` that the app module (MODULE of MODULE:APP, a file under `cwd`) or
+    a module of its own it imports (a file under `cwd` too, followed up to `_LOCAL_MODULES` files: Restate's
+    examples import their models and agents from `utils`) imports, in the allowlist's order, each followed
+    by those `IMPORTED_WITH` it; () when it imports none or its source is not found there."""
+    root = Path(cwd or ".")
+    imported: set[str] = set()
+    pending: list[str] = [app.partition(":")[0]]
+    read: set[str] = set()
+    while pending and len(read) < _LOCAL_MODULES:
+        module = pending.pop(0)
+        read.add(module)
+        found = _imports_of(module, root)
+        pending += sorted(m for m in found - read - set(pending) if _source_of(m, root) is not None)
+        imported |= found
+    return tuple(
+        preloaded
+        for module in FRAMEWORK_PRELOAD
+        if module in imported
+        for preloaded in (module, *IMPORTED_WITH.get(module, ()))
+    )
+
+
+_LOCAL_MODULES = 20
+"""The most files of an app's own modules read for its imports."""
+
+
+def _imports_of(module: str, cwd: Path) -> set[str]:
+    """The absolute module names `module`'s source (a file under `cwd`) imports; none when it is not there."""
+    source = _source_of(module, cwd)
     if source is None:
-        return ()
+        return set()
     try:
         # One parse at a time: CPython 3.11's AST conversion keeps a process-wide recursion count, and
         # parses in two threads at once (a sweep's clean runs start together) fail with SystemError.
         with _PARSING:
             tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return ()
+        return set()
     imported: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -101,12 +127,7 @@ def framework_preload(app: str, cwd: str | Path | None) -> tuple[str, ...]:
             imported.add(node.module)
             # `from restate.ext import openai` imports the module restate.ext.openai.
             imported.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return tuple(
-        preloaded
-        for module in FRAMEWORK_PRELOAD
-        if module in imported
-        for preloaded in (module, *IMPORTED_WITH.get(module, ()))
-    )
+    return imported
 
 
 def _source_of(module: str, cwd: Path) -> str | None:
