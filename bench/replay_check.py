@@ -275,7 +275,7 @@ def replay_check_files(recorded: Recorded, count: int) -> FilesRun:
         env = {**os.environ, "PAIDTWICE_SERVICE": recorded.service, "PAIDTWICE_AGENT_MODE": "journaled"}
         with output.open("w") as out:
             started = time.monotonic()
-            child = subprocess.Popen([*command, "--json", str(journals)], stdout=out, env=env)
+            child = subprocess.Popen([*command, "--json", "-", str(journals)], stdout=out, env=env)
             _, status, usage = os.wait4(child.pid, 0)
             wall = time.monotonic() - started
             child.returncode = os.waitstatus_to_exitcode(status)
