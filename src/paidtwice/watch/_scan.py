@@ -118,7 +118,9 @@ class Scanner:
         if read is None:
             return None  # it finished between the two queries
         failure = read.failure
-        code = str(row.get("last_failure_error_code") or "") or (failure.code if failure else None)
+        # The failure was read after the row (an attempt may have failed in between): its code and message
+        # are the newer, so the reason and the mismatch shown are of one failure.
+        code = (failure.code if failure else None) or str(row.get("last_failure_error_code") or "") or None
         reason: Reason = (
             "journal-mismatch"
             if code == _MISMATCH_CODE
@@ -151,7 +153,7 @@ class Scanner:
             last_start_at=_text(row.get("last_start_at")),
             next_retry_at=_text(row.get("next_retry_at")),
             error_code=code or None,
-            last_error=str(row.get("last_failure") or (failure.message if failure else "")),
+            last_error=(failure.message if failure else "") or str(row.get("last_failure") or ""),
             mismatch=failure.mismatch if failure else None,
             journal_model_steps=tuple(
                 e.name
