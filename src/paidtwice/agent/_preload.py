@@ -93,7 +93,7 @@ def framework_preload(app: str, cwd: str | Path | None) -> tuple[str, ...]:
         module = pending.pop(0)
         read.add(module)
         found = _imports_of(module, root)
-        pending += sorted(m for m in found - read - set(pending) if _source_of(m, root) is not None)
+        pending += sorted(m for m in found - read - set(pending) if _path_of(m, root) is not None)
         imported |= found
     return tuple(
         preloaded
@@ -130,14 +130,18 @@ def _imports_of(module: str, cwd: Path) -> set[str]:
     return imported
 
 
-def _source_of(module: str, cwd: Path) -> str | None:
+def _path_of(module: str, cwd: Path) -> Path | None:
+    """The file under `cwd` that holds `module`'s source; None when it is not one of the app's own."""
     base = cwd.joinpath(*module.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-    return None
+    return next((path for path in (base.with_suffix(".py"), base / "__init__.py") if path.is_file()), None)
+
+
+def _source_of(module: str, cwd: Path) -> str | None:
+    path = _path_of(module, cwd)
+    try:
+        return path.read_text(encoding="utf-8") if path is not None else None
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def preload_env(env: Mapping[str, str]) -> dict[str, str]:
