@@ -16,7 +16,7 @@ healthy and which node leads each partition. Released with the server, and pinne
 RESTATE_SDK_VERSION = "1.3.0"
 """restate-sdk from PyPI that the agent and the user's app run on."""
 
-GENAI_PRICES_VERSION = "0.2.3"
+GENAI_PRICES_VERSION = "0.2.5"
 """genai-prices from PyPI, the price database every dollar figure comes from (its data ships in the wheel, so
 pricing works offline). Pinned again in pyproject.toml; a test checks the two agree."""
 
