@@ -1,17 +1,19 @@
 """Run any mix of deck rows (experiments, curves, walks) on one lab, all at once or one at a time.
 
 A row that kills a node of the lab's cluster runs after the others, alone. Each finished record is handed to
-`on_record` as soon as it exists, so a caller can put it on disk before anything else finishes.
+`on_record` as soon as it exists, so a caller can put it on disk before anything else finishes. A row that
+fails stops the others, and its own error, under its name, is what is raised (`run_together`).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from paidtwice.lab._experiments import Comparison, Curve, Experiment, Row, Walk
 from paidtwice.lab._runner import Lab
+from paidtwice.lab._together import named_failure, run_together
 from paidtwice.lab._walks import run_walk
 from paidtwice.results import Record
 
@@ -48,22 +50,30 @@ def run_rows(
         return record
 
     if not concurrent:
-        return [run(row) for row in rows]
+        return [_named(row, run) for row in rows]
     # A node killed under one row stalls every invocation its partitions hold, whichever row made them:
     # on the lab's own cluster, such a row runs alone, after the others.
     alone = [row for row in rows if lab.cluster > 1 and _kills_a_node(row)]
     together = [row for row in rows if row not in alone]
-    records: dict[int, Record] = {}
-    with ThreadPoolExecutor(max_workers=max(1, len(together)), thread_name_prefix="paidtwice-row") as pool:
-        futures = {id(row): pool.submit(run, row) for row in together}
-        try:
-            records.update({key: future.result() for key, future in futures.items()})
-        except BaseException:
-            # Ctrl-C or a failed row: every other row's waits give up and its processes are killed.
-            lab.cancelled.set()
-            raise
-    records.update({id(row): run(row) for row in alone})
+    done = run_together(
+        [(row.name, functools.partial(run, row)) for row in together],
+        cancelled=lab.cancelled,
+        thread_name="paidtwice-row",
+    )
+    records = {id(row): record for row, record in zip(together, done, strict=True)}
+    records.update({id(row): _named(row, run) for row in alone})
     return [records[id(row)] for row in rows]
+
+
+def _named(row: Row, run: Callable[[Row], Record]) -> Record:
+    """Run one row; its error, if it fails, under its name."""
+    try:
+        return run(row)
+    except Exception as error:
+        raised = named_failure(row.name, error)
+        if raised is error:
+            raise
+        raise raised from error
 
 
 def _kills_a_node(row: Row) -> bool:

@@ -11,6 +11,7 @@ open the replacement's port; wait until the invocation completes or pauses; meas
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import os
@@ -20,7 +21,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -66,6 +66,7 @@ from paidtwice.lab._measures import attempt_log_of as attempt_log_of
 from paidtwice.lab._measures import model_log_of as model_log_of
 from paidtwice.lab._measures import tool_log_of as tool_log_of
 from paidtwice.lab._run_record import RunSeen, measure_run
+from paidtwice.lab._together import run_together
 from paidtwice.lab._watch import Watcher, settled, wait_for
 from paidtwice.results import (
     ComparisonRecord,
@@ -622,20 +623,30 @@ class Lab:
             return records
         lock = threading.Lock()
 
-        def one(row: tuple[Experiment, float | None]) -> RunRecord:
-            record = self.run(row[0], restart_delay=row[1])
+        def one(experiment: Experiment, delay: float | None) -> RunRecord:
+            record = self.run(experiment, restart_delay=delay)
             if on_record:
                 with lock:
                     on_record(record)
             return record
 
-        with ThreadPoolExecutor(max_workers=max(1, len(rows))) as pool:
-            futures = [pool.submit(one, row) for row in rows]
-            try:
-                return [future.result() for future in futures]
-            except BaseException:
-                self.cancelled.set()
-                raise
+        return run_together(
+            [
+                (_point_name(experiment, delay), functools.partial(one, experiment, delay))
+                for experiment, delay in rows
+            ],
+            cancelled=self.cancelled,
+            thread_name="paidtwice-run",
+        )
+
+
+def _point_name(experiment: Experiment, delay: float | None) -> str:
+    """A run among others of one row (a curve's point, a comparison's side), by what sets it apart."""
+    if delay is not None:
+        return f"{experiment.name} (restart delay {delay:g} s)"
+    if experiment.retry_policy is not None:
+        return f"{experiment.name} ({experiment.retry_policy.describe()})"
+    return experiment.name
 
 
 def _agent_env(experiment: Experiment, step_log: Path) -> dict[str, str]:
