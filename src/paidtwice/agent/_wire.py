@@ -34,7 +34,14 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["MISMATCH_ERROR_CODE", "AttemptWire", "FrameReader", "attempt_invocation", "read_fields"]
+__all__ = [
+    "MISMATCH_ERROR_CODE",
+    "AttemptWire",
+    "FrameReader",
+    "attempt_invocation",
+    "attempt_position",
+    "read_fields",
+]
 
 START = 0x0000
 ERROR = 0x0002
@@ -110,12 +117,14 @@ def read_fields(data: bytes) -> dict[int, int | bytes]:
 
 
 class _AttemptCell:
-    """The invocation id of one attempt, filled in when its StartMessage arrives ("" until then)."""
+    """The invocation id of one attempt, filled in when its StartMessage arrives ("" until then), and the
+    context operations its handler has made so far."""
 
-    __slots__ = ("invocation",)
+    __slots__ = ("invocation", "ops")
 
     def __init__(self) -> None:
         self.invocation = ""
+        self.ops = 0
 
 
 _ATTEMPT: ContextVar[_AttemptCell | None] = ContextVar("paidtwice_attempt", default=None)
@@ -127,6 +136,16 @@ def attempt_invocation() -> str:
     """The invocation id of the attempt the calling code serves, from its StartMessage; "" outside one."""
     cell = _ATTEMPT.get()
     return cell.invocation if cell is not None else ""
+
+
+def attempt_position() -> int:
+    """Count one more context operation of the attempt the calling code serves; its position (1-based) in
+    the attempt, which is the same in every attempt that replays the same code; 0 outside an attempt."""
+    cell = _ATTEMPT.get()
+    if cell is None:
+        return 0
+    cell.ops += 1
+    return cell.ops
 
 
 class AttemptWire:

@@ -77,7 +77,7 @@ from paidtwice.agent._app import (
 )
 from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_ALONE, SERVICE_AS, STEP_LOG
 from paidtwice.agent._tree import TREE, Tree, tree_renames
-from paidtwice.agent._wire import AttemptWire, attempt_invocation
+from paidtwice.agent._wire import AttemptWire, attempt_invocation, attempt_position
 
 __all__ = ["APP_LINE", "explicit_handlers", "main"]
 
@@ -350,14 +350,17 @@ def _patch_http_client(requests: _ModelRequests) -> None:
     connection.getresponse = get  # type: ignore[method-assign]
 
 
-def _wrap_action(log: _StepLog, invocation: str, name: str, action: Callable[..., Any]) -> Callable[..., Any]:
-    """The step's action, logging each real execution; the SDK calls it only when not replaying."""
+def _wrap_action(
+    log: _StepLog, invocation: str, name: str, action: Callable[..., Any], pos: int
+) -> Callable[..., Any]:
+    """The step's action, logging each real execution (with `pos`, its operation's position in the
+    attempt); the SDK calls it only when not replaying."""
 
     def begin() -> tuple[int, bool]:
         n = log.next(invocation, "step")
         if log.gated(invocation, f"step:{n}:before"):
             return n, True
-        log.write(invocation, "step_start", name=name, n=n)
+        log.write(invocation, "step_start", name=name, n=n, pos=pos)
         return n, log.gated(invocation, f"step:{n}:inside")
 
     # Keep the action's kind: the SDK runs a sync action on an executor thread, a coroutine on the loop.
@@ -388,7 +391,9 @@ def _wrap_action(log: _StepLog, invocation: str, name: str, action: Callable[...
     return run_sync
 
 
-def _raw_call(log: _StepLog, op: Callable[..., str], original: Callable[..., Any]) -> Callable[..., Any]:
+def _raw_call(
+    log: _StepLog, op: Callable[..., tuple[str, int]], original: Callable[..., Any]
+) -> Callable[..., Any]:
     """Every call and send of another handler (service_call, object_send, generic_call, ...), logged; in a
     tree (`_tree`), sent to this run's copy of the service with the root's header."""
 
@@ -409,23 +414,26 @@ def _instrument_context(log: _StepLog) -> None:
 
     original_run, original_run_typed, original_sleep = Ctx.run, Ctx.run_typed, Ctx.sleep
 
-    def op(self: Any, kind: str, name: str, **fields: Any) -> str:
+    def op(self: Any, kind: str, name: str, **fields: Any) -> tuple[str, int]:
+        """Log a context operation; its invocation, and its position in the attempt (which tells a step
+        run again at the same place of the code from one run for the first time)."""
         invocation: str = self.request().id
         if log.tree is not None:
             log.tree.place(self)  # its tree: from its request's headers
         n = log.next(invocation, "op")
-        log.write(invocation, "op", kind=kind, name=name, n=n, **fields)
+        pos = attempt_position()
+        log.write(invocation, "op", kind=kind, name=name, n=n, pos=pos, **fields)
         if log.gated(invocation, f"op:{n}:before"):
             # Blocks the loop on purpose: nothing of this operation may reach the journal.
             _hold_forever_sync()
-        return invocation
+        return invocation, pos
 
     def step(original: Callable[..., Any]) -> Callable[..., Any]:
         """ctx.run / ctx.run_typed, with the action wrapped so each real execution is logged."""
 
         def run(self: Any, name: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-            invocation = op(self, "run", name)
-            return original(self, name, _wrap_action(log, invocation, name, action), *args, **kwargs)
+            invocation, pos = op(self, "run", name)
+            return original(self, name, _wrap_action(log, invocation, name, action, pos), *args, **kwargs)
 
         return run
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from paidtwice._words import count
 from paidtwice.lint import CODES
 from paidtwice.lint import Finding as LintFinding
 from paidtwice.results import PointResult, ReplayResult
@@ -172,7 +173,10 @@ def sweep_findings(points: Iterable[PointResult], source: Source | None) -> list
         path, line = _where(p.service, p.handler, source)
         where = f"{p.swept}, script {p.script}, #{p.order} {p.crash_point}"
         if p.pays_twice:
-            paid = f"{p.extra_model_calls:+d} model calls, {p.extra_step_runs:+d} step runs"
+            paid = (
+                f"{count(p.calls_paid_again, 'model call')} and {count(p.step_runs_paid_again, 'step run')} "
+                "paid again, beyond those cut off in flight"
+            )
             found.append(Finding("PT101", "error", f"{where}: paid twice ({paid})", path, line))
         elif not p.confirmed:
             found.append(Finding("PT102", "warning", f"{where}: the kill did not land there", path, line))
@@ -187,7 +191,8 @@ def sweep_cases(points: Iterable[PointResult]) -> list[TestCase]:
             failure = (
                 f"paid twice for completed work: {p.extra_model_calls:+d} model calls "
                 f"({p.model_calls_in_flight} in flight at the kill), {p.extra_step_runs:+d} step runs "
-                f"({p.steps_in_flight} in flight), {p.answers_asked_again} answers asked again"
+                f"({p.steps_in_flight} in flight, {p.step_runs_paid_again} run again beyond them), "
+                f"{p.answers_asked_again} answers asked again"
             )
         skipped = None if p.confirmed else "the kill did not land where the point says"
         cases.append(

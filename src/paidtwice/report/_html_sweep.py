@@ -112,7 +112,7 @@ def _summary(points: Sequence[PointResult], by_cost: bool) -> tuple[str, ...]:
     answered = [p for p in points if p.model_answers_at_kill]
     kept = sum(1 for p in answered if not p.answers_asked_again)
     flight = sum(p.model_calls_in_flight for p in points)
-    steps_kept = sum(1 for p in points if p.extra_step_runs <= p.steps_in_flight)
+    steps_kept = sum(1 for p in points if not p.step_runs_paid_again)
     differ = sum(1 for p in points if p.status == "completed" and not p.answer_matches)
     stuck = sum(1 for p in points if p.status in ("paused", "stuck"))
     # A crash at a uniformly random moment of the clean run: each point weighted by the share it covers.

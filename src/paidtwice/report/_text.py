@@ -622,6 +622,8 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
         f"  #{point.order} took a shorter path than the clean run: {path}"
         for point in matrix.points
         if (path := point.shorter_path(clean)) is not None
+    ] + [
+        f"  #{point.order} {path}" for point in matrix.points if (path := point.other_path(clean)) is not None
     ]
     unplaced = [
         f"  #{point.order} could not place {point.crash_point!r}, because {point.not_placed}"
@@ -673,7 +675,7 @@ def format_handler_summary(points: Sequence[PointResult]) -> str:
         missed = [p for p in mine if not p.confirmed]
         scripts = ", ".join(dict.fromkeys(p.script for p in mine))
         verdict = f"{len(twice)} pay twice" if twice else "none pays twice"
-        worst = max((p.extra_model_calls - p.model_calls_in_flight for p in mine), default=0)
+        worst = max((p.calls_paid_again for p in mine), default=0)
         line = f"{name}: {count(len(mine), 'crash point')} ({scripts}), {verdict}"
         if twice:
             line += f"; at most {count(worst, 'model call')} paid again outside flight"

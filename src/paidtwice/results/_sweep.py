@@ -167,6 +167,15 @@ class PointResult:
     """`answers_asked_again` by the handler that asked again, (SERVICE/HANDLER, count), for the swept
     handler and the handlers of its app it calls (its invocation tree, followed by paidtwice's host); empty
     where the calls do not say who made them (a command's deployment, the deck's agent)."""
+    steps_run_again: int | None = None
+    """Step executions after the kill at a place of the handler's code where one had started before it:
+    the work run again (those cut off in flight included). A step run for the first time after the kill,
+    further along or on another path, is not one. None where the trace cannot tell (a command's
+    deployment): `extra_step_runs` is read instead."""
+    answered_differently: bool = False
+    """The replay was given an answer the clean run was not given for the same call (the `changed`
+    script's second answer, say): from there on it may take another path than the clean run's, so calls
+    and steps beyond the clean run's are its new path's, not work paid again."""
 
     @property
     def swept(self) -> str:
@@ -176,21 +185,75 @@ class PointResult:
 
     @property
     def pays_twice(self) -> bool:
-        """Paid again for work that had completed: an answer asked for again, model calls or steps beyond
-        those cut off in flight. Of a replay that could not finish, only an answer asked for again: its
-        other runs may be retries of work that never completed (a failing step), no verdict."""
+        """Paid again for work that had completed: an answer asked for again, model calls beyond those cut
+        off in flight (on the clean run's path), steps run again beyond those cut off in flight. Work
+        done for the first time on another path is not (see `other_path`). Of a replay that could not
+        finish, only an answer asked for again: its other runs may be retries of work that never completed
+        (a failing step), no verdict."""
         if self.status not in _ENDED:
             return self.answers_asked_again > 0
-        return (
-            self.answers_asked_again > 0
-            or self.extra_model_calls > self.model_calls_in_flight
-            or self.extra_step_runs > self.steps_in_flight
-        )
+        return self.calls_paid_again > 0 or self.step_runs_paid_again > 0
+
+    @property
+    def calls_paid_again(self) -> int:
+        """Model calls paid again: the answers asked for again, or on the clean run's path the calls beyond
+        its own and beyond those cut off in flight, whichever is more (on another path, calls beyond the
+        clean run's are that path's own, `new_path_model_calls`)."""
+        if self.answered_differently:
+            return self.answers_asked_again
+        return max(self.answers_asked_again, self.extra_model_calls - self.model_calls_in_flight)
+
+    @property
+    def step_runs_paid_again(self) -> int:
+        """Step executions run again beyond those cut off in flight (where the trace cannot tell a step run
+        again from one run for the first time: those beyond the clean run's, on the clean run's path)."""
+        if self.steps_run_again is not None:
+            return max(0, self.steps_run_again - self.steps_in_flight)
+        if self.answered_differently:
+            return 0
+        return max(0, self.extra_step_runs - self.steps_in_flight)
+
+    @property
+    def new_path_model_calls(self) -> int:
+        """On another path (`answered_differently`): its model calls beyond the clean run's, less those
+        asked again (cut off in flight, or answered before the kill); negative for a shorter one."""
+        if not self.answered_differently:
+            return 0
+        return self.extra_model_calls - self.model_calls_in_flight - self.answers_asked_again
+
+    @property
+    def new_path_step_runs(self) -> int:
+        """On another path: its step executions beyond the clean run's, less those run again."""
+        if not self.answered_differently:
+            return 0
+        again = self.steps_in_flight if self.steps_run_again is None else self.steps_run_again
+        return self.extra_step_runs - again
+
+    def other_path(self, clean: CleanRun) -> str | None:
+        """How the replay, given another answer than the clean run was, took a path of more work than the
+        clean run's, in words (the new path's cost: its model calls and steps run for the first time);
+        None if it did not (a shorter path is `shorter_path`'s)."""
+        calls, steps = self.new_path_model_calls, self.new_path_step_runs
+        if self.status != "completed" or calls <= 0 and steps <= 0:
+            return None
+        ran = dict(self.step_runs)
+        clean_ran = dict(clean.step_runs)
+        new = [name for name in ran if name not in clean_ran]
+        parts = [
+            f"given another answer than the clean run's, it took another path: new work, not paid twice: "
+            f"{count(calls, 'model call', sign=True)} and {count(steps, 'step run', sign=True)} beyond the "
+            "clean run's, run for the first time"
+        ]
+        if new:
+            parts.append("steps the clean run never ran: " + ", ".join(new))
+        return "; ".join(parts)
 
     def shorter_path(self, clean: CleanRun) -> str | None:
         """How the replay that completed took a shorter path than the clean run's, in words; None if it did
         not (a replay that ended paused or stuck did not finish any path)."""
         if self.status != "completed" or (self.extra_model_calls >= 0 and self.extra_step_runs >= 0):
+            return None
+        if self.other_path(clean) is not None:
             return None
         ran = dict(self.step_runs)
         skipped = [name for name, n in clean.step_runs if ran.get(name, 0) < n]
@@ -248,6 +311,9 @@ class CleanRun:
     calls_in_steps: tuple[int, ...] = ()
     """The model calls (their numbers) made inside a ctx.run step: an answer of one that came back but was
     not journaled when the agent died was cut off in flight with its step, not paid outside the journal."""
+    answers: tuple[tuple[int, str, str], ...] = ()
+    """What the stub answered each of its model calls: (turn, what tells the call apart (`ModelCall.asked`),
+    the answer in short), in order; a replay given another answer took another path."""
     model_callers: tuple[str, ...] = ()
     """The handler (SERVICE/HANDLER) that made each of its model calls, in order: the swept handler or one
     of the handlers it calls (its invocation tree); empty where the calls do not say."""
@@ -297,7 +363,7 @@ class SweepMatrix:
         kept = sum(1 for p in answered if not p.answers_asked_again)
         flight = sum(p.model_calls_in_flight for p in self.points)
         step_flight = sum(p.steps_in_flight for p in self.points)
-        steps_kept = sum(1 for p in self.points if p.extra_step_runs <= p.steps_in_flight)
+        steps_kept = sum(1 for p in self.points if not p.step_runs_paid_again)
         differ = sum(1 for p in self.points if p.status == "completed" and not p.answer_matches)
         paused = [p for p in self.points if p.status in ("paused", "stuck")]
         explicit = self.clean.explicit_recovery

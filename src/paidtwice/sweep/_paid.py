@@ -12,7 +12,7 @@ from paidtwice.engine import JournalEntry
 from paidtwice.results import CleanRun, CrashPoint
 from paidtwice.stub import ModelCall
 
-__all__ = ["CallsAtKill", "asked_again", "calls_at_kill", "why_not_placed"]
+__all__ = ["CallsAtKill", "answered_differently", "asked_again", "calls_at_kill", "why_not_placed"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,21 @@ def asked_again(
         new = sum(1 for c in after if c.turn == turn and (turn, c.asked) not in before)
         again += min(lost, new)
     return again
+
+
+def answered_differently(calls: Sequence[ModelCall], clean: CleanRun) -> bool:
+    """A call was given an answer the clean run was not given for that call (its turn, and what tells the
+    calls of a turn apart): the run may have gone on along another path. False where the clean run does not
+    say what it was answered."""
+    if not clean.answers:
+        return False
+    given: dict[tuple[int, str], set[str]] = {}
+    for turn, asked, answer in clean.answers:
+        given.setdefault((turn, asked), set()).add(answer)
+    return any(
+        c.delivered and c.turn and c.answer.summary() not in given.get((c.turn, c.asked), set())
+        for c in calls
+    )
 
 
 def why_not_placed(

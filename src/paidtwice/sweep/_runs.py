@@ -39,7 +39,7 @@ from paidtwice.stub import Hold, Lane, Script
 from paidtwice.sweep._approvals import Resolver
 from paidtwice.sweep._callees import CalleeWatch, Companions, failure_of, unserved_call
 from paidtwice.sweep._options import KillPlan, ModelStub
-from paidtwice.sweep._paid import calls_at_kill, why_not_placed
+from paidtwice.sweep._paid import answered_differently, calls_at_kill, why_not_placed
 from paidtwice.targets import Launch, Target
 
 __all__ = ["NO_MODEL_CALL", "SweepRun", "clean_run", "point_run"]
@@ -277,6 +277,7 @@ def _clean(lab: Lab, stop: threading.Event, watcher: Watcher, run: SweepRun) -> 
         invocation_id=run.invocation_id,
         journaled_model_calls=len(in_steps),
         model_turns=tuple(c.turn for c in calls),
+        answers=tuple((c.turn, c.asked, c.answer.summary()) for c in calls),
         calls_in_steps=in_steps,
         model_callers=tuple(c.by for c in calls) if any(c.by for c in calls) else (),
         unfollowed=missed,
@@ -667,6 +668,8 @@ def _point_result(
         step_runs=steps,
         extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
         steps_in_flight=run.trace.steps_in_flight(run.invocation_id, kill.at),
+        steps_run_again=run.trace.steps_run_again(run.invocation_id, kill.at),
+        answered_differently=answered_differently(calls, clean),
         tool_runs=len(tools),
         attempts=attempt_count,
         mismatches=mismatches_of(agent_attempts),

@@ -67,6 +67,10 @@ class WireTrace:
         ended = {i for i, w in enumerate(wire) if w.proposed is not None and w.proposed < kill_at}
         return len(started - ended)
 
+    def steps_run_again(self, invocation_id: str, kill_at: float) -> int | None:
+        """The wire does not say where in the code a step is (a replay sends no command it journaled)."""
+        return None
+
     def calls_in_steps(self, invocation_id: str) -> tuple[int, ...]:
         return wire_model_calls_in_steps(
             self.agent.steps(invocation_id),

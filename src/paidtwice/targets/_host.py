@@ -37,6 +37,7 @@ from paidtwice.targets._timeline import (
     model_calls_in_steps,
     read_step_log,
     step_runs,
+    steps_run_again,
 )
 
 __all__ = ["AppTarget", "DeckTarget", "HostTrace", "check_app"]
@@ -80,6 +81,9 @@ class HostTrace:
         started = {e.n for e in first_life if e.event == "step_start"}
         ended = {e.n for e in first_life if e.event == "step_end"}
         return len(started - ended)
+
+    def steps_run_again(self, invocation_id: str, kill_at: float) -> int | None:
+        return steps_run_again(self.events(invocation_id), kill_at)
 
     def calls_in_steps(self, invocation_id: str) -> tuple[int, ...]:
         return model_calls_in_steps(self.events(invocation_id))

@@ -118,6 +118,11 @@ class Trace(Protocol):
         """Step executions started and not finished at `kill_at`."""
         ...
 
+    def steps_run_again(self, invocation_id: str, kill_at: float) -> int | None:
+        """Step executions after `kill_at` at a place of the code where one had started before it (run
+        again, not run for the first time on the replay's path); None when this trace cannot tell."""
+        ...
+
     def calls_in_steps(self, invocation_id: str) -> tuple[int, ...]:
         """The model calls (stub numbers) made inside a ctx.run step: their answers are journaled."""
         ...
