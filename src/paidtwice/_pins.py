@@ -9,6 +9,10 @@ RESTATE_SERVER_VERSION = "1.7.12"
 RESTATE_SERVER_VERSIONS = ("1.7.12", "1.7.10")
 """Server versions paidtwice knows: the default, and the one the deck was recorded on."""
 
+MANIFEST_VERSIONS = (1, 2, 3, 4)
+"""The discovery manifest versions restate-server 1.7 asks a deployment for (its accept header, as seen on
+the wire): restate-sdk 1.3.0 answers v4, the first with an invocation retry policy."""
+
 RESTATECTL_VERSION = "1.7.12"
 """restatectl from npm (@restatedev/restatectl), the cluster's own tool: the lab asks it whether a cluster is
 healthy and which node leads each partition. Released with the server, and pinned with it."""

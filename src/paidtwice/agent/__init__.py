@@ -16,7 +16,7 @@ import typing as _typing
 from paidtwice import _lazy
 
 if _typing.TYPE_CHECKING:
-    from paidtwice.agent._app import endpoint_of, load_app, load_problem
+    from paidtwice.agent._app import MANIFEST_ACCEPT, endpoint_of, load_app, load_problem
     from paidtwice.agent._env import (
         ANTHROPIC_API_KEY,
         ANTHROPIC_BASE_URL,
@@ -58,7 +58,7 @@ if _typing.TYPE_CHECKING:
     )
 
 _LAZY = {
-    **dict.fromkeys(("endpoint_of", "load_app", "load_problem"), "paidtwice.agent._app"),
+    **dict.fromkeys(("MANIFEST_ACCEPT", "endpoint_of", "load_app", "load_problem"), "paidtwice.agent._app"),
     **dict.fromkeys(
         (
             *("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "EXPLICIT_RECOVERY", "GATE", "INVOCATION_HEADER"),
@@ -97,6 +97,7 @@ __all__ = [
     "FIRST_NOTIFICATION",
     "GATE",
     "INVOCATION_HEADER",
+    "MANIFEST_ACCEPT",
     "MISMATCH_ERROR_CODE",
     "OFFLINE_DEFAULTS",
     "PAUSE_S",

@@ -13,6 +13,8 @@ import re
 import sys
 from typing import Any
 
+from paidtwice._pins import MANIFEST_VERSIONS, RESTATE_SERVER_VERSION
+
 __all__ = [
     "check",
     "endpoint_of",
@@ -78,6 +80,12 @@ def load_problem(target: str) -> str | None:
     return None
 
 
+MANIFEST_ACCEPT = ", ".join(f"application/vnd.restate.endpointmanifest.v{n}+json" for n in MANIFEST_VERSIONS)
+"""The accept header of restate-server's discovery request: the SDK answers with the newest version it
+serves of those, as it does at registration."""
+_MANIFEST_TYPE = re.compile(r"application/vnd\.restate\.endpointmanifest\.v(\d+)\+json")
+
+
 def manifest(app: Any) -> dict[str, Any]:
     """The app's own discovery manifest (what a Restate server reads when the deployment is registered):
     its services, their kinds, handlers and input schemas. Asked of the ASGI app itself, so an app wrapped
@@ -97,14 +105,24 @@ def manifest(app: Any) -> dict[str, Any]:
         "path": "/discover",
         "raw_path": b"/discover",
         "query_string": b"",
-        "headers": [(b"accept", b"application/vnd.restate.endpointmanifest.v3+json")],
+        "headers": [(b"accept", MANIFEST_ACCEPT.encode())],
     }
     asyncio.run(app(scope, receive, send))
-    status = next((m.get("status") for m in sent if m["type"] == "http.response.start"), None)
+    start = next((m for m in sent if m["type"] == "http.response.start"), {})
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    if status != 200:
-        raise ValueError(f"the app answered its discovery request with {status}: {body[:200]!r}")
+    if start.get("status") != 200:
+        said = body[:300].decode(errors="replace")
+        raise ValueError(
+            f"the app answered its discovery request with {start.get('status')}: {said} (asked as "
+            f"restate-server {RESTATE_SERVER_VERSION} asks, for manifest v{MANIFEST_VERSIONS[0]} to "
+            f"v{MANIFEST_VERSIONS[-1]})"
+        )
+    headers = {bytes(k).lower(): bytes(v).decode() for k, v in start.get("headers", [])}
+    chosen = _MANIFEST_TYPE.fullmatch(headers.get(b"content-type", "").strip())
+    if chosen is None or int(chosen.group(1)) not in MANIFEST_VERSIONS:
+        raise ValueError(f"the app answered its discovery request with {headers.get(b'content-type')!r}")
     found: dict[str, Any] = json.loads(body)
+    found.setdefault("manifestVersion", int(chosen.group(1)))
     return found
 
 

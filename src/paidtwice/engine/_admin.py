@@ -54,6 +54,15 @@ class Deployment:
     registered: float = 0.0
     """When the server took the registration (monotonic), stamped while registrations to one server go one
     at a time: of two deployments serving a service, the later is the one the server calls."""
+    retry_policies: tuple[tuple[str, str], ...] = ()
+    """The invocation retry policy the server applies to each handler (SERVICE/HANDLER), in words, as the
+    registration's answer gives it: the handler's own settings over its service's, the service's over the
+    server's defaults."""
+
+    def retry_policy(self, service: str, handler: str) -> str:
+        """The retry policy in force for `service`/`handler`, in words; "" when the registration did not
+        list the handler."""
+        return dict(self.retry_policies).get(f"{service}/{handler}", "")
 
 
 _REGISTER_RETRY_S = 30.0
@@ -139,6 +148,7 @@ class AdminClient:
             keyed=keyed,
             services=services,
             registered=registered,
+            retry_policies=_retry_policies(answer),
         )
 
     def set_state(self, service: str, key: str, state: Mapping[str, bytes]) -> AdminCall:
@@ -187,6 +197,32 @@ class AdminClient:
     def _invocation(self, verb: str, invocation_id: str, query: str = "") -> AdminCall:
         self._request("PATCH", f"/invocations/{invocation_id}/{verb}{query}")
         return self.log[-1]
+
+
+def _retry_policies(answer: Any) -> tuple[tuple[str, str], ...]:
+    """Each handler's retry policy in a registration's answer, in words: a handler lists only the settings
+    it sets itself (null where it sets none), its service all of them, the server's defaults filled in."""
+    found = []
+    for service in answer.get("services", []):
+        policy = dict(service.get("retry_policy") or {})
+        for handler in service.get("handlers", []):
+            own = {k: v for k, v in (handler.get("retry_policy") or {}).items() if v is not None}
+            found.append((f"{service.get('name')}/{handler.get('name')}", _policy_words({**policy, **own})))
+    return tuple(found)
+
+
+def _policy_words(policy: Mapping[str, Any]) -> str:
+    """'first retry after 250ms, x2, at most 1m apart, 40 attempts, then pause'."""
+    attempts = policy.get("max_attempts")
+    return ", ".join(
+        [
+            f"first retry after {policy.get('initial_interval', '?')}",
+            f"x{policy.get('exponentiation_factor', '?')}",
+            f"at most {policy.get('max_interval', '?')} apart",
+            f"{attempts} attempts" if attempts is not None else "no limit of attempts",
+            f"then {str(policy.get('on_max_attempts', '?')).lower()}",
+        ]
+    )
 
 
 def _error_message(response: httpx.Response) -> str:

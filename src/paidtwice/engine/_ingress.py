@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -55,6 +56,18 @@ class IngressClient:
             return http().get(f"{self.url}/restate/attach/{invocation_id}", timeout=timeout)
         except httpx.HTTPError as err:
             raise ServerUnreachable(f"attach to {invocation_id} at {self.url} failed: {err}") from err
+
+    def output(self, invocation_id: str) -> str | None:
+        """The invocation's output as records keep it (None when attaching does not return it): JSON in one
+        canonical form, so outputs compare equal however they were spaced; any other body (a handler's
+        bytes) as text; "" for an empty output (a handler that returns None)."""
+        response = self.attach(invocation_id, timeout=30.0)
+        if response.status_code != 200:
+            return None
+        try:
+            return json.dumps(json.loads(response.content))
+        except ValueError:
+            return response.content.decode(errors="replace")
 
     def resolve_awakeable(self, awakeable_id: str, value: Any) -> None:
         """Resolve an awakeable with a JSON value, as a person's reply would (`POST

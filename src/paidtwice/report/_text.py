@@ -638,8 +638,11 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
         f"expected extra cost of one crash at a random moment: {usd(matrix.expected_crash_cost_usd)} "
         f"at {price} (each point's extra $ weighted by its share of the clean run's time)"
     )
+    in_force = dict.fromkeys(p.retry_policy for p in matrix.points if p.retry_policy)
+    policies = [f"retry policy in force: {policy}" for policy in in_force]
     lines = [head, table(headers, rows, width=width), *shorter, *unplaced, *unanswered]
-    return fit_lines("\n".join([*lines, *(f"  {line}" for line in matrix.summary()), f"  {cost}"]), width)
+    summary = [*matrix.summary(), cost, *policies]
+    return fit_lines("\n".join([*lines, *(f"  {line}" for line in summary)]), width)
 
 
 def format_crash_cost(

@@ -176,6 +176,10 @@ class PointResult:
     """The replay was given an answer the clean run was not given for the same call (the `changed`
     script's second answer, say): from there on it may take another path than the clean run's, so calls
     and steps beyond the clean run's are its new path's, not work paid again."""
+    retry_policy: str = ""
+    """The invocation retry policy the lab's server applied to the swept handler, in words, as its
+    registration of the point's agent gave it ("first retry after 250ms, x2, at most 1m apart, 40
+    attempts, then pause"): the app's own settings (handler over service) over the server's defaults."""
 
     @property
     def swept(self) -> str:

@@ -194,8 +194,7 @@ class SweepRun:
     def answer(self, status: str) -> str | None:
         if status != "completed":
             return None
-        response = self.lab.ingress.attach(self.invocation_id, timeout=30.0)
-        return json.dumps(response.json()) if response.status_code == 200 else None
+        return self.lab.ingress.output(self.invocation_id)
 
 
 def _wait(
@@ -694,4 +693,5 @@ def _point_result(
         extra_cost_usd=bill(extra_calls(calls, clean.model_turns), run.price_model).cost_usd,
         price_model=run.price_model,
         prices_as_of=PRICES_AS_OF,
+        retry_policy=run.deployment.retry_policy(run.service, run.target.handler) if run.deployment else "",
     )

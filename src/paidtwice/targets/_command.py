@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import PaidtwiceError, ServerStartError, UsageError
-from paidtwice.agent import AgentAttempt, LeasedAgent, attempt_of, wait_alive
+from paidtwice.agent import MANIFEST_ACCEPT, AgentAttempt, LeasedAgent, attempt_of, wait_alive
 from paidtwice.engine import HOST, PortLease, Process, ensure_node_binary, lease_port, port_is_listening
 from paidtwice.targets._proxy import Proxy
 
@@ -33,7 +33,6 @@ __all__ = ["CommandAgent", "WireStep", "check_command", "command_label", "node_p
 
 _START_TIMEOUT = 60.0
 _CHECK_TIMEOUT = 30.0
-_MANIFESTS = tuple(f"application/vnd.restate.endpointmanifest.v{n}+json" for n in (1, 2, 3, 4))
 
 
 @dataclass(frozen=True)
@@ -281,8 +280,7 @@ def check_command(
             with httpx.Client(http1=False, http2=True, timeout=30.0) as client:
                 response = client.get(
                     f"http://{HOST}:{agent.port}/discover",
-                    # The manifest versions restate-server 1.7 asks for.
-                    headers={"accept": ", ".join(_MANIFESTS)},
+                    headers={"accept": MANIFEST_ACCEPT},
                 )
             manifest = response.json()
         except (httpx.HTTPError, ValueError) as err:

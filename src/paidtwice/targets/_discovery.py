@@ -17,7 +17,7 @@ from typing import Any
 from paidtwice._exceptions import UsageError
 from paidtwice.agent import agent_env
 
-__all__ = ["AppHandler", "choose_handlers", "discover", "handlers_of", "needs_input"]
+__all__ = ["NOT_PUBLIC", "AppHandler", "choose_handlers", "discover", "handlers_of", "needs_input"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,20 @@ class AppHandler:
     """The file the handler's function is defined in (absolute), when Python can tell."""
     line: int | None = None
     """The line of its definition (its decorator's, when it has one) in `path`."""
+    options: tuple[tuple[str, Any], ...] = ()
+    """Every option the manifest sets for it, by the manifest's name, its own over its service's:
+    ingressPrivate, enableLazyState, inactivityTimeout, abortTimeout, journalRetention,
+    idempotencyRetention, workflowCompletionRetention (milliseconds), retryPolicy* and the rest."""
+    input_type: str | None = None
+    """The content type its input is sent with (the manifest's `input.contentType`); None: it takes none."""
+    output_schema: Any = None
+    """The JSON schema of its output; None when the manifest gives none (a handler that returns None)."""
+
+    @property
+    def private(self) -> bool:
+        """Its service or itself is `ingress_private`: the ingress refuses to call it; only other handlers
+        can."""
+        return bool(dict(self.options).get("ingressPrivate"))
 
     @property
     def name(self) -> str:
@@ -58,6 +72,10 @@ def handlers_of(manifest: dict[str, Any], sources: dict[str, Any] | None = None)
     for service in manifest.get("services", []):
         for handler in service.get("handlers", []):
             source = (sources or {}).get(f"{service['name']}/{handler['name']}") or {}
+            options = {
+                **{k: v for k, v in service.items() if k not in _NOT_OPTIONS and v is not None},
+                **{k: v for k, v in handler.items() if k not in _NOT_OPTIONS and v is not None},
+            }
             found.append(
                 AppHandler(
                     service=service["name"],
@@ -67,9 +85,16 @@ def handlers_of(manifest: dict[str, Any], sources: dict[str, Any] | None = None)
                     input_schema=(handler.get("input") or {}).get("jsonSchema"),
                     path=source.get("path"),
                     line=source.get("line"),
+                    options=tuple(options.items()),
+                    input_type=(handler.get("input") or {}).get("contentType"),
+                    output_schema=(handler.get("output") or {}).get("jsonSchema"),
                 )
             )
     return found
+
+
+_NOT_OPTIONS = frozenset({"name", "ty", "handlers", "input", "output", "documentation", "description"})
+"""The manifest's fields of a service or handler that are not an option of its invocations."""
 
 
 def discover(app: str, *, cwd: str) -> list[AppHandler]:
@@ -103,7 +128,8 @@ def choose_handlers(
     if not found:
         raise UsageError(f"{app} serves no handler")
     if not wanted:
-        return [h for h in found if not h.beside_a_run], [h for h in found if h.beside_a_run]
+        left_out = [h for h in found if h.beside_a_run or h.private]
+        return [h for h in found if h not in left_out], left_out
     chosen: list[AppHandler] = []
     for name in wanted:
         service, _, handler = name.partition("/")
@@ -114,8 +140,18 @@ def choose_handlers(
         if not matched:
             handlers = ", ".join(h.handler for h in found if h.service == service)
             raise UsageError(f"service {service!r} has no handler {handler!r} (handlers: {handlers})")
-        chosen += [h for h in matched if h not in chosen]
+        private = [h for h in matched if h.private and (handler or all(m.private for m in matched))]
+        if private:
+            raise UsageError(f"{private[0].name} {NOT_PUBLIC}: sweep a handler that calls it")
+        chosen += [h for h in matched if h not in chosen and not h.private]
     return chosen, []
+
+
+NOT_PUBLIC = (
+    "is private (ingress_private): the ingress refuses to call it, so it is swept in the invocation tree of "
+    "each handler of the app that calls it"
+)
+"""Why a private handler is not swept on its own."""
 
 
 def needs_input(schema: Any) -> bool:

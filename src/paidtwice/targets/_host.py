@@ -27,7 +27,7 @@ from paidtwice.engine import JournalEntry
 from paidtwice.lab import DECK_AGENT, QUESTION, renamed_service
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
-from paidtwice.targets._discovery import AppHandler, choose_handlers, discover, needs_input
+from paidtwice.targets._discovery import NOT_PUBLIC, AppHandler, choose_handlers, discover, needs_input
 from paidtwice.targets._inputs import made_input
 from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Trace
 from paidtwice.targets._timeline import (
@@ -229,6 +229,9 @@ class AppTarget:
             raise UsageError(f"no directory {app_dir} to import {app} from")
         chosen, left_out = choose_handlers(discover(app, cwd=cwd), handlers, app=app)
         for handler in left_out:
+            if handler.private:
+                _note(f"not swept alone: {handler.name} {NOT_PUBLIC}")
+                continue
             _note(
                 f"not swept: {handler.name}, a Workflow's shared handler, works beside the workflow's run "
                 f"(name it to sweep it alone: --handler {handler.name})"
