@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from paidtwice._exceptions import PaidtwiceError, ServerStartError
+from paidtwice.agent._wire import HOLD_PAUSE
 from paidtwice.engine import HOST, ForkServer, PortLease, Process, lease_port, wait_until
 
 __all__ = [
@@ -291,18 +292,21 @@ class AgentHost(LeasedAgent):
             late=f"{process.name} did not load the app in {_START_TIMEOUT:.0f}s",
         )
 
-    def go(self, at: float | None = None) -> float:
+    def go(self, at: float | None = None, *, hold_pause: bool = False) -> float:
         """Open the prepared process's port, at wall-clock time `at` if given (else now); returns the time it
-        started listening, as the process saw it."""
-        return self.restart(at)
+        started listening, as the process saw it. With `hold_pause`, the process withholds the end of its
+        first live durable pause (`HOLD_PAUSE`)."""
+        self.release(at, hold_pause=hold_pause)
+        return self.wait_up()
 
-    def release(self, at: float | None = None) -> None:
+    def release(self, at: float | None = None, *, hold_pause: bool = False) -> None:
         """Tell the prepared process to open its port, at wall-clock time `at` if given; do not wait."""
         self.wait_ready()
         if self._process is not None and self._process.alive():
             raise RuntimeError(f"{self.name}: the old process still serves port {self.port}")
         self._process, self._ready = self._pending.pop(0)
-        self._process.send_line("" if at is None else repr(at))
+        words = ["now" if at is None else repr(at), *([HOLD_PAUSE] if hold_pause else [])]
+        self._process.send_line(" ".join(words))
 
     def wait_up(self) -> float:
         """Block until the released process listens; returns the time it started listening."""

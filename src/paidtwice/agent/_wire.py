@@ -35,6 +35,7 @@ from contextvars import ContextVar
 from typing import Any
 
 __all__ = [
+    "HOLD_PAUSE",
     "MISMATCH_ERROR_CODE",
     "AttemptWire",
     "FrameReader",
@@ -47,12 +48,19 @@ START = 0x0000
 ERROR = 0x0002
 END = 0x0003
 SUSPENSION = 0x0001
+SLEEP_COMPLETION = 0x800C
+"""The server's notification that a durable sleep has ended."""
 PROPOSE_RUN_COMPLETION = 0x0005
 """The agent's proposal of a `ctx.run` action's result; the action returns once the server sent it back."""
 FIRST_COMMAND = 0x0400
 FIRST_NOTIFICATION = 0x8000
 MISMATCH_ERROR_CODE = 570
 """ErrorMessage code of a journal mismatch (RT0016)."""
+
+HOLD_PAUSE = "hold-pause"
+"""A word of the go line (`paidtwice.agent.host --wait-for-go`): the process withholds from its handler the
+end of the first durable pause it lives through (not one replayed from the journal) until the attempt's
+connection ends, so a kill aimed at the pause lands in it however late it comes."""
 
 _HEADER = struct.Struct(">HHI")
 
@@ -148,6 +156,13 @@ def attempt_position() -> int:
     return cell.ops
 
 
+async def _withheld(receive: Receive) -> Message:
+    """Read the rest of the request and deliver none of it; the end of the connection, once it ends."""
+    while (await receive()).get("type") != "http.disconnect":
+        pass
+    return {"type": "http.disconnect"}
+
+
 class AttemptWire:
     """ASGI middleware: tells the attempt's code its invocation (`attempt_invocation`), and with a file
     descriptor logs each attempt's start, first progress, failure and end."""
@@ -156,6 +171,11 @@ class AttemptWire:
         self.app = app
         self.fd = fd
         self._numbers = itertools.count(1)
+        self.hold_pause = False
+        """Withhold the end of the next live durable pause: the first SleepCompletionNotification the server
+        sends beyond the journal it replays. That chunk and all after it never reach the handler, which
+        sees the connection end when it does (a kill of this process, of the server, of a node). Only in
+        the first attempt to end after it is set."""
 
     def _write(self, **fields: Any) -> None:
         if self.fd is None:
@@ -169,7 +189,7 @@ class AttemptWire:
             return
         attempt = next(self._numbers)
         cell = _AttemptCell()
-        state: dict[str, Any] = {"invocation": None, "progressed": False, "proposed": False}
+        state: dict[str, Any] = {"invocation": None, "progressed": False, "proposed": False, "replayed": 0}
         inbound, outbound = FrameReader(), FrameReader()
 
         def log(event: str, **fields: Any) -> None:
@@ -177,6 +197,7 @@ class AttemptWire:
 
         async def receive_logged() -> Message:
             message = await receive()
+            held = False
             if message.get("type") == "http.request":
                 for kind, body in inbound.feed(bytes(message.get("body", b""))):
                     if kind == START and state["invocation"] is None:
@@ -184,10 +205,19 @@ class AttemptWire:
                         debug_id = fields.get(2, b"")
                         cell.invocation = debug_id.decode() if isinstance(debug_id, bytes) else ""
                         state["invocation"] = cell.invocation
+                        state["replayed"] = int(fields.get(3, 0))
                         log("start", retry=int(fields.get(7, 0)), known=int(fields.get(3, 0)))
-                    elif state["proposed"]:
+                        continue
+                    if state["replayed"]:
+                        state["replayed"] -= 1  # a journal entry replayed, not the attempt's own
+                    elif kind == SLEEP_COMPLETION and self.hold_pause:
+                        self.hold_pause, held = False, True
+                    if state["proposed"]:
                         state["proposed"] = False
                         log("ack", frame=kind)
+            if held:
+                log("hold", frame=SLEEP_COMPLETION)
+                return await _withheld(receive)
             return message
 
         async def send_logged(message: Message) -> None:
@@ -210,3 +240,6 @@ class AttemptWire:
             await self.app(scope, receive_logged, send_logged)
         finally:
             _ATTEMPT.reset(token)
+            # Only the pause of the attempt under way when armed: a retry's pause (after the server was
+            # killed before this one's ended) is no moment the lab aims at.
+            self.hold_pause = False

@@ -77,7 +77,7 @@ from paidtwice.agent._app import (
 )
 from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_ALONE, SERVICE_AS, STEP_LOG
 from paidtwice.agent._tree import TREE, Tree, tree_renames
-from paidtwice.agent._wire import AttemptWire, attempt_invocation, attempt_position
+from paidtwice.agent._wire import HOLD_PAUSE, AttemptWire, attempt_invocation, attempt_position
 
 __all__ = ["APP_LINE", "explicit_handlers", "main"]
 
@@ -613,10 +613,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.wait_for_go:
         # A restart's start-up cost (imports) is paid while the agent is still down; the port opens at the
         # moment the lab says, so the down time is the experiment's, not Python's. The line may name that
-        # moment (a wall-clock time): this idle process keeps it better than a busy lab would.
-        line = sys.stdin.readline().strip()
-        if line:
-            time.sleep(max(0.0, float(line) - time.time()))
+        # moment (a wall-clock time, else "now"): this idle process keeps it better than a busy lab would.
+        # It may add `hold-pause`: the moment the lab will kill in is the pause, held open (`AttemptWire`).
+        words = sys.stdin.readline().split()
+        if words and words[0] != "now":
+            time.sleep(max(0.0, float(words[0]) - time.time()))
+        app.hold_pause = HOLD_PAUSE in words[1:]
     sock = _listen(args.port)
     if args.ready_file:
         # The moment the agent is up for the server, for the lab's down time: no polling of the port.

@@ -13,6 +13,15 @@ from typing import Literal
 from paidtwice._exceptions import NotFound
 from paidtwice._words import count
 from paidtwice.engine import InvocationStatus
+from paidtwice.lab._faults import (
+    Fault,
+    KillInPause,
+    KillMidBooking,
+    KillMidCall,
+    NodeKillInPause,
+    NoFault,
+    ServerKillInPause,
+)
 from paidtwice.results import Expected, RecordedStatus
 from paidtwice.stub import Hold
 
@@ -31,7 +40,6 @@ __all__ = [
     "Expected",
     "Experiment",
     "Fault",
-    "FaultKind",
     "InvocationStatus",
     "RecordedStatus",
     "Row",
@@ -40,10 +48,6 @@ __all__ = [
     "with_model_latency",
 ]
 
-FaultKind = Literal[
-    "none", "kill-in-pause", "kill-mid-call", "kill-mid-booking", "server-kill-in-pause", "node-kill-in-pause"
-]
-"""Where the lab kills a process (see `Fault.kind`)."""
 AgentMode = Literal["naive", "journaled"]
 """How the deck's agents call the model: outside the journal, or journaled with ctx.run."""
 
@@ -54,37 +58,8 @@ jitter) two retries fall in that window whatever the jitter: the second lands by
 sits late in that gap: a loaded server fires its retries late, never early."""
 
 
-@dataclass(frozen=True)
-class Fault:
-    """Where the lab kills a process, confirmed from the journal or the stub's ledger."""
-
-    kind: FaultKind
-    """"none", "kill-in-pause" (agent killed once the pause's Sleep is journaled), "kill-mid-call" (agent
-    killed `after` seconds into model call `call`, while the stub still holds the answer),
-    "kill-mid-booking" (the same, in booking request `call`), "server-kill-in-pause" (restate-server itself
-    killed in the pause and started again; on a cluster, every node), or "node-kill-in-pause" (the cluster
-    node leading the invocation's partition killed in the pause, started again once the invocation has
-    settled)."""
-    call: int = 1
-    """For kill-mid-call and kill-mid-booking: which call of the invocation."""
-    after: float = 1.0
-    """For kill-mid-call and kill-mid-booking: seconds into that call."""
-
-    def describe(self) -> str:
-        if self.kind == "kill-mid-call":
-            return f"kill {self.after:g} s into model call {self.call}"
-        if self.kind == "kill-mid-booking":
-            return f"kill {self.after:g} s into booking request {self.call}"
-        return {
-            "none": "none",
-            "kill-in-pause": "kill in the durable pause, after the tool ran",
-            "server-kill-in-pause": "kill restate-server in the pause, restart it on its data",
-            "node-kill-in-pause": "kill the cluster node leading the invocation's partition in the pause",
-        }.get(self.kind, self.kind)
-
-
-NO_FAULT = Fault("none")
-KILL_IN_PAUSE = Fault("kill-in-pause")
+NO_FAULT = NoFault()
+KILL_IN_PAUSE = KillInPause()
 
 CLEAN_NAIVE_JOURNAL = (
     "Command: Input",
@@ -163,7 +138,8 @@ class Experiment:
     expected: Expected
     """The deck's figures."""
     hold: Hold | None = None
-    """For script `hold`: which model call is held back, and for how long."""
+    """For script `hold`: which model call is held back, and for how long (a kill-mid-call fault holds it on
+    until its kill; the length is then the answer's generation time, of which a cut-off call is billed)."""
     restart_delay: float = DEFAULT_RESTART_DELAY
     """Seconds between the kill and the agent's port opening again."""
     section: str = "lab"
@@ -257,7 +233,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         mode="journaled",
         script="hold",
         hold=Hold(call=1, seconds=3.0),
-        fault=Fault("kill-mid-call", call=1, after=1.0),
+        fault=KillMidCall(call=1, after=1.0),
         deck_says="3 model calls, 1 tool call; same journal as a clean journaled run; "
         "call 1's answer never delivered",
         expected=Expected(
@@ -273,7 +249,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         name="server-kill-in-pause",
         mode="journaled",
         script="steady",
-        fault=Fault("server-kill-in-pause"),
+        fault=ServerKillInPause(),
         section="engine",
         deck_says="not in the deck: restate-server itself is killed in the pause and started again on "
         "its data; the journaled run completes with the clean counts and an intact journal",
@@ -283,7 +259,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         name="node-kill-in-pause",
         mode="journaled",
         script="steady",
-        fault=Fault("node-kill-in-pause"),
+        fault=NodeKillInPause(),
         section="cluster",
         deck_says="not in the deck: on a 3-node cluster, the node leading the invocation's partition is "
         "SIGKILLed in the pause; another node takes over and the journaled run completes with the clean "
@@ -504,7 +480,7 @@ def _booking(key: str, effects: int) -> Experiment:
         name=f"idempotent-tool-kill-mid-call-{key}",
         mode="journaled",
         script="steady",
-        fault=Fault("kill-mid-booking", call=1, after=1.0),
+        fault=KillMidBooking(call=1, after=1.0),
         deck_says=f"booking in ctx.run, key {key}, killed while the booking is in flight: "
         f"{count(effects, 'effect')}",
         expected=Expected("completed", 0, 0, booking_effects=effects),

@@ -77,4 +77,4 @@ def _named(row: Row, run: Callable[[Row], Record]) -> Record:
 
 
 def _kills_a_node(row: Row) -> bool:
-    return isinstance(row, Experiment) and row.fault.kind == "node-kill-in-pause"
+    return isinstance(row, Experiment) and row.fault.nodes > 1

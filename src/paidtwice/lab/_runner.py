@@ -2,10 +2,10 @@
 
 A `Lab` owns one restate-server, one stub and one fork server for any number of runs; each run gets its own
 agent process (forked with its imports done), port, stub lane, service name and invocation, so runs can go
-concurrently without sharing a count. A run: start the agent and register it; wait until no other run is
-starting; send the invocation; wait for the moment the fault names, confirmed from the journal or the
-stub's ledger; load the replacement; SIGKILL the agent's process group; keep it down for the restart delay;
-open the replacement's port; wait until the invocation completes or pauses; measure.
+concurrently without sharing a count. A run: arm its fault (`_faults`: the moment it kills in is held open);
+start the agent, load its replacement beside it, register it; wait until no other run is starting; send the
+invocation; let the fault land (wait for its moment, kill, keep the agent down for the restart delay, open
+the replacement's port); wait until the invocation completes or pauses; measure.
 """
 
 from __future__ import annotations
@@ -21,11 +21,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from paidtwice._exceptions import ExperimentError, LabCancelled
+from paidtwice._exceptions import LabCancelled
 from paidtwice._pins import RESTATE_SERVER_VERSION
 from paidtwice.agent import (
     AGENT_PRELOAD,
@@ -56,14 +55,12 @@ from paidtwice.lab._bill import (
 )
 from paidtwice.lab._comparisons import run_comparison
 from paidtwice.lab._curves import run_curve
-from paidtwice.lab._experiments import AgentMode, Comparison, Curve, Experiment, Fault
+from paidtwice.lab._experiments import AgentMode, Comparison, Curve, Experiment
+from paidtwice.lab._faults import Engine, FaultedRun, Landing, sql_of
 from paidtwice.lab._measures import MISMATCH_CODE as MISMATCH_CODE
-from paidtwice.lab._measures import (
-    NodeKill,
-    node_kill_record,
-)
 from paidtwice.lab._measures import attempt_log_of as attempt_log_of
 from paidtwice.lab._measures import model_log_of as model_log_of
+from paidtwice.lab._measures import node_kill_record
 from paidtwice.lab._measures import tool_log_of as tool_log_of
 from paidtwice.lab._run_record import RunSeen, measure_run
 from paidtwice.lab._together import run_together
@@ -73,7 +70,7 @@ from paidtwice.results import (
     CurveRecord,
     RunRecord,
 )
-from paidtwice.stub import Booking, Lane, ModelCall, StubModel, script_by_name
+from paidtwice.stub import Lane, StubModel, script_by_name
 
 __all__ = ["Lab"]
 
@@ -93,31 +90,6 @@ _CLUSTER_PAUSE_S = "4"
 """The deck agent's pause on a cluster. A kill must land inside the pause, and on a cluster every SQL read
 fans out over the nodes: with every deck row starting at once, a kill missed a 2 s pause here. No count the
 deck reports depends on the pause's length."""
-
-
-@dataclass(frozen=True)
-class _Engine:
-    """The server (or cluster) a run talks to, and the watcher polling it."""
-
-    server: RestateServer | RestateCluster
-    watcher: Watcher
-
-    @property
-    def admin(self) -> AdminClient:
-        return AdminClient(self.server.admin_url)
-
-    @property
-    def sql(self) -> SqlClient:
-        return _sql_of(self.server)
-
-    @property
-    def ingress(self) -> IngressClient:
-        return IngressClient(self.server.ingress_url)
-
-
-def _sql_of(server: RestateServer | RestateCluster) -> SqlClient:
-    """A SQL client for the server; on a cluster, one that asks a live node and rides out a failover."""
-    return server.sql() if isinstance(server, RestateCluster) else SqlClient(server.admin_url)
 
 
 class Lab:
@@ -228,7 +200,7 @@ class Lab:
 
     @property
     def sql(self) -> SqlClient:
-        return _sql_of(self.server)
+        return sql_of(self.server)
 
     @property
     def ingress(self) -> IngressClient:
@@ -288,6 +260,9 @@ class Lab:
     def _wait(self, what: str, condition: Callable[[], bool], *, timeout: float) -> None:
         wait_for(what, condition, timeout=timeout, stop=self.cancelled.is_set)
 
+    def _wait_within(self, what: str, condition: Callable[[], bool], timeout: float) -> None:
+        self._wait(what, condition, timeout=timeout)
+
     @contextlib.contextmanager
     def _starting_up(self) -> Iterator[None]:
         """A run's start-up: its agent processes load (the costly part, in CPU) and register."""
@@ -301,55 +276,16 @@ class Lab:
                 self._started.notify_all()
 
     def _wait_started(self) -> None:
-        """Wait until no run of the lab is starting up, so that no kill and no retry lands while agent
-        processes compete for the CPU with the server: on a small machine that delays the server's retries by
-        a tenth of a second, enough to move a retry across the agent's restart."""
+        """Before a run sends its invocation: wait until no run of the lab is starting up, so that no kill and
+        no retry lands while agent processes load beside the server: on a small machine that delays the
+        server's retries by a tenth of a second, enough to move a retry across the agent's restart. Never
+        inside a fault's window: every run's replacement is loaded before it sends."""
         deadline = time.monotonic() + 120.0
         with self._started:
             while self._starting and not self.cancelled.is_set() and time.monotonic() < deadline:
                 self._started.wait(0.1)
         if self.cancelled.is_set():
             raise LabCancelled("interrupted while runs were starting")
-
-    def _prepare_replacement(self, agent: AgentHost) -> None:
-        """Load the agent's replacement (it opens its port only when told), then wait until no run of the
-        lab is loading an agent, so the kill and the retries after it never share the CPU with a start-up.
-
-        It is done once the fault's moment has come (inside the pause, or the held call), not before the
-        invocation is sent: a forked agent loads in a tenth of a second, far inside either, and at that
-        moment the machine is idle, while before the send every run is starting at once.
-        """
-        with self._starting_up():
-            agent.wait_ready()
-        self._wait_started()
-
-    def _hold_in_flight(
-        self,
-        what: str,
-        ledger: Callable[[], Sequence[ModelCall] | Sequence[Booking]],
-        fault: Fault,
-        agent: AgentHost,
-        *,
-        longer: str,
-    ) -> None:
-        """Wait until the fault's call (numbered in `ledger`) is in flight, ready the replacement, and sleep
-        until `fault.after` seconds into the call; the call must still be in flight then."""
-
-        def current() -> ModelCall | Booking | None:
-            calls = ledger()
-            return calls[fault.call - 1] if len(calls) >= fault.call else None
-
-        def in_flight() -> bool:
-            call = current()
-            return call is not None and call.finished is None
-
-        self._wait(f"{what} to be in flight", in_flight, timeout=60.0)
-        self._prepare_replacement(agent)
-        started = current()
-        assert started is not None
-        self._sleep(started.started + fault.after - time.time())
-        if not in_flight():
-            raise ExperimentError(f"{what} finished before the kill; {longer} {fault.after:g}s")
 
     def _sleep(self, seconds: float) -> None:
         if self.cancelled.wait(max(0.0, seconds)):
@@ -398,23 +334,23 @@ class Lab:
         if it has one (the deck runs it alone, after the others: `run_rows`), else on a 3-node cluster of
         its own.
         """
-        kind = experiment.fault.kind
-        if kind == "server-kill-in-pause" or experiment.server_flags:
+        fault = experiment.fault
+        if fault.own_server or experiment.server_flags:
             # A row's experimental server flags are its own: never set on the server other rows share.
             nodes = self.cluster
-        elif kind == "node-kill-in-pause" and self.cluster == 1:
-            nodes = 3
+        elif fault.nodes > self.cluster:
+            nodes = fault.nodes
         else:
             assert self._watcher is not None
-            return self._run_on(_Engine(self.server, self._watcher), experiment, restart_delay)
+            return self._run_on(Engine(self.server, self._watcher), experiment, restart_delay)
         with self._new_server(nodes, dict(experiment.server_flags)) as server:
-            watcher = Watcher(lambda: _sql_of(server), self.cancelled)
+            watcher = Watcher(lambda: sql_of(server), self.cancelled)
             try:
-                return self._run_on(_Engine(server, watcher), experiment, restart_delay)
+                return self._run_on(Engine(server, watcher), experiment, restart_delay)
             finally:
                 watcher.stop()
 
-    def _run_on(self, engine: _Engine, experiment: Experiment, restart_delay: float | None) -> RunRecord:
+    def _run_on(self, engine: Engine, experiment: Experiment, restart_delay: float | None) -> RunRecord:
         delay = experiment.restart_delay if restart_delay is None else restart_delay
         started = time.time()
         run_id = self.next_id()
@@ -428,6 +364,7 @@ class Lab:
         # The step log marks where the handler was at the kill, and where its replay got back to it.
         step_log = self.workdir / service / "steps.jsonl"
         extra_env = _agent_env(experiment, step_log)
+        fault = experiment.fault
         with self.new_agent(
             mode=experiment.mode,
             lane=lane,
@@ -435,22 +372,24 @@ class Lab:
             target=experiment.agent,
             extra_env=extra_env,
         ) as agent:
+            run = FaultedRun(experiment.name, engine, agent, lane, delay, self._wait_within, self._sleep)
+            fault.arm(run)
             with self._starting_up():
-                agent.start()
+                # The agent and its replacement load side by side; the replacement is ready before the
+                # invocation is sent, so nothing loads inside the fault's window.
+                agent.prepare(ahead=2 if run.replacement else 1)
+                agent.go(hold_pause=run.hold_pause)
+                if run.replacement:
+                    agent.wait_ready()
                 admin.register_deployment(agent.uri)
             self._wait_started()
             invocation_id = engine.ingress.send(service, "run", QUESTION)
+            run.invocation_id = invocation_id
             watch = engine.watcher.watch(invocation_id)
-            node_kill: NodeKill | None = None
+            landing: Landing | None = None
             node_back_at: float | None = None
-            kill_at: float | None
-            up_at: float | None
             try:
-                if experiment.fault.kind == "node-kill-in-pause":
-                    node_kill = self._kill_leader(engine, invocation_id)
-                    kill_at, up_at = node_kill.killed_at, None
-                else:
-                    kill_at, up_at = self._inject(engine, experiment, agent, lane, invocation_id, delay)
+                landing = fault.land(run)
                 self._wait(
                     f"{experiment.name} ({invocation_id}) to complete or pause",
                     lambda: settled(watch.last),
@@ -458,8 +397,8 @@ class Lab:
                 )
             finally:
                 engine.watcher.forget(invocation_id)
-                if node_kill is not None and not self.cancelled.is_set():
-                    node_back_at = self._restart_node(engine, node_kill.node)
+                if landing is not None and not self.cancelled.is_set():
+                    node_back_at = fault.settle(run, landing)
             final = watch.observe(engine.sql.invocation(invocation_id))
             agent_attempts = agent.attempts(invocation_id)
             seen = RunSeen(
@@ -470,13 +409,13 @@ class Lab:
                 watch=watch,
                 final=final,
                 agent_attempts=agent_attempts,
-                kill_at=kill_at,
-                up_at=up_at,
+                kill_at=landing.kill_at,
+                up_at=landing.up_at,
                 started=started,
                 admin=admin,
                 step_log=step_log,
                 node_kill=node_kill_record(
-                    node_kill,
+                    landing.node_kill,
                     node_back_at,
                     engine.sql.journal(invocation_id),
                     agent_attempts,
@@ -499,103 +438,6 @@ class Lab:
         from paidtwice.agent import weather
 
         return weather.RATE_LIMIT_PAUSE.total_seconds()
-
-    def _kill_leader(self, engine: _Engine, invocation_id: str) -> NodeKill:
-        """In the invocation's durable pause, SIGKILL the node leading its partition; wait for another node
-        to take the partition over."""
-        cluster = engine.server
-        if not isinstance(cluster, RestateCluster):
-            raise ExperimentError("node-kill-in-pause needs a cluster")
-        self._wait(
-            "the durable pause to be journaled",
-            lambda: any(e.type == "Command: Sleep" for e in engine.sql.journal(invocation_id)),
-            timeout=60.0,
-        )
-        led = cluster.leader_of(invocation_id)
-        if led.leader is None:
-            raise ExperimentError(f"partition {led.partition} of {invocation_id} has no leader to kill")
-        killed_at = cluster.kill_node(led.leader)
-        took_over: list[str] = []
-
-        def moved() -> bool:
-            for partition in cluster.leaders(quiet=True):
-                if partition.partition == led.partition and partition.leader not in (None, led.leader):
-                    took_over.append(partition.leader)
-                    return True
-            return False
-
-        self._wait(f"another node to lead partition {led.partition}", moved, timeout=120.0)
-        return NodeKill(led.partition, led.leader, killed_at, took_over[0], time.time())
-
-    def _restart_node(self, engine: _Engine, node: str) -> float:
-        """Start a killed node again on its data; returns when it answered. Then wait until every partition
-        has a leader again, so the next run finds the cluster whole."""
-        cluster = engine.server
-        assert isinstance(cluster, RestateCluster)
-        cluster.start_node(node)
-        back_at = time.time()
-        cluster.wait_healthy()
-        return back_at
-
-    def _inject(
-        self,
-        engine: _Engine,
-        experiment: Experiment,
-        agent: AgentHost,
-        lane: Lane,
-        invocation_id: str,
-        delay: float,
-    ) -> tuple[float | None, float | None]:
-        """Land the fault; returns (kill time, time the agent listened again)."""
-        fault = experiment.fault
-        if fault.kind == "none":
-            return None, None
-        sql = engine.sql
-        if fault.kind in ("kill-in-pause", "server-kill-in-pause"):
-            self._wait(
-                "the durable pause to be journaled",
-                lambda: any(e.type == "Command: Sleep" for e in sql.journal(invocation_id)),
-                timeout=60.0,
-            )
-            calls_in_pause = len(lane.model_calls(invocation_id))
-        elif fault.kind == "kill-mid-call":
-            self._hold_in_flight(
-                f"model call {fault.call}",
-                lambda: lane.model_calls(invocation_id),
-                fault,
-                agent,
-                longer="hold it longer than",
-            )
-        elif fault.kind == "kill-mid-booking":
-            self._hold_in_flight(
-                f"booking {fault.call}",
-                lambda: lane.bookings(invocation_id),
-                fault,
-                agent,
-                longer="make it take longer than",
-            )
-        else:
-            raise ExperimentError(f"unknown fault {fault.kind!r}")
-        if fault.kind == "server-kill-in-pause":
-            kill_at = time.time()
-            engine.server.restart()
-            return kill_at, time.time()
-        if fault.kind == "kill-in-pause":
-            self._prepare_replacement(agent)  # a held call's was prepared before the wait inside it
-        kill_at = agent.kill()
-        if fault.kind == "kill-in-pause" and (
-            len(lane.model_calls(invocation_id)) > calls_in_pause
-            # An agent that asks no model after its pause (the booking agent) says so in its journal.
-            or any(e.type == "Command: Output" for e in sql.journal(invocation_id))
-        ):
-            raise ExperimentError(
-                f"{experiment.name}: the agent was killed after the durable pause had ended; the kill "
-                "missed its moment (the machine is too slow for the agent's pause, PAIDTWICE_PAUSE_S)"
-            )
-        # The replacement keeps the time itself; the lab only waits, and can be interrupted meanwhile.
-        agent.release(at=kill_at + delay)
-        self._sleep(kill_at + delay - time.time())
-        return kill_at, agent.wait_up()
 
     def run_curve(self, curve: Curve) -> CurveRecord:
         """Run the curve's base experiment once per point, concurrently (see `run_curve`)."""

@@ -66,6 +66,11 @@ class Lane:
     """Seconds the model takes to answer each call (a held call waits its hold instead)."""
     booking_seconds: float = 0.0
     """Seconds a booking takes to confirm; the request is in flight meanwhile (a kill can land in it)."""
+    model_call_held: int = 0
+    """Model call of each invocation (1 = the first) held until its caller leaves, however long: a kill lands
+    in it whenever it comes. Billed as cut off after its share of its hold (or latency). 0: none."""
+    booking_held: int = 0
+    """Booking request of each invocation held until its caller leaves, never confirmed. 0: none."""
     single: bool = False
     """Every call on the lane serves its one invocation, whether or not the agent says so in a header (a
     deployment started by a command does not): asking for one invocation's calls gives them all."""
@@ -334,6 +339,12 @@ class StubModel:
         hold = lane.script.hold_of(record.call)
         # A scripted timeout holds its call at least that long: a client that waits less gives up on it.
         wait = max(hold.seconds if hold is not None else lane.latency, record.answer.delay)
+        if record.call == lane.model_call_held:
+            began = time.monotonic()
+            await _caller_left_within(receive, None)
+            generated = (time.monotonic() - began) / wait if wait > 0 else 1.0
+            self.ledger.close_model_call(slot, delivered=False, generated=generated)
+            return
         if wait > 0:
             began = time.monotonic()
             if await _caller_left_within(receive, wait):
@@ -362,7 +373,8 @@ class StubModel:
         if not booking.effect:
             first = next(b for b in self.ledger.bookings(lane.name) if b.key == key and b.effect)
         confirmed_at = first.started + lane.booking_seconds
-        if await _caller_left_within(receive, confirmed_at - time.time()):
+        held = booking.request == lane.booking_held
+        if await _caller_left_within(receive, None if held else confirmed_at - time.time()):
             self.ledger.close_booking(slot, delivered=False)
             return
         await _respond(send, 200, {"booking_id": booking.booking_id, "created": booking.effect})
@@ -600,9 +612,9 @@ async def _read_body(receive: Receive) -> bytes | None:
             return b"".join(chunks)
 
 
-async def _caller_left_within(receive: Receive, seconds: float) -> bool:
-    """Wait up to `seconds`; True as soon as the client disconnects."""
-    if seconds <= 0:
+async def _caller_left_within(receive: Receive, seconds: float | None) -> bool:
+    """Wait up to `seconds` (None: until it does); True as soon as the client disconnects."""
+    if seconds is not None and seconds <= 0:
         return False
 
     async def disconnected() -> None:

@@ -1,0 +1,329 @@
+"""Faults: where a deck row kills a process, one class per kind. Each arms before its moment and lands itself.
+
+A run (`Lab._run_on`) calls, on its row's fault:
+
+    arm(run)         before its agent starts: hold the fault's moment open, so the kill lands in it however
+                     late the lab gets to it (the stub holds a model call or a booking until its caller
+                     leaves; the agent's host withholds the end of the durable pause, `hold_pause`), and ask
+                     for a replacement agent loaded before the invocation is sent (`replacement`)
+    land(run)        once the invocation is sent: wait for the moment, confirmed from the journal or the
+                     stub's ledger; kill; bring the agent back after the restart delay; return the `Landing`
+    settle(run, ...) once the invocation has completed or paused: bring back what stayed down (a node)
+
+Nothing waits inside a fault's window on anything else: the moment is held until the kill confirms it, so no
+outcome depends on how fast the machine gets there. What the deck checks about a kill (the journal at the
+kill, the paid calls, the attempts while down) is the same whenever in the held moment it lands.
+
+Adding a kind is adding one frozen dataclass here: subclass `Fault`; set `kind` (its name in records and
+listings), `describe()`, and what it needs of the server (`own_server`, `nodes`); write `arm` (which
+moment it holds open, and whether it needs a replacement agent) and `land`; `settle` if it leaves something
+down; export it from the package's face; use it in a row of `_experiments`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from paidtwice._exceptions import ExperimentError
+from paidtwice.agent import AgentHost
+from paidtwice.engine import AdminClient, IngressClient, RestateCluster, RestateServer, SqlClient
+from paidtwice.lab._measures import NodeKill
+from paidtwice.lab._watch import Watcher
+from paidtwice.stub import Booking, Lane, ModelCall
+
+__all__ = [
+    "Engine",
+    "Fault",
+    "FaultedRun",
+    "KillInPause",
+    "KillMidBooking",
+    "KillMidCall",
+    "Landing",
+    "NoFault",
+    "NodeKillInPause",
+    "ServerKillInPause",
+]
+
+
+def sql_of(server: RestateServer | RestateCluster) -> SqlClient:
+    """A SQL client for the server; on a cluster, one that asks a live node and rides out a failover."""
+    return server.sql() if isinstance(server, RestateCluster) else SqlClient(server.admin_url)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The server (or cluster) a run talks to, and the watcher polling it."""
+
+    server: RestateServer | RestateCluster
+    watcher: Watcher
+
+    @property
+    def admin(self) -> AdminClient:
+        return AdminClient(self.server.admin_url)
+
+    @property
+    def sql(self) -> SqlClient:
+        return sql_of(self.server)
+
+    @property
+    def ingress(self) -> IngressClient:
+        return IngressClient(self.server.ingress_url)
+
+
+@dataclass
+class FaultedRun:
+    """One run as its fault sees it: what it kills and reads, and how it waits."""
+
+    name: str
+    """The row's name, for messages."""
+    engine: Engine
+    """The server the run's invocation lives on."""
+    agent: AgentHost
+    """The run's agent."""
+    lane: Lane
+    """The run's lane of the stub."""
+    delay: float
+    """Seconds the agent stays down after a kill."""
+    wait: Callable[[str, Callable[[], bool], float], None]
+    """Poll a condition until it holds (what, condition, timeout); gives up when the lab is interrupted."""
+    sleep: Callable[[float], None]
+    """Sleep, unless the lab is interrupted."""
+    invocation_id: str = ""
+    """The run's invocation, once sent."""
+    hold_pause: bool = False
+    """Set by `arm`: the agent's first process withholds the end of its first live durable pause until its
+    attempt's connection ends (a kill of the agent, the server or a node), so it never moves past it."""
+    replacement: bool = False
+    """Set by `arm`: load the agent's replacement before the invocation is sent."""
+
+    def wait_for_pause(self) -> None:
+        """Wait until the invocation's durable pause is journaled."""
+        sql = self.engine.sql
+        self.wait(
+            "the durable pause to be journaled",
+            lambda: any(e.type == "Command: Sleep" for e in sql.journal(self.invocation_id)),
+            60.0,
+        )
+
+    def restart_agent(self, kill_at: float) -> Landing:
+        """Open the replacement's port `delay` seconds after the kill; returns when it listened."""
+        # The replacement keeps the time itself; the lab only waits, and can be interrupted meanwhile.
+        self.agent.release(at=kill_at + self.delay)
+        self.sleep(kill_at + self.delay - time.time())
+        return Landing(kill_at, self.agent.wait_up())
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Where a fault landed."""
+
+    kill_at: float | None
+    """Wall-clock time of the kill; None for a run without a fault."""
+    up_at: float | None
+    """When the killed process listened again; None if nothing was brought back within the run."""
+    node_kill: NodeKill | None = None
+    """The cluster node killed, for a node kill."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Where the lab kills a process in a run (one subclass per kind; this base kills nothing)."""
+
+    kind: ClassVar[str] = "none"
+    """The kind's name, as records and listings print it."""
+    own_server: ClassVar[bool] = False
+    """The fault kills restate-server: the run gets a server (or cluster) of its own."""
+    nodes: ClassVar[int] = 1
+    """Nodes of Restate the fault needs: a node kill needs a cluster."""
+
+    def describe(self) -> str:
+        return "none"
+
+    def arm(self, run: FaultedRun) -> None:
+        """Before the agent starts: hold the moment open, ask for a replacement agent."""
+
+    def land(self, run: FaultedRun) -> Landing:
+        """Once the invocation is sent: wait for the moment, kill, bring back; where it landed."""
+        return Landing(None, None)
+
+    def settle(self, run: FaultedRun, landing: Landing) -> float | None:
+        """Once the invocation has settled: bring back what stayed down; when it was back."""
+        return None
+
+
+@dataclass(frozen=True)
+class NoFault(Fault):
+    """No kill: the clean run."""
+
+
+@dataclass(frozen=True)
+class KillInPause(Fault):
+    """SIGKILL the agent in its durable pause, once the pause's Sleep is journaled (after the tool ran)."""
+
+    kind: ClassVar[str] = "kill-in-pause"
+
+    def describe(self) -> str:
+        return "kill in the durable pause, after the tool ran"
+
+    def arm(self, run: FaultedRun) -> None:
+        run.hold_pause = True
+        run.replacement = True
+
+    def land(self, run: FaultedRun) -> Landing:
+        run.wait_for_pause()
+        calls_in_pause = len(run.lane.model_calls(run.invocation_id))
+        kill_at = run.agent.kill()
+        # The host withholds the pause's end, so the agent cannot have moved on; checked all the same, from
+        # what would show it: another model call, or (an agent that asks none after its pause) its output.
+        if len(run.lane.model_calls(run.invocation_id)) > calls_in_pause or any(
+            e.type == "Command: Output" for e in run.engine.sql.journal(run.invocation_id)
+        ):
+            raise ExperimentError(
+                f"{run.name}: the agent went on past its durable pause before the kill, though its end was "
+                "held back"
+            )
+        return run.restart_agent(kill_at)
+
+
+def _in_flight(
+    run: FaultedRun,
+    what: str,
+    ledger: Callable[[], Sequence[ModelCall] | Sequence[Booking]],
+    call: int,
+    after: float,
+) -> float:
+    """Wait until call `call` of the ledger is in flight, then until `after` seconds into it; kill the agent
+    there. The stub holds the call until its caller leaves, so it is still in flight however late."""
+
+    def current() -> ModelCall | Booking | None:
+        calls = ledger()
+        return calls[call - 1] if len(calls) >= call else None
+
+    def in_flight() -> bool:
+        found = current()
+        return found is not None and found.finished is None
+
+    run.wait(f"{what} to be in flight", in_flight, 60.0)
+    started = current()
+    assert started is not None
+    run.sleep(started.started + after - time.time())
+    if not in_flight():
+        raise ExperimentError(f"{run.name}: {what} finished before the kill, though the stub held it")
+    return run.agent.kill()
+
+
+@dataclass(frozen=True)
+class KillMidCall(Fault):
+    """SIGKILL the agent `after` seconds into model call `call`, which the stub holds until the kill."""
+
+    kind: ClassVar[str] = "kill-mid-call"
+    call: int = 1
+    """Which model call of the invocation (1 = the first)."""
+    after: float = 1.0
+    """Seconds into that call."""
+
+    def describe(self) -> str:
+        return f"kill {self.after:g} s into model call {self.call}"
+
+    def arm(self, run: FaultedRun) -> None:
+        run.lane.model_call_held = self.call
+        run.replacement = True
+
+    def land(self, run: FaultedRun) -> Landing:
+        calls = lambda: run.lane.model_calls(run.invocation_id)  # noqa: E731
+        return run.restart_agent(_in_flight(run, f"model call {self.call}", calls, self.call, self.after))
+
+
+@dataclass(frozen=True)
+class KillMidBooking(Fault):
+    """SIGKILL the agent `after` seconds into booking request `call`, which the stub holds until the kill."""
+
+    kind: ClassVar[str] = "kill-mid-booking"
+    call: int = 1
+    """Which booking request of the invocation (1 = the first)."""
+    after: float = 1.0
+    """Seconds into that request."""
+
+    def describe(self) -> str:
+        return f"kill {self.after:g} s into booking request {self.call}"
+
+    def arm(self, run: FaultedRun) -> None:
+        run.lane.booking_held = self.call
+        run.replacement = True
+
+    def land(self, run: FaultedRun) -> Landing:
+        bookings = lambda: run.lane.bookings(run.invocation_id)  # noqa: E731
+        return run.restart_agent(_in_flight(run, f"booking {self.call}", bookings, self.call, self.after))
+
+
+@dataclass(frozen=True)
+class ServerKillInPause(Fault):
+    """Kill restate-server itself in the pause and start it again on its data (on a cluster, every node)."""
+
+    kind: ClassVar[str] = "server-kill-in-pause"
+    own_server: ClassVar[bool] = True
+
+    def describe(self) -> str:
+        return "kill restate-server in the pause, restart it on its data"
+
+    def arm(self, run: FaultedRun) -> None:
+        run.hold_pause = True
+
+    def land(self, run: FaultedRun) -> Landing:
+        run.wait_for_pause()
+        kill_at = time.time()
+        run.engine.server.restart()
+        return Landing(kill_at, time.time())
+
+
+@dataclass(frozen=True)
+class NodeKillInPause(Fault):
+    """SIGKILL the cluster node leading the invocation's partition in the pause; start it again once the
+    invocation has settled."""
+
+    kind: ClassVar[str] = "node-kill-in-pause"
+    nodes: ClassVar[int] = 3
+
+    def describe(self) -> str:
+        return "kill the cluster node leading the invocation's partition in the pause"
+
+    def arm(self, run: FaultedRun) -> None:
+        run.hold_pause = True
+
+    def land(self, run: FaultedRun) -> Landing:
+        """In the pause, SIGKILL the node leading the invocation's partition; wait for another node to take
+        the partition over."""
+        cluster = run.engine.server
+        if not isinstance(cluster, RestateCluster):
+            raise ExperimentError(f"{run.name}: node-kill-in-pause needs a cluster")
+        run.wait_for_pause()
+        led = cluster.leader_of(run.invocation_id)
+        if led.leader is None:
+            raise ExperimentError(f"partition {led.partition} of {run.invocation_id} has no leader to kill")
+        killed_at = cluster.kill_node(led.leader)
+        took_over: list[str] = []
+
+        def moved() -> bool:
+            for partition in cluster.leaders(quiet=True):
+                if partition.partition == led.partition and partition.leader not in (None, led.leader):
+                    took_over.append(partition.leader)
+                    return True
+            return False
+
+        run.wait(f"another node to lead partition {led.partition}", moved, 120.0)
+        node_kill = NodeKill(led.partition, led.leader, killed_at, took_over[0], time.time())
+        return Landing(killed_at, None, node_kill)
+
+    def settle(self, run: FaultedRun, landing: Landing) -> float | None:
+        """Start the killed node again on its data; returns when it answered. Then wait until every
+        partition has a leader again, so the next run finds the cluster whole."""
+        cluster = run.engine.server
+        if landing.node_kill is None or not isinstance(cluster, RestateCluster):
+            return None
+        cluster.start_node(landing.node_kill.node)
+        back_at = time.time()
+        cluster.wait_healthy()
+        return back_at
