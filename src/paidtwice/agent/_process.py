@@ -21,7 +21,17 @@ from typing import Any, Self
 
 from paidtwice._exceptions import PaidtwiceError, ServerStartError
 from paidtwice.agent._wire import HOLD_PAUSE
-from paidtwice.engine import HOST, ForkServer, PortLease, Process, lease_port, wait_until
+from paidtwice.engine import (
+    HOST,
+    ForkServer,
+    PortLease,
+    Process,
+    lease_port,
+    load_timeout,
+    loaded_in,
+    too_slow,
+    wait_until,
+)
 
 __all__ = [
     "AGENT_PRELOAD",
@@ -60,8 +70,6 @@ logging, in a forked agent, every import it still made), for a fork server to im
 module itself (it runs as `__main__`) and never an app (apps read their environment when imported).
 aiohttp is imported by a host with a step log, to log the model requests made through it: a quarter of a
 second of CPU each time, paid by a replacement agent inside the pause it must be killed in."""
-
-_START_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
@@ -136,12 +144,14 @@ def wait_alive(
     *,
     exited: Callable[[], str],
     late: str,
-    timeout: float = _START_TIMEOUT,
+    timeout: float | None = None,
     interval: float = 0.02,
     error: type[PaidtwiceError] = ServerStartError,
 ) -> None:
-    """Block until `ready()` holds; `error(exited())` if the process exits first, `error(late)` if it does
-    not hold within `timeout`. The one wait of every agent kind (loading, listening)."""
+    """Block until `ready()` holds; `error(exited())` if the process exits first, an error saying `late`
+    ("... did not load the app"), the wait and how to lengthen it if it does not hold within `timeout`
+    (None: `load_timeout()`). The one wait of every agent kind (loading, listening)."""
+    timeout = load_timeout() if timeout is None else timeout
 
     def up() -> bool:
         if not process.alive():
@@ -149,7 +159,7 @@ def wait_alive(
         return ready()
 
     if not wait_until(up, timeout=timeout, interval=interval):
-        raise error(late)
+        raise error(too_slow(late, timeout))
 
 
 class LeasedAgent:
@@ -226,6 +236,8 @@ class AgentHost(LeasedAgent):
         self._ready: Path | None = None
         """Ready file of the serving process."""
         self._pending: list[tuple[Process, Path]] = []
+        self._spawned: dict[Path, float] = {}
+        """When each pending process was started (wall clock), by its ready file: its load is measured."""
         """Processes loading (or loaded) but not serving yet, oldest first, with their ready files."""
 
     @property
@@ -256,6 +268,7 @@ class AgentHost(LeasedAgent):
             "--ready-file",
             str(ready),
         ]
+        spawned = time.time()
         process = Process(
             argv,
             name=f"{self.name} on :{self.port}",
@@ -268,6 +281,7 @@ class AgentHost(LeasedAgent):
             # A replacement is prepared while the old process still serves the port; it binds only on go().
         ).start(ports_free=False)
         self._pending.append((process, ready))
+        self._spawned[ready] = spawned
 
     def start(self) -> AgentHost:
         """Start the agent and wait until it listens."""
@@ -289,8 +303,11 @@ class AgentHost(LeasedAgent):
             process,
             ready.exists,
             exited=lambda: f"{process.name} exited while loading the app: {process.log_tail()}",
-            late=f"{process.name} did not load the app in {_START_TIMEOUT:.0f}s",
+            late=f"{process.name} did not load the app",
         )
+        spawned = self._spawned.pop(ready, None)
+        if spawned is not None:
+            loaded_in(ready.stat().st_mtime - spawned)
 
     def go(self, at: float | None = None, *, hold_pause: bool = False) -> float:
         """Open the prepared process's port, at wall-clock time `at` if given (else now); returns the time it
@@ -326,7 +343,7 @@ class AgentHost(LeasedAgent):
             process,
             up,
             exited=lambda: f"{process.name} exited before listening: {process.log_tail()}",
-            late=f"{process.name} did not listen on :{self.port} in {_START_TIMEOUT:.0f}s",
+            late=f"{process.name} did not listen on :{self.port}",
             interval=0.005,
         )
         return listening[0]

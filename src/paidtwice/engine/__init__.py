@@ -33,9 +33,11 @@ from paidtwice.engine._sql import (
     invocation_status,
     journal_from_rows,
 )
+from paidtwice.engine._startup import LOAD_TIMEOUT, load_timeout, loaded_in, too_slow
 
 __all__ = [
     "HOST",
+    "LOAD_TIMEOUT",
     "MAX_NODES",
     "AdminCall",
     "AdminClient",
@@ -66,7 +68,10 @@ __all__ = [
     "invocation_status",
     "journal_from_rows",
     "lease_port",
+    "load_timeout",
+    "loaded_in",
     "port_is_listening",
     "remove_at_exit",
+    "too_slow",
     "wait_until",
 ]

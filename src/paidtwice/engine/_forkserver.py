@@ -52,11 +52,11 @@ from typing import IO, Any, NoReturn
 
 from paidtwice._exceptions import ServerStartError
 from paidtwice.engine._process import Process, die_with_parent
+from paidtwice.engine._startup import load_timeout, too_slow
 
 __all__ = ["ForkRefused", "ForkServer", "ForkedChild"]
 
 _MAX_MESSAGE = 1 << 20
-_READY_TIMEOUT = 60.0
 
 
 class ForkRefused(ServerStartError):
@@ -173,7 +173,9 @@ class ForkServer:
         self._socket.settimeout(timeout)
         try:
             data, fds, _flags, _address = socket.recv_fds(self._socket, _MAX_MESSAGE, 1)
-        except OSError as err:  # TimeoutError included
+        except TimeoutError:
+            raise self._failed(what, too_slow("no answer", timeout)) from None
+        except OSError as err:
             raise self._failed(what, err) from None
         if not data:
             raise self._failed(what, "it exited")
@@ -189,7 +191,7 @@ class ForkServer:
         if self._socket is None:
             raise ServerStartError(f"the fork server is not running (log: {self.log_path})")
         if not self._ready:
-            self._receive("waiting for its imports", timeout=_READY_TIMEOUT)
+            self._receive("waiting for its imports", timeout=load_timeout())
             self._ready = True
 
     def spawn(
@@ -218,12 +220,12 @@ class ForkServer:
         with self._lock:
             self._wait_ready()
             assert self._socket is not None
-            self._socket.settimeout(_READY_TIMEOUT)
+            self._socket.settimeout(load_timeout())
             try:
                 socket.send_fds(self._socket, [json.dumps(request).encode()], [stdin_fd, log_fd])
             except OSError as err:
                 raise self._failed(what, err) from None
-            answer, fds = self._receive(what, timeout=_READY_TIMEOUT)
+            answer, fds = self._receive(what, timeout=load_timeout())
             if "refused" in answer:
                 raise ForkRefused(f"{what}: {answer['refused']}")
             self.forks += 1

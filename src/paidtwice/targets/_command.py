@@ -31,9 +31,6 @@ from paidtwice.targets._proxy import Proxy
 
 __all__ = ["CommandAgent", "WireStep", "check_command", "command_label", "node_path"]
 
-_START_TIMEOUT = 60.0
-_CHECK_TIMEOUT = 30.0
-
 
 @dataclass(frozen=True)
 class WireStep:
@@ -173,15 +170,15 @@ class CommandAgent(LeasedAgent):
         at it; the time the deployment is up again."""
         if self._process is None or not self._process.alive():
             self._spawn()
-        self._wait_listening(timeout=_START_TIMEOUT, interval=0.01, error=ServerStartError)
+        self._wait_listening(interval=0.01, error=ServerStartError)
         if self._start_at is not None:
             time.sleep(max(0.0, self._start_at - time.time()))
         self.proxy.target_port = self.port
         return time.time()
 
-    def _wait_listening(self, *, timeout: float, interval: float, error: type[PaidtwiceError]) -> None:
+    def _wait_listening(self, *, interval: float, error: type[PaidtwiceError]) -> None:
         """Block until the spawned process listens on its port; `error`, naming its log, if it exits first
-        or does not listen within `timeout`."""
+        or does not listen within `load_timeout()`."""
         process = self._process
         assert process is not None
         wait_alive(
@@ -191,9 +188,7 @@ class CommandAgent(LeasedAgent):
                 f"the command exited ({process.returncode}) before listening on ${self.port_env}="
                 f"{self.port}; its log: {self.log_path}"
             ),
-            late=f"the command did not listen on ${self.port_env}={self.port} in {timeout:.0f}s; "
-            f"its log: {self.log_path}",
-            timeout=timeout,
+            late=f"the command (its log: {self.log_path}) did not listen on ${self.port_env}={self.port}",
             interval=interval,
             error=error,
         )
@@ -275,7 +270,7 @@ def check_command(
     )
     try:
         agent._spawn()
-        agent._wait_listening(timeout=_CHECK_TIMEOUT, interval=0.02, error=UsageError)
+        agent._wait_listening(interval=0.02, error=UsageError)
         try:
             with httpx.Client(http1=False, http2=True, timeout=30.0) as client:
                 response = client.get(

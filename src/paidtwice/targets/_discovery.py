@@ -10,14 +10,24 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from paidtwice._exceptions import UsageError
 from paidtwice.agent import agent_env
+from paidtwice.engine import load_timeout, loaded_in, too_slow
 
-__all__ = ["NOT_PUBLIC", "AppHandler", "choose_handlers", "discover", "handlers_of", "needs_input"]
+__all__ = [
+    "NOT_PUBLIC",
+    "AppHandler",
+    "choose_handlers",
+    "discover",
+    "handlers_of",
+    "load_in_host",
+    "needs_input",
+]
 
 
 @dataclass(frozen=True)
@@ -100,15 +110,7 @@ _NOT_OPTIONS = frozenset({"name", "ty", "handlers", "input", "output", "document
 def discover(app: str, *, cwd: str) -> list[AppHandler]:
     """The handlers `app` (MODULE:APP or MODULE, imported from `cwd`) serves; `UsageError` in one line when
     it cannot be loaded or is not a Restate app."""
-    done = subprocess.run(
-        [sys.executable, "-m", "paidtwice.agent.host", app, "--discover"],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        # As in the sweep: the model's client is pointed at the stub (not started yet, nothing is sent).
-        env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
-        timeout=120,
-    )
+    done = load_in_host(app, ["--discover"], cwd=cwd)
     if done.returncode != 0:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         raise UsageError(lines[-1].removeprefix("paidtwice: ") if lines else f"{app} cannot be loaded")
@@ -117,6 +119,28 @@ def discover(app: str, *, cwd: str) -> list[AppHandler]:
     except (ValueError, IndexError):
         raise UsageError(f"{app}: its discovery manifest is not JSON") from None
     return handlers_of(found["manifest"], found.get("sources"))
+
+
+def load_in_host(app: str, args: Sequence[str], *, cwd: str) -> subprocess.CompletedProcess[str]:
+    """`python -m paidtwice.agent.host APP ARGS` run to its end in a process of its own, as the sweep will
+    load the app, with the model's clients pointed at a stub (not started: nothing is sent). Its time is a
+    load measured (`loaded_in`); `UsageError` naming the variable that sets the wait when it takes longer
+    than twice `load_timeout()`."""
+    timeout = 2 * load_timeout()
+    began = time.monotonic()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "paidtwice.agent.host", app, *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise UsageError(too_slow(f"{app} did not load", timeout)) from None
+    loaded_in(time.monotonic() - began)
+    return done
 
 
 def choose_handlers(

@@ -6,7 +6,6 @@ log (`_timeline`).
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,14 +19,20 @@ from paidtwice.agent import (
     SERVICE_AS,
     TREE,
     AgentHost,
-    agent_env,
     framework_preload,
 )
 from paidtwice.engine import JournalEntry
 from paidtwice.lab import DECK_AGENT, QUESTION, renamed_service
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
-from paidtwice.targets._discovery import NOT_PUBLIC, AppHandler, choose_handlers, discover, needs_input
+from paidtwice.targets._discovery import (
+    NOT_PUBLIC,
+    AppHandler,
+    choose_handlers,
+    discover,
+    load_in_host,
+    needs_input,
+)
 from paidtwice.targets._inputs import made_input
 from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Trace
 from paidtwice.targets._timeline import (
@@ -290,15 +295,7 @@ def _note(line: str) -> None:
 
 def check_app(app: str, service: str, handler: str, *, cwd: str) -> str | None:
     """Why the app cannot be swept (not importable, no such service or handler); None if it can."""
-    done = subprocess.run(
-        [sys.executable, "-m", "paidtwice.agent.host", app, "--check", f"{service}/{handler}"],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        # As in the sweep: the model's client is pointed at the stub (not started yet, nothing is sent).
-        env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
-        timeout=120,
-    )
+    done = load_in_host(app, ["--check", f"{service}/{handler}"], cwd=cwd)
     if done.returncode == 0:
         return None
     lines = [line for line in done.stderr.splitlines() if line.strip()]
