@@ -19,6 +19,7 @@ from paidtwice.targets._discovery import discover, needs_input
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = Path(__file__).resolve().parent / "project"
+TS_CORPUS = ROOT / "tests" / "lint" / "corpus_ts"
 
 
 def check(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -143,21 +144,25 @@ def test_the_pre_commit_hook_lints_with_pre_commit_itself(tmp_path: Path) -> Non
     def run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(args, capture_output=True, text=True, cwd=repo, env=env, timeout=900)
 
-    def try_repo(name: str, file: str) -> subprocess.CompletedProcess[str]:
+    def try_repo(name: str, *files: str) -> subprocess.CompletedProcess[str]:
         repo = tmp_path / name
         repo.mkdir()
         shutil.copy(PROJECT / "naive_agent.py", repo / "naive_agent.py")
         shutil.copy(PROJECT / "journaled_agent.py", repo / "journaled_agent.py")
+        # A TypeScript agent: the hook is given .ts files too (pre-commit's `ts` type).
+        shutil.copy(TS_CORPUS / "fetch_provider_naive.ts", repo / "naive_agent.ts")
+        shutil.copy(TS_CORPUS / "fetch_provider.ts", repo / "journaled_agent.ts")
         run(repo, "git", "init", "-q")
         run(repo, "git", "add", ".")
         # try-repo: this repository's hooks file as it is in the work tree, as a `repo:` entry reads it.
-        return run(repo, pre_commit, "try-repo", str(ROOT), "paidtwice-lint", "--files", file)
+        return run(repo, pre_commit, "try-repo", str(ROOT), "paidtwice-lint", "--files", *files)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        naive_run = pool.submit(try_repo, "naive", "naive_agent.py")
-        clean_run = pool.submit(try_repo, "clean", "journaled_agent.py")
+        naive_run = pool.submit(try_repo, "naive", "naive_agent.py", "naive_agent.ts")
+        clean_run = pool.submit(try_repo, "clean", "journaled_agent.py", "journaled_agent.ts")
         naive, clean = naive_run.result(), clean_run.result()
     assert naive.returncode == 1, naive.stdout + naive.stderr
     assert "naive_agent.py:" in naive.stdout and "PT001" in naive.stdout
+    assert "naive_agent.ts:8:" in naive.stdout
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert json.dumps("Passed")[1:-1] in clean.stdout

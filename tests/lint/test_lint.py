@@ -149,7 +149,8 @@ def test_cli_exits_0_when_clean_and_2_on_bad_input(tmp_path: Path) -> None:
     wrong = run_cli(str(script))
     assert wrong.returncode == 2
     assert wrong.stderr.strip().splitlines() == [
-        f"Error: {script} is not a Python file (a .py file, or a script whose first line runs python)"
+        f"Error: {script} is neither a Python file (a .py file, or a script whose first line runs python) "
+        "nor a TypeScript file (.ts, .tsx, .mts, .cts)"
     ]
     # A script with a python shebang is one (pre-commit passes them as Python files).
     tool = tmp_path / "deploy"

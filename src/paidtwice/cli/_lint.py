@@ -21,6 +21,7 @@ from paidtwice.lint import (
     lint_paths,
     parse_version,
     project_target,
+    typescript_file,
 )
 from paidtwice.report import lint_cases, lint_findings
 
@@ -51,7 +52,7 @@ __all__ = ["lint_command"]
     "target_version",
     metavar="3.N",
     default=None,
-    help="The Python the project targets, whose syntax its files are parsed with (default: the lower bound "
+    help="The Python the project targets, whose syntax its Python files are parsed with (default: the lower bound "
     "of requires-python in the nearest pyproject.toml). A file this Python cannot parse is parsed by a "
     "newer python3.N on PATH; if the target is newer and none is found, the file is reported as not checked.",
 )
@@ -68,12 +69,15 @@ def lint_command(
     """Find the calls in Restate handlers that a replay makes, and pays for, again.
 
     Reports network and model calls, clock reads, randomness and fresh ids, environment and file reads made
-    in a handler (or a function it calls) outside the action of ctx.run / ctx.run_typed. `# noqa: CODE` on
-    the line silences one code there. Exit 1 when there are findings, 0 when none, 2 on bad input.
+    in a handler (or a function it calls) outside the action of ctx.run / ctx.run_typed. Reads Python
+    (*.py) and TypeScript (*.ts, *.tsx, *.mts, *.cts) with the same codes. `# noqa: CODE` (`// noqa: CODE`
+    in TypeScript) on the line silences one code there. Exit 1 when there are findings, 0 when none, 2 on
+    bad input.
 
     \b
     Examples:
         paidtwice lint src/
+        paidtwice lint src/agent.ts             # a Restate TypeScript agent
         paidtwice lint agent.py --format json
         paidtwice lint --select PT006 src/     # HTTP writes in ctx.run actions without a key
         paidtwice lint --target-version 3.12 src/
@@ -122,9 +126,10 @@ def _check_paths(paths: tuple[Path, ...]) -> None:
     if not paths:
         raise BadInput("give at least one file or directory to lint")
     for path in paths:
-        if Path(path).is_file() and not _python_file(Path(path)):
+        if Path(path).is_file() and not _python_file(Path(path)) and not typescript_file(Path(path)):
             raise BadInput(
-                f"{path} is not a Python file (a .py file, or a script whose first line runs python)"
+                f"{path} is neither a Python file (a .py file, or a script whose first line runs python) nor "
+                "a TypeScript file (.ts, .tsx, .mts, .cts)"
             )
 
 
@@ -145,7 +150,7 @@ def _lint(paths: list[Path], codes: set[str], parser: Parser) -> LintResult:
     except FileNotFoundError as err:
         raise BadInput(f"no such file or directory: {err.args[0]}") from None
     if result.files == 0:
-        raise BadInput("no Python files under " + ", ".join(str(p) for p in paths))
+        raise BadInput("no Python or TypeScript files under " + ", ".join(str(p) for p in paths))
     return result
 
 

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from paidtwice.lint._findings import Finding, LintResult, noqa
 from paidtwice.lint._index import FunctionNode, ModuleInfo, Scope, attr_chain, dotted_name, index_module
 from paidtwice.lint._parse import NeedsNewerParser, Parser
 from paidtwice.lint._rules import (
@@ -35,67 +34,16 @@ from paidtwice.lint._rules import (
     PYDANTIC_TOOL_DECORATORS,
     TOOL_DECORATORS,
 )
+from paidtwice.lint._ts_analyzer import TsLint
+from paidtwice.lint._ts_index import TS_SUFFIXES
 from paidtwice.lint._walker import Project, Walker
 
-__all__ = ["Finding", "LintResult", "lint_paths", "lint_source"]
+__all__ = ["lint_paths", "lint_source", "typescript_file"]
 
 _HANDLER_DECORATORS = {"handler", "main"}
 _ROLES = {"handler": "handler", "tool": "agent tool"}
 """How a finding names where it is: a handler, or a tool an agent's run calls (again on every replay)."""
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".tox", ".nox", ".mypy_cache"}
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One call a replay makes again."""
-
-    path: str
-    """The file, as given (or found under a given directory)."""
-    line: int
-    """1-based line of the call in the handler (of the error, for PT000)."""
-    col: int
-    """1-based column."""
-    code: str
-    """Rule code, see `CODES`."""
-    message: str
-    """What was found, and through which helper."""
-
-    def format(self) -> str:
-        """`path:line:col: CODE message`, the usual linter line."""
-        return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
-
-    @property
-    def fix(self) -> str:
-        """How to make the call replay-safe."""
-        return CODES[self.code].fix
-
-
-@dataclass(frozen=True)
-class LintResult:
-    """Every finding of one run, in path and line order, and how much was read."""
-
-    findings: tuple[Finding, ...]
-    """Findings, sorted."""
-    files: int
-    """Python files read."""
-    lines: int
-    """Lines read."""
-    handlers: int
-    """Restate handlers found."""
-    unchecked: tuple[tuple[str, str], ...] = ()
-    """Files not checked, and why: they need a newer parser than the running Python's (path, reason)."""
-    undecided: tuple[tuple[str, int, str], ...] = ()
-    """Calls lint cannot judge, and why (path, line, what it cannot decide): an ADK runner whose plugins it
-    cannot read. Not findings: no exit status depends on them."""
-
-
-def _noqa(line: str, code: str) -> bool:
-    match = _NOQA.search(line)
-    if match is None:
-        return False
-    codes = match.group("codes")
-    return codes is None or code in re.split(r"[\s,]+", codes.upper())
 
 
 def _explicit_services(module: ModuleInfo) -> set[str]:
@@ -236,7 +184,7 @@ def _analyze(
             if (line, effect.code) in findings or effect.code not in project.selected:
                 continue
             text = module.lines[line - 1] if 0 < line <= len(module.lines) else ""
-            if _noqa(text, effect.code):
+            if noqa(text, effect.code):
                 continue
             rule = CODES[effect.code]
             findings[(line, effect.code)] = Finding(
@@ -249,13 +197,18 @@ def _analyze(
     return list(findings.values()), handlers
 
 
-def _python_files(paths: Iterable[Path]) -> Iterator[Path]:
+def typescript_file(path: Path) -> bool:
+    """A TypeScript source file (`.ts`, `.tsx`, `.mts`, `.cts`; not a `.d.ts` declaration file)."""
+    return path.name.endswith(TS_SUFFIXES) and not path.name.endswith((".d.ts", ".d.mts", ".d.cts"))
+
+
+def _source_files(paths: Iterable[Path]) -> Iterator[Path]:
     for path in paths:
         if path.is_dir():
             for folder, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
                 for name in sorted(files):
-                    if name.endswith(".py"):
+                    if name.endswith(".py") or typescript_file(Path(name)):
                         yield Path(folder) / name
         else:
             yield path
@@ -264,7 +217,8 @@ def _python_files(paths: Iterable[Path]) -> Iterator[Path]:
 def lint_paths(
     paths: Sequence[Path], *, select: Iterable[str] | None = None, parser: Parser | None = None
 ) -> LintResult:
-    """Lint files and directories (recursively, `*.py`). Missing paths raise FileNotFoundError.
+    """Lint files and directories (recursively, `*.py` and TypeScript's `*.ts`, `*.tsx`, `*.mts`, `*.cts`).
+    Missing paths raise FileNotFoundError.
 
     `select` names the codes reported (default: every code but those off by default, PT006). `parser`
     parses as the project's Python (default: the running one's grammar, then any newer python3.N on PATH)."""
@@ -276,20 +230,27 @@ def lint_paths(
     sources: list[tuple[Path, str]] = []
     findings: list[Finding] = []
     lines = 0
-    for path in _python_files(paths):
+    selected = frozenset(select) if select is not None else DEFAULT_CODES
+    typescript = TsLint(selected)
+    read = 0
+    for path in _source_files(paths):
         try:
-            text = path.read_bytes().decode("utf-8", errors="replace")
+            data = path.read_bytes()
         except OSError as err:
             findings.append(Finding(str(path), 1, 1, PARSE_ERROR, f"cannot read the file: {err.strerror}"))
             continue
-        lines += text.count("\n")
+        read += 1
+        lines += data.count(b"\n")
+        if typescript_file(path):
+            findings.extend(typescript.lint(path, data))
+            continue
+        text = data.decode("utf-8", errors="replace")
         sources.append((path, text))
         files.setdefault(dotted_name(path), path)
-    selected = frozenset(select) if select is not None else DEFAULT_CODES
     project = Project(files, selected | {PARSE_ERROR}, parser)
-    handlers = 0
+    handlers = typescript.handlers
     unchecked: list[tuple[str, str]] = []
-    undecided: list[tuple[str, int, str]] = []
+    undecided: list[tuple[str, int, str]] = list(typescript.undecided)
     for path, text in sources:
         try:
             tree = parser.parse(text, str(path))
@@ -320,7 +281,7 @@ def lint_paths(
         findings.extend(found)
         handlers += count
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
-    return LintResult(tuple(findings), len(sources), lines, handlers, tuple(unchecked), tuple(undecided))
+    return LintResult(tuple(findings), read, lines, handlers, tuple(unchecked), tuple(undecided))
 
 
 def lint_source(source: str, path: str = "<source>", *, select: Iterable[str] | None = None) -> list[Finding]:

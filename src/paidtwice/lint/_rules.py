@@ -71,28 +71,31 @@ CODES: dict[str, Rule] = {
         Rule(
             "PT001",
             "network or model call outside ctx.run",
-            'record it: `result = await ctx.run_typed("model", call_model, ...)`; a replay then returns '
-            "the recorded answer instead of paying for a new one",
+            'record it: `result = await ctx.run_typed("model", call_model, ...)` (TypeScript: '
+            '`await ctx.run("model", () => callModel())`, or a model wrapped with `durableCalls(ctx)`); a '
+            "replay then returns the recorded answer instead of paying for a new one",
         ),
         Rule(
             "PT002",
             "clock read outside the journal",
-            "use `await ctx.time()` (journaled), or read the clock inside a ctx.run_typed action",
+            "use `await ctx.time()` (TypeScript: `await ctx.date.now()`), journaled, or read the clock "
+            "inside a ctx.run_typed (ctx.run) action",
         ),
         Rule(
             "PT003",
             "randomness or a fresh id outside the journal",
-            "use `ctx.random()` or `ctx.uuid()` (seeded per invocation, stable across replays)",
+            "use `ctx.random()` or `ctx.uuid()` (TypeScript: `ctx.rand.random()`, `ctx.rand.uuidv4()`), "
+            "seeded per invocation, stable across replays",
         ),
         Rule(
             "PT004",
             "environment variable read inside a handler",
-            "read it once at start-up (module level), or inside a ctx.run_typed action",
+            "read it once at start-up (module level), or inside a ctx.run_typed (ctx.run) action",
         ),
         Rule(
             "PT005",
             "file read inside a handler",
-            "read it inside a ctx.run_typed action, or once at start-up",
+            "read it inside a ctx.run_typed (ctx.run) action, or once at start-up",
         ),
         Rule(
             "PT006",

@@ -1,0 +1,156 @@
+"""paidtwice lint on TypeScript: the corpus of agents written as Restate's TypeScript examples are (each
+journaled, and a naive copy), the project's TypeScript agent, and every output (text, JSON, SARIF, JUnit,
+GitHub annotations, `paidtwice check`'s lint step)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import jsonschema
+from junitparser import JUnitXml
+from support import run_paidtwice
+
+from paidtwice.lint import lint_paths
+
+HERE = Path(__file__).parent
+CORPUS = HERE / "corpus_ts"
+ROOT = HERE.parent.parent
+TS_AGENT = ROOT / "examples" / "ts_agent" / "agent.ts"
+SARIF_SCHEMA = ROOT / "tests" / "check" / "sarif-schema-2.1.0.json"
+EXPECT = re.compile(r"//.*\bexpect:\s*(?P<codes>PT\d{3}(?:\s*,\s*PT\d{3})*)")
+PAUSE = 'onJournalMismatchErrors: "pause"'
+
+
+def expected_findings() -> set[tuple[str, int, str]]:
+    expected = set()
+    for path in sorted(CORPUS.rglob("*.ts")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            match = EXPECT.search(line)
+            if match:
+                for code in re.split(r"\s*,\s*", match.group("codes")):
+                    expected.add((str(path.relative_to(CORPUS)), number, code))
+    return expected
+
+
+def agents() -> list[Path]:
+    return sorted(p for p in CORPUS.glob("*.ts") if not p.stem.endswith("_naive"))
+
+
+def test_every_journaled_agent_has_a_naive_copy() -> None:
+    journaled = agents()
+    assert len(journaled) >= 10
+    for agent in journaled:
+        assert (CORPUS / f"{agent.stem}_naive.ts").is_file(), agent
+
+
+def test_precision_and_recall_on_the_ts_corpus_are_total() -> None:
+    result = lint_paths([CORPUS])
+    found = {(str(Path(f.path).relative_to(CORPUS)), f.line, f.code) for f in result.findings}
+    expected = expected_findings()
+    missed = sorted(expected - found)
+    spurious = sorted(found - expected)
+    assert not missed and not spurious, f"missed {missed}\nspurious {spurious}"
+    assert not result.undecided, result.undecided
+    # Every naive copy is flagged at its model call, no journaled agent at all.
+    flagged = {Path(f.path).name for f in result.findings}
+    assert flagged == {f"{a.stem}_naive.ts" for a in agents()}
+    assert {code for _, _, code in expected} == {"PT001", "PT002", "PT003", "PT004", "PT005"}
+    assert result.handlers >= 25
+
+
+def test_a_finding_names_its_handler_and_the_helper_it_goes_through() -> None:
+    findings = {(Path(f.path).name, f.line): f for f in lint_paths([CORPUS]).findings}
+    through = findings[("multi_agent_naive.ts", 12)].message
+    assert "generateText() with a model outside durableCalls" in through
+    assert "in handler MultiAgentClaimApproval/run (through runEligibilityAgent() at line 39)" in through
+    imported = findings[("template_naive.ts", 25)].message
+    assert "llmCall() calls generateText() with a model outside durableCalls (llm.ts:9)" in imported
+    assert "in handler agent/run" in imported
+    # A service that already pauses on a journal mismatch is not told to.
+    assert PAUSE in through and PAUSE not in findings[("human_approval_naive.ts", 9)].message
+    assert PAUSE not in findings[("clock_random_env_naive.ts", 12)].message
+
+
+def test_the_ts_agent_is_flagged_once_at_its_naive_model_call() -> None:
+    result = lint_paths([TS_AGENT])
+    [finding] = result.findings
+    lines = TS_AGENT.read_text().splitlines()
+    assert finding.code == "PT001"
+    assert "openai.chat.completions.create(" in lines[finding.line - 1]
+    called = next(n for n, line in enumerate(lines, 1) if ": await chat(messages);" in line)
+    assert f"in handler agent/run (through chat() at line {called})" in finding.message
+    assert result.handlers == 1 and result.files == 1
+
+
+def test_noqa_and_a_file_that_does_not_parse(tmp_path: Path) -> None:
+    naive = (CORPUS / "fetch_provider_naive.ts").read_text()
+    (tmp_path / "quiet.ts").write_text(naive.replace("// expect: PT001", "// noqa: PT001"))
+    (tmp_path / "broken.ts").write_text('import * as restate from "@restatedev/restate-sdk";\nconst x = {;\n')
+    (tmp_path / "types.d.ts").write_text("declare const x: number = ;\n")  # declarations are not read
+    result = lint_paths([tmp_path])
+    assert [(Path(f.path).name, f.line, f.code) for f in result.findings] == [("broken.ts", 2, "PT000")]
+    assert result.files == 2
+
+
+def test_cli_text_json_github_sarif_and_junit(tmp_path: Path) -> None:
+    done = run_paidtwice(
+        "lint", str(CORPUS), "--format", "github", "--sarif", str(tmp_path / "lint.sarif"),
+        "--junit", str(tmp_path / "lint.xml"),
+        cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    expected = expected_findings()
+    annotation = re.compile(r"^::error file=([^,]+),line=(\d+),col=\d+,title=(PT\d{3}) ", flags=re.M)
+    annotations = annotation.findall(done.stdout)
+    assert {(Path(f).name, int(n), c) for f, n, c in annotations} == {
+        (Path(f).name, n, c) for f, n, c in expected
+    }
+    log = json.loads((tmp_path / "lint.sarif").read_text())
+    jsonschema.validate(log, json.loads(SARIF_SCHEMA.read_text()))
+    results = log["runs"][0]["results"]
+    placed = {
+        (
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].removeprefix(
+                "tests/lint/corpus_ts/"
+            ),
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+            r["ruleId"],
+        )
+        for r in results
+    }
+    assert placed == expected
+    assert JUnitXml.fromfile(str(tmp_path / "lint.xml")).failures >= 1
+    text = run_paidtwice("lint", str(CORPUS / "template_naive.ts"), cwd=ROOT)
+    assert text.returncode == 1
+    assert text.stdout.startswith(f"{CORPUS / 'template_naive.ts'}:25:26: PT001 ")
+    clean = run_paidtwice("lint", str(CORPUS / "template.ts"), "--format", "json", cwd=ROOT)
+    assert clean.returncode == 0 and json.loads(clean.stdout) == []
+
+
+def test_cli_refuses_other_files_and_empty_folders(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("# notes\n")
+    wrong = run_paidtwice("lint", str(tmp_path / "notes.md"))
+    assert wrong.returncode == 2
+    assert "is neither a Python file" in wrong.stderr and "nor a TypeScript file" in wrong.stderr
+    empty = run_paidtwice("lint", str(tmp_path))
+    assert empty.returncode == 2
+    assert empty.stderr.strip() == f"Error: no Python or TypeScript files under {tmp_path}"
+    assert "Traceback" not in wrong.stderr + empty.stderr
+
+
+def test_check_lints_typescript(tmp_path: Path) -> None:
+    """`paidtwice check --only lint` on a project whose lint paths hold TypeScript agents."""
+    shutil.copytree(CORPUS, tmp_path / "agents")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "ts-agents"\nversion = "0"\n\n[tool.paidtwice]\nlint = ["agents"]\n'
+    )
+    done = run_paidtwice("check", "--only", "lint", "--sarif", "check.sarif", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    log = json.loads((tmp_path / "check.sarif").read_text())
+    jsonschema.validate(log, json.loads(SARIF_SCHEMA.read_text()))
+    results = log["runs"][0]["results"]
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
+    assert uris == {f"agents/{a.stem}_naive.ts" for a in agents()}
