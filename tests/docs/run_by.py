@@ -47,6 +47,12 @@ RUN_BY: dict[str, str] = {
     "paidtwice lint src/paidtwice/agent/weather.py": (
         "tests/lint/test_lint.py::test_cli_prints_one_finding_a_line_and_exits_1"
     ),
+    "paidtwice lint examples/ts_agent/agent.ts": (
+        "tests/lint/test_lint_ts.py::test_the_ts_agent_is_flagged_once_at_its_naive_model_call"
+    ),
+    "paidtwice lint tests/lint/corpus_ts/template_naive.ts": (
+        "tests/lint/test_lint_ts.py::test_cli_text_json_github_sarif_and_junit"
+    ),
     "paidtwice lint --target-version 3.14 src/": (
         "tests/lint/test_target_version.py::test_a_target_newer_than_any_parser_found_is_one_clear_line"
     ),

@@ -83,6 +83,12 @@ def test_the_ts_agent_is_flagged_once_at_its_naive_model_call() -> None:
     called = next(n for n, line in enumerate(lines, 1) if ": await chat(messages);" in line)
     assert f"in handler agent/run (through chat() at line {called})" in finding.message
     assert result.handlers == 1 and result.files == 1
+    # As docs/how-to/lint.md shows it.
+    shown = run_paidtwice("lint", "examples/ts_agent/agent.ts", cwd=ROOT)
+    assert shown.returncode == 1
+    assert shown.stdout.splitlines() == [finding.format().replace(str(ROOT) + "/", "")]
+    docs = (ROOT / "docs" / "how-to" / "lint.md").read_text()
+    assert shown.stdout.strip() in docs
 
 
 def test_noqa_and_a_file_that_does_not_parse(tmp_path: Path) -> None:
@@ -123,9 +129,9 @@ def test_cli_text_json_github_sarif_and_junit(tmp_path: Path) -> None:
     }
     assert placed == expected
     assert JUnitXml.fromfile(str(tmp_path / "lint.xml")).failures >= 1
-    text = run_paidtwice("lint", str(CORPUS / "template_naive.ts"), cwd=ROOT)
+    text = run_paidtwice("lint", "tests/lint/corpus_ts/template_naive.ts", cwd=ROOT)
     assert text.returncode == 1
-    assert text.stdout.startswith(f"{CORPUS / 'template_naive.ts'}:25:26: PT001 ")
+    assert text.stdout.startswith("tests/lint/corpus_ts/template_naive.ts:25:26: PT001 ")
     clean = run_paidtwice("lint", str(CORPUS / "template.ts"), "--format", "json", cwd=ROOT)
     assert clean.returncode == 0 and json.loads(clean.stdout) == []
 
