@@ -52,8 +52,8 @@ __all__ = ["lint_command"]
     "target_version",
     metavar="3.N",
     default=None,
-    help="The Python the project targets, whose syntax its Python files are parsed with (default: the lower bound "
-    "of requires-python in the nearest pyproject.toml). A file this Python cannot parse is parsed by a "
+    help="The Python the project targets, whose syntax its Python files are parsed with (default: the lower "
+    "bound of requires-python in the nearest pyproject.toml). A file this Python cannot parse is parsed by a "
     "newer python3.N on PATH; if the target is newer and none is found, the file is reported as not checked.",
 )
 @ci_options(format_option=False)
