@@ -348,12 +348,21 @@ class AgentHost(LeasedAgent):
         )
         return listening[0]
 
-    def kill(self) -> float:
-        """SIGKILL the serving process's group; returns when it was sent. The port stays leased."""
+    def kill(self, *, listen_after: float | None = None) -> float:
+        """SIGKILL the serving process's group; returns when it was sent. The port stays leased.
+
+        With `listen_after`, the prepared replacement is told, as soon as the signal is sent, to listen that
+        many seconds after it (binding once the port is free): the lab's confirmation that the group is
+        gone, slow on a busy machine, is then no part of the down time."""
         at = time.time()
-        if self._process is not None:
-            self._process.kill()
-            self._process = None
+        process, self._process = self._process, None
+        if process is not None:
+            process.send_kill()
+        if listen_after is not None:
+            self.release(at + listen_after)
+        if process is not None:
+            # The group is confirmed gone; the port may already be the replacement's.
+            process.kill(ports_free=listen_after is None)
         return at
 
     def alive(self) -> bool:

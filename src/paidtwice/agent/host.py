@@ -47,6 +47,7 @@ import argparse
 import asyncio
 import contextvars
 import dataclasses
+import errno
 import functools
 import http.client
 import importlib
@@ -509,11 +510,24 @@ APP_LINE = "*"
 """The `invocation` of step-log lines about the whole app, not one invocation."""
 
 
+_BIND_TIMEOUT = 10.0
+"""Seconds a replacement waits for the port its killed predecessor held to be free (the lab tells it to go
+as soon as the kill is sent, before the kernel has closed the old process's socket)."""
+
+
 def _listen(port: int) -> socket.socket:
     """Bind and listen now: from this moment the server's connections succeed (the kernel queues them)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
+    deadline = time.monotonic() + _BIND_TIMEOUT
+    while True:
+        try:
+            sock.bind(("127.0.0.1", port))
+            break
+        except OSError as err:
+            if err.errno != errno.EADDRINUSE or time.monotonic() > deadline:
+                raise
+            time.sleep(0.002)
     sock.listen(1024)
     return sock
 

@@ -224,21 +224,28 @@ class Process:
             return ""
         return " | ".join(line.strip() for line in text[-lines:])
 
-    def kill(self) -> None:
-        """SIGKILL the whole process group, wait for it to exit, and confirm its ports are free."""
+    def send_kill(self) -> None:
+        """SIGKILL the whole process group; do not wait (`kill` waits, and confirms its ports are free)."""
+        if self._child is None:
+            return
+        try:
+            os.killpg(self._child.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def kill(self, *, ports_free: bool = True) -> None:
+        """SIGKILL the whole process group, wait for it to exit, and confirm its ports are free (unless
+        `ports_free` is False: a successor was told to take them over as soon as they are)."""
         child = self._child
         if child is None:
             return
-        try:
-            os.killpg(child.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        self.send_kill()
         child.wait()
         if child.stdin is not None:
             child.stdin.close()
         # The group may hold more than the leader (a server's workers): wait until none is left.
         wait_until(lambda: not _group_alive(child.pid), timeout=5.0)
-        for port in self.ports:
+        for port in self.ports if ports_free else ():
             if not wait_port_free(port, timeout=5.0):
                 raise ServerStartError(f"{self.name} was killed but port {port} is still taken")
 

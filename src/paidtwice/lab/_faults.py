@@ -108,10 +108,13 @@ class FaultedRun:
             60.0,
         )
 
-    def restart_agent(self, kill_at: float) -> Landing:
-        """Open the replacement's port `delay` seconds after the kill; returns when it listened."""
+    def kill_agent(self) -> float:
+        """SIGKILL the agent; its replacement opens the port `delay` seconds after. The kill's time."""
+        return self.agent.kill(listen_after=self.delay)
+
+    def agent_back(self, kill_at: float) -> Landing:
+        """Wait until the replacement listens; where the kill landed."""
         # The replacement keeps the time itself; the lab only waits, and can be interrupted meanwhile.
-        self.agent.release(at=kill_at + self.delay)
         self.sleep(kill_at + self.delay - time.time())
         return Landing(kill_at, self.agent.wait_up())
 
@@ -175,7 +178,7 @@ class KillInPause(Fault):
     def land(self, run: FaultedRun) -> Landing:
         run.wait_for_pause()
         calls_in_pause = len(run.lane.model_calls(run.invocation_id))
-        kill_at = run.agent.kill()
+        kill_at = run.kill_agent()
         # The host withholds the pause's end, so the agent cannot have moved on; checked all the same, from
         # what would show it: another model call, or (an agent that asks none after its pause) its output.
         if len(run.lane.model_calls(run.invocation_id)) > calls_in_pause or any(
@@ -185,7 +188,7 @@ class KillInPause(Fault):
                 f"{run.name}: the agent went on past its durable pause before the kill, though its end was "
                 "held back"
             )
-        return run.restart_agent(kill_at)
+        return run.agent_back(kill_at)
 
 
 def _in_flight(
@@ -212,7 +215,7 @@ def _in_flight(
     run.sleep(started.started + after - time.time())
     if not in_flight():
         raise ExperimentError(f"{run.name}: {what} finished before the kill, though the stub held it")
-    return run.agent.kill()
+    return run.kill_agent()
 
 
 @dataclass(frozen=True)
@@ -234,7 +237,7 @@ class KillMidCall(Fault):
 
     def land(self, run: FaultedRun) -> Landing:
         calls = lambda: run.lane.model_calls(run.invocation_id)  # noqa: E731
-        return run.restart_agent(_in_flight(run, f"model call {self.call}", calls, self.call, self.after))
+        return run.agent_back(_in_flight(run, f"model call {self.call}", calls, self.call, self.after))
 
 
 @dataclass(frozen=True)
@@ -256,7 +259,7 @@ class KillMidBooking(Fault):
 
     def land(self, run: FaultedRun) -> Landing:
         bookings = lambda: run.lane.bookings(run.invocation_id)  # noqa: E731
-        return run.restart_agent(_in_flight(run, f"booking {self.call}", bookings, self.call, self.after))
+        return run.agent_back(_in_flight(run, f"booking {self.call}", bookings, self.call, self.after))
 
 
 @dataclass(frozen=True)
