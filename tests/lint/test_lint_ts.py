@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -160,3 +162,23 @@ def test_check_lints_typescript(tmp_path: Path) -> None:
     results = log["runs"][0]["results"]
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
     assert uris == {f"agents/{a.stem}_naive.ts" for a in agents()}
+
+
+def test_without_its_parser_typescript_is_not_checked_and_python_still_is() -> None:
+    """A Python that lacks tree-sitter (an environment not reinstalled since it became a dependency) still
+    runs every command; its TypeScript files are reported as not checked, naming what to install."""
+    probe = (
+        "import sys; sys.modules['tree_sitter'] = None\n"
+        "import paidtwice.cli\n"
+        "from pathlib import Path\n"
+        "from paidtwice.lint import lint_paths\n"
+        f"paths = [Path({str(CORPUS / 'template_naive.ts')!r}), Path({str(HERE / 'corpus')!r})]\n"
+        "result = lint_paths(paths)\n"
+        "print(len(result.unchecked), len(result.findings) > 0)\n"
+        "print(result.unchecked[0][1])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    counts, why = done.stdout.splitlines()
+    assert counts == "1 True"
+    assert why.startswith("not checked: reading TypeScript needs tree_sitter (pip install tree-sitter==")

@@ -19,6 +19,7 @@ import ast
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paidtwice.lint._findings import Finding, LintResult, noqa
 from paidtwice.lint._index import FunctionNode, ModuleInfo, Scope, attr_chain, dotted_name, index_module
@@ -34,9 +35,11 @@ from paidtwice.lint._rules import (
     PYDANTIC_TOOL_DECORATORS,
     TOOL_DECORATORS,
 )
-from paidtwice.lint._ts_analyzer import TsLint
-from paidtwice.lint._ts_index import TS_SUFFIXES
+from paidtwice.lint._ts_rules import TS_SUFFIXES
 from paidtwice.lint._walker import Project, Walker
+
+if TYPE_CHECKING:
+    from paidtwice.lint._ts_analyzer import TsLint
 
 __all__ = ["lint_paths", "lint_source", "typescript_file"]
 
@@ -197,6 +200,18 @@ def _analyze(
     return list(findings.values()), handlers
 
 
+def _typescript(selected: frozenset[str]) -> TsLint | str:
+    """The TypeScript linter; or, when its parser is not installed, why its files are not checked."""
+    try:
+        from paidtwice.lint._ts_analyzer import TsLint
+    except ImportError as err:
+        return (
+            f"not checked: reading TypeScript needs {err.name} (pip install tree-sitter==0.26.1 "
+            "tree-sitter-typescript==0.23.2, paidtwice's own dependencies)"
+        )
+    return TsLint(selected)
+
+
 def typescript_file(path: Path) -> bool:
     """A TypeScript source file (`.ts`, `.tsx`, `.mts`, `.cts`; not a `.d.ts` declaration file)."""
     return path.name.endswith(TS_SUFFIXES) and not path.name.endswith((".d.ts", ".d.mts", ".d.cts"))
@@ -231,7 +246,8 @@ def lint_paths(
     findings: list[Finding] = []
     lines = 0
     selected = frozenset(select) if select is not None else DEFAULT_CODES
-    typescript = TsLint(selected)
+    typescript: TsLint | str | None = None
+    unchecked: list[tuple[str, str]] = []
     read = 0
     for path in _source_files(paths):
         try:
@@ -242,15 +258,20 @@ def lint_paths(
         read += 1
         lines += data.count(b"\n")
         if typescript_file(path):
-            findings.extend(typescript.lint(path, data))
+            typescript = typescript or _typescript(selected)
+            if isinstance(typescript, str):
+                unchecked.append((str(path), typescript))
+            else:
+                findings.extend(typescript.lint(path, data))
             continue
         text = data.decode("utf-8", errors="replace")
         sources.append((path, text))
         files.setdefault(dotted_name(path), path)
     project = Project(files, selected | {PARSE_ERROR}, parser)
-    handlers = typescript.handlers
-    unchecked: list[tuple[str, str]] = []
-    undecided: list[tuple[str, int, str]] = list(typescript.undecided)
+    handlers = 0
+    undecided: list[tuple[str, int, str]] = []
+    if typescript is not None and not isinstance(typescript, str):
+        handlers, undecided = typescript.handlers, list(typescript.undecided)
     for path, text in sources:
         try:
             tree = parser.parse(text, str(path))

@@ -20,9 +20,10 @@ from pathlib import Path
 import tree_sitter
 import tree_sitter_typescript
 
+from paidtwice.lint._ts_rules import TS_SUFFIXES
+
 __all__ = [
     "FUNCTION_TYPES",
-    "TS_SUFFIXES",
     "Node",
     "TsModule",
     "TsProject",
@@ -37,8 +38,6 @@ __all__ = [
 
 Node = tree_sitter.Node
 
-TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
-"""The files lint reads as TypeScript (declaration files, `.d.ts`, are skipped: they hold no code)."""
 FUNCTION_TYPES = {"arrow_function", "function_expression", "function_declaration", "method_definition"}
 
 _TYPESCRIPT = tree_sitter.Language(tree_sitter_typescript.language_typescript())

@@ -19,11 +19,15 @@ __all__ = [
     "PROVIDER_FACTORIES",
     "RESTATE_SDK",
     "SERVICE_MAKERS",
+    "TS_SUFFIXES",
     "WRAP_MODEL",
     "match_ts_call",
     "model_method",
     "provider_model",
 ]
+
+TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
+"""The files lint reads as TypeScript (declaration files, `.d.ts`, are skipped: they hold no code)."""
 
 RESTATE_SDK = "@restatedev/restate-sdk"
 SERVICE_MAKERS = {f"{RESTATE_SDK}.{kind}" for kind in ("service", "object", "workflow")}
