@@ -13,7 +13,8 @@ Environment, read once at start-up:
     PAIDTWICE_SERVICE      the service's name (default "Agent"; the lab gives each experiment its own)
     PAIDTWICE_EXPLICIT_RECOVERY  "1": the service runs under restate-sdk's preview `explicit_recovery` (a
                            retry runs the handler from the start and executes every `ctx.run` again)
-    PAIDTWICE_RETRY_POLICY JSON of a retry policy replacing the deck's (see `retry_policy`)
+    PAIDTWICE_RETRY_POLICY JSON of a retry policy replacing the deck's, or "server" for none (see
+                           `retry_policy`)
 """
 
 from __future__ import annotations
@@ -48,11 +49,14 @@ jitter to each interval, and with these intervals the windows in which the first
 apart by at least 0.3 s, room for a busy server's late timers."""
 
 
-def retry_policy(spec: str) -> restate.InvocationRetryPolicy:
+def retry_policy(spec: str) -> restate.InvocationRetryPolicy | None:
     """The deck's policy, or the one a row sets (PAIDTWICE_RETRY_POLICY, JSON): `max_attempts`,
-    `on_max_attempts`, `initial_interval_s`, `max_interval_s`, `exponentiation_factor`."""
+    `on_max_attempts`, `initial_interval_s`, `max_interval_s`, `exponentiation_factor`; "server": none, so
+    the server's default applies."""
     if not spec:
         return DECK_RETRY_POLICY
+    if spec == "server":
+        return None
     given = json.loads(spec)
     return restate.InvocationRetryPolicy(
         initial_interval=timedelta(seconds=float(given["initial_interval_s"])),

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
+import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import httpx
 
@@ -112,6 +115,28 @@ class RestateServer:
     def _scratch(self) -> Path:
         """What goes when the server is stopped: its data directory if the server made it, else its TMPDIR."""
         return self.base_dir if self._own_dir else self._tmp_dir
+
+    def config(self) -> dict[str, Any]:
+        """The configuration this server runs with (the binary's defaults under the lab's environment), as
+        the binary itself prints it (`--dump-config`, TOML), so a figure built on a default is read from the
+        server, never from its docs."""
+        binary = ensure_server_binary(self.version, echo=self._echo)
+        self._tmp_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            done = subprocess.run(
+                [str(binary), "--dump-config"],
+                env=self._env(),
+                cwd=self._tmp_dir,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            if done.returncode != 0:
+                raise ServerStartError(f"restate-server --dump-config failed: {done.stderr.strip()[-300:]}")
+            return tomllib.loads(done.stdout)
+        except (OSError, subprocess.TimeoutExpired, tomllib.TOMLDecodeError) as error:
+            raise ServerStartError(f"restate-server --dump-config: {error}") from None
 
     def start(self) -> RestateServer:
         binary = ensure_server_binary(self.version, echo=self._echo)

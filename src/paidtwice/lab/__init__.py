@@ -51,7 +51,13 @@ from paidtwice.lab._faults import (
 )
 from paidtwice.lab._measures import attempt_log_of, model_log_of, tool_log_of
 from paidtwice.lab._mismatch import Explanation, explain, read_mismatch
-from paidtwice.lab._policy import Backoff, PaidCallPrediction, predict_paid_calls
+from paidtwice.lab._policy import (
+    Backoff,
+    PaidCallPrediction,
+    ServerDefaultPolicy,
+    predict_paid_calls,
+    server_default_policy,
+)
 from paidtwice.lab._recover import ApplyResult, Judge, RecoveryPlan, WayOut, apply_way, plan_recovery
 from paidtwice.lab._rows import run_rows
 from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, renamed_service
@@ -104,6 +110,7 @@ __all__ = [
     "RecordedStatus",
     "RecoveryPlan",
     "Row",
+    "ServerDefaultPolicy",
     "ServerKillInPause",
     "Walk",
     "Watcher",
@@ -124,6 +131,7 @@ __all__ = [
     "renamed_service",
     "run_rows",
     "run_walk",
+    "server_default_policy",
     "settled",
     "tool_log_of",
     "wait_for",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from paidtwice.lab._experiments import Curve
+from paidtwice.lab._experiments import Curve, RetryPolicy
 from paidtwice.lab._policy import Backoff, predict_paid_calls
 from paidtwice.results import CurvePoint, CurveRecord, RunRecord
 
@@ -28,6 +28,8 @@ def run_curve(lab: Lab, curve: Curve) -> CurveRecord:
     points = []
     for (row, _), run in zip(rows, runs, strict=True):
         policy = row.retry_policy
+        if policy is not None and not isinstance(policy, RetryPolicy):
+            raise ValueError(f"{curve.name}: a curve's points set their own retry policies")
         backoff = (
             Backoff.from_policy(weather.DECK_RETRY_POLICY)
             if policy is None

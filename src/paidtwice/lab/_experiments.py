@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_RESTART_DELAY",
     "EXPERIMENTS",
     "SCENARIOS",
+    "SERVER_RETRY_POLICY",
     "WALKS",
     "AgentMode",
     "Comparison",
@@ -43,6 +44,7 @@ __all__ = [
     "InvocationStatus",
     "RecordedStatus",
     "Row",
+    "ServerRetryPolicy",
     "Walk",
     "experiment_by_name",
     "with_model_latency",
@@ -122,6 +124,22 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True)
+class ServerRetryPolicy:
+    """No retry policy on the agent's service: the server's default applies (restate-server's
+    `default-retry-policy`, read from the server itself by the row that predicts it)."""
+
+    def to_env(self) -> str:
+        """The agent's PAIDTWICE_RETRY_POLICY: "server", no policy of its own."""
+        return "server"
+
+    def describe(self) -> str:
+        return "the server's default"
+
+
+SERVER_RETRY_POLICY = ServerRetryPolicy()
+
+
+@dataclass(frozen=True)
 class Experiment:
     """One run of the deck."""
 
@@ -162,13 +180,17 @@ class Experiment:
     explicit_recovery: bool = False
     """Run the agent's service under restate-sdk's preview `explicit_recovery`: a retry runs the handler from
     the start and executes every `ctx.run` again, replaying nothing."""
-    retry_policy: RetryPolicy | None = None
-    """The agent's own retry policy; None: the deck's (20 attempts, 200 ms doubling to 2 s, then pause)."""
+    retry_policy: RetryPolicy | ServerRetryPolicy | None = None
+    """The agent's own retry policy; None: the deck's (20 attempts, 200 ms doubling to 2 s, then pause);
+    SERVER_RETRY_POLICY: none of its own, the server's default."""
     booking_pause: float = 0.0
     """For the booking agent: seconds of a durable pause after the booking (a moment to kill it in)."""
     server_flags: tuple[tuple[str, str], ...] = ()
     """Experimental restate-server settings (env var, value) the row needs: set on a server of the row's own,
     never on the lab's shared one, and named in the record."""
+    settles_within: float = 180.0
+    """Seconds the lab waits for the invocation to complete or pause after the fault (the server's default
+    retry policy takes about an hour to pause)."""
 
 
 @dataclass(frozen=True)
@@ -334,6 +356,17 @@ SCENARIOS: tuple[Experiment, ...] = (
         "mismatch, but restate-sdk 1.3.0 never asks (its VM takes no such option), so the invocation still "
         "retries to the end of its policy: 18 paid calls and 17 RT0016, as on protocol 6",
         expected=Expected("paused", 18, 1, mismatches=17, attempts=20, attempts_reached_agent=17),
+    ),
+    replace(
+        CHANGED_FOR_GOOD,
+        name="naive-changed-default-policy",
+        section="knobs",
+        retry_policy=SERVER_RETRY_POLICY,
+        settles_within=3 * 3600.0,
+        deck_says="not in the deck: naive-changed-for-good with no retry policy of its own, so the server's "
+        "default applies (on 1.7.12: 70 attempts, 500 ms doubling up to 60 s apart, then pause): one retry "
+        "lost to the 1.25 s restart, every other one paid, for about an hour (bench/default_policy.py)",
+        expected=Expected("paused", 69, 1, mismatches=68, attempts=70, attempts_reached_agent=68),
     ),
 )
 """Runs beyond the deck, for the recovery tools and the knobs' evidence; `paidtwice run` knows them,

@@ -8,10 +8,22 @@ least those whose latest landing is before D and at most those whose earliest la
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
-__all__ = ["JITTER", "Backoff", "PaidCallPrediction", "predict_paid_calls"]
+from paidtwice._exceptions import ExperimentError
+
+__all__ = [
+    "JITTER",
+    "Backoff",
+    "PaidCallPrediction",
+    "ServerDefaultPolicy",
+    "predict_paid_calls",
+    "server_default_policy",
+]
 
 JITTER = 0.3
 """Restate's jitter: up to this share of each interval is added to it."""
@@ -96,3 +108,53 @@ def predict_paid_calls(backoff: Backoff, down_time: float) -> PaidCallPrediction
         if latest + _PER_ATTEMPT * n < down_time:
             fewest += 1
     return PaidCallPrediction(down_time, fewest, most, backoff.max_attempts)
+
+
+@dataclass(frozen=True)
+class ServerDefaultPolicy:
+    """The retry policy a restate-server applies to a service that sets none, as the server printed it."""
+
+    backoff: Backoff
+    """Its schedule."""
+    on_max_attempts: str
+    """What the server does once the attempts are spent ("pause" or "kill")."""
+    read_from: str
+    """Where it was read: the server's version and the command."""
+
+    def describe(self) -> str:
+        b = self.backoff
+        return (
+            f"{b.max_attempts} attempts then {self.on_max_attempts}, {b.initial * 1000:g} ms "
+            f"x{b.factor:g} up to {b.maximum:g} s"
+        )
+
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _seconds(text: str) -> float:
+    """A humantime duration as restate-server prints it ("500ms", "1m", "1s 500ms") in seconds."""
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([a-z]+)", text)
+    if not parts or any(unit not in _UNITS for _, unit in parts):
+        raise ExperimentError(f"cannot read the duration {text!r} in restate-server's configuration")
+    return sum(float(number) * _UNITS[unit] for number, unit in parts)
+
+
+def server_default_policy(config: Mapping[str, Any], *, version: str) -> ServerDefaultPolicy:
+    """The `[default-retry-policy]` of a configuration `restate-server --dump-config` printed."""
+    section = config.get("default-retry-policy")
+    if not isinstance(section, Mapping):
+        raise ExperimentError(
+            f"restate-server {version} printed no [default-retry-policy] in its configuration"
+        )
+    backoff = Backoff(
+        initial=_seconds(str(section["initial-interval"])),
+        factor=float(section["exponentiation-factor"]),
+        maximum=_seconds(str(section["max-interval"])),
+        max_attempts=int(section["max-attempts"]),
+    )
+    return ServerDefaultPolicy(
+        backoff,
+        str(section["on-max-attempts"]),
+        read_from=f"restate-server {version} --dump-config, [default-retry-policy]",
+    )

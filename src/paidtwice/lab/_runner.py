@@ -84,7 +84,6 @@ def renamed_service(service: str, tag: str) -> str:
     return f"{re.sub(r'[^A-Za-z0-9_]', '_', service)}_{re.sub(r'[^A-Za-z0-9]', '_', tag)}"
 
 
-_RUN_TIMEOUT = 180.0
 _log = logging.getLogger("paidtwice.lab")
 _CLUSTER_PAUSE_S = "4"
 """The deck agent's pause on a cluster. A kill must land inside the pause, and on a cluster every SQL read
@@ -393,7 +392,7 @@ class Lab:
                 self._wait(
                     f"{experiment.name} ({invocation_id}) to complete or pause",
                     lambda: settled(watch.last),
-                    timeout=_RUN_TIMEOUT,
+                    timeout=experiment.settles_within,
                 )
             finally:
                 engine.watcher.forget(invocation_id)
