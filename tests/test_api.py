@@ -55,6 +55,7 @@ def test_the_lab_exports_what_a_user_of_the_library_needs() -> None:
         *("Lab", "LabCancelled", "run_rows", "run_walk"),
         *("Bill", "bill", "extra_calls", "check_price_model", "DEFAULT_PRICE_MODEL", "PRICES_AS_OF"),
         *("Backoff", "PaidCallPrediction", "predict_paid_calls"),
+        *("ServerDefaultPolicy", "server_default_policy"),
         *("Explanation", "explain", "read_mismatch"),
         *("RecoveryPlan", "WayOut", "ApplyResult", "plan_recovery", "apply_way"),
         # What the sweep, the soak, watch and the CLI build on (they import the face, not its modules).

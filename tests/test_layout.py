@@ -28,7 +28,7 @@ FACE = "paidtwice (face)"
 _FACE_MODULES = ("__init__", "testing", "__main__")
 PRIVATE_ALLOWED: dict[tuple[str, str], str] = {
     # (importing file, imported private module): why it cannot go through the face, in one line. E.g.
-    # ("targets/_proxy.py", "paidtwice.agent._wire"): "...",
+    # ("agent/_proxy.py", "paidtwice.agent._wire"): "...",
 }
 """Imports of another package's private module that stay, each with its reason (none today)."""
 MAX_LINES = 700

@@ -11,6 +11,8 @@
 //   AGENT_MODE         "naive" (default) or "journaled"
 //   PAUSE_MS           the durable rate-limit pause (default 5000)
 //   SERVICE            the service's name (default "Agent")
+//   ON_JOURNAL_MISMATCH  "retry" (the SDK's default), "pause" or "fail": the SDK's experimental
+//                      onJournalMismatchErrors, what an attempt that meets a journal mismatch asks the server for
 import * as restate from "@restatedev/restate-sdk";
 import OpenAI from "openai";
 
@@ -18,6 +20,7 @@ const baseUrl = process.env.OPENAI_BASE_URL ?? "http://127.0.0.1:8000/v1";
 const toolsUrl = process.env.TOOLS_URL ?? baseUrl.replace(/\/v1\/?$/, "/tools");
 const journaled = process.env.AGENT_MODE === "journaled";
 const pauseMs = Number(process.env.PAUSE_MS ?? "5000");
+const onMismatch = process.env.ON_JOURNAL_MISMATCH as "retry" | "pause" | "fail" | undefined;
 
 // Retries fail fast here, so the client's own retries would hide from the ledger what was asked and when.
 const openai = new OpenAI({ maxRetries: 0 });
@@ -75,6 +78,7 @@ const agent = restate.service({
   options: {
     // 20 attempts, then pause, as the deck's Python agent.
     retryPolicy: { initialInterval: 200, exponentiationFactor: 2, maxInterval: 2000, maxAttempts: 20, onMaxAttempts: "pause" },
+    ...(onMismatch ? { onJournalMismatchErrors: onMismatch } : {}),
   },
 });
 

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from paidtwice.agent import WireStep
 from paidtwice.engine import JournalEntry
 from paidtwice.results import CrashPoint
 from paidtwice.stub import ModelCall
 from paidtwice.stub._scripts import Answer
-from paidtwice.targets._command import WireStep
 from paidtwice.targets._timeline import StepEvent, derive_points, read_step_log
 from paidtwice.targets._wire_timeline import wire_points
 

@@ -8,12 +8,12 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from paidtwice.agent import WireStep
 from paidtwice.engine._sql import JournalEntry
 from paidtwice.results import CleanRun, CrashPoint
 from paidtwice.stub import ModelCall
 from paidtwice.stub._scripts import Answer
 from paidtwice.sweep._paid import calls_at_kill, why_not_placed
-from paidtwice.targets._command import WireStep
 from paidtwice.targets._wire_timeline import wire_points
 
 

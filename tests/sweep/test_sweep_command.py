@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from support import run_paidtwice
 
+from paidtwice.agent import command_label
 from paidtwice.lab import Lab
 from paidtwice.lab._runner import QUESTION
 from paidtwice.report._text import format_crash_cost, format_sweep
@@ -27,7 +28,6 @@ from paidtwice.sweep._sweep import (
     sweep_targets,
 )
 from paidtwice.targets import CommandTarget, DeckTarget
-from paidtwice.targets._command import command_label
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "ts_agent"

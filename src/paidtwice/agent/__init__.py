@@ -7,6 +7,8 @@ What the lab's other packages use of it, by where it lives:
     _wire      Restate's service protocol as the host reads it: frame types, `FrameReader`, `read_fields`
     _app       finding a user's app in its module: `load_app`, `endpoint_of`, `load_problem`
     _preload   which of an app's frameworks a fork server may import for its agents: `framework_preload`
+    _command   a deployment in any language started by a command, behind `_proxy`, the protocol proxy that
+               logs its attempts and steps: `CommandAgent`, `read_wire`, `node_path`
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ from paidtwice import _lazy
 
 if _typing.TYPE_CHECKING:
     from paidtwice.agent._app import MANIFEST_ACCEPT, endpoint_of, load_app, load_problem
+    from paidtwice.agent._command import (
+        CommandAgent,
+        WireStep,
+        check_command,
+        command_label,
+        node_path,
+        read_wire,
+    )
     from paidtwice.agent._env import (
         ANTHROPIC_API_KEY,
         ANTHROPIC_BASE_URL,
@@ -59,6 +69,10 @@ if _typing.TYPE_CHECKING:
 
 _LAZY = {
     **dict.fromkeys(("MANIFEST_ACCEPT", "endpoint_of", "load_app", "load_problem"), "paidtwice.agent._app"),
+    **dict.fromkeys(
+        ("CommandAgent", "WireStep", "check_command", "command_label", "node_path", "read_wire"),
+        "paidtwice.agent._command",
+    ),
     **dict.fromkeys(
         (
             *("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "EXPLICIT_RECOVERY", "GATE", "INVOCATION_HEADER"),
@@ -113,18 +127,24 @@ __all__ = [
     "TREE",
     "AgentAttempt",
     "AgentHost",
+    "CommandAgent",
     "FrameReader",
     "LeasedAgent",
+    "WireStep",
     "agent_env",
     "attempt_of",
+    "check_command",
+    "command_label",
     "endpoint_of",
     "framework_preload",
     "load_app",
     "load_problem",
+    "node_path",
     "number_attempts",
     "preload_enabled",
     "preload_env",
     "read_fields",
+    "read_wire",
     "wait_alive",
 ]
 

@@ -12,7 +12,7 @@ from paidtwice.results import Check, ComparisonRecord, RunRecord
 if TYPE_CHECKING:
     from paidtwice.lab._runner import Lab
 
-__all__ = ["explicit_recovery_check", "run_comparison"]
+__all__ = ["explicit_recovery_check", "mismatch_behaviour_check", "run_comparison"]
 
 
 def run_comparison(lab: Lab, row: Comparison) -> ComparisonRecord:
@@ -22,7 +22,10 @@ def run_comparison(lab: Lab, row: Comparison) -> ComparisonRecord:
     first, second = runs[0], runs[1]
     regain_difference = None
     difference: float | None
-    if row.figure == "explicit recovery":
+    if row.figure == "mismatch behaviour":
+        difference = float(first.model_calls - second.model_calls)
+        check = mismatch_behaviour_check(row, runs)
+    elif row.figure == "explicit recovery":
         difference = float(second.booking_effects - runs[-1].booking_effects)
         check = explicit_recovery_check(row, runs)
     elif row.figure == "recovery":
@@ -79,6 +82,29 @@ def explicit_recovery_check(row: Comparison, runs: Sequence[RunRecord]) -> Check
         )
     )
     return Check("mismatches, then booking effects by key", want, got, ok)
+
+
+def mismatch_behaviour_check(row: Comparison, runs: Sequence[RunRecord]) -> Check:
+    """The claim of a row that sets one agent's behaviours on a journal mismatch side by side: each run's
+    status and paid calls (with its RT0016s), and a paused run offered a resume by `recover`."""
+
+    def said(status: str, calls: int | None, mismatches: int | None) -> str:
+        return f"{status}, {calls} paid, {mismatches} RT0016"
+
+    want = "; ".join(
+        said(r.expected.status, r.expected.model_calls, r.expected.mismatches) for r in row.runs()
+    )
+    got = "; ".join(said(r.status, r.model_calls, r.mismatches) for r in runs)
+    ok = all(
+        (r.status, r.model_calls, r.mismatches)
+        == (e.expected.status, e.expected.model_calls, e.expected.mismatches)
+        for r, e in zip(runs, row.runs(), strict=True)
+    ) and all(
+        any(way.startswith("resume:") for way in r.recover_offers)
+        for r, e in zip(runs, row.runs(), strict=True)
+        if e.plans_recovery and r.status == "paused"
+    )
+    return Check("status, paid calls and RT0016 of each run", want, got, ok)
 
 
 def _replay_s(run: RunRecord) -> float | None:

@@ -188,6 +188,17 @@ class Experiment:
     server_flags: tuple[tuple[str, str], ...] = ()
     """Experimental restate-server settings (env var, value) the row needs: set on a server of the row's own,
     never on the lab's shared one, and named in the record."""
+    command: str = ""
+    """The agent as a command (a deployment in another language, behind the lab's protocol proxy), started
+    in `command_dir` with the deck agent's environment (PORT, OPENAI_BASE_URL, TOOLS_URL, AGENT_MODE,
+    SERVICE, PAUSE_MS) and `command_env`; "" for a Python app (`agent`)."""
+    command_dir: str = ""
+    """The command's directory, from the repository's root."""
+    command_env: tuple[tuple[str, str], ...] = ()
+    """Further environment variables of the command (name, value)."""
+    plans_recovery: bool = False
+    """Once the run has paused, ask `recover` for its plan while the run's server is still up, and keep the
+    ways out it offers in the record."""
     settles_within: float = 180.0
     """Seconds the lab waits for the invocation to complete or pause after the fault (the server's default
     retry policy takes about an hour to pause)."""
@@ -546,6 +557,31 @@ def _explicit_booking(key: str, effects: int) -> Experiment:
     )
 
 
+_TS_RESTART_DELAY = 2.7
+"""Down time of the TypeScript rows: Node loads the agent in about a second, so the 1.25 s of the Python rows
+could end before the replacement listens (the server would find it down once more). 2.7 s sits in a gap
+between the deck policy's retry windows (see CURVES): three retries find the agent down."""
+
+
+def _ts_changed(on_mismatch: str, *, v7: bool, calls: int, status: InvocationStatus, says: str) -> Experiment:
+    server = "protocol v7" if v7 else "the pinned server as it starts"
+    return Experiment(
+        name=f"ts-changed-{on_mismatch}{'-v7' if v7 else ''}",
+        mode="naive",
+        script="changed",
+        fault=KILL_IN_PAUSE,
+        restart_delay=_TS_RESTART_DELAY,
+        section="knobs",
+        command="node agent.ts",
+        command_dir="examples/ts_agent",
+        command_env=(("ON_JOURNAL_MISMATCH", on_mismatch),),
+        server_flags=((PROTOCOL_V7, "true"),) if v7 else (),
+        plans_recovery=on_mismatch == "pause",
+        deck_says=f"the TypeScript agent, onJournalMismatchErrors {on_mismatch!r}, on {server}: {says}",
+        expected=Expected(status, calls, 1, mismatches=calls - 1),
+    )
+
+
 COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
         name="slow-model-recovery",
@@ -582,6 +618,25 @@ COMPARISONS: tuple[Comparison, ...] = (
         "2 model calls, the tool's first run left unused, where naive-changed-for-good pays 18 and pauses). "
         "A journaled booking is made again on the retry (2 effects without a key), once with a key stable "
         "across attempts (ctx.request().id)",
+    ),
+    Comparison(
+        name="ts-changed-pause-on-mismatch",
+        first=_ts_changed(
+            "retry", v7=True, calls=17, status="paused", says="retried to the end of its policy"
+        ),
+        second=_ts_changed("pause", v7=True, calls=2, status="paused", says="paused at the first RT0016"),
+        also=(
+            _ts_changed(
+                "pause", v7=False, calls=17, status="paused", says="the option is ignored (protocol 6)"
+            ),
+        ),
+        figure="mismatch behaviour",
+        section="knobs",
+        deck_says="@restatedev/restate-sdk 1.17's onJournalMismatchErrors 'pause' stops the mismatch loop at "
+        "the first RT0016: under the changed stub, killed in the pause, the TypeScript agent pays 2 model "
+        "calls and pauses where 'retry' pays 17 (20 attempts, 3 lost to the restart). It needs protocol v7: "
+        "restate-server 1.7.12 negotiates it only with RESTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7=true (on by "
+        "default from 1.8.0); without it the option is ignored and the agent pays 17 as with 'retry'",
     ),
 )
 """Rows beyond the deck that set two runs side by side."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from paidtwice._exceptions import ExperimentError
-from paidtwice.agent import AgentHost
+from paidtwice.agent import AgentHost, CommandAgent
 from paidtwice.engine import AdminClient, IngressClient, RestateCluster, RestateServer, SqlClient
 from paidtwice.lab._measures import NodeKill
 from paidtwice.lab._watch import Watcher
@@ -81,7 +81,7 @@ class FaultedRun:
     """The row's name, for messages."""
     engine: Engine
     """The server the run's invocation lives on."""
-    agent: AgentHost
+    agent: AgentHost | CommandAgent
     """The run's agent."""
     lane: Lane
     """The run's lane of the stub."""

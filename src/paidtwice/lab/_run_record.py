@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from paidtwice._exceptions import UsageError
 from paidtwice.agent import AgentAttempt
 from paidtwice.engine import (
     AdminClient,
@@ -28,6 +29,7 @@ from paidtwice.lab._measures import (
     recovery_of,
     tool_log_of,
 )
+from paidtwice.lab._recover import plan_recovery
 from paidtwice.lab._watch import AttemptWatch, mismatches_of
 from paidtwice.results import NodeKillRecord, RecordedStatus, RunRecord
 from paidtwice.stub import Booking, Lane, ModelCall
@@ -159,6 +161,7 @@ def measure_run(
         server_flags=tuple(f"{name}={value}" for name, value in experiment.server_flags),
         completion_result=seen.final.completion_result if seen.final is not None else None,
         protocol_version=sql.protocol_version(invocation_id),
+        recover_offers=_recover_offers(sql, invocation_id) if experiment.plans_recovery else (),
     )
     checks = compare(experiment.expected, record)
     return replace(record, checks=checks, matches=all(c.ok for c in checks))
@@ -197,6 +200,15 @@ def _timing(
         waits=waits,
     )
     return recovery, deliberate
+
+
+def _recover_offers(sql: SqlClient, invocation_id: str) -> tuple[str, ...]:
+    """What `recover` offers for the run's invocation, if it is stuck (it refuses a finished one)."""
+    try:
+        plan = plan_recovery(sql, invocation_id)
+    except UsageError:
+        return ()
+    return tuple(f"{way.name}: {way.replay}" for way in plan.ways)
 
 
 def _answer(ingress: IngressClient, invocation_id: str, status: str) -> str | None:

@@ -33,7 +33,9 @@ from paidtwice.agent import (
     RETRY_POLICY,
     STEP_LOG,
     AgentHost,
+    CommandAgent,
     agent_env,
+    node_path,
     preload_enabled,
     preload_env,
 )
@@ -84,6 +86,8 @@ def renamed_service(service: str, tag: str) -> str:
     return f"{re.sub(r'[^A-Za-z0-9_]', '_', service)}_{re.sub(r'[^A-Za-z0-9]', '_', tag)}"
 
 
+_REPO = Path(__file__).resolve().parents[3]
+"""The repository's root, from which a row's `command_dir` is named (examples/ts_agent)."""
 _log = logging.getLogger("paidtwice.lab")
 _CLUSTER_PAUSE_S = "4"
 """The deck agent's pause on a cluster. A kill must land inside the pause, and on a cluster every SQL read
@@ -325,6 +329,35 @@ class Lab:
             forkserver=self.forkserver,
         )
 
+    def _agent_for(
+        self, experiment: Experiment, lane: Lane, service: str, extra_env: dict[str, str]
+    ) -> AgentHost | CommandAgent:
+        """The row's agent: the deck's (or a Python app) on the fork server, or a command behind a proxy."""
+        if not experiment.command:
+            return self.new_agent(
+                mode=experiment.mode, lane=lane, service=service, target=experiment.agent, extra_env=extra_env
+            )
+        # A command's calls carry no invocation id; the lane is the run's own, so each of its calls is this
+        # invocation's.
+        lane.single = True
+        env = {
+            **agent_env(openai_url=lane.base_url, tools_url=lane.tools_url),
+            **node_path(),
+            "TOOLS_URL": lane.tools_url,
+            "AGENT_MODE": experiment.mode,
+            "SERVICE": service,
+            "PAUSE_MS": f"{float(self._pause_seconds()) * 1000:g}",
+            **dict(experiment.command_env),
+        }
+        return CommandAgent(
+            command=experiment.command,
+            env=env,
+            workdir=self.workdir / service,
+            service=service,
+            renamed=service,
+            cwd=_REPO / experiment.command_dir,
+        )
+
     def run(self, experiment: Experiment, *, restart_delay: float | None = None) -> RunRecord:
         """Carry out one experiment row and measure it.
 
@@ -364,13 +397,7 @@ class Lab:
         step_log = self.workdir / service / "steps.jsonl"
         extra_env = _agent_env(experiment, step_log)
         fault = experiment.fault
-        with self.new_agent(
-            mode=experiment.mode,
-            lane=lane,
-            service=service,
-            target=experiment.agent,
-            extra_env=extra_env,
-        ) as agent:
+        with self._agent_for(experiment, lane, service, extra_env) as agent:
             run = FaultedRun(experiment.name, engine, agent, lane, delay, self._wait_within, self._sleep)
             fault.arm(run)
             with self._starting_up():

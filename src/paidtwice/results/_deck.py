@@ -324,6 +324,9 @@ class RunRecord:
     completion_result: str | None = None
     """sys_invocation.completion_result once completed: "success", or "failure" (an invocation the retry
     policy killed, or one that failed terminally)."""
+    recover_offers: tuple[str, ...] = ()
+    """For a paused run whose row asks: the ways out `paidtwice recover` planned for it while its server
+    was up, each as "name: what it replays"."""
 
 
 @dataclass(frozen=True)

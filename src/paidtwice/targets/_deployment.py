@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent import agent_env
+from paidtwice.agent import CommandAgent, agent_env, check_command, command_label, node_path
 from paidtwice.engine import JournalEntry
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
-from paidtwice.targets._command import CommandAgent, check_command, command_label, node_path
 from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Trace
 from paidtwice.targets._wire_timeline import wire_model_calls_in_steps, wire_points
 

@@ -1,6 +1,6 @@
 """A command's clean run and the crash points in it, from what any language shows from outside its process.
 
-A deployment started by a command (`paidtwice.targets._command`) has no host to log its steps. Its timeline is
+A deployment started by a command (`paidtwice.agent._command`) has no host to log its steps. Its timeline is
 read instead from the frames the protocol proxy saw (each attempt's start and each completion the server
 sent: a moment the agent waits, which the proxy can hold), the stub's ledgers (model and tool calls, held in
 flight) and the journal (durable pauses). Nothing here talks to a server.
@@ -12,10 +12,10 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
+from paidtwice.agent import WireStep, read_wire
 from paidtwice.engine import JournalEntry, epoch
 from paidtwice.results import CrashPoint
 from paidtwice.stub import ModelCall, ToolRun
-from paidtwice.targets._command import WireStep, read_wire
 from paidtwice.targets._timeline import Span, one_moment, together, with_cover
 
 __all__ = ["wire_model_calls_in_steps", "wire_points"]

@@ -25,9 +25,10 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import PaidtwiceError, ServerStartError, UsageError
-from paidtwice.agent import MANIFEST_ACCEPT, AgentAttempt, LeasedAgent, attempt_of, wait_alive
+from paidtwice.agent._app import MANIFEST_ACCEPT
+from paidtwice.agent._process import AgentAttempt, LeasedAgent, attempt_of, wait_alive
+from paidtwice.agent._proxy import Proxy
 from paidtwice.engine import HOST, PortLease, Process, ensure_node_binary, lease_port, port_is_listening
-from paidtwice.targets._proxy import Proxy
 
 __all__ = ["CommandAgent", "WireStep", "check_command", "command_label", "node_path"]
 
@@ -152,6 +153,16 @@ class CommandAgent(LeasedAgent):
         self._spawn()
         self.wait_up()
         return self
+
+    def go(self, at: float | None = None, *, hold_pause: bool = False) -> float:
+        """Start the command and point the proxy at it (at `at`, if given); the time it is up. `hold_pause`
+        is not honoured: a command's process cannot be told to withhold its durable pause's end, so a kill
+        in the pause relies on the pause being long enough (its fault checks it landed there)."""
+        if not self._proxy_up:
+            self.proxy.start()
+            self._proxy_up = True
+        self.release(at)
+        return self.wait_up()
 
     def prepare(self, *, ahead: int = 1) -> None:
         """Nothing to prepare: a command is started when it is to listen."""

@@ -1,4 +1,4 @@
-"""The protocol proxy the lab registers in front of a command's deployment (see `paidtwice.targets._command`).
+"""The protocol proxy the lab registers in front of a command's deployment (see `paidtwice.agent._command`).
 
 It reads the service protocol's frames both ways on one HTTP/2 stream per attempt, logs each event, and can
 hold the server's frames back from the agent at a chosen journal entry. It runs on a loop thread of its own.
@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import ServerStartError
-from paidtwice.agent import (
+from paidtwice.agent._wire import (
     END,
     ERROR,
     FIRST_COMMAND,
