@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from paidtwice._words import agent_name, count, signed
 from paidtwice.engine import JournalEntry
 from paidtwice.lab import RecoveryPlan
+from paidtwice.report._behaviour import behaviour_lines
 from paidtwice.results import (
     ComparisonRecord,
     CurvePoint,
@@ -482,22 +483,10 @@ def format_comparison(record: ComparisonRecord, *, width: int | None = None) -> 
             lines.append(f"regain difference: {record.regain_difference_s:.3f} s (the claim is judged on it)")
         lines.extend(_recovery_line(run) for run in record.runs if run.recovery_breakdown is not None)
     if record.figure == "mismatch behaviour":
-        lines.extend(_behaviour_lines(run) for run in record.runs)
+        lines.extend(behaviour_lines(run) for run in record.runs)
     checks = [(c.figure, c.deck, c.measured, "ok" if c.ok else "DIFFERS") for c in record.checks]
     lines += ["", table(("figure", "claimed", "measured", ""), checks, width=width)]
     return fit_lines("\n".join(lines), width)
-
-
-def _behaviour_lines(run: RunRecord) -> str:
-    """A run's attempts, protocol and final status, and what `recover` offered for it, in a few lines."""
-    protocol = f"protocol {run.protocol_version}" if run.protocol_version is not None else "protocol ?"
-    flags = f" ({', '.join(run.server_flags)})" if run.server_flags else ""
-    head = (
-        f"{run.name}: {protocol}{flags}; {count(run.attempts, 'attempt')} "
-        f"({run.attempts_while_down} while the agent was down), {run.mismatches} RT0016, {run.status}"
-    )
-    offers = [f"  recover offers {offer}" for offer in run.recover_offers]
-    return "\n".join([head, *offers])
 
 
 def _recovery_line(run: RunRecord) -> str:
