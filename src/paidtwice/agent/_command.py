@@ -204,12 +204,16 @@ class CommandAgent(LeasedAgent):
             error=error,
         )
 
-    def kill(self) -> float:
+    def kill(self, *, listen_after: float | None = None) -> float:
+        """SIGKILL the command's group; returns when it was sent. With `listen_after`, the replacement is
+        started at once (on a port of its own) to be up that many seconds after the kill."""
         at = time.time()
         if self._process is not None:
             self._process.kill()
             self._process = None
         self.proxy.release()
+        if listen_after is not None:
+            self.release(at + listen_after)
         return at
 
     @property
