@@ -291,12 +291,54 @@ def sources(app: Any) -> dict[str, dict[str, Any]]:
     return found
 
 
+def input_schemas(app: Any) -> dict[str, Any]:
+    """A JSON schema of each handler's input the SDK describes only roughly ({"SERVICE/HANDLER": schema}):
+    it asks pydantic and msgspec models for theirs, and maps other type hints itself, to `true` for a
+    dataclass, a TypedDict or a union. pydantic reads those from the hint; a hint it cannot read is left
+    to the manifest's schema."""
+    endpoint = endpoint_of(app)
+    found: dict[str, Any] = {}
+    try:
+        from pydantic import TypeAdapter
+    except ImportError:
+        return found
+    for service in endpoint.services.values() if endpoint is not None else ():
+        for name, handler in service.handlers.items():
+            hint = handler.handler_io.input_type
+            if hint is None or hint.is_void or hint.annotation is None or hint.generate_json_schema:
+                continue
+            try:
+                found[f"{service.name}/{name}"] = _schema_of(hint.annotation, TypeAdapter)
+            except Exception:  # noqa: BLE001, S112 - any hint pydantic cannot read keeps the SDK's schema
+                continue
+    return found
+
+
+def _schema_of(annotation: Any, adapter: Any) -> Any:
+    """The JSON schema of a type hint; a `typing.TypedDict` field by field (pydantic reads only
+    typing_extensions' before Python 3.12)."""
+    import typing
+
+    if not typing.is_typeddict(annotation):
+        return adapter(annotation).json_schema()
+    fields = typing.get_type_hints(annotation)
+    return {
+        "type": "object",
+        "properties": {key: _schema_of(hint, adapter) for key, hint in fields.items()},
+        "required": sorted(annotation.__required_keys__),
+    }
+
+
 def print_manifest(target: str) -> int:
     problem = load_problem(target)
     if problem is None:
         try:
             app = load_app(target)
-            print(json.dumps({"manifest": manifest(app), "sources": sources(app)}))
+            print(
+                json.dumps(
+                    {"manifest": manifest(app), "sources": sources(app), "schemas": input_schemas(app)}
+                )
+            )
             return 0
         except Exception as err:  # noqa: BLE001 - the object named may be anything
             problem = f"{target} is not a Restate app: {type(err).__name__}: {err}"

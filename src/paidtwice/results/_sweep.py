@@ -381,6 +381,8 @@ class SweepMatrix:
                     else "no point had a model answer before the kill"
                 )
             )
+        elif not self.clean.model_calls:
+            answers = "model answers: the handler calls no model (swept for its steps, state and journal)"
         elif not self.clean.journaled_model_calls:
             answers = (
                 f"model answers: no model call is journaled in this agent (none of the clean run's "

@@ -38,11 +38,12 @@ from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.stub import Hold, Lane, Script
 from paidtwice.sweep._approvals import Resolver
 from paidtwice.sweep._callees import CalleeWatch, Companions, failure_of, unserved_call
+from paidtwice.sweep._not_swept import NO_MODEL_CALL, NotSwept, before_first_call
 from paidtwice.sweep._options import KillPlan, ModelStub
 from paidtwice.sweep._paid import answered_differently, calls_at_kill, why_not_placed
 from paidtwice.targets import Launch, Target
 
-__all__ = ["NO_MODEL_CALL", "SweepRun", "clean_run", "point_run"]
+__all__ = ["NO_MODEL_CALL", "NotSwept", "SweepRun", "clean_run", "point_run"]
 
 _HOLD_SECONDS = 60.0
 """A held call stays open this long; the kill ends it much sooner (the stub sees the caller leave)."""
@@ -51,9 +52,6 @@ _JOURNAL_STILL = 15.0  # stopped there, the journal short and still this long: k
 _SETTLE_TIMEOUT = 180.0
 _FAILED_ATTEMPTS = 5
 """A clean run whose handler failed this many attempts is broken, not slow: the sweep stops and says why."""
-
-NO_MODEL_CALL = "no model call reached the stub: does the app read OPENAI_BASE_URL or ANTHROPIC_BASE_URL?"
-"""Why a sweep stops when its clean run made no model call: it would have nothing to check."""
 
 DEFAULT_KEY = "paidtwice"
 """The key a keyed service (Virtual Object, Workflow) is called with when the target names none."""
@@ -222,7 +220,7 @@ def _stuck(attempts: Sequence[AgentAttempt], after: int | None) -> bool:
 # -- the clean run --------------------------------------------------------------------------------------
 
 
-class WaitsOnNothing(UsageError):
+class WaitsOnNothing(NotSwept):
     """A clean run that sits on an awakeable or a promise nothing resolves: it cannot complete, so no
     point of its handler can be swept. Its message names the wait and why nothing resolves it."""
 
@@ -357,10 +355,14 @@ def _tree_settled(run: SweepRun, watch: AttemptWatch) -> bool:
 def _check_clean(lab: Lab, run: SweepRun, target: Target, watch: AttemptWatch) -> str:
     """The clean run's status (completed), once it is one the points can be compared with: it called the
     model through the stub, the host saw every call, and the script answered each; raise otherwise."""
-    if not run.lane.model_calls():
+    row = lab.sql.invocation(run.invocation_id)
+    status = row.status if row else "unknown"
+    name = f"{target.service}/{target.handler}"
+    ended = None if run.lane.model_calls() else before_first_call(name, target.input, row, [])
+    if ended is not None:
         if not settled(watch.last):
             lab.admin.kill(run.invocation_id)
-        raise UsageError(NO_MODEL_CALL)
+        raise before_first_call(name, target.input, row, lab.sql.failures(run.invocation_id)) or ended
     counted = len(run.lane.model_calls())
     seen = run.trace.model_calls_seen(run.invocation_id)
     # A trace that cannot see the requests (the wire's) has its points from the stub and the wire.
@@ -378,8 +380,6 @@ def _check_clean(lab: Lab, run: SweepRun, target: Target, watch: AttemptWatch) -
             f"handler was seen making {seen}: it calls the model through an HTTP client paidtwice does "
             "not follow (httpx, aiohttp, http.client and the clients on them), or outside the handler"
         )
-    row = lab.sql.invocation(run.invocation_id)
-    status = row.status if row else "unknown"
     unanswered = [c for c in run.lane.model_calls() if c.unanswered]
     if unanswered:
         # Nothing to compare the points with: the script does not say what the model answers.

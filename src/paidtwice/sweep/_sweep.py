@@ -27,7 +27,7 @@ from paidtwice.stub import AutoBook, Script, script_by_name
 from paidtwice.sweep._callees import Companions
 from paidtwice.sweep._kept import kept_plan, kept_took, plan_key
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
-from paidtwice.sweep._runs import SweepRun, WaitsOnNothing, clean_run, point_run
+from paidtwice.sweep._runs import NotSwept, SweepRun, clean_run, point_run
 from paidtwice.sweep._schedule import Against, Matrix, Schedule
 from paidtwice.targets import Target, TargetSpec
 
@@ -86,8 +86,9 @@ def sweep_targets(
         tag = f"{_tag(sweep_id, i, target, name)}_clean"
         try:
             record, run = clean_run(lab, stop, watcher, target, script, tag, model, companions)
-        except WaitsOnNothing as err:
-            # One handler's wait nothing resolves: its points are not swept, the others' are.
+        except NotSwept as err:
+            # One handler's wait nothing resolves, or its run ended before any model call: its points are
+            # not swept, the others' are.
             return _NO_CLEAN_RUN, str(err), None, False
         return record, "", _plan(run), not run.serves_others()
 
@@ -113,7 +114,7 @@ def sweep_targets(
         watcher.stop()
         companions.close()
     if all(m.plan is None for m in matrices):
-        raise WaitsOnNothing(matrices[0].not_swept)
+        raise NotSwept("; ".join(dict.fromkeys(m.not_swept for m in matrices if m.not_swept)))
     wall = round(time.time() - started, 3)
     return [
         SweepMatrix(target.mode, name, m.clean or _NO_CLEAN_RUN, swept, wall, not_swept=m.not_swept)

@@ -75,9 +75,12 @@ class AppHandler:
         return self.service_kind == "WORKFLOW" and self.handler_kind == "SHARED"
 
 
-def handlers_of(manifest: dict[str, Any], sources: dict[str, Any] | None = None) -> list[AppHandler]:
+def handlers_of(
+    manifest: dict[str, Any], sources: dict[str, Any] | None = None, schemas: dict[str, Any] | None = None
+) -> list[AppHandler]:
     """Every handler of a discovery manifest, in the manifest's order, with where it is defined when
-    `sources` ({"SERVICE/HANDLER": {"path", "line"}}) says."""
+    `sources` ({"SERVICE/HANDLER": {"path", "line"}}) says, and its input schema from `schemas` (the
+    host's, from the handler's type hint) where it has one."""
     found = []
     for service in manifest.get("services", []):
         for handler in service.get("handlers", []):
@@ -92,7 +95,9 @@ def handlers_of(manifest: dict[str, Any], sources: dict[str, Any] | None = None)
                     handler=handler["name"],
                     service_kind=str(service.get("ty", "SERVICE")),
                     handler_kind=str(handler.get("ty") or ""),
-                    input_schema=(handler.get("input") or {}).get("jsonSchema"),
+                    input_schema=(schemas or {}).get(
+                        f"{service['name']}/{handler['name']}", (handler.get("input") or {}).get("jsonSchema")
+                    ),
                     path=source.get("path"),
                     line=source.get("line"),
                     options=tuple(options.items()),
@@ -118,7 +123,7 @@ def discover(app: str, *, cwd: str) -> list[AppHandler]:
         found = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         raise UsageError(f"{app}: its discovery manifest is not JSON") from None
-    return handlers_of(found["manifest"], found.get("sources"))
+    return handlers_of(found["manifest"], found.get("sources"), found.get("schemas"))
 
 
 def load_in_host(app: str, args: Sequence[str], *, cwd: str) -> subprocess.CompletedProcess[str]:
