@@ -26,14 +26,14 @@ EXPECT = re.compile(r"//.*\bexpect:\s*(?P<codes>PT\d{3}(?:\s*,\s*PT\d{3})*)")
 PAUSE = 'onJournalMismatchErrors: "pause"'
 
 
-def expected_findings() -> set[tuple[str, int, str]]:
+def expected_findings(corpus: Path = CORPUS) -> set[tuple[str, int, str]]:
     expected = set()
-    for path in sorted(CORPUS.rglob("*.ts")):
+    for path in sorted(corpus.rglob("*.ts")):
         for number, line in enumerate(path.read_text().splitlines(), start=1):
             match = EXPECT.search(line)
             if match:
                 for code in re.split(r"\s*,\s*", match.group("codes")):
-                    expected.add((str(path.relative_to(CORPUS)), number, code))
+                    expected.add((str(path.relative_to(corpus)), number, code))
     return expected
 
 
@@ -182,3 +182,14 @@ def test_without_its_parser_typescript_is_not_checked_and_python_still_is() -> N
     counts, why = done.stdout.splitlines()
     assert counts == "1 True"
     assert why.startswith("not checked: reading TypeScript needs tree_sitter (pip install tree-sitter==")
+
+
+def test_pt006_writes_in_ctx_run_without_a_key_when_selected() -> None:
+    pt006 = HERE / "corpus_ts_pt006"
+    assert lint_paths([pt006]).findings == ()
+    result = lint_paths([pt006, CORPUS], select=["PT006"])
+    found = {(Path(f.path).name, f.line, f.code) for f in result.findings}
+    expected = {(Path(f).name, n, c) for f, n, c in expected_findings(pt006)}
+    assert found == expected and len(expected) == 3
+    messages = [f.message for f in result.findings]
+    assert any("charge() calls fetch() POST (payments.ts:9) in handler Payments/pay" in m for m in messages)

@@ -60,7 +60,7 @@ class TsLint:
     def __init__(self, selected: frozenset[str]) -> None:
         self.selected = selected
         self.project = TsProject()
-        self.summaries = TsSummaries(self.project)
+        self.summaries = TsSummaries(self.project, selected)
         self.handlers = 0
         self.undecided: list[tuple[str, int, str]] = []
 

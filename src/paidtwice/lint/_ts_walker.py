@@ -41,6 +41,7 @@ from paidtwice.lint._ts_rules import (
     model_method,
     provider_model,
 )
+from paidtwice.lint._ts_writes import writes_without_key
 
 __all__ = ["CONTEXT", "TsEffect", "TsWalker"]
 
@@ -199,7 +200,7 @@ class TsWalker:
             return
         base, chain = call_name(callee)
         if chain == ["run"] and base.type == "identifier" and self._is_context(base):
-            self._run_call(args)
+            self._run_call(node, args)
             return
         qualified = self.module.qualify(callee, self.local)
         if qualified in AI_MODEL_CALLS:
@@ -218,7 +219,7 @@ class TsWalker:
         for arg in args:
             self.visit(arg)
 
-    def _run_call(self, args: list[Node]) -> None:
+    def _run_call(self, node: Node, args: list[Node]) -> None:
         """ctx.run(name, action, options) or ctx.run(action): all is evaluated now but the action's body,
         whose result is journaled."""
         action = args[1] if len(args) >= 2 and args[0].type not in FUNCTION_TYPES else None
@@ -226,6 +227,45 @@ class TsWalker:
         for arg in args:
             if arg != action:
                 self.visit(arg)
+        if action is not None and "PT006" in self.project.selected:
+            self._unkeyed_writes(node, action)
+
+    def _unkeyed_writes(self, run: Node, action: Node) -> None:
+        """PT006: HTTP writes the action makes without an idempotency key: in its own body, and in the
+        functions it calls by name (`() => charge(order)`, the TypeScript way to hand ctx.run a function)."""
+        owners: list[tuple[str, TsModule, Node]] = []
+        if action.type in ("arrow_function", "function_expression"):
+            owners.append(("the action", self.module, action))
+            for call in _descendants(action, "call_expression"):
+                callee = call.child_by_field_name("function")
+                if callee is not None and callee.type == "identifier":
+                    target = self._resolve(text(callee))
+                    if target is not None:
+                        owners.append((f"{text(callee)}()", *target))
+        elif action.type == "identifier":
+            target = self._resolve(text(action))
+            if target is not None:
+                owners.append((f"{text(action)}()", *target))
+        for who, module, owner in owners:
+            local = self.local if module is self.module else set()
+            for what, call in writes_without_key(module, owner, local):
+                where = "" if who == "the action" else f" ({Path(module.path).name}:{line(call)})"
+                self._found("PT006", f"{who} calls {what}{where}", run)
+
+    def _resolve(self, name: str) -> tuple[TsModule, Node] | None:
+        """The function a name called here stands for: nested here, of this module, or imported from
+        beside it."""
+        if name in self.local_functions:
+            return self.module, self.local_functions[name]
+        if name in self.local:
+            return None
+        if name in self.module.functions:
+            return self.module, self.module.functions[name]
+        if name in self.module.imports:
+            resolved = self.project.project.resolve(self.module, self.module.imports[name])
+            if resolved is not None and resolved[1] in resolved[0].functions:
+                return resolved[0], resolved[0].functions[resolved[1]]
+        return None
 
     def _ai_call(self, node: Node, qualified: str, args: list[Node]) -> None:
         name = qualified.rsplit(".", 1)[-1]
@@ -241,17 +281,7 @@ class TsWalker:
 
     def _helper(self, node: Node, name: str, args: list[Node]) -> None:
         """A function of the linted code called now: what it does is done now, reported here."""
-        target: tuple[TsModule, Node] | None = None
-        if name in self.local_functions:
-            target = self.module, self.local_functions[name]
-        elif name in self.local:
-            return
-        elif name in self.module.functions:
-            target = self.module, self.module.functions[name]
-        elif name in self.module.imports:
-            resolved = self.project.project.resolve(self.module, self.module.imports[name])
-            if resolved is not None and resolved[1] in resolved[0].functions:
-                target = resolved[0], resolved[0].functions[resolved[1]]
+        target = self._resolve(name)
         if target is None or self.depth >= _DEPTH:
             return
         module, function = target
@@ -366,8 +396,10 @@ def kind_of(
 class TsSummaries:
     """What each function of the TypeScript files does when called, walked once per kind of arguments."""
 
-    def __init__(self, project: TsProject) -> None:
+    def __init__(self, project: TsProject, selected: frozenset[str]) -> None:
         self.project = project
+        self.selected = selected
+        """The codes reported."""
         self._summaries: dict[tuple[object, ...], tuple[list[TsEffect], list[tuple[str, Node]]]] = {}
         self._in_progress: set[tuple[object, ...]] = set()
 
