@@ -38,6 +38,9 @@ next operation that waits on the server."""
 WAIT_KINDS = frozenset({"awakeable", "promise"})
 """The host's operations that wait for something from outside: an awakeable, a Workflow's promise."""
 _WAITING = frozenset({"sleep", *WAIT_KINDS})
+_LAZY_READS = ("Command: GetLazyState",)
+"""A state read the server answers (lazy state, `GetLazyState` and `GetLazyStateKeys`): its command and its
+completion are journaled before the handler goes on."""
 _ENTRIES = {"sleep": 2, "call": 3, "send": 2}
 """Journal entries an operation adds by the time the handler goes on past it: a sleep's command and its
 completion; a call's command, the callee's invocation id and its result; a send's command and the id.
@@ -415,6 +418,8 @@ class _Walk:
         """An awakeable or promise not waited on alone (yet): raced against a timer made next."""
         self.event: StepEvent | None = None
         """The event the walk is at."""
+        self.lazy_reads: set[int] = set()
+        """The state reads the server answered (lazy state): the handler waited for each."""
         self.calls_out = 0
         """Calls and sends the swept handler made whose invocation ids and results the walk has not
         counted yet: they reach its journal while its callees run."""
@@ -570,11 +575,19 @@ class _Walk:
             and not before.by
             and (before.kind != "call" or event.kind in ("call", "send"))
             and before.n not in self.pauses
+            and before.n not in self.lazy_reads
         )
         if not follows_op:
             self._after_entry(f"op:{event.n}:before")
         if event.kind in WAIT_KINDS:
             self._wait_op(event)
+            return
+        if event.kind in STATE_OPS and self._lazy_read():
+            # Lazy state (or a key the invocation did not bring): the read asks the server, which journals
+            # its command and its completion before the handler goes on.
+            self.entries += self.unsent + 2
+            self.unsent = 0
+            self.lazy_reads.add(event.n)
             return
         if event.kind in STATE_OPS:
             # Answered at once (a Virtual Object's state comes with the invocation), so nothing is sent:
@@ -596,6 +609,12 @@ class _Walk:
             self.begins = event.at
             self._add("pause", f"in pause{after}", pause_op=event.n)
             self.entries += 1  # the handler went on, so the pause's completion is journaled
+
+    def _lazy_read(self) -> bool:
+        """Is the state operation just made a read the server answers (GetLazyState, GetLazyStateKeys),
+        as the clean journal's entry after the commands not sent yet says?"""
+        at = self.entries + self.unsent
+        return at < len(self.journal) and self.journal[at].startswith(_LAZY_READS)
 
     def _callee_op(self, i: int, event: StepEvent) -> None:
         """A callee's operation: a moment before it (its invocation's journal is its own, so none of the
