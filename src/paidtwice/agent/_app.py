@@ -239,6 +239,38 @@ def promise_resolvers(services: list[Any]) -> dict[str, dict[str, str]]:
     return found
 
 
+def _promise_pattern(method: str) -> re.Pattern[str]:
+    return re.compile(r"""promise\(\s*["']([^"']+)["'][^)]*\)\s*\.""" + method + r"\(")
+
+
+_AWAITS, _RESOLVES = _promise_pattern("value"), _promise_pattern("resolve")
+
+
+def waits_on_the_run(services: list[Any]) -> dict[str, list[str]]:
+    """For each shared handler of a Workflow (SERVICE/HANDLER): the promises it awaits that none of its
+    Workflow's shared handlers resolves (its run does, or nothing), read from the handlers' source: called
+    alone, without a run, it would wait for good."""
+    import restate
+
+    found: dict[str, list[str]] = {}
+    for service in services:
+        if not isinstance(service, restate.Workflow):
+            continue
+        sources = {}
+        for name, handler in service.handlers.items():
+            try:
+                sources[name] = inspect.getsource(handler.fn)
+            except (OSError, TypeError):
+                continue
+        shared = {name for name, handler in service.handlers.items() if handler.kind == "shared"}
+        resolved = {p for name in shared & sources.keys() for p in _RESOLVES.findall(sources[name])}
+        for name in sorted(shared & sources.keys()):
+            waits = [p for p in dict.fromkeys(_AWAITS.findall(sources[name])) if p not in resolved]
+            if waits:
+                found[f"{service.name}/{name}"] = waits
+    return found
+
+
 def explicit_handlers(services: list[Any]) -> list[str]:
     """SERVICE/HANDLER of every handler under restate-sdk's preview `explicit_recovery` (on its service or
     on itself), by the name it is served under."""
@@ -334,11 +366,13 @@ def print_manifest(target: str) -> int:
     if problem is None:
         try:
             app = load_app(target)
-            print(
-                json.dumps(
-                    {"manifest": manifest(app), "sources": sources(app), "schemas": input_schemas(app)}
-                )
-            )
+            found = {
+                "manifest": manifest(app),
+                "sources": sources(app),
+                "schemas": input_schemas(app),
+                "waits_on_the_run": waits_on_the_run(served(app)),
+            }
+            print(json.dumps(found))
             return 0
         except Exception as err:  # noqa: BLE001 - the object named may be anything
             problem = f"{target} is not a Restate app: {type(err).__name__}: {err}"

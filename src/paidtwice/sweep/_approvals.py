@@ -185,7 +185,8 @@ class Resolver:
         if wait.kind == "promise" and wait.name not in promise_resolvers(self.step_log, self.served_as):
             return None, (
                 f"no shared handler of {self.service} resolves it "
-                f"(ctx.promise({wait.name!r})...resolve(...)), and the sweep resolves a promise through it"
+                f"(ctx.promise({wait.name!r})...resolve(...)), and the sweep resolves a promise through it "
+                "(--resolve cannot: a Workflow's promise is resolved only by a handler of the workflow)"
             )
         if self.resolution.value is not None:
             return json.loads(self.resolution.value), None

@@ -22,6 +22,7 @@ from paidtwice.engine import load_timeout, loaded_in, too_slow
 __all__ = [
     "NOT_PUBLIC",
     "AppHandler",
+    "alone_without_run",
     "choose_handlers",
     "discover",
     "handlers_of",
@@ -63,6 +64,10 @@ class AppHandler:
         can."""
         return bool(dict(self.options).get("ingressPrivate"))
 
+    waits_on_the_run: tuple[str, ...] = ()
+    """A Workflow's shared handler: the promises it awaits that only the workflow's run resolves (no
+    shared handler does, read from the source): called alone, without a run, it would wait for good."""
+
     @property
     def name(self) -> str:
         """SERVICE/HANDLER, as `--handler` takes it and the summary names it."""
@@ -76,15 +81,20 @@ class AppHandler:
 
 
 def handlers_of(
-    manifest: dict[str, Any], sources: dict[str, Any] | None = None, schemas: dict[str, Any] | None = None
+    manifest: dict[str, Any],
+    sources: dict[str, Any] | None = None,
+    schemas: dict[str, Any] | None = None,
+    waits_on_the_run: dict[str, Any] | None = None,
 ) -> list[AppHandler]:
     """Every handler of a discovery manifest, in the manifest's order, with where it is defined when
-    `sources` ({"SERVICE/HANDLER": {"path", "line"}}) says, and its input schema from `schemas` (the
-    host's, from the handler's type hint) where it has one."""
+    `sources` ({"SERVICE/HANDLER": {"path", "line"}}) says, its input schema from `schemas` (the host's,
+    from the handler's type hint) where it has one, and the promises only a Workflow's run resolves that it
+    awaits (`waits_on_the_run`, {"SERVICE/HANDLER": [NAME, ...]})."""
     found = []
     for service in manifest.get("services", []):
         for handler in service.get("handlers", []):
-            source = (sources or {}).get(f"{service['name']}/{handler['name']}") or {}
+            name = f"{service['name']}/{handler['name']}"
+            source = (sources or {}).get(name) or {}
             options = {
                 **{k: v for k, v in service.items() if k not in _NOT_OPTIONS and v is not None},
                 **{k: v for k, v in handler.items() if k not in _NOT_OPTIONS and v is not None},
@@ -103,6 +113,7 @@ def handlers_of(
                     options=tuple(options.items()),
                     input_type=(handler.get("input") or {}).get("contentType"),
                     output_schema=(handler.get("output") or {}).get("jsonSchema"),
+                    waits_on_the_run=tuple(str(p) for p in (waits_on_the_run or {}).get(name, ())),
                 )
             )
     return found
@@ -123,7 +134,9 @@ def discover(app: str, *, cwd: str) -> list[AppHandler]:
         found = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         raise UsageError(f"{app}: its discovery manifest is not JSON") from None
-    return handlers_of(found["manifest"], found.get("sources"), found.get("schemas"))
+    return handlers_of(
+        found["manifest"], found.get("sources"), found.get("schemas"), found.get("waits_on_the_run")
+    )
 
 
 def load_in_host(app: str, args: Sequence[str], *, cwd: str) -> subprocess.CompletedProcess[str]:
@@ -153,13 +166,16 @@ def choose_handlers(
 ) -> tuple[list[AppHandler], list[AppHandler]]:
     """The handlers to sweep and those left out: the `wanted` ones (SERVICE/HANDLER, or SERVICE for all of
     a service's), in the order given; with none wanted, every handler but a Workflow's shared ones (left
-    out, to be named explicitly). `UsageError` names a wanted one the app does not serve."""
+    out, to be named explicitly). A shared handler that awaits a promise only its workflow's run resolves
+    is left out even when its service is named, and refused when it is named itself. `UsageError` names a
+    wanted one the app does not serve."""
     if not found:
         raise UsageError(f"{app} serves no handler")
     if not wanted:
         left_out = [h for h in found if h.beside_a_run or h.private]
         return [h for h in found if h not in left_out], left_out
     chosen: list[AppHandler] = []
+    left_out: list[AppHandler] = []
     for name in wanted:
         service, _, handler = name.partition("/")
         matched = [h for h in found if h.service == service and (not handler or h.handler == handler)]
@@ -172,8 +188,24 @@ def choose_handlers(
         private = [h for h in matched if h.private and (handler or all(m.private for m in matched))]
         if private:
             raise UsageError(f"{private[0].name} {NOT_PUBLIC}: sweep a handler that calls it")
-        chosen += [h for h in matched if h not in chosen and not h.private]
-    return chosen, []
+        alone = [h for h in matched if h.waits_on_the_run]
+        if alone and handler:
+            raise UsageError(alone_without_run(alone[0], found))
+        chosen += [h for h in matched if h not in chosen and not h.private and h not in alone]
+        left_out += [h for h in alone if h not in left_out]
+    return chosen, left_out
+
+
+def alone_without_run(handler: AppHandler, found: Sequence[AppHandler]) -> str:
+    """Why a Workflow's shared handler that awaits a promise only its run resolves is not swept."""
+    runs = [h.name for h in found if h.service == handler.service and h.handler_kind == "WORKFLOW"]
+    promises = ", ".join(repr(p) for p in handler.waits_on_the_run)
+    run = f"workflow's run ({runs[0]})" if runs else "workflow's run"
+    return (
+        f"{handler.name}, a Workflow's shared handler, waits for promise {promises}, which only the {run} "
+        "resolves: called alone it would wait for good, and --resolve cannot answer it (a Workflow's "
+        "promise is resolved only by a handler of the workflow); it is not swept on its own"
+    )
 
 
 NOT_PUBLIC = (

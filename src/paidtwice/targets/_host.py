@@ -28,6 +28,7 @@ from paidtwice.stub import Lane
 from paidtwice.targets._discovery import (
     NOT_PUBLIC,
     AppHandler,
+    alone_without_run,
     choose_handlers,
     discover,
     load_in_host,
@@ -232,10 +233,14 @@ class AppTarget:
         cwd = str(Path(app_dir or ".").resolve())
         if not Path(cwd).is_dir():
             raise UsageError(f"no directory {app_dir} to import {app} from")
-        chosen, left_out = choose_handlers(discover(app, cwd=cwd), handlers, app=app)
+        found = discover(app, cwd=cwd)
+        chosen, left_out = choose_handlers(found, handlers, app=app)
         for handler in left_out:
             if handler.private:
                 _note(f"not swept alone: {handler.name} {NOT_PUBLIC}")
+                continue
+            if handler.waits_on_the_run:
+                _note(f"not swept: {alone_without_run(handler, found)}")
                 continue
             _note(
                 f"not swept: {handler.name}, a Workflow's shared handler, works beside the workflow's run "
