@@ -172,8 +172,8 @@ def choose_handlers(
     if not found:
         raise UsageError(f"{app} serves no handler")
     if not wanted:
-        left_out = [h for h in found if h.beside_a_run or h.private]
-        return [h for h in found if h not in left_out], left_out
+        passed = [h for h in found if h.beside_a_run or h.private]
+        return [h for h in found if h not in passed], passed
     chosen: list[AppHandler] = []
     left_out: list[AppHandler] = []
     for name in wanted:
