@@ -43,10 +43,9 @@ from paidtwice.targets._timeline import (
     model_calls_in_steps,
     read_step_log,
     step_runs,
-    steps_run_again,
 )
 
-__all__ = ["AppTarget", "DeckTarget", "HostTrace", "check_app"]
+__all__ = ["AppTarget", "DeckTarget", "HostTrace", "check_app", "steps_run_again"]
 
 DECK_MODES = ("naive", "journaled")
 
@@ -108,6 +107,18 @@ class HostTrace:
             "none): its model calls, steps and kills are not in this sweep"
             for name in missed
         )
+
+
+def steps_run_again(events: Sequence[StepEvent], kill_at: float) -> int | None:
+    """Step executions after `kill_at` where one had started before it, at the same place of the same
+    handler's code: work run again (the first run cut off in flight, or its result lost). A step run for
+    the first time after the kill (further along, or on another path) is not counted. None when the log
+    does not give the places (an older host)."""
+    starts = [e for e in events if e.event == "step_start"]
+    if any(e.pos == 0 for e in starts):
+        return None
+    before = {(e.by, e.pos, e.name) for e in starts if e.at < kill_at}
+    return sum(1 for e in starts if e.at >= kill_at and (e.by, e.pos, e.name) in before)
 
 
 def _host(app: str, cwd: str | None, launch: Launch, naming: dict[str, str]) -> tuple[Agent, Trace]:

@@ -28,7 +28,6 @@ __all__ = [
     "one_moment",
     "read_step_log",
     "step_runs",
-    "steps_run_again",
     "together",
 ]
 
@@ -133,18 +132,6 @@ def step_runs(events: Sequence[StepEvent]) -> tuple[tuple[str, int], ...]:
         if event.event == "step_start":
             counts[event.name] = counts.get(event.name, 0) + 1
     return tuple(sorted(counts.items()))
-
-
-def steps_run_again(events: Sequence[StepEvent], kill_at: float) -> int | None:
-    """Step executions after `kill_at` where one had started before it, at the same place of the same
-    handler's code: work run again (the first run cut off in flight, or its result lost). A step run for
-    the first time after the kill (further along, or on another path) is not counted. None when the log
-    does not give the places (an older host)."""
-    starts = [e for e in events if e.event == "step_start"]
-    if any(e.pos == 0 for e in starts):
-        return None
-    before = {(e.by, e.pos, e.name) for e in starts if e.at < kill_at}
-    return sum(1 for e in starts if e.at >= kill_at and (e.by, e.pos, e.name) in before)
 
 
 def model_calls_in_steps(events: Sequence[StepEvent]) -> tuple[int, ...]:
