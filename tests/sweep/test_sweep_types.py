@@ -36,6 +36,7 @@ def matrices(lab: Lab) -> dict[str, SweepMatrix]:
         ("Kinds/many", None),  # dict[str, list[Trip]]
         ("Kinds/nothing", None),  # no input, returns None
         ("Kinds/blank", None),  # returns ""
+        ("Kinds/raw", None),  # bytes in and out, application/octet-stream
         ("Planner/run", {"city", "nights"}),  # a Workflow's dataclass input
     ],
 )
@@ -49,6 +50,8 @@ def test_each_kind_of_input_and_output_is_swept(
         assert point.confirmed and point.status == "completed" and point.answer_matches, point.crash_point
         if input_keys is not None:
             assert isinstance(point.input, dict) and set(point.input) == input_keys
+    if handler == "Kinds/raw":
+        assert matrices[handler].points[0].input and isinstance(matrix.clean.answer, str)
     if handler in ("Kinds/nothing", "Kinds/blank"):
         assert matrix.clean.answer == ("" if handler == "Kinds/nothing" else json.dumps(""))
 

@@ -11,7 +11,7 @@ from paidtwice.engine._cluster import (
     check_size,
 )
 from paidtwice.engine._forkserver import ForkRefused, ForkServer
-from paidtwice.engine._ingress import IngressClient
+from paidtwice.engine._ingress import IngressClient, Refused
 from paidtwice.engine._janitor import forget, remove_at_exit
 from paidtwice.engine._ports import HOST, PortLease, lease_port
 from paidtwice.engine._process import Process, port_is_listening, wait_until
@@ -55,6 +55,7 @@ __all__ = [
     "PortLease",
     "Process",
     "QueryFailed",
+    "Refused",
     "RestateCluster",
     "RestateServer",
     "SqlClient",

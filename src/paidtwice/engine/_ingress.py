@@ -12,7 +12,11 @@ import httpx
 from paidtwice._exceptions import PaidtwiceError, ServerUnreachable
 from paidtwice.engine._http import http
 
-__all__ = ["IngressClient"]
+__all__ = ["IngressClient", "Refused"]
+
+
+class Refused(PaidtwiceError):
+    """The ingress refused an invocation (its answer is in the message)."""
 
 
 @dataclass
@@ -30,22 +34,29 @@ class IngressClient:
         *,
         key: str | None = None,
         idempotency_key: str | None = None,
+        content_type: str | None = None,
     ) -> str:
         """Submit an invocation without waiting for it; returns its id (`inv_...`). A Virtual Object's or a
-        Workflow's handler is called with its `key`."""
+        Workflow's handler is called with its `key`. The body is sent as JSON, or, with a `content_type`
+        that is not JSON, as bytes of that type (a string as UTF-8). `Refused` when the ingress refuses it."""
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        raw: bytes | None = None
+        if content_type and "json" not in content_type and body is not None:
+            raw = body if isinstance(body, bytes) else str(body).encode()
+            headers["content-type"] = content_type
         target = f"{service}/{quote(key, safe='')}/{handler}" if key is not None else f"{service}/{handler}"
         try:
             response = http().post(
                 f"{self.url}/{target}/send",
-                json=body,
+                json=body if raw is None else None,
+                content=raw,
                 headers=headers,
                 timeout=self.timeout,
             )
         except httpx.HTTPError as err:
             raise ServerUnreachable(f"no Restate ingress answers at {self.url} ({err})") from err
         if response.status_code >= 300:
-            raise PaidtwiceError(
+            raise Refused(
                 f"ingress refused {service}/{handler}: {response.status_code} {response.text[:200]}"
             )
         return str(response.json()["invocationId"])

@@ -1,6 +1,6 @@
-"""Why a handler's clean run cannot be swept, when it ended before its first model call: its input refused,
-a crash on the way, or a model client that does not reach the stub. In a sweep of several handlers that
-handler is listed with the reason and the others are swept."""
+"""Why a handler's clean run cannot be swept: it ended before its first model call (its input refused, a
+crash on the way, a model client that does not reach the stub) or waits on nothing. In a sweep of several
+handlers that handler is listed with the reason and the others are swept."""
 
 from __future__ import annotations
 
@@ -11,13 +11,18 @@ from paidtwice._exceptions import UsageError
 from paidtwice.engine import FailureEvent, InvocationRow
 from paidtwice.sweep._callees import failure_of
 
-__all__ = ["NO_MODEL_CALL", "NotSwept", "before_first_call"]
+__all__ = ["NO_MODEL_CALL", "NotSwept", "WaitsOnNothing", "before_first_call"]
 
 NO_MODEL_CALL = "no model call reached the stub: does the app read OPENAI_BASE_URL or ANTHROPIC_BASE_URL?"
 
 
 class NotSwept(UsageError):
     """A clean run no point can be compared with. Its message names the handler and why."""
+
+
+class WaitsOnNothing(NotSwept):
+    """A clean run that sits on an awakeable or a promise nothing resolves: it cannot complete, so no
+    point of its handler can be swept. Its message names the wait and why nothing resolves it."""
 
 
 def before_first_call(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, ScriptFileError, UsageError
 from paidtwice.agent import GATE, MISMATCH_ERROR_CODE, AgentAttempt, agent_env
-from paidtwice.engine import Deployment, InvocationRow, JournalEntry, epoch
+from paidtwice.engine import Deployment, InvocationRow, JournalEntry, Refused, epoch
 from paidtwice.lab import (
     PRICES_AS_OF,
     AttemptWatch,
@@ -38,7 +38,7 @@ from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.stub import Hold, Lane, Script
 from paidtwice.sweep._approvals import Resolver
 from paidtwice.sweep._callees import CalleeWatch, Companions, failure_of, unserved_call
-from paidtwice.sweep._not_swept import NO_MODEL_CALL, NotSwept, before_first_call
+from paidtwice.sweep._not_swept import NO_MODEL_CALL, NotSwept, WaitsOnNothing, before_first_call
 from paidtwice.sweep._options import KillPlan, ModelStub
 from paidtwice.sweep._paid import answered_differently, calls_at_kill, why_not_placed
 from paidtwice.targets import Launch, Target
@@ -155,7 +155,7 @@ class SweepRun:
                 )
             self._seed_state(key)
         self.invocation_id = self.lab.ingress.send(
-            self.service, self.target.handler, self.target.input, key=key
+            self.service, self.target.handler, self.target.input, key=key, content_type=self.target.input_type
         )
         self.resolver.key = key
         self.resolver.start(self.invocation_id)
@@ -220,11 +220,6 @@ def _stuck(attempts: Sequence[AgentAttempt], after: int | None) -> bool:
 # -- the clean run --------------------------------------------------------------------------------------
 
 
-class WaitsOnNothing(NotSwept):
-    """A clean run that sits on an awakeable or a promise nothing resolves: it cannot complete, so no
-    point of its handler can be swept. Its message names the wait and why nothing resolves it."""
-
-
 def clean_run(
     lab: Lab,
     stop: threading.Event,
@@ -250,7 +245,10 @@ def clean_run(
 
 def _clean(lab: Lab, stop: threading.Event, watcher: Watcher, run: SweepRun) -> CleanRun:
     target = run.target
-    run.start()
+    try:
+        run.start()
+    except Refused as err:
+        raise NotSwept(f"the clean run of {target.service}/{target.handler} was not sent: {err}") from None
     watch = watcher.watch(run.invocation_id)
     try:
         _settle_clean(lab, stop, run, watch)

@@ -129,6 +129,7 @@ class CommandTarget:
     """As `AppTarget.stuck_after`."""
 
     deck_stub = False
+    input_type = None
     not_soakable = (
         "a deployment started by a command cannot be soaked: its model calls reach the stub untagged, so "
         "with many invocations at once none can be told to its invocation (soak a Python app: --app)"

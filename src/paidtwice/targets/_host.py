@@ -164,6 +164,7 @@ class DeckTarget:
     input = QUESTION
     label = ""
     deck_stub = True
+    input_type = None
     not_soakable = None
 
     @property
@@ -222,6 +223,9 @@ class AppTarget:
     resolution: Resolution = Resolution()
     """How the awakeables and Workflow promises the handler waits for are answered
     (`paidtwice.sweep._approvals`)."""
+    input_type: str | None = None
+    """The content type the input is sent with, when the handler's manifest names one that is not JSON
+    (bytes: the input, a string, is sent as its UTF-8); None: JSON."""
     stuck_after: int | None = 3
     """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
     mismatch is deterministic: the next attempts replay the same code against the same journal. (A service
@@ -260,7 +264,16 @@ class AppTarget:
         # Named by what is swept: two handlers of one app (a journaled and a naive form) are two matrices,
         # two heatmaps, never "app" twice.
         return [
-            AppTarget(app, h.service, h.handler, _input(h, input, seed), mode=h.name, cwd=cwd) for h in chosen
+            AppTarget(
+                app,
+                h.service,
+                h.handler,
+                _input(h, input, seed),
+                mode=h.name,
+                cwd=cwd,
+                input_type=h.input_type if h.input_type and "json" not in h.input_type else None,
+            )
+            for h in chosen
         ]
 
     @staticmethod

@@ -208,6 +208,12 @@ class Target(Protocol):
         ...
 
     @property
+    def input_type(self) -> str | None:
+        """The content type the input is sent with when the handler takes other than JSON (bytes); None:
+        JSON."""
+        ...
+
+    @property
     def env(self) -> tuple[tuple[str, str], ...]:
         """Extra environment of the agent."""
         ...

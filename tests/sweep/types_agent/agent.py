@@ -1,8 +1,8 @@
 """Handlers whose inputs and outputs are of every kind restate-sdk 1.3.0's serde takes, each asking the model
 once through the stub: a dataclass (the SDK's manifest gives no schema for it), a TypedDict, a msgspec
-Struct, an optional and a union, lists and dicts, no input, None and empty outputs. Beside them: a
-Workflow whose input is a dataclass, a state read that calls no model, and a handler that refuses every
-input it is given."""
+Struct, an optional and a union, lists and dicts, bytes with their content type, no input, None and empty
+outputs. Beside them: a Workflow whose input is a dataclass, a state read that calls no model, and a handler
+that refuses every input it is given."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import msgspec
 import restate
 from openai import AsyncOpenAI
 from pydantic import BaseModel, field_validator
+from restate.serde import BytesSerde
 
 client = AsyncOpenAI()
 
@@ -93,6 +94,16 @@ async def nothing(ctx: restate.Context) -> None:
 async def blank(ctx: restate.Context, text: str) -> str:
     await ctx.run_typed("ask", ask, prompt=text)
     return ""
+
+
+@kinds.handler(
+    accept="application/octet-stream",
+    content_type="application/octet-stream",
+    input_serde=BytesSerde(),
+    output_serde=BytesSerde(),
+)
+async def raw(ctx: restate.Context, data: bytes) -> bytes:
+    return (await ctx.run_typed("ask", ask, prompt=data.decode(errors="replace"))).encode()
 
 
 @kinds.handler()
