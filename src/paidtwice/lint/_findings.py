@@ -60,7 +60,8 @@ class LintResult:
     handlers: int
     """Restate handlers found."""
     unchecked: tuple[tuple[str, str], ...] = ()
-    """Files not checked, and why: they need a newer parser than the running Python's (path, reason)."""
+    """Files not checked, and why (path, reason): they need a newer parser than the running Python's, or
+    TypeScript's parser is not installed."""
     undecided: tuple[tuple[str, int, str], ...] = ()
     """Calls lint cannot judge, and why (path, line, what it cannot decide): an ADK runner whose plugins it
-    cannot read. Not findings: no exit status depends on them."""
+    cannot read, an AI SDK call on a model it cannot follow. Not findings: no exit status depends on them."""

@@ -34,9 +34,9 @@ __all__ = ["TsLint"]
 
 PAUSE_OPTION = "onJournalMismatchErrors"
 _PAUSE_HINT = (
-    '; and consider `onJournalMismatchErrors: "pause"` in the service\'s options (experimental in '
-    "@restatedev/restate-sdk 1.17): a replay that takes another path then pauses at the first mismatch "
-    "instead of retrying, and paying again"
+    '; and consider `onJournalMismatchErrors: "pause"` in the service\'s options (@restatedev/restate-sdk '
+    "1.17, experimental; restate-server 1.7 honours it with RESTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7=true): "
+    "a replay that takes another path then pauses at the first mismatch instead of retrying, and paying again"
 )
 
 

@@ -199,7 +199,7 @@ class TsWalker:
         if callee is None:
             return
         base, chain = call_name(callee)
-        if chain == ["run"] and base.type == "identifier" and self._is_context(base):
+        if chain == ["run"] and self._is_context(base):
             self._run_call(node, args)
             return
         qualified = self.module.qualify(callee, self.local)
@@ -269,6 +269,7 @@ class TsWalker:
 
     def _ai_call(self, node: Node, qualified: str, args: list[Node]) -> None:
         name = qualified.rsplit(".", 1)[-1]
+        self._module_tools(node, name, property_value(args[0], "tools") if args else None)
         model = property_value(args[0], "model") if args else None
         made = self.kind(model)
         if made == DURABLE_MODEL:
@@ -278,6 +279,19 @@ class TsWalker:
             return
         where = f"model {text(model)!r}" if model is not None else "a model lint cannot read"
         self.undecided.append((f"{name}()'s {where} is journaled (wrapped with durableCalls)", node))
+
+    def _module_tools(self, call: Node, name: str, tools: Node | None) -> None:
+        """Tools defined at module level (`const tools = { x: tool({ execute }) }`): the call runs their
+        `execute` whenever the model asks, on every replay too (durableCalls journals the model's answers,
+        not the tools). Tools written in the call itself are walked with its arguments."""
+        if tools is None or tools.type not in ("identifier", "shorthand_property_identifier"):
+            return
+        if text(tools) in self.local or text(tools) not in self.module.constants:
+            return
+        before = len(self.found)
+        self.visit(self.module.constants[text(tools)])
+        via = f"a tool's execute in {text(tools)}, given to {name}() at line {line(call)}"
+        self.found[before:] = [replace(e, via=(via, *e.via)) for e in self.found[before:]]
 
     def _helper(self, node: Node, name: str, args: list[Node]) -> None:
         """A function of the linted code called now: what it does is done now, reported here."""
@@ -315,7 +329,13 @@ class TsWalker:
             self.undecided.append((why, at if module is self.module else node))
 
     def _is_context(self, node: Node) -> bool:
-        """The handler's context, or a parameter named as Restate's examples name it (`ctx`)."""
+        """The handler's context, a parameter named as Restate's examples name it (`ctx`), or a value cast to
+        a Restate context (`(experimental_context as restate.Context)`)."""
+        if node.type == "as_expression":
+            cast = node.named_children[-1] if node.named_children else None
+            return text(cast).rsplit(".", 1)[-1].endswith("Context")
+        if node.type != "identifier":
+            return False
         if self.kind(node) == CONTEXT:
             return True
         name = text(node)
