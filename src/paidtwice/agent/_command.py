@@ -45,6 +45,8 @@ class WireStep:
     """Wall-clock time its RunCommand passed the proxy."""
     proposed: float | None
     """Wall-clock time its result (ProposeRunCompletion) passed the proxy; None if never (cut off)."""
+    value: str = ""
+    """Its proposed result as text (the start of it, as the proxy logged it); empty for a failure or none."""
 
 
 def command_label(service: str, command: str) -> str:
@@ -239,11 +241,12 @@ class CommandAgent(LeasedAgent):
                 opened[key] = len(steps)
                 steps.append(WireStep(record["name"], key[0], float(record["at"]), None))
             elif record["event"] == "step":
+                at, value = float(record["at"]), str(record.get("value", ""))
                 if key in opened:
                     i = opened.pop(key)
-                    steps[i] = WireStep(steps[i].name, key[0], steps[i].commanded, float(record["at"]))
+                    steps[i] = WireStep(steps[i].name, key[0], steps[i].commanded, at, value)
                 else:
-                    steps.append(WireStep(record["name"], key[0], float(record["at"]), float(record["at"])))
+                    steps.append(WireStep(record["name"], key[0], at, at, value))
         return steps
 
     def held(self, invocation_id: str) -> bool:

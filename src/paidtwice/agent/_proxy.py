@@ -35,6 +35,11 @@ __all__ = ["Proxy"]
 PROPOSE_RUN_COMPLETION = 0x0005
 RUN_COMMAND = 0x0411
 _START_TIMEOUT = 60.0
+_VALUE_LOGGED = 1 << 16
+"""Bytes of a step's result the log keeps: enough to find a model answer in it."""
+_CATCH_UP_TURNS = 16
+"""Turns of the proxy's loop that read a frame already in its socket through to the log (select, the h2
+reader, the frame pump: three or four turns), with room to spare."""
 
 
 class _Loop:
@@ -118,6 +123,16 @@ class Proxy:
             raise ServerStartError(f"protocol proxy did not listen on :{self.port}")
         if served.done():
             served.result()
+
+    async def caught_up(self) -> None:
+        """Return once the proxy has logged every frame that had reached its sockets when called (awaited
+        from another loop: the stub's, before it answers a model call)."""
+
+        async def turns() -> None:
+            for _ in range(_CATCH_UP_TURNS):
+                await asyncio.sleep(0)
+
+        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(turns(), _Loop.get()))
 
     def release(self) -> None:
         """Stop holding: a held attempt fails (the agent behind it was killed) and none is held again."""
@@ -369,8 +384,12 @@ class _Attempt:
             completion = self.name_step(body)
             self.log("run", id=completion, name=self.names[completion])
         elif kind == PROPOSE_RUN_COMPLETION:
-            done = int(read_fields(body).get(1, 0))
-            self.log("step", id=done, name=self.names.get(done, ""))
+            fields = read_fields(body)
+            done = int(fields.get(1, 0))
+            value = fields.get(14, b"")
+            # The result as text (a failure has none): the sweep looks for the model's answer in it.
+            text = value[:_VALUE_LOGGED].decode(errors="replace") if isinstance(value, bytes) else ""
+            self.log("step", id=done, name=self.names.get(done, ""), value=text)
         elif kind == ERROR:
             self.log("error", code=int(read_fields(body).get(1, 0)))
         elif kind in (END, SUSPENSION):

@@ -632,7 +632,7 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
         f"  #{point.order} could not place {point.crash_point!r}, because {point.not_placed}"
         for point in matrix.points
         if not point.confirmed and point.not_placed
-    ]
+    ] + [f"  #{point.order} undecided: {point.undecided}" for point in matrix.points if point.undecided]
     unanswered = [f"  #{point.order}: {reason}" for point in matrix.points for reason in point.unanswered]
     if unanswered:
         unanswered.insert(0, "calls no turn of the script answers (the stub answered each with an error):")
@@ -690,6 +690,9 @@ def format_handler_summary(points: Sequence[PointResult]) -> str:
                 line += f" (asked again by {', '.join(by)})"
         if missed:
             line += f"; {count(len(missed), 'kill')} missed (undecided)"
+        unplaced = [p for p in mine if p.undecided]
+        if unplaced:
+            line += f"; {count(len(unplaced), 'point')} undecided (a model call the wire could not place)"
         if mine[0].input is not None:
             line += f"; input {json.dumps(mine[0].input)}"
         lines.append(line)

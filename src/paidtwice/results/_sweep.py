@@ -180,6 +180,10 @@ class PointResult:
     """The invocation retry policy the lab's server applied to the swept handler, in words, as its
     registration of the point's agent gave it ("first retry after 250ms, x2, at most 1m apart, 40
     attempts, then pause"): the app's own settings (handler over service) over the server's defaults."""
+    undecided: str = ""
+    """Why the point's verdict is not proven (empty when it is): answers asked again from model calls the
+    clean run's wire could not place inside a step or outside every one (`CleanRun.calls_undecided`),
+    counted as paid again."""
 
     @property
     def swept(self) -> str:
@@ -318,6 +322,10 @@ class CleanRun:
     answers: tuple[tuple[int, str, str], ...] = ()
     """What the stub answered each of its model calls: (turn, what tells the call apart (`ModelCall.asked`),
     the answer in short), in order; a replay given another answer took another path."""
+    calls_undecided: tuple[int, ...] = ()
+    """The model calls (their numbers) the run's trace could not place inside a step or outside every one
+    (a command's deployment, seen on the wire): not in `calls_in_steps`, so their answers asked again are
+    counted as paid again, and the points say they are undecided."""
     model_callers: tuple[str, ...] = ()
     """The handler (SERVICE/HANDLER) that made each of its model calls, in order: the swept handler or one
     of the handlers it calls (its invocation tree); empty where the calls do not say."""

@@ -5,7 +5,7 @@ from paidtwice.stub._ledger import INVOCATION_HEADER, Booking, Ledger, ModelCall
 from paidtwice.stub._record import RecordingScript, recording_script
 from paidtwice.stub._resolve import resolve_script
 from paidtwice.stub._scripts import SCRIPTS, Answer, Asked, Hold, Script, ToolCall, script_by_name
-from paidtwice.stub._server import Lane, StubModel
+from paidtwice.stub._server import Lane, StubModel, answer_marks
 from paidtwice.stub._turns import VARIATIONS, load_script_file, state_entries
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
@@ -30,6 +30,7 @@ __all__ = [
     "TokenUsage",
     "ToolCall",
     "ToolRun",
+    "answer_marks",
     "auto_script",
     "load_script_file",
     "recording_script",

@@ -62,6 +62,9 @@ class ModelCall:
     by: str = ""
     """SERVICE/HANDLER of the handler that made it, when its invocation is one of a tree the agent host
     follows (`paidtwice.agent._tree`: the tag names the tree's root, then the caller); "" when not said."""
+    replied: float | None = None
+    """When the stub began sending the answer (`finished` is when it had sent it all); None until then. On a
+    lane that settles first (`Lane.settle`), every frame the agent had sent before had passed the proxy."""
 
     @property
     def unanswered(self) -> bool:
@@ -178,6 +181,11 @@ class Ledger:
     def model_call(self, slot: int) -> ModelCall:
         with self._lock:
             return self._model[slot]
+
+    def reply_model_call(self, slot: int) -> None:
+        """The stub begins sending the call's answer."""
+        with self._lock:
+            self._model[slot] = replace(self._model[slot], replied=time.time())
 
     def close_model_call(self, slot: int, *, delivered: bool, generated: float = 1.0) -> None:
         """Close a call; `generated` is the share of its completion written when the caller left."""

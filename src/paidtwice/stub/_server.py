@@ -37,7 +37,7 @@ from paidtwice.stub._scripts import SCRIPTS, Answer, Asked, Script, UnansweredCa
 from paidtwice.stub._stream import stream_events, wants_stream
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage, estimate_completion, estimate_prompt
 
-__all__ = ["UNANSWERED_STATUS", "Lane", "StubModel"]
+__all__ = ["UNANSWERED_STATUS", "Lane", "StubModel", "answer_marks"]
 
 UNANSWERED_STATUS = 400
 """The status of the answer to a call no turn of the script answers: a 4xx, so the openai client raises at
@@ -74,6 +74,9 @@ class Lane:
     single: bool = False
     """Every call on the lane serves its one invocation, whether or not the agent says so in a header (a
     deployment started by a command does not): asking for one invocation's calls gives them all."""
+    settle: Callable[[], Awaitable[None]] | None = None
+    """Awaited before each model answer is sent: a command's protocol proxy reads every frame the agent
+    sent before its call, so the wire shows whether a step had begun when the answer came back."""
 
     @property
     def base_url(self) -> str:
@@ -351,6 +354,9 @@ class StubModel:
                 generated = (time.monotonic() - began) / wait
                 self.ledger.close_model_call(slot, delivered=False, generated=generated)
                 return
+        if lane.settle is not None:
+            await lane.settle()
+        self.ledger.reply_model_call(slot)
         answer = record.answer
         payload = _payload(api, request, messages, answer, turn, record.usage)
         if answer.status == 200 and api == GEMINI and stream:
@@ -436,6 +442,16 @@ def _completion(
             "total_tokens": usage.total_tokens,
         },
     }
+
+
+def answer_marks(call: ModelCall) -> tuple[str, ...]:
+    """What a journal entry that holds this call's answer carries of it, whichever API was asked: its words
+    (when long enough to tell) and its tool calls' ids."""
+    answer = call.answer
+    marks = [answer.text.strip()] if len(answer.text.strip()) >= 8 else []
+    for i, tool in enumerate(answer.tool_calls):
+        marks += [_call_id(call.turn, i, tool.arguments), _call_id(call.turn, i, answer.summary())]
+    return tuple(marks)
 
 
 def _call_id(turn: int, index: int, what: str) -> str:

@@ -12,7 +12,14 @@ from paidtwice.engine import JournalEntry
 from paidtwice.results import CleanRun, CrashPoint
 from paidtwice.stub import ModelCall
 
-__all__ = ["CallsAtKill", "answered_differently", "asked_again", "calls_at_kill", "why_not_placed"]
+__all__ = [
+    "CallsAtKill",
+    "answered_differently",
+    "asked_again",
+    "calls_at_kill",
+    "undecided_why",
+    "why_not_placed",
+]
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,9 @@ class CallsAtKill:
     that answers many calls, the same call): paid outside the journal."""
     asked_again_by: tuple[tuple[str, int], ...] = ()
     """`asked_again` by the handler (SERVICE/HANDLER) that asked again, in a tree of invocations."""
+    undecided: int = 0
+    """Of the answers asked again, those the clean run could not place inside a step or outside every one
+    (`CleanRun.calls_undecided`): counted in `asked_again`, though their step may have been in flight."""
 
 
 def calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) -> CallsAtKill:
@@ -50,12 +60,14 @@ def calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) -
         again = sum(n for _, n in by)
         in_steps = max(0, sum(n for _, n in _asked_again_by(answered, after, clean)) - again)
         by = tuple((h, n) for h, n in by if n)
+    unsure = [c for c in outside if c.call in clean.calls_undecided]
     return CallsAtKill(
         held=held,
         in_flight=held + in_steps,
         answered=len(answered),
         asked_again=again,
         asked_again_by=by,
+        undecided=min(again, asked_again(unsure, after, clean.model_turns)) if unsure else 0,
     )
 
 
@@ -139,3 +151,14 @@ def why_not_placed(
     if point.model_holds and held != len(point.model_holds):
         why.append(f"{held} of the {len(point.model_holds)} held model calls were in flight at the kill")
     return "; ".join(why)
+
+
+def undecided_why(at_kill: CallsAtKill) -> str:
+    """Why a point's verdict is not proven, in words ("" when it is): answers asked again that the clean
+    run could not place (counted as paid again)."""
+    if not at_kill.undecided:
+        return ""
+    return (
+        f"{at_kill.undecided} of the answers asked again came from model calls the wire could not place "
+        "inside a step or outside every one (counted as paid again)"
+    )

@@ -40,7 +40,7 @@ from paidtwice.sweep._approvals import Resolver
 from paidtwice.sweep._callees import CalleeWatch, Companions, failure_of, unserved_call
 from paidtwice.sweep._not_swept import NO_MODEL_CALL, NotSwept, WaitsOnNothing, before_first_call
 from paidtwice.sweep._options import KillPlan, ModelStub
-from paidtwice.sweep._paid import answered_differently, calls_at_kill, why_not_placed
+from paidtwice.sweep._paid import answered_differently, calls_at_kill, undecided_why, why_not_placed
 from paidtwice.targets import Launch, Target
 
 __all__ = ["NO_MODEL_CALL", "NotSwept", "SweepRun", "clean_run", "point_run"]
@@ -274,6 +274,7 @@ def _clean(lab: Lab, stop: threading.Event, watcher: Watcher, run: SweepRun) -> 
         model_turns=tuple(c.turn for c in calls),
         answers=tuple((c.turn, c.asked, c.answer.summary()) for c in calls),
         calls_in_steps=in_steps,
+        calls_undecided=run.trace.calls_undecided(run.invocation_id),
         model_callers=tuple(c.by for c in calls) if any(c.by for c in calls) else (),
         unfollowed=missed,
         explicit_recovery=run.trace.explicit_recovery(f"{run.service}/{target.handler}"),
@@ -662,6 +663,7 @@ def _point_result(
         model_answers_at_kill=at_kill.answered,
         answers_asked_again=at_kill.asked_again,
         paid_again_by=at_kill.asked_again_by,
+        undecided=undecided_why(at_kill),
         step_runs=steps,
         extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
         steps_in_flight=run.trace.steps_in_flight(run.invocation_id, kill.at),

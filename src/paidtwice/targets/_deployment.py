@@ -71,10 +71,14 @@ class WireTrace:
         return None
 
     def calls_in_steps(self, invocation_id: str) -> tuple[int, ...]:
+        return self._placed(invocation_id)[0]
+
+    def calls_undecided(self, invocation_id: str) -> tuple[int, ...]:
+        return self._placed(invocation_id)[1]
+
+    def _placed(self, invocation_id: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
         return wire_model_calls_in_steps(
-            self.agent.steps(invocation_id),
-            self.lane.model_calls(invocation_id),
-            self.lane.tool_runs(invocation_id),
+            self.agent.steps(invocation_id), self.lane.model_calls(invocation_id)
         )
 
     def model_calls_seen(self, invocation_id: str) -> int | None:
@@ -195,4 +199,7 @@ class CommandTarget:
             alone=launch.alone,
         )
         agent.proxy.hold_entries = launch.hold_entries
+        # The wire tells a call made in a step from one made before it only if the proxy has read the step's
+        # RunCommand by the time the answer goes back.
+        launch.lane.settle = agent.proxy.caught_up
         return agent, WireTrace(agent, launch.lane)

@@ -93,6 +93,10 @@ class HostTrace:
     def calls_in_steps(self, invocation_id: str) -> tuple[int, ...]:
         return model_calls_in_steps(self.events(invocation_id))
 
+    def calls_undecided(self, invocation_id: str) -> tuple[int, ...]:
+        """None: the host sees each call's step."""
+        return ()
+
     def model_calls_seen(self, invocation_id: str) -> int | None:
         return sum(1 for e in self.events(invocation_id) if e.event == "model_start")
 

@@ -127,6 +127,11 @@ class Trace(Protocol):
         """The model calls (stub numbers) made inside a ctx.run step: their answers are journaled."""
         ...
 
+    def calls_undecided(self, invocation_id: str) -> tuple[int, ...]:
+        """The model calls (stub numbers) this trace cannot prove inside a step or outside every one; not in
+        `calls_in_steps`."""
+        ...
+
     def model_calls_seen(self, invocation_id: str) -> int | None:
         """How many model calls the handler was seen making; None when this trace cannot see them."""
         ...

@@ -9,16 +9,17 @@ flight) and the journal (durable pauses). Nothing here talks to a server.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from paidtwice.agent import WireStep, read_wire
 from paidtwice.engine import JournalEntry, epoch
 from paidtwice.results import CrashPoint
-from paidtwice.stub import ModelCall, ToolRun
+from paidtwice.stub import ModelCall, ToolRun, answer_marks
 from paidtwice.targets._timeline import Span, one_moment, together, with_cover
 
-__all__ = ["wire_model_calls_in_steps", "wire_points"]
+__all__ = ["place_call", "wire_model_calls_in_steps", "wire_points"]
 
 _Moment = tuple[float, CrashPoint]
 """A crash point (not numbered yet) and when its moment began in the clean run."""
@@ -40,10 +41,9 @@ def wire_points(
     goes on at once): that moment is not a point here, and its time counts to the call's in-flight point,
     whose crash costs the same. Each point covers the clean run's time from its moment to the next one."""
     wire = _Wire(wire_log, invocation_id, steps)
-    starts = sorted([c.started for c in calls] + [t.started for t in tools])
     moments = [
         *_frame_moments(wire, [e.label() for e in journal]),
-        *_model_moments(wire, calls, starts),
+        *_model_moments(wire, calls),
         *_tool_moments(wire, tools),
         *_pause_moments(wire, journal),
     ]
@@ -59,26 +59,58 @@ def wire_points(
 
 
 def wire_model_calls_in_steps(
-    steps: Sequence[WireStep], calls: Sequence[ModelCall], tools: Sequence[ToolRun]
-) -> tuple[int, ...]:
-    """The model calls (their numbers) made inside a step on the wire (see `_step_of`): their answers are
-    the step's result, so they are journaled."""
-    starts = sorted([c.started for c in calls] + [t.started for t in tools])
-    return tuple(call.call for call in calls if _step_of(call, steps, starts) is not None)
+    steps: Sequence[WireStep], calls: Sequence[ModelCall]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The model calls (their numbers) the wire proves were made inside a step (`place_call`): their answers
+    are the step's result, so they are journaled; and those it cannot place either way, counted as made
+    outside every step (a kill after their answers pays for them again unless the wire proves otherwise)."""
+    places = [(call.call, place_call(call, steps)) for call in calls]
+    return (
+        tuple(n for n, (step, proven) in places if step is not None and proven),
+        tuple(n for n, (_, proven) in places if not proven),
+    )
 
 
-def _step_of(call: ModelCall, steps: Sequence[WireStep], starts: Sequence[float]) -> WireStep | None:
-    """The step a model call was made in, from the wire and the ledgers: the first step whose result passed
-    the proxy after the call ended, unless the agent called the stub again before that result (then the
-    call came before the step). The RunCommand's own time cannot tell: the proxy may read it after the
-    stub has answered a fast call."""
-    end = call.finished if call.finished is not None else float("inf")
-    step = next((s for s in steps if s.proposed is not None and s.proposed >= end), None)
-    if step is None or step.proposed is None:
-        return None
-    if any(end < at < step.proposed for at in starts):
-        return None
-    return step
+def place_call(call: ModelCall, steps: Sequence[WireStep]) -> tuple[WireStep | None, bool]:
+    """The step a model call was made in (None: outside every step), and whether the wire proves it.
+
+    Made in a step, proven: the step had begun when the answer came back (its RunCommand passed the proxy
+    before the stub began to answer: the stub first lets the proxy read every frame the agent had sent,
+    and the SDKs send a step's command before its action runs) and its result, proposed after, carries the
+    answer (`answer_marks`). Outside, proven: no step ran while it was answered and no later result carries
+    it. Anything else is not proven: a call answered while a step ran whose result does not carry it (that
+    step, e.g. one that keeps only part of the answer, or a call made beside it), or a call answered before
+    every step that carries it (an answer a later step keeps, or an SDK that sends the command only with its
+    result)."""
+    replied = call.replied if call.replied is not None else call.finished
+    if replied is None:
+        return None, False
+    ended = call.finished if call.finished is not None else replied
+    running = [s for s in steps if s.commanded <= replied and (s.proposed is None or s.proposed >= ended)]
+    holding = [s for s in running if _carries(s, call)]
+    if holding:
+        return holding[0], True
+    if running:
+        return running[0], False
+    later = [s for s in steps if s.proposed is not None and s.proposed >= ended and _carries(s, call)]
+    return None, not later
+
+
+def _carries(step: WireStep, call: ModelCall) -> bool:
+    """The step's result holds the call's answer: one of its marks, as written or escaped in JSON."""
+    for mark in answer_marks(call):
+        forms = {mark, json.dumps(mark)[1:-1], json.dumps(mark, ensure_ascii=False)[1:-1]}
+        forms |= {json.dumps(form)[1:-1] for form in list(forms)}  # a JSON string inside JSON
+        if any(form in step.value for form in forms):
+            return True
+    return False
+
+
+def _step_of(call: ModelCall, steps: Sequence[WireStep]) -> WireStep | None:
+    """The step a model call was made in, as far as the journal's size at a moment goes: the step that ran
+    while it was answered (`place_call`), proven or not, since its RunCommand is in the journal either
+    way."""
+    return place_call(call, steps)[0]
 
 
 class _Wire:
@@ -197,7 +229,7 @@ def _frame_moments(wire: _Wire, labels: Sequence[str]) -> list[_Moment]:
     return moments
 
 
-def _model_moments(wire: _Wire, calls: Sequence[ModelCall], starts: Sequence[float]) -> list[_Moment]:
+def _model_moments(wire: _Wire, calls: Sequence[ModelCall]) -> list[_Moment]:
     """In flight inside each model call, the stub holding it; calls in flight at once in the clean run (in
     steps gathered together, or plain calls under `asyncio.gather`) are one moment, every one of them held,
     as on the in-process path (`one_moment`): holding one alone lets its siblings' answers come back into the
@@ -210,7 +242,7 @@ def _model_moments(wire: _Wire, calls: Sequence[ModelCall], starts: Sequence[flo
     moments: list[_Moment] = []
     for run in one_moment(spans):
         held = [calls[k] for k in run]
-        in_steps, together_steps = _steps_of_moment(wire, held, [batches[k] for k in run], starts)
+        in_steps, together_steps = _steps_of_moment(wire, held, [batches[k] for k in run])
         entries = wire.entries_held(held, in_steps, together_steps)
         numbers = tuple(sorted(c.call for c in held))
         if len(held) == 1:
@@ -224,11 +256,11 @@ def _model_moments(wire: _Wire, calls: Sequence[ModelCall], starts: Sequence[flo
 
 
 def _steps_of_moment(
-    wire: _Wire, held: Sequence[ModelCall], batches: Sequence[int | None], starts: Sequence[float]
+    wire: _Wire, held: Sequence[ModelCall], batches: Sequence[int | None]
 ) -> tuple[list[WireStep], list[WireStep]]:
     """The steps the held calls are made in (`_step_of`), and, for calls one await started (one batch),
     every step of that await: their RunCommands are sent together, whichever steps the calls are in."""
-    in_steps = [step for c in held if (step := _step_of(c, wire.steps, starts)) is not None]
+    in_steps = [step for c in held if (step := _step_of(c, wire.steps)) is not None]
     together: list[WireStep] = []
     if len(held) > 1 and len(set(batches)) == 1 and batches[0] is not None:
         together = [s for s in wire.steps if wire.batch(s) == batches[0]]
