@@ -12,3 +12,6 @@ echo "setup: .venv ready; restate-server installed at $binary"
 # The TypeScript example's packages, pinned by its lockfile, for `paidtwice sweep --cmd` and its tests.
 (cd examples/ts_agent && npm ci --no-audit --no-fund --loglevel=error)
 echo "setup: examples/ts_agent installed"
+# The TypeScript shapes the sweep tests tell apart (Restate's template, naive and journaled), pinned likewise.
+(cd tests/sweep/ts_shapes && npm ci --no-audit --no-fund --loglevel=error)
+echo "setup: tests/sweep/ts_shapes installed"
