@@ -7,7 +7,8 @@ step that calls no model, before tools run at once, between two journaled calls,
 journaled twin; three journaled calls at once then a fourth) and the travel example (the issue's case). All
 of them are swept at once, both ways, under `steady`, on the session's server. Beside them, by command only,
 Restate's TypeScript template (tests/sweep/ts_shapes) with its model call journaled and plain, made with the
-openai client and with `fetch`, and its workflow-parallel agent."""
+openai client, with `fetch`, with the Vercel AI SDK (as Restate ships the template) and with the anthropic
+client, and its workflow-parallel agent."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SHAPES = Path(__file__).parent / "shapes_agent"
 TRAVEL = ROOT / "examples" / "travel_agent"
 TS = Path(__file__).parent / "ts_shapes"
-TS_NAIVE = ("template_naive", "template_fetch_naive")
-TS_JOURNALED = ("template", "template_fetch", "workflow_parallel")
+TS_NAIVE = ("template_naive", "template_fetch_naive", "template_ai_naive", "template_anthropic_naive")
+TS_JOURNALED = ("template", "template_fetch", "template_ai", "template_anthropic", "workflow_parallel")
 QUESTION = {"message": "What is the weather in San Francisco?"}
 
 NAIVE = ("tool_after_call", "tools_together", "step_after_call", "between", "streamed")
