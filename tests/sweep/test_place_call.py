@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 
+from paidtwice.agent import WireStep
 from paidtwice.results import CleanRun
 from paidtwice.stub import ModelCall, answer_marks
 from paidtwice.stub._scripts import Answer, ToolCall
 from paidtwice.sweep._paid import calls_at_kill, undecided_why
-from paidtwice.targets._command import WireStep
 from paidtwice.targets._wire_timeline import place_call, wire_model_calls_in_steps
 
 WORDS = Answer(text="Pack a light jacket for Paris.")
