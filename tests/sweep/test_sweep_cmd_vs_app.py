@@ -85,7 +85,9 @@ def swept(lab: Lab) -> Iterator[dict[str, Future[list[SweepMatrix]]]]:
 
 @pytest.fixture(scope="module")
 def matrices(swept: dict[str, Future[list[SweepMatrix]]]) -> dict[str, SweepMatrix]:
-    return {m.mode: m for m in swept["python"].result()}
+    done = {m.mode: m for m in swept["python"].result()}
+    print(table(done))  # the agents both ways, shown with `pytest -rP`
+    return done
 
 
 @pytest.fixture(scope="module")
