@@ -49,7 +49,15 @@ def test_the_lab_exports_what_a_user_of_the_library_needs() -> None:
         *("EXPERIMENTS", "COMPARISONS", "CURVES", "WALKS", "SCENARIOS", "Experiment", "Comparison", "Curve"),
         *("Walk", "Row", "AgentMode", "Expected", "RecordedStatus", "InvocationStatus"),
         # The faults a row names, one class per kind, and what a new kind is written against.
-        *("Fault", "NoFault", "KillInPause", "KillMidCall", "KillMidBooking", "ServerKillInPause"),
+        *(
+            "Fault",
+            "NoFault",
+            "KillInPause",
+            "KillMidCall",
+            "KillMidBooking",
+            "ServerKillInPause",
+            "PauseMidCall",
+        ),
         *("NodeKillInPause", "FaultedRun", "Landing"),
         *("CLEAN_JOURNALED_JOURNAL", "CLEAN_NAIVE_JOURNAL", "DEFAULT_RESTART_DELAY", "experiment_by_name"),
         *("Lab", "LabCancelled", "run_rows", "run_walk"),

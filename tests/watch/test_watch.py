@@ -94,7 +94,9 @@ def test_a_mismatch_loop_is_listed_with_its_attempts_index_and_price(scene: Scen
     assert entry["repaid_calls"] == entry["attempts"] - 1
     assert entry["repaid_usd"] == pytest.approx(entry["cost_per_attempt_usd"] * (entry["attempts"] - 1))
     assert entry["attempts_per_hour"] > 0 and entry["burn_usd_per_hour"] > 0
-    assert [way["name"] for way in entry["ways_out"]] == ["restart", "kill"]  # no resume while it retries
+    # No resume while it retries; a pause, with its price on the pinned server.
+    assert [way["name"] for way in entry["ways_out"]] == ["pause", "restart", "kill"]
+    assert "paid once" in entry["ways_out"][0]["replay"]
     assert entry["since"] and entry["last_error"]
 
 

@@ -84,7 +84,10 @@ def explain(invocation_id: str, admin_url: str) -> None:
     "--deployment", metavar="DP_ID", help="Judge (and resume onto) this deployment, not the pinned one."
 )
 @click.option(
-    "--apply", "way", metavar="WAY", help="Carry out one way out: resume, restart, restart-from:N, kill."
+    "--apply",
+    "way",
+    metavar="WAY",
+    help="Carry out one way out: pause, resume, restart, restart-from:N, kill.",
 )
 @click.option(
     "--timeout", default=120.0, show_default=True, help="Seconds to wait for the outcome of --apply."

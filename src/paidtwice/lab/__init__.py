@@ -47,6 +47,7 @@ from paidtwice.lab._faults import (
     Landing,
     NodeKillInPause,
     NoFault,
+    PauseMidCall,
     ServerKillInPause,
 )
 from paidtwice.lab._measures import attempt_log_of, model_log_of, tool_log_of
@@ -107,6 +108,7 @@ __all__ = [
     "NoFault",
     "NodeKillInPause",
     "PaidCallPrediction",
+    "PauseMidCall",
     "RecordedStatus",
     "RecoveryPlan",
     "Row",

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from paidtwice.lab._experiments import Comparison
+from paidtwice.engine import RestateServer
+from paidtwice.lab._experiments import DEFAULT_POLICY_RUN, DEFAULT_RESTART_DELAY, Comparison, RetryPolicy
 from paidtwice.lab._measures import recovery_check
+from paidtwice.lab._policy import Backoff, ServerDefaultPolicy, predict_paid_calls, server_default_policy
 from paidtwice.results import Check, ComparisonRecord, RunRecord
 
 if TYPE_CHECKING:
@@ -22,7 +24,11 @@ def run_comparison(lab: Lab, row: Comparison) -> ComparisonRecord:
     first, second = runs[0], runs[1]
     regain_difference = None
     difference: float | None
-    if row.figure == "mismatch behaviour":
+    if row.figure == "server default":
+        difference = float(first.model_calls - second.model_calls)
+        check, *more = server_default_checks(lab, row, first, second)
+        runs_checks: tuple[Check, ...] = tuple(more)
+    elif row.figure == "mismatch behaviour":
         difference = float(first.model_calls - second.model_calls)
         check = mismatch_behaviour_check(row, runs)
     elif row.figure == "explicit recovery":
@@ -47,7 +53,9 @@ def run_comparison(lab: Lab, row: Comparison) -> ComparisonRecord:
             (first.booking_effects, second.booking_effects)
             == (row.first.expected.booking_effects, row.second.expected.booking_effects),
         )
-    checks = (check, *(c for run in runs for c in run.checks))
+    if row.figure != "server default":
+        runs_checks = ()
+    checks = (check, *runs_checks, *(c for run in runs for c in run.checks))
     return ComparisonRecord(
         name=row.name,
         figure=row.figure,
@@ -57,7 +65,7 @@ def run_comparison(lab: Lab, row: Comparison) -> ComparisonRecord:
         recovery_difference_s=_difference(first.recovery_s, second.recovery_s),
         regain_difference_s=regain_difference,
         checks=checks,
-        matches=check.ok and all(run.matches for run in runs),
+        matches=check.ok and all(c.ok for c in runs_checks) and all(run.matches for run in runs),
     )
 
 
@@ -82,6 +90,63 @@ def explicit_recovery_check(row: Comparison, runs: Sequence[RunRecord]) -> Check
         )
     )
     return Check("mismatches, then booking effects by key", want, got, ok)
+
+
+def _server_default(lab: Lab, flags: tuple[tuple[str, str], ...]) -> ServerDefaultPolicy:
+    """The default retry policy a server of the lab's version runs with under `flags`, as it prints it."""
+    server = RestateServer(version=lab.server_version, extra_env=dict(flags), echo=lab.echo)
+    try:
+        return server_default_policy(server.config(), version=lab.server_version)
+    finally:
+        server.stop()
+
+
+def _predicted(policy: ServerDefaultPolicy | RetryPolicy, down_time: float) -> tuple[int, int]:
+    backoff = (
+        policy.backoff
+        if isinstance(policy, ServerDefaultPolicy)
+        else Backoff(
+            policy.initial_interval, policy.exponentiation_factor, policy.max_interval, policy.max_attempts
+        )
+    )
+    return predict_paid_calls(backoff, down_time).range
+
+
+def _calls(low_high: tuple[int, int]) -> str:
+    low, high = low_high
+    return str(low) if low == high else f"{low} to {high}"
+
+
+def server_default_checks(lab: Lab, row: Comparison, first: RunRecord, second: RunRecord) -> list[Check]:
+    """The server-default claim: the run without a policy of its own pays what its server's default (read
+    from that server) predicts, as the run that sets the same policy on its service does; and what the
+    pinned server's own default predicts at the deck's restart delay, with the policy it read."""
+    short = _server_default(lab, row.first.server_flags)
+    own = row.second.retry_policy
+    assert isinstance(own, RetryPolicy)
+    want = (_predicted(short, first.down_time or 0.0), _predicted(own, second.down_time or 0.0))
+    got = (first.model_calls, second.model_calls)
+    ran = Check(
+        f"paid calls, the server's default ({short.describe()}) vs the same policy on the service",
+        f"{_calls(want[0])} vs {_calls(want[1])} (predicted from each policy and down time)",
+        f"{got[0]} vs {got[1]}",
+        all(low <= calls <= high for (low, high), calls in zip(want, got, strict=True))
+        and short.describe().startswith(f"{own.max_attempts} attempts then {own.on_max_attempts}"),
+    )
+    pinned = _server_default(lab, ())
+    low, high = _predicted(pinned, DEFAULT_RESTART_DELAY)
+    nominal = pinned.backoff.total_wait()
+    expected = DEFAULT_POLICY_RUN.expected
+    predicted = Check(
+        f"the pinned server's own default ({pinned.describe()}, read by {pinned.read_from}), "
+        f"a {DEFAULT_RESTART_DELAY:g} s restart: predicted",
+        f"{expected.status}, {expected.model_calls} paid calls",
+        f"{pinned.on_max_attempts}d, {_calls((low, high))} paid calls, the pause {nominal / 60:.0f} to "
+        f"{nominal * 1.3 / 60:.0f} min after the first failure",
+        (low, high) == (expected.model_calls, expected.model_calls)
+        and f"{pinned.on_max_attempts}d" == expected.status,
+    )
+    return [ran, predicted]
 
 
 def mismatch_behaviour_check(row: Comparison, runs: Sequence[RunRecord]) -> Check:

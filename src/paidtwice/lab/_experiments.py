@@ -20,6 +20,7 @@ from paidtwice.lab._faults import (
     KillMidCall,
     NodeKillInPause,
     NoFault,
+    PauseMidCall,
     ServerKillInPause,
 )
 from paidtwice.results import Expected, RecordedStatus
@@ -333,6 +334,24 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     ),
 )
 
+EXPERIMENTS += (
+    Experiment(
+        name="operator-pause-mid-call",
+        mode="journaled",
+        script="hold",
+        hold=Hold(call=1, seconds=3.0),
+        fault=PauseMidCall(call=1, after=1.0),
+        section="knobs",
+        deck_says="not in the deck: the admin API's pause sent 1 s into the journaled agent's first model "
+        "call (the stub answers at 3 s), then resume once paused. On restate-server 1.7.12 the attempt "
+        "finishes the step in flight, its answer is journaled and delivered, and only then does the "
+        "invocation pause: the resume replays it, and the call is paid once (2 model calls, as a clean run)",
+        expected=Expected(
+            "completed", 2, 1, journal=CLEAN_JOURNALED_JOURNAL, model_entries=(1, 7), undelivered=()
+        ),
+    ),
+)
+
 PROTOCOL_V7 = "RESTATE_EXPERIMENTAL_ENABLE_PROTOCOL_V7"
 """restate-server 1.7's opt-in for service protocol v7 (new clusters only)."""
 
@@ -582,6 +601,38 @@ def _ts_changed(on_mismatch: str, *, v7: bool, calls: int, status: InvocationSta
     )
 
 
+_SHORT_DEFAULT = RetryPolicy(10, "pause", **_FAST_RETRIES)
+"""The server-wide default the default-retry-policy row sets on a server of its own (the pinned one would
+take an hour to pause), and the same policy the row's other run sets on its service."""
+
+DEFAULT_POLICY_RUN = next(row for row in SCENARIOS if row.name == "naive-changed-default-policy")
+
+
+def _default_policy_run(name: str, policy: RetryPolicy | ServerRetryPolicy, says: str) -> Experiment:
+    flags = (
+        (
+            ("RESTATE_DEFAULT_RETRY_POLICY__MAX_ATTEMPTS", str(_SHORT_DEFAULT.max_attempts)),
+            (
+                "RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL",
+                f"{_SHORT_DEFAULT.initial_interval * 1000:g}ms",
+            ),
+            ("RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL", f"{_SHORT_DEFAULT.max_interval * 1000:g}ms"),
+        )
+        if isinstance(policy, ServerRetryPolicy)
+        else ()
+    )
+    return replace(
+        CHANGED_FOR_GOOD,
+        name=name,
+        section="knobs",
+        retry_policy=policy,
+        restart_delay=_POLICY_RESTART_DELAY,
+        server_flags=flags,
+        deck_says=says,
+        expected=Expected("paused", 8, 1, mismatches=7, attempts=10),
+    )
+
+
 COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
         name="slow-model-recovery",
@@ -618,6 +669,27 @@ COMPARISONS: tuple[Comparison, ...] = (
         "2 model calls, the tool's first run left unused, where naive-changed-for-good pays 18 and pauses). "
         "A journaled booking is made again on the retry (2 effects without a key), once with a key stable "
         "across attempts (ctx.request().id)",
+    ),
+    Comparison(
+        name="default-retry-policy",
+        first=_default_policy_run(
+            "default-retry-policy-server",
+            SERVER_RETRY_POLICY,
+            "naive-changed-for-good with no retry policy of its own, on a server whose default-retry-policy "
+            f"is {_SHORT_DEFAULT.describe()}",
+        ),
+        second=_default_policy_run(
+            "default-retry-policy-service", _SHORT_DEFAULT, "the same policy set on the agent's service"
+        ),
+        figure="server default",
+        section="knobs",
+        deck_says="a service that sets no retry policy runs under the server's default-retry-policy, read "
+        "from the server (restate-server --dump-config), and pays what the retry-policy curve's model "
+        "predicts for it: measured on a server whose default is shortened, beside the same policy set on the "
+        "service. "
+        "On the pinned server's own default (70 attempts, 500 ms doubling up to 60 s, then pause) the model "
+        "predicts 69 paid calls and about an hour before the pause: a prediction the curve confirms at 1 to "
+        "20 attempts; bench/default_policy.py measures it once, for real",
     ),
     Comparison(
         name="ts-changed-pause-on-mismatch",

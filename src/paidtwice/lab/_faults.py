@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 from paidtwice._exceptions import ExperimentError
@@ -44,6 +45,7 @@ __all__ = [
     "Landing",
     "NoFault",
     "NodeKillInPause",
+    "PauseMidCall",
     "ServerKillInPause",
 ]
 
@@ -60,8 +62,9 @@ class Engine:
     server: RestateServer | RestateCluster
     watcher: Watcher
 
-    @property
+    @cached_property
     def admin(self) -> AdminClient:
+        """One client per run: the admin requests a run's fault makes are in the run's record."""
         return AdminClient(self.server.admin_url)
 
     @property
@@ -330,3 +333,43 @@ class NodeKillInPause(Fault):
         back_at = time.time()
         cluster.wait_healthy()
         return back_at
+
+
+@dataclass(frozen=True)
+class PauseMidCall(Fault):
+    """The operator's pause (the admin API's PATCH /invocations/{id}/pause) sent `after` seconds into model
+    call `call`, whose answer the stub holds back for a while (the row's `hold`); once the invocation is
+    paused, resumed on its pinned deployment. Nothing is killed: what the pause did to the call in flight
+    is read from the stub's ledger (was it answered, was it asked again)."""
+
+    kind: ClassVar[str] = "pause-mid-call"
+    call: int = 1
+    """Which model call of the invocation (1 = the first)."""
+    after: float = 1.0
+    """Seconds into that call."""
+
+    def describe(self) -> str:
+        return f"operator's pause {self.after:g} s into model call {self.call}, then resume"
+
+    def land(self, run: FaultedRun) -> Landing:
+        def calls() -> list[ModelCall]:
+            return run.lane.model_calls(run.invocation_id)
+
+        run.wait(f"model call {self.call} to be in flight", lambda: len(calls()) >= self.call, 60.0)
+        run.sleep(calls()[self.call - 1].started + self.after - time.time())
+        if calls()[self.call - 1].finished is not None:
+            raise ExperimentError(f"{run.name}: model call {self.call} finished before the pause")
+        admin, sql = run.engine.admin, run.engine.sql
+
+        def status() -> str:
+            row = sql.invocation(run.invocation_id)
+            return row.status if row is not None else "unknown"
+
+        admin.pause(run.invocation_id)
+        run.wait("the invocation to pause", lambda: status() in ("paused", "completed"), 120.0)
+        if status() == "paused":
+            admin.resume(run.invocation_id)
+            # The run settles on a pause: this one is the operator's own, so it waits here for the resumed
+            # invocation to end (a later pause, as its retry policy's, is what the run then reads).
+            run.wait("the resumed invocation to complete", lambda: status() == "completed", 120.0)
+        return Landing(None, None)

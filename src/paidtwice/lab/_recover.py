@@ -21,9 +21,24 @@ from paidtwice._words import count, entry_at
 from paidtwice.engine import AdminClient, InvocationRow, JournalEntry, SqlClient
 from paidtwice.lab._mismatch import Explanation, explain
 
-__all__ = ["ApplyResult", "Judge", "RecoveryPlan", "WayOut", "apply_way", "plan_recovery"]
+__all__ = [
+    "OPERATOR_PAUSE_PRICE",
+    "ApplyResult",
+    "Judge",
+    "RecoveryPlan",
+    "WayOut",
+    "apply_way",
+    "plan_recovery",
+]
 
 _STUCK = ("paused", "backing-off")
+OPERATOR_PAUSE_PRICE = (
+    "the retries stop, and nothing is paid again for the pause: on restate-server 1.7.12 the attempt in "
+    "flight finishes its step first and the step's result is journaled (a journaled model call in flight "
+    "is paid once; the deck's operator-pause-mid-call row measures it); restate-server 1.8.0's notes say "
+    "its pause aborts the attempt, so a started ctx.run runs, and is paid, again on resume"
+)
+"""What the admin API's pause costs, as measured on the pinned server (row operator-pause-mid-call)."""
 # Commands that wait for a completion notification of their own.
 _AWAITING = {"Run", "Sleep", "Call", "Awakeable", "GetPromise", "PeekPromise", "CompletePromise"}
 
@@ -198,7 +213,19 @@ def plan_recovery(
     except UsageError:
         failure = None
     target = _Target(sql, row, deployment, judge)
-    ways = [_resume(target, journal, failure)] if row.status == "paused" else []
+    if row.status == "paused":
+        ways = [_resume(target, journal, failure)]
+    else:
+        ways = [
+            WayOut(
+                "pause",
+                "pause it now, then resume once the code or what it depends on is fixed",
+                f"all {count(len(journal), 'entry', 'entries')}",
+                (),
+                OPERATOR_PAUSE_PRICE,
+                None,
+            )
+        ]
     ways.append(_restart(journal))
     from_prefix = _restart_from_prefix(target, journal)
     if from_prefix is not None:
@@ -341,6 +368,8 @@ def apply_way(
     started = time.time()
     if way == "resume":
         admin.resume(invocation_id, deployment=plan.target_deployment)
+    elif way == "pause":
+        admin.pause(invocation_id)
     else:
         admin.kill(invocation_id)
         _wait_for(sql, invocation_id, "completed", timeout=30.0)
@@ -351,9 +380,13 @@ def apply_way(
             invocation_id = admin.restart_as_new(
                 invocation_id, from_entry=kept, deployment=plan.target_deployment
             )
-    status = (
-        "completed" if way == "kill" else _wait_settled(sql, invocation_id, timeout=timeout, since=started)
-    )
+    if way == "kill":
+        status = "completed"
+    elif way == "pause":
+        _wait_for(sql, invocation_id, "paused", timeout=timeout)
+        status = "paused"
+    else:
+        status = _wait_settled(sql, invocation_id, timeout=timeout, since=started)
     journal = sql.journal(invocation_id)
     ran: tuple[str, ...] = ()
     if way.startswith("restart"):
