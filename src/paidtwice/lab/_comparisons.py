@@ -6,9 +6,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from paidtwice.engine import RestateServer
-from paidtwice.lab._experiments import DEFAULT_POLICY_RUN, DEFAULT_RESTART_DELAY, Comparison, RetryPolicy
+from paidtwice.lab._experiments import DEFAULT_POLICY_RUN, DEFAULT_RESTART_DELAY, Comparison
 from paidtwice.lab._measures import recovery_check
-from paidtwice.lab._policy import Backoff, ServerDefaultPolicy, predict_paid_calls, server_default_policy
+from paidtwice.lab._policy import (
+    Backoff,
+    RetryPolicy,
+    ServerDefaultPolicy,
+    predict_paid_calls,
+    server_default_policy,
+)
 from paidtwice.results import Check, ComparisonRecord, RunRecord
 
 if TYPE_CHECKING:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from paidtwice.lab._experiments import Curve, RetryPolicy
-from paidtwice.lab._policy import Backoff, predict_paid_calls
+from paidtwice.lab._experiments import Curve
+from paidtwice.lab._policy import Backoff, RetryPolicy, predict_paid_calls
 from paidtwice.results import CurvePoint, CurveRecord, RunRecord
 
 if TYPE_CHECKING:

@@ -6,7 +6,6 @@ the deck reports. The runner executes any row; adding an experiment is adding a 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -23,6 +22,7 @@ from paidtwice.lab._faults import (
     PauseMidCall,
     ServerKillInPause,
 )
+from paidtwice.lab._policy import SERVER_RETRY_POLICY, RetryPolicy, ServerRetryPolicy
 from paidtwice.results import Expected, RecordedStatus
 from paidtwice.stub import Hold
 
@@ -44,6 +44,7 @@ __all__ = [
     "Fault",
     "InvocationStatus",
     "RecordedStatus",
+    "RetryPolicy",
     "Row",
     "ServerRetryPolicy",
     "Walk",
@@ -88,56 +89,6 @@ CLEAN_JOURNALED_JOURNAL = (
     "Command: Output",
 )
 """A clean journaled run's journal: the naive one with the two model decisions filled in (entries 1 and 7)."""
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """An invocation retry policy a row sets on its own agent (`restate.InvocationRetryPolicy`)."""
-
-    max_attempts: int
-    """Attempts in all, the first included."""
-    on_max_attempts: Literal["pause", "kill"] = "pause"
-    """What Restate does once they are spent."""
-    initial_interval: float = 0.2
-    """Seconds before the first retry."""
-    max_interval: float = 2.0
-    """Cap on the interval, seconds."""
-    exponentiation_factor: float = 2.0
-    """Growth of the interval per retry."""
-
-    def to_env(self) -> str:
-        """The agent's PAIDTWICE_RETRY_POLICY."""
-        return json.dumps(
-            {
-                "max_attempts": self.max_attempts,
-                "on_max_attempts": self.on_max_attempts,
-                "initial_interval_s": self.initial_interval,
-                "max_interval_s": self.max_interval,
-                "exponentiation_factor": self.exponentiation_factor,
-            }
-        )
-
-    def describe(self) -> str:
-        return (
-            f"{self.max_attempts} attempts then {self.on_max_attempts}, {self.initial_interval * 1000:g} ms "
-            f"x{self.exponentiation_factor:g} up to {self.max_interval * 1000:g} ms"
-        )
-
-
-@dataclass(frozen=True)
-class ServerRetryPolicy:
-    """No retry policy on the agent's service: the server's default applies (restate-server's
-    `default-retry-policy`, read from the server itself by the row that predicts it)."""
-
-    def to_env(self) -> str:
-        """The agent's PAIDTWICE_RETRY_POLICY: "server", no policy of its own."""
-        return "server"
-
-    def describe(self) -> str:
-        return "the server's default"
-
-
-SERVER_RETRY_POLICY = ServerRetryPolicy()
 
 
 @dataclass(frozen=True)

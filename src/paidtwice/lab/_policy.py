@@ -8,19 +8,23 @@ least those whose latest landing is before D and at most those whose earliest la
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 from paidtwice._exceptions import ExperimentError
 
 __all__ = [
     "JITTER",
+    "SERVER_RETRY_POLICY",
     "Backoff",
     "PaidCallPrediction",
+    "RetryPolicy",
     "ServerDefaultPolicy",
+    "ServerRetryPolicy",
     "predict_paid_calls",
     "server_default_policy",
 ]
@@ -30,6 +34,56 @@ JITTER = 0.3
 
 _PER_ATTEMPT = 0.02
 """Seconds an attempt that finds the agent down takes before its backoff starts (connect, fail, record)."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """An invocation retry policy a row sets on its own agent (`restate.InvocationRetryPolicy`)."""
+
+    max_attempts: int
+    """Attempts in all, the first included."""
+    on_max_attempts: Literal["pause", "kill"] = "pause"
+    """What Restate does once they are spent."""
+    initial_interval: float = 0.2
+    """Seconds before the first retry."""
+    max_interval: float = 2.0
+    """Cap on the interval, seconds."""
+    exponentiation_factor: float = 2.0
+    """Growth of the interval per retry."""
+
+    def to_env(self) -> str:
+        """The agent's PAIDTWICE_RETRY_POLICY."""
+        return json.dumps(
+            {
+                "max_attempts": self.max_attempts,
+                "on_max_attempts": self.on_max_attempts,
+                "initial_interval_s": self.initial_interval,
+                "max_interval_s": self.max_interval,
+                "exponentiation_factor": self.exponentiation_factor,
+            }
+        )
+
+    def describe(self) -> str:
+        return (
+            f"{self.max_attempts} attempts then {self.on_max_attempts}, {self.initial_interval * 1000:g} ms "
+            f"x{self.exponentiation_factor:g} up to {self.max_interval * 1000:g} ms"
+        )
+
+
+@dataclass(frozen=True)
+class ServerRetryPolicy:
+    """No retry policy on the agent's service: the server's default applies (restate-server's
+    `default-retry-policy`, read from the server itself by the row that predicts it)."""
+
+    def to_env(self) -> str:
+        """The agent's PAIDTWICE_RETRY_POLICY: "server", no policy of its own."""
+        return "server"
+
+    def describe(self) -> str:
+        return "the server's default"
+
+
+SERVER_RETRY_POLICY = ServerRetryPolicy()
 
 
 @dataclass(frozen=True)
