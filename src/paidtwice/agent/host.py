@@ -432,9 +432,14 @@ def _instrument_context(log: _StepLog) -> None:
     def step(original: Callable[..., Any]) -> Callable[..., Any]:
         """ctx.run / ctx.run_typed, with the action wrapped so each real execution is logged."""
 
-        def run(self: Any, name: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            # run_typed takes its name and action by position only: an action's own `name=` argument is
+            # the action's, so only what is not given by position is looked for among the keywords.
+            rest = list(args)
+            name: str = rest.pop(0) if rest else kwargs.pop("name")
+            action: Callable[..., Any] = rest.pop(0) if rest else kwargs.pop("action")
             invocation, pos = op(self, "run", name)
-            return original(self, name, _wrap_action(log, invocation, name, action, pos), *args, **kwargs)
+            return original(self, name, _wrap_action(log, invocation, name, action, pos), *rest, **kwargs)
 
         return run
 

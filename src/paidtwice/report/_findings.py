@@ -16,6 +16,7 @@ from typing import Literal
 from paidtwice._words import count
 from paidtwice.lint import CODES
 from paidtwice.lint import Finding as LintFinding
+from paidtwice.report._coverage import not_reached, reached
 from paidtwice.results import PointResult, ReplayResult
 
 __all__ = [
@@ -184,7 +185,7 @@ def sweep_findings(points: Iterable[PointResult], source: Source | None) -> list
 
 
 def sweep_cases(points: Iterable[PointResult]) -> list[TestCase]:
-    cases = []
+    cases, points = [], list(points)
     for p in points:
         failure = None
         if p.pays_twice:
@@ -204,6 +205,9 @@ def sweep_cases(points: Iterable[PointResult]) -> list[TestCase]:
                 p.wall_time,
             )
         )
+    for name, coverage in reached(points).items():
+        # Not a failure of the agent: what the sweep did not check, said where CI shows skipped cases.
+        cases.append(TestCase(f"sweep {name} coverage", "reached", None, not_reached(coverage) or None))
     return cases
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from paidtwice._words import agent_name, count
+from paidtwice.report._coverage import coverage_lines, reached
 from paidtwice.report._html_parts import (
     Section,
     esc,
@@ -145,6 +146,7 @@ def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
         "moment. Each cell links to that "
         "point's timeline.</p>"
     ]
+    body += _coverage_html(points)
     twice = [p for p in points if p.pays_twice]
     missed = [p for p in points if not p.confirmed]
     for words, found in (
@@ -220,3 +222,16 @@ def _answer_words(point: PointResult) -> str:
     if point.status != "completed":
         return ""
     return ", same answer" if point.answer_matches else ", other answer"
+
+
+def _coverage_html(points: Sequence[PointResult]) -> list[str]:
+    """A paragraph per swept handler: what it reached and what not."""
+    out = []
+    for name, coverage in reached(points).items():
+        lines = coverage_lines(coverage)
+        out.append(
+            f"<p><b>{esc(name)}</b> {esc(lines[0])}"
+            + "".join(f'<br><span class="bad">{esc(line)}</span>' for line in lines[1:])
+            + "</p>"
+        )
+    return out

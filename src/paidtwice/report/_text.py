@@ -11,6 +11,7 @@ from paidtwice._words import agent_name, count, signed
 from paidtwice.engine import JournalEntry
 from paidtwice.lab import RecoveryPlan
 from paidtwice.report._behaviour import behaviour_lines
+from paidtwice.report._coverage import coverage_lines, reached
 from paidtwice.results import (
     ComparisonRecord,
     CurvePoint,
@@ -674,7 +675,7 @@ def format_crash_cost(
 def format_handler_summary(points: Sequence[PointResult]) -> str:
     """A line per swept handler (per mode, for the deck's agent): its points, how many pay twice for
     completed work and how many kills missed (points paidtwice cannot decide)."""
-    lines = []
+    lines, covered = [], reached(points)
     for name in dict.fromkeys(p.swept for p in points):
         mine = [p for p in points if p.swept == name]
         twice = [p for p in mine if p.pays_twice]
@@ -695,5 +696,5 @@ def format_handler_summary(points: Sequence[PointResult]) -> str:
             line += f"; {count(len(unplaced), 'point')} undecided (a model call the wire could not place)"
         if mine[0].input is not None:
             line += f"; input {json.dumps(mine[0].input)}"
-        lines.append(line)
+        lines += [line, *(f"  {c}" for c in coverage_lines(covered[name]))]
     return "\n".join(lines)

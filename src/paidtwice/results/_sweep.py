@@ -11,7 +11,7 @@ from paidtwice.engine import JournalEntry
 from paidtwice.results._deck import AttemptLine, ModelLogLine, ToolLogLine
 from paidtwice.stub import NO_TOKENS, TokenUsage
 
-__all__ = ["CleanRun", "CrashKind", "CrashPoint", "PointResult", "SweepMatrix"]
+__all__ = ["CleanRun", "Coverage", "CrashKind", "CrashPoint", "PointResult", "SweepMatrix"]
 
 
 CrashKind = Literal[
@@ -59,6 +59,50 @@ class CrashPoint:
     hold_entries: int | None = None
     """A command's deployment: the protocol proxy holds the server's frame that brings the journal to this
     many entries (or the attempt that starts with them), so the agent waits there."""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a run reached of what its handler offers: the model's tools, the waits for a person, the
+    handlers of its invocation tree. What a sweep did not reach, it did not check."""
+
+    tools_offered: tuple[str, ...] = ()
+    """The function tools the model was offered, by name (every request's)."""
+    tools_called: tuple[str, ...] = ()
+    """Those the stub's answers called."""
+    hosted_tools: tuple[str, ...] = ()
+    """Hosted tools offered (the provider runs them: OpenAI's `web_search`, ...): no stub answer calls
+    them, so what follows from them is never swept."""
+    waits_resolved: tuple[str, ...] = ()
+    """The awakeables and Workflow promises the run waited for that the sweep resolved ("awakeable 1",
+    "promise 'approval'")."""
+    waits_unresolved: tuple[str, ...] = ()
+    """Those nothing resolved."""
+    handlers_ran: tuple[str, ...] = ()
+    """SERVICE/HANDLER of the handlers of its invocation tree that ran, the swept one first."""
+
+    def __or__(self, other: Coverage) -> Coverage:
+        """What either run reached."""
+
+        def union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(dict.fromkeys((*a, *b)))
+
+        resolved = union(self.waits_resolved, other.waits_resolved)
+        return Coverage(
+            tools_offered=union(self.tools_offered, other.tools_offered),
+            tools_called=union(self.tools_called, other.tools_called),
+            hosted_tools=union(self.hosted_tools, other.hosted_tools),
+            waits_resolved=resolved,
+            waits_unresolved=tuple(
+                w for w in union(self.waits_unresolved, other.waits_unresolved) if w not in resolved
+            ),
+            handlers_ran=union(self.handlers_ran, other.handlers_ran),
+        )
+
+    @property
+    def tools_not_called(self) -> tuple[str, ...]:
+        """The function tools offered that no answer called."""
+        return tuple(t for t in self.tools_offered if t not in self.tools_called)
 
 
 _ENDED = ("completed", "paused", "stuck", "unanswered")
@@ -172,6 +216,8 @@ class PointResult:
     the work run again (those cut off in flight included). A step run for the first time after the kill,
     further along or on another path, is not one. None where the trace cannot tell (a command's
     deployment): `extra_step_runs` is read instead."""
+    coverage: Coverage = Coverage()
+    """What the point's run reached: the tools called, the waits resolved, the handlers that ran."""
     answered_differently: bool = False
     """The replay was given an answer the clean run was not given for the same call (the `changed`
     script's second answer, say): from there on it may take another path than the clean run's, so calls

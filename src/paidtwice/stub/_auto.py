@@ -49,6 +49,7 @@ __all__ = [
     "Call",
     "Tool",
     "auto_script",
+    "offered_tools",
     "script_for",
     "write_turns",
 ]
@@ -328,6 +329,29 @@ def read_request(asked: Asked) -> _Reading:
         output=output,
         json_mode=json_mode,
     )
+
+
+def offered_tools(asked: Asked) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The function tools a request offers (what a stub's answer can call), and its hosted tools: those the
+    provider runs itself (OpenAI's `web_search`, `file_search`; Anthropic's server tools; Gemini's
+    `googleSearch`), which no stub answer can call, by name or type."""
+    request = asked.request if isinstance(asked.request, Mapping) else {}
+    try:
+        offered = tuple(t.name for t in read_request(asked).tools)
+    except (AttributeError, TypeError):  # a request the stub reads no tools from
+        offered = ()
+    hosted: list[str] = []
+    for raw in request.get("tools") or []:
+        if not isinstance(raw, Mapping):
+            continue
+        if asked.api == "gemini":
+            hosted += [str(k) for k in raw if k not in ("functionDeclarations", "function_declarations")]
+        elif asked.api == "messages":
+            if raw.get("type") not in (None, "custom"):
+                hosted.append(str(raw.get("name") or raw.get("type")))
+        elif raw.get("type", "function") != "function":
+            hosted.append(str(raw.get("type")))
+    return offered, tuple(dict.fromkeys(hosted))
 
 
 def _read_messages(request: Mapping[str, Any]) -> _Reading:

@@ -65,6 +65,11 @@ class ModelCall:
     replied: float | None = None
     """When the stub began sending the answer (`finished` is when it had sent it all); None until then. On a
     lane that settles first (`Lane.settle`), every frame the agent had sent before had passed the proxy."""
+    offered: tuple[str, ...] = ()
+    """The function tools the request offered, by name."""
+    hosted: tuple[str, ...] = ()
+    """The hosted tools the request offered (the provider runs them: `web_search`, ...): no stub answer
+    calls them."""
 
     @property
     def unanswered(self) -> bool:
@@ -148,6 +153,8 @@ class Ledger:
         usage_for: UsageFor | None = None,
         asked: str = "",
         by: str = "",
+        offered: tuple[str, ...] = (),
+        hosted: tuple[str, ...] = (),
     ) -> int:
         """Record a new model call and return its slot; the answer is chosen under the lock. `asked` tells
         apart the calls one turn answers (see `ModelCall.asked`): each counts its own asks."""
@@ -174,6 +181,8 @@ class Ledger:
                     usage,
                     asked=asked,
                     by=by,
+                    offered=offered,
+                    hosted=hosted,
                 )
             )
             return _index(self._model_slots, lane, invocation_id, len(self._model) - 1)

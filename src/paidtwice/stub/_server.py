@@ -27,6 +27,7 @@ from hypercorn.config import Config
 
 from paidtwice._exceptions import ServerStartError
 from paidtwice.engine import HOST, PortLease, lease_port
+from paidtwice.stub._auto import offered_tools
 from paidtwice.stub._gemini import GEMINI, is_gemini_path
 from paidtwice.stub._gemini import as_chat as gemini_chat
 from paidtwice.stub._gemini import error_payload as gemini_error
@@ -317,6 +318,7 @@ class StubModel:
             turn, unanswered = 0, str(err)
 
         asked = Asked(api, request, chat)
+        offered, hosted = offered_tools(asked)
         try:
             await lane.script.prepare(asked)
         except UnansweredCall as err:
@@ -337,6 +339,8 @@ class StubModel:
             usage_for=lambda answer: _usage(answer, prompt),
             asked=lane.script.call_of(chat, turn) if turn else "",
             by=by,
+            offered=offered,
+            hosted=hosted,
         )
         record = self.ledger.model_call(slot)
         hold = lane.script.hold_of(record.call)

@@ -38,6 +38,7 @@ from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.stub import Hold, Lane, Script
 from paidtwice.sweep._approvals import Resolver
 from paidtwice.sweep._callees import CalleeWatch, Companions, failure_of, unserved_call
+from paidtwice.sweep._coverage import coverage_of
 from paidtwice.sweep._not_swept import NO_MODEL_CALL, NotSwept, WaitsOnNothing, before_first_call
 from paidtwice.sweep._options import KillPlan, ModelStub
 from paidtwice.sweep._paid import answered_differently, calls_at_kill, undecided_why, why_not_placed
@@ -669,6 +670,7 @@ def _point_result(
         steps_in_flight=run.trace.steps_in_flight(run.invocation_id, kill.at),
         steps_run_again=run.trace.steps_run_again(run.invocation_id, kill.at),
         answered_differently=answered_differently(calls, clean),
+        coverage=coverage_of(run, calls),
         tool_runs=len(tools),
         attempts=attempt_count,
         mismatches=mismatches_of(agent_attempts),
