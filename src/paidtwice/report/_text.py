@@ -682,17 +682,16 @@ def format_handler_summary(points: Sequence[PointResult]) -> str:
         missed = [p for p in mine if not p.confirmed]
         scripts = ", ".join(dict.fromkeys(p.script for p in mine))
         verdict = f"{len(twice)} pay twice" if twice else "none pays twice"
-        worst = max((p.calls_paid_again for p in mine), default=0)
         line = f"{name}: {count(len(mine), 'crash point')} ({scripts}), {verdict}"
         if twice:
+            worst = max(p.calls_paid_again for p in mine)
             line += f"; at most {count(worst, 'model call')} paid again outside flight"
             by = sorted({h for p in twice for h, n in p.paid_again_by if n})
             if set(by) - {name}:  # in its invocation tree: said by whom
                 line += f" (asked again by {', '.join(by)})"
         if missed:
             line += f"; {count(len(missed), 'kill')} missed (undecided)"
-        unplaced = [p for p in mine if p.undecided]
-        if unplaced:
+        if unplaced := [p for p in mine if p.undecided]:
             line += f"; {count(len(unplaced), 'point')} undecided (a model call the wire could not place)"
         if mine[0].input is not None:
             line += f"; input {json.dumps(mine[0].input)}"
