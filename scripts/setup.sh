@@ -15,3 +15,6 @@ echo "setup: examples/ts_agent installed"
 # The TypeScript shapes the sweep tests tell apart (Restate's template, naive and journaled), pinned likewise.
 (cd tests/sweep/ts_shapes && npm ci --no-audit --no-fund --loglevel=error)
 echo "setup: tests/sweep/ts_shapes installed"
+# The TypeScript corpus the tests sweep with nothing but --cmd (the Vercel AI SDK, zod), pinned the same way.
+(cd tests/ts_corpus && npm ci --no-audit --no-fund --loglevel=error)
+echo "setup: tests/ts_corpus installed"

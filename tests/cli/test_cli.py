@@ -156,9 +156,10 @@ def test_soak_bad_input() -> None:
             "--handler run: name its service (--handler SERVICE/run, or --service)",
         ),
         (
-            ["--cmd", "node agent.ts", "--script", "script.toml", "--service", "Agent"],
-            "with --cmd, name the service and the handler: --service NAME --handler NAME",
+            ["--cmd", "node agent.ts", "--handler", "run"],
+            "--handler run: name its service (--handler SERVICE/run, or --service)",
         ),
+        (["--resolve", "true"], "--resolve goes with --app or --cmd"),
         (
             ["--app", "agent:app", "--script", "s.toml", "--service", "A", "--handler", "h", "--input", "{"],
             "--input is not JSON: ",

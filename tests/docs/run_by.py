@@ -59,6 +59,9 @@ RUN_BY: dict[str, str] = {
     "paidtwice sweep --cmd 'node agent.ts' --cwd examples/ts_agent --service Agent --handler run --input '\"What should I wear in Paris today?\"' --script examples/ts_agent/script.toml": (
         "tests/sweep/test_sweep_command.py::test_every_kill_lands_where_its_point_says"
     ),
+    "paidtwice sweep --cmd 'node src/template.ts' --cwd tests/ts_corpus --check": (
+        "tests/sweep/test_ts_corpus.py::test_the_template_is_swept_with_nothing_but_its_command"
+    ),
     "paidtwice recover inv_1a2b3c --admin-url http://127.0.0.1:9070": (
         "tests/cli/test_smoke.py::test_a_completed_invocation_has_nothing_to_explain_or_recover"
     ),

@@ -22,8 +22,8 @@ if _typing.TYPE_CHECKING:
     from paidtwice.agent._command import (
         CommandAgent,
         WireStep,
-        check_command,
         command_label,
+        command_manifest,
         node_path,
         read_wire,
     )
@@ -70,7 +70,7 @@ if _typing.TYPE_CHECKING:
 _LAZY = {
     **dict.fromkeys(("MANIFEST_ACCEPT", "endpoint_of", "load_app", "load_problem"), "paidtwice.agent._app"),
     **dict.fromkeys(
-        ("CommandAgent", "WireStep", "check_command", "command_label", "node_path", "read_wire"),
+        ("CommandAgent", "WireStep", "command_label", "command_manifest", "node_path", "read_wire"),
         "paidtwice.agent._command",
     ),
     **dict.fromkeys(
@@ -133,8 +133,8 @@ __all__ = [
     "WireStep",
     "agent_env",
     "attempt_of",
-    "check_command",
     "command_label",
+    "command_manifest",
     "endpoint_of",
     "framework_preload",
     "load_app",

@@ -1,20 +1,20 @@
 """A deployment in any language, started by a command, seen through a protocol proxy the lab registers.
 
 Nothing runs inside the agent's process: what the sweep counts comes from the stub's ledgers, the journal and
-the service protocol on the wire. The proxy sits between restate-server and the command's port. It tells the
-server the deployment works request/response (each attempt sends the journal so far and closes its side, and
-the SDK suspends when it needs an answer it does not have), so every attempt after a step or a pause starts
-with the journal as it stands: holding that request stops a replay at a chosen journal entry, before the
-agent does anything. It renames the service, so many runs of one command share a server. It reads the frames
-both ways and logs, one line per event, each attempt's start (invocation, known entries, retry count), its
-first new command, every step execution (a ProposeRunCompletion, named by its RunCommand), its failure code
-(570: journal mismatch) and how it ended.
-"""
+the service protocol on the wire. The proxy sits between restate-server and the command's port. It holds a
+frame the server sends (an attempt's start, a completion) to stop the agent at a chosen journal entry before
+it does anything more. It serves every service of the deployment under the run's own name, so many runs of
+one command share a server and each run's calls between its handlers stay in its process. It reads the
+frames both ways and logs, one line per event, each attempt's start (invocation, known entries, retry
+count), its first new command, every step execution (a ProposeRunCompletion, named by its RunCommand), each
+call and the callee's invocation, its failure code (570: journal mismatch) and how it ended. A Node command
+also gets a preload (`listen_port.cjs`) that moves a fixed-port HTTP/2 listen to the run's leased port."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import time
 from collections.abc import Mapping
@@ -30,7 +30,17 @@ from paidtwice.agent._process import AgentAttempt, LeasedAgent, attempt_of, wait
 from paidtwice.agent._proxy import Proxy
 from paidtwice.engine import HOST, PortLease, Process, ensure_node_binary, lease_port, port_is_listening
 
-__all__ = ["CommandAgent", "WireStep", "check_command", "command_label", "node_path"]
+__all__ = ["CommandAgent", "WireStep", "command_label", "command_manifest", "listens_elsewhere", "node_path"]
+
+LISTEN_PORT = "PAIDTWICE_LISTEN_PORT"
+"""The port the Node preload (`listen_port.cjs`) moves a fixed-port listen to: the run's leased port."""
+_PRELOAD = Path(__file__).with_name("listen_port.cjs")
+_MOVED = "paidtwice: moved the"
+"""How the preload's line on the command's stderr begins."""
+_SAYS_IT_LISTENS = re.compile(
+    r"(?i)\b(?:listen\w*|running|serving)\b[^\n]{0,60}?(?:port\s*|:|\bon\s+)(\d{2,5})\b"
+)
+"""A log line saying where a server listens: "started listening on 9080", "Running on http://0.0.0.0:9080"."""
 
 
 @dataclass(frozen=True)
@@ -49,16 +59,37 @@ class WireStep:
     """Its proposed result as text (the start of it, as the proxy logged it); empty for a failure or none."""
 
 
-def command_label(service: str, command: str) -> str:
-    """What a command sweep's matrices and records call the agent (their `mode`): the service and the
-    command that serves it, as the user gave them."""
-    return f"{service} ({' '.join(command.split())})"
+def command_label(name: str, command: str) -> str:
+    """What a command sweep's matrices and records call the agent (their `mode`): the service swept (or
+    SERVICE/HANDLER, when the sweep has several handlers) and the command that serves it, as given."""
+    return f"{name} ({' '.join(command.split())})"
 
 
 def node_path() -> dict[str, str]:
-    """Node 22 first on a command's PATH (TypeScript Restate SDK 1.17 needs it)."""
+    """Node 22 first on a command's PATH (TypeScript Restate SDK 1.17 needs it), and the preload that moves
+    a Node server's fixed port to the run's own (`listen_port.cjs`) in NODE_OPTIONS, after the user's."""
     node = ensure_node_binary()
-    return {"PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    options = " ".join(filter(None, [os.environ.get("NODE_OPTIONS", ""), f'--require "{_PRELOAD}"']))
+    return {"PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}", "NODE_OPTIONS": options}
+
+
+def listens_elsewhere(log: Path, port: int) -> str:
+    """ ", though its log says it listens on PORT" when the command's log names another port than `port`
+    (a fixed port a preload could not move: not Node, or not an HTTP/2 server); else ""."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return ""
+    if _MOVED in text:
+        return ""  # the preload moved it: what the SDK logs is the port it asked for
+    said = [int(p) for p in _SAYS_IT_LISTENS.findall(text)]
+    other = next((p for p in reversed(said) if p != port), None)
+    if other is None:
+        return ""
+    return (
+        f"; it says it listens on {other}: serve on the port in the variable --port-env names, as a Node "
+        "HTTP/2 server's fixed port is moved to it and another language's is not"
+    )
 
 
 def read_wire(log: Path, invocation_id: str | None = None) -> list[dict[str, Any]]:
@@ -103,7 +134,8 @@ class CommandAgent(LeasedAgent):
         renamed: str,
         port_env: str = "PORT",
         cwd: Path | None = None,
-        alone: bool = False,
+        tag: str = "",
+        step_log: Path | None = None,
     ) -> None:
         super().__init__(env=env, workdir=workdir, cwd=cwd)
         self.command = command
@@ -112,7 +144,12 @@ class CommandAgent(LeasedAgent):
         self._leases: list[PortLease] = [self._lease]
         """Every port a process of this agent was given; released on close (a lease is never reused)."""
         self.proxy = Proxy(
-            target_port=self._lease.port, service=service, renamed=renamed, log=self.wire_log, alone=alone
+            target_port=self._lease.port,
+            service=service,
+            renamed=renamed,
+            log=self.wire_log,
+            tag=tag,
+            step_log=step_log,
         )
         self._process: Process | None = None
         self._start_at: float | None = None
@@ -138,7 +175,7 @@ class CommandAgent(LeasedAgent):
             self._lease = lease_port()
             self._leases.append(self._lease)
         self.starts += 1
-        env = {**self.env, self.port_env: str(self.port)}
+        env = {**self.env, self.port_env: str(self.port), LISTEN_PORT: str(self.port)}
         self._process = Process(
             ["/bin/sh", "-c", self.command],
             name=f"{shlex.split(self.command)[0] if self.command.strip() else 'command'} on :{self.port}",
@@ -201,7 +238,10 @@ class CommandAgent(LeasedAgent):
                 f"the command exited ({process.returncode}) before listening on ${self.port_env}="
                 f"{self.port}; its log: {self.log_path}"
             ),
-            late=f"the command (its log: {self.log_path}) did not listen on ${self.port_env}={self.port}",
+            late=lambda: (
+                f"the command (its log: {self.log_path}{listens_elsewhere(self.log_path, self.port)}) "
+                f"did not listen on ${self.port_env}={self.port}"
+            ),
             interval=interval,
             error=error,
         )
@@ -249,6 +289,18 @@ class CommandAgent(LeasedAgent):
                     steps.append(WireStep(record["name"], key[0], at, at, value))
         return steps
 
+    def tree(self, invocation_id: str) -> list[str]:
+        """The invocation and every invocation it called or sent to through this proxy, and theirs."""
+        records = read_wire(self.wire_log)
+        callees: dict[str, list[str]] = {}
+        for record in records:
+            if record["event"] == "callee":
+                callees.setdefault(record["invocation"], []).append(str(record["callee"]))
+        tree = [invocation_id]
+        for parent in tree:
+            tree += [c for c in dict.fromkeys(callees.get(parent, [])) if c not in tree]
+        return tree
+
     def held(self, invocation_id: str) -> bool:
         return any(r["event"] == "held" for r in read_wire(self.wire_log, invocation_id))
 
@@ -265,24 +317,22 @@ class CommandAgent(LeasedAgent):
                     lease.release()
 
 
-def check_command(
+def command_manifest(
     command: str,
-    service: str,
-    handler: str,
     *,
     env: Mapping[str, str],
     workdir: Path,
     port_env: str,
     cwd: Path | None,
-) -> None:
-    """Start the command once and ask it what it serves; a UsageError naming its log if it cannot be swept
-    (exits at once, listens on no port, serves no such service or handler)."""
+) -> dict[str, Any]:
+    """Start the command once and read its discovery manifest; a UsageError naming its log (in `workdir`)
+    if it cannot be swept (exits at once, listens on no port, refuses discovery)."""
     agent = CommandAgent(
         command=command,
         env=env,
         workdir=workdir,
-        service=service,
-        renamed=service,
+        service="",
+        renamed="",
         port_env=port_env,
         cwd=cwd,
     )
@@ -300,23 +350,12 @@ def check_command(
             raise UsageError(
                 f"the command does not serve a Restate endpoint ({err}); its log: {agent.log_path}"
             ) from None
-        if response.status_code != 200:
+        if response.status_code != 200 or not isinstance(manifest, dict):
             said = manifest.get("message", response.text) if isinstance(manifest, dict) else response.text
             raise UsageError(
                 f"the command's endpoint refused discovery ({response.status_code}: {said}); "
                 f"its log: {agent.log_path}"
             )
-        services = {s.get("name"): s for s in manifest.get("services", [])}
-        if service not in services:
-            known = ", ".join(sorted(str(n) for n in services)) or "none"
-            raise UsageError(
-                f"the command serves no service {service} (it serves: {known}); its log: {agent.log_path}"
-            )
-        handlers = [h.get("name") for h in services[service].get("handlers", [])]
-        if handler not in handlers:
-            raise UsageError(
-                f"service {service} has no handler {handler} (it has: {', '.join(map(str, handlers))}); "
-                f"its log: {agent.log_path}"
-            )
+        return manifest
     finally:
         agent.close()

@@ -143,13 +143,14 @@ def wait_alive(
     ready: Callable[[], bool],
     *,
     exited: Callable[[], str],
-    late: str,
+    late: str | Callable[[], str],
     timeout: float | None = None,
     interval: float = 0.02,
     error: type[PaidtwiceError] = ServerStartError,
 ) -> None:
     """Block until `ready()` holds; `error(exited())` if the process exits first, an error saying `late`
-    ("... did not load the app"), the wait and how to lengthen it if it does not hold within `timeout`
+    (or what it returns then: "... did not load the app"), the wait and how to lengthen it if it does not
+    hold within `timeout`
     (None: `load_timeout()`). The one wait of every agent kind (loading, listening)."""
     timeout = load_timeout() if timeout is None else timeout
 
@@ -159,7 +160,7 @@ def wait_alive(
         return ready()
 
     if not wait_until(up, timeout=timeout, interval=interval):
-        raise error(too_slow(late, timeout))
+        raise error(too_slow(late if isinstance(late, str) else late(), timeout))
 
 
 class LeasedAgent:

@@ -2,6 +2,14 @@
 
 It reads the service protocol's frames both ways on one HTTP/2 stream per attempt, logs each event, and can
 hold the server's frames back from the agent at a chosen journal entry. It runs on a loop thread of its own.
+
+Every service of the deployment is served under a name of the run's own (the swept one as `renamed`, the
+others `NAME_TAG`), so a run's invocation tree (the handler, the handlers of the deployment it calls, itself
+again) stays in the run's process: a call or send the agent makes to a service of its deployment is renamed
+on the way out (CallCommand, OneWayCallCommand), and back to the code's name in the journal a replay reads.
+Each callee's invocation id is logged beside its caller's ("callee"), and each awakeable the handler
+suspends on is written to the run's step log as the host writes it ("op" of kind "awakeable", its id made as
+the SDKs make it), so the sweep's resolver answers it.
 """
 
 from __future__ import annotations
@@ -9,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -19,6 +28,7 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import ServerStartError
+from paidtwice.agent._frames import RawFrames, awakeable_id, packed_varints, renamed_frame
 from paidtwice.agent._wire import (
     END,
     ERROR,
@@ -34,6 +44,22 @@ __all__ = ["Proxy"]
 
 PROPOSE_RUN_COMPLETION = 0x0005
 RUN_COMMAND = 0x0411
+CALL_COMMAND = 0x040D
+ONE_WAY_CALL_COMMAND = 0x040E
+CALL_INVOCATION_ID = 0x800E
+"""CallInvocationIdCompletionNotification: the callee's invocation id (field 16)."""
+FIRST_AWAKEABLE = 17
+"""The first signal index an SDK gives `ctx.awakeable()` (those below are the protocol's own: 1 is cancel)."""
+SIGNAL_NOTIFICATION = 0xFBFF
+GET_PROMISE_COMMAND = 0x0409
+COMPLETING_COMMANDS = frozenset(
+    {0x0402, 0x0406, 0x0409, 0x040A, 0x040B, 0x040C, 0x040D, 0x0411, 0x0412, 0x0413}
+)
+"""Commands whose result comes back as a notification naming their completion id (field 11): state and
+promise reads, promise completion, sleep, call, run, attach, invocation output."""
+QUIET = 1.0
+"""An attempt that has awaited nothing the journal can bring, and passed no frame, for this long waits on an
+awakeable (a signal: nothing on the wire says it was made)."""
 _START_TIMEOUT = 60.0
 _VALUE_LOGGED = 1 << 16
 """Bytes of a step's result the log keeps: enough to find a model answer in it."""
@@ -65,15 +91,26 @@ class Proxy:
     """The protocol proxy in front of one command's port (an ASGI app served by hypercorn)."""
 
     def __init__(
-        self, *, target_port: int, service: str, renamed: str, log: Path, alone: bool = False
+        self,
+        *,
+        target_port: int,
+        service: str,
+        renamed: str,
+        log: Path,
+        tag: str = "",
+        step_log: Path | None = None,
     ) -> None:
         self.target_port = target_port
         """The port of the process behind the proxy; a replacement's once it is to be up (see
         `CommandAgent.wait_up`). Until then the dead one's: the server finds the deployment down."""
         self.service = service
         self.renamed = renamed
-        self.alone = alone
-        """Discovery shows the renamed service alone, the command's others left out (`Launch.alone`)."""
+        self.tag = tag
+        """What the run's name of every other service of the deployment ends with (`NAME_TAG`)."""
+        self.served: dict[str, str] = {service: renamed}
+        """The code's name of each service -> the run's; filled in by discovery."""
+        self.step_log = step_log
+        """Where each awakeable the handler waits on is written, as the host writes it."""
         self.log = log
         self._lease: PortLease = lease_port()
         self._fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -201,12 +238,13 @@ class Proxy:
         content_type = response.headers.get("content-type", "application/json")
         if path.startswith("/discover") and response.status_code == 200:
             manifest = json.loads(content)
-            services = manifest.get("services", [])
-            for service in services:
-                if service.get("name") == self.service:
-                    service["name"] = self.renamed
-            if self.alone:
-                manifest["services"] = [s for s in services if s.get("name") == self.renamed]
+            for service in manifest.get("services", []):
+                name = str(service.get("name"))
+                if name not in self.served:
+                    self.served[name] = (
+                        f"{re.sub(r'[^A-Za-z0-9_]', '_', name)}_{self.tag}" if self.tag else name
+                    )
+                service["name"] = self.served[name]
             content = json.dumps(manifest).encode()
         await self._respond(send, response.status_code, content, content_type)
 
@@ -215,6 +253,35 @@ class Proxy:
         assert self._released is not None
         self._attempts += 1
         await _Attempt(self, self._attempts, self._released, receive, send).run(path, headers)
+
+    @property
+    def code_names(self) -> dict[str, str]:
+        """The run's name of each service -> the code's."""
+        return {new: old for old, new in self.served.items()}
+
+    def write_wait(self, invocation: str, n: int, kind: str, name: str, *, guess: bool = False) -> None:
+        """An awakeable or a promise the handler waits on, as the host logs one (`sweep._approvals`);
+        `guess`: read from a quiet attempt, not from its suspension."""
+        if self.step_log is None:
+            return
+        line: dict[str, Any] = {"invocation": invocation, "event": "op", "n": n, "kind": kind, "name": name}
+        line["at"] = time.time()
+        if kind == "awakeable":
+            # Its type is in the code only: an approval (true) unless --resolve or the script says otherwise.
+            line["schema"] = {"const": True}
+        if guess:
+            line["guess"] = True
+        with open(self.step_log, "a") as log:
+            log.write(json.dumps(line) + "\n")
+
+    def write_void(self, invocation: str, n: int) -> None:
+        """A wait written from a quiet attempt was none: the attempt went on."""
+        if self.step_log is None:
+            return
+        n = 1_000_000 - n if n < 0 else n
+        line = {"invocation": invocation, "event": "op_void", "n": n, "at": time.time()}
+        with open(self.step_log, "a") as log:
+            log.write(json.dumps(line) + "\n")
 
     @property
     def _released_flag(self) -> bool:
@@ -240,12 +307,26 @@ class _Attempt:
         self.held = False
         self.more = True
         """The server has more of its request body to send."""
-        self.inbound = _RawFrames()
+        self.inbound = RawFrames()
         self.pending: list[bytes] = []
         """Inbound frames read but not yet sent to the agent."""
         self.names: dict[int, str] = {}
         """Step names by completion id: from the journal the attempt replays and the RunCommands it sends."""
         self.progressed = False
+        self.raw_id = b""
+        """The invocation's id as bytes (StartMessage field 1), from which awakeable ids are made."""
+        self.waited: set[int] = set()
+        """The waits (signal indexes, promise completion ids) written to the step log by this attempt."""
+        self.open: set[int] = set()
+        """Completion ids of the commands whose result has not come back."""
+        self.promises: dict[int, str] = {}
+        """Promise names by the completion id of their GetPromiseCommand."""
+        self.signals: set[int] = set()
+        """The awakeables (signal indexes) resolved in the journal so far."""
+        self.last_frame = time.time()
+        self.done = False
+        self.guessed: set[int] = set()
+        """Waits written from a quiet attempt: void once another frame passes (the handler was busy)."""
 
     def log(self, event: str, **fields: Any) -> None:
         self.proxy._write(invocation=self.invocation, attempt=self.number, event=event, **fields)
@@ -267,8 +348,7 @@ class _Attempt:
             return
         _, _, rest = path.partition("/invoke/")
         service, _, handler = rest.partition("/")
-        if service == self.proxy.renamed:
-            service = self.proxy.service
+        service = self.proxy.code_names.get(service, service)
         try:
             stream = await _H2Stream.open(self.proxy.target_port, f"/invoke/{service}/{handler}", headers)
         except OSError as err:
@@ -276,6 +356,8 @@ class _Attempt:
             return
         self.log("start", retry=self.retry, known=self.entries)
         pumping = asyncio.ensure_future(self.pump_in(stream))
+        self.last_frame = time.time()
+        watching = asyncio.ensure_future(self.watch_quiet())
         answered = True
         try:
             answered = await self.pump_out(stream)
@@ -285,7 +367,9 @@ class _Attempt:
             # would retry that much later than it does for a deployment that dies.
             pass
         finally:
+            self.done = True
             pumping.cancel()
+            watching.cancel()
             stream.close()
         if answered:
             await self.send({"type": "http.response.body", "body": b""})
@@ -308,19 +392,74 @@ class _Attempt:
                 fields = read_fields(raw[8:])
                 debug_id = fields.get(2, b"")
                 self.invocation = debug_id.decode() if isinstance(debug_id, bytes) else ""
+                raw_id = fields.get(1, b"")
+                self.raw_id = raw_id if isinstance(raw_id, bytes) else b""
                 self.entries = self.replayed = int(fields.get(3, 0))
                 self.retry = int(fields.get(7, 0))
             elif self.replayed > 0:
                 self.replayed -= 1  # an entry of the journal the attempt starts with
+                self.track(kind, raw[8:])
                 if kind == RUN_COMMAND:
                     self.name_step(raw[8:])
+                elif kind in (CALL_COMMAND, ONE_WAY_CALL_COMMAND):
+                    raw = renamed_frame(raw, self.proxy.code_names)  # as the code names it, to compare
+                elif kind == CALL_INVOCATION_ID:
+                    self.log_callee(raw[8:])
             elif kind >= FIRST_NOTIFICATION:
                 self.entries += 1
+                self.track(kind, raw[8:])
                 self.log("notification", frame=kind, entries=self.entries)
+                if kind == CALL_INVOCATION_ID:
+                    self.log_callee(raw[8:])
                 if self.hold_here():
                     self.held = True
                     return
             self.pending.append(raw)
+
+    def track(self, kind: int, body: bytes) -> None:
+        """What the handler can be waiting for: commands without their result, awakeables resolved."""
+        self.last_frame = time.time()
+        for n in self.guessed:
+            # The quiet was work the wire does not show (a call outside the journal, say), not a wait.
+            self.proxy.write_void(self.invocation, n)
+        self.waited -= self.guessed
+        self.guessed.clear()
+        if kind in COMPLETING_COMMANDS:
+            fields = read_fields(body)
+            completion = int(fields.get(11, 0))
+            self.open.add(completion)
+            key = fields.get(1, b"")
+            if kind == GET_PROMISE_COMMAND and isinstance(key, bytes):
+                self.promises[completion] = key.decode(errors="replace")
+        elif kind == SIGNAL_NOTIFICATION:
+            signal = int(read_fields(body).get(2, 0))
+            if signal >= FIRST_AWAKEABLE:
+                self.signals.add(signal)
+        elif kind >= FIRST_NOTIFICATION:
+            self.open.discard(int(read_fields(body).get(1, 0)))
+
+    async def watch_quiet(self) -> None:
+        """Write what the handler waits on once it went quiet: the promises it awaits, or else (nothing it
+        awaits can come from the journal) the next awakeable it made."""
+        while not self.done:
+            await asyncio.sleep(QUIET / 4)
+            if self.done or self.held or time.time() - self.last_frame < QUIET or not self.invocation:
+                continue
+            awaited = {c: self.promises[c] for c in self.open if c in self.promises}
+            for completion, name in awaited.items():
+                if -completion not in self.waited:
+                    self.waited.add(-completion)
+                    n = 1_000_000 + completion
+                    self.guessed.add(-completion)
+                    self.proxy.write_wait(self.invocation, n, "promise", name, guess=True)
+            if self.open or not self.raw_id:
+                continue
+            signal = FIRST_AWAKEABLE + len(self.signals)
+            if signal not in self.waited:
+                self.waited.add(signal)
+                self.guessed.add(signal)
+                name = awakeable_id(self.raw_id, signal)
+                self.proxy.write_wait(self.invocation, signal, "awakeable", name, guess=True)
 
     def name_step(self, body: bytes) -> int:
         fields = read_fields(body)
@@ -366,20 +505,38 @@ class _Attempt:
             if not k.startswith(b":") and k.lower() not in (b"content-length", b"connection")
         ]
         await self.send({"type": "http.response.start", "status": status, "headers": kept})
-        outbound = _RawFrames()
+        outbound = RawFrames()
         async for chunk in stream.chunks():
+            frames = []
             for kind, raw in outbound.feed(chunk):
                 self.log_outbound(kind, raw[8:])
-            await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
+                if kind in (CALL_COMMAND, ONE_WAY_CALL_COMMAND):
+                    raw = renamed_frame(raw, self.proxy.served)  # to the run's copy of the callee
+                frames.append(raw)
+            if frames:
+                await self.send({"type": "http.response.body", "body": b"".join(frames), "more_body": True})
         return True
 
+    def log_callee(self, body: bytes) -> None:
+        callee = read_fields(body).get(16, b"")
+        if isinstance(callee, bytes) and callee:
+            self.log("callee", callee=callee.decode())
+
     def log_outbound(self, kind: int, body: bytes) -> None:
+        self.track(kind, body)
         if FIRST_COMMAND <= kind < FIRST_NOTIFICATION:
             self.entries += 1
             if not self.progressed:
                 self.progressed = True
                 self.log("progress", frame=kind)
             self.log("command", frame=kind, entries=self.entries)
+        if kind in (CALL_COMMAND, ONE_WAY_CALL_COMMAND):
+            fields = read_fields(body)
+            service, handler = (
+                (v.decode(errors="replace") if isinstance(v, bytes) else "")
+                for v in (fields.get(1), fields.get(2))
+            )
+            self.log("call", service=service, handler=handler, follows=service in self.proxy.served)
         if kind == RUN_COMMAND:
             completion = self.name_step(body)
             self.log("run", id=completion, name=self.names[completion])
@@ -393,30 +550,18 @@ class _Attempt:
         elif kind == ERROR:
             self.log("error", code=int(read_fields(body).get(1, 0)))
         elif kind in (END, SUSPENSION):
+            self.done = True
             self.log("end" if kind == END else "suspend")
+        if kind == SUSPENSION:
+            for signal in packed_varints(body, 2):
+                if signal >= FIRST_AWAKEABLE and signal not in self.waited and self.raw_id:
+                    self.waited.add(signal)
+                    name = awakeable_id(self.raw_id, signal)
+                    self.proxy.write_wait(self.invocation, signal, "awakeable", name)
 
 
 class _StreamClosed(Exception):
     """The agent's side of the stream is gone (killed, or reset)."""
-
-
-class _RawFrames:
-    """Splits a byte stream into protocol frames, each kept whole (header included) to be passed on."""
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-
-    def feed(self, chunk: bytes) -> list[tuple[int, bytes]]:
-        self._buffer += chunk
-        frames = []
-        while len(self._buffer) >= 8:
-            kind = int.from_bytes(self._buffer[0:2], "big")
-            end = 8 + int.from_bytes(self._buffer[4:8], "big")
-            if len(self._buffer) < end:
-                break
-            frames.append((kind, bytes(self._buffer[:end])))
-            del self._buffer[:end]
-        return frames
 
 
 class _H2Stream:

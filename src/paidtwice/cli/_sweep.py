@@ -127,7 +127,9 @@ __all__ = ["sweep"]
     "command",
     metavar="CMD",
     help="Sweep a deployment in any language started by this shell command (e.g. 'node agent.ts'), told its "
-    "port in $PORT (see --port-env), the stub in OPENAI_BASE_URL/ANTHROPIC_BASE_URL, Node 22 first on PATH.",
+    "port in $PORT (see --port-env; a Node HTTP/2 server on a fixed port is moved to it), the stub in "
+    "OPENAI_BASE_URL/ANTHROPIC_BASE_URL, Node 22 first on PATH. Without --service/--handler, every handler "
+    "its deployment registers is swept.",
 )
 @port_env_option
 @cmd_dir_option
@@ -137,7 +139,8 @@ __all__ = ["sweep"]
     "handlers",
     multiple=True,
     metavar="SERVICE/HANDLER",
-    help="With --app: a handler to sweep (repeatable); NAME alone with --service. Default: every handler.",
+    help="With --app or --cmd: a handler to sweep (repeatable); NAME alone with --service. Default: every "
+    "handler the app or the command's deployment registers.",
 )
 @input_option
 @click.option(
@@ -161,7 +164,8 @@ __all__ = ["sweep"]
     "resolve",
     metavar="JSON|never",
     default=None,
-    help="With --app: the value every awakeable and Workflow promise the handler waits for is resolved with "
+    help="With --app or --cmd: the value every awakeable and Workflow promise the handler waits for is "
+    "resolved with "
     "(default: the script file's [[awakeable]] values, else one valid against its type); 'never' resolves "
     "nothing, so a timeout raced against the approval is swept taking the timeout.",
 )
@@ -171,7 +175,7 @@ __all__ = ["sweep"]
     default=Resolution.after,
     show_default=True,
     metavar="SECONDS",
-    help="With --app: seconds from the handler beginning to wait to the approval.",
+    help="With --app or --cmd: seconds from the handler beginning to wait to the approval.",
 )
 @app_dir_option
 @click.option(
@@ -250,11 +254,10 @@ def sweep(**given: Any) -> None:
     """
     cli = _Given(**given)
     named = _handlers(cli.service, cli.handlers)
-    handler = named[0].partition("/")[2] if cli.command is not None and len(named) == 1 else None
-    payload = _own_input(cli, handler, named)
+    payload = _own_input(cli, named)
     outputs = CiOutputs(cli.sarif_path, cli.junit_path, cli.output_format == "github")
     outputs.check()
-    what = _what(cli, named, handler, payload)
+    what = _what(cli, named, payload)
     json_path = cli.json_path or default_json(cli.results_dir, "sweep")
     check_outputs(json_path, cli.html_path, journals=cli.save_journals)
     answers = _answers(cli, what)
@@ -329,7 +332,7 @@ class _Given:
         return self.app is not None or self.command is not None
 
 
-def _what(cli: _Given, named: list[str], handler: str | None, payload: Any) -> TargetSpec:
+def _what(cli: _Given, named: list[str], payload: Any) -> TargetSpec:
     """What is swept, once the directories exist and --key, --state and --resolve go with what they need."""
     # Else the app's import fails for want of its module, which blames the module, not the directory.
     for flag, directory in (("--app-dir", cli.app_dir if cli.app else None), ("--cwd", cli.cmd_dir)):
@@ -340,15 +343,13 @@ def _what(cli: _Given, named: list[str], handler: str | None, payload: Any) -> T
     state = _state(cli.state_json) if cli.state_json is not None else None
     if state is not None and not cli.own:
         raise BadInput("--state goes with --app or --cmd")
-    if cli.resolve is not None and cli.app is None:
-        raise BadInput("--resolve goes with --app (the host sees your handlers' awakeables and promises)")
+    if cli.resolve is not None and not cli.own:
+        raise BadInput("--resolve goes with --app or --cmd (the deck's agent waits for no approval)")
     return TargetSpec(
         app=cli.app,
         command=cli.command,
         port_env=cli.port_env,
-        service=cli.service if cli.command is not None else None,
-        handler=handler,
-        handlers=tuple(named) if cli.command is None else (),
+        handlers=tuple(named),
         input=payload,
         key=cli.key,
         state=state,
@@ -422,7 +423,7 @@ def _state(text: str) -> dict[str, Any]:
     return state
 
 
-def _own_input(cli: _Given, handler: str | None, named: list[str]) -> Any:
+def _own_input(cli: _Given, named: list[str]) -> Any:
     """The handler's input for --app or --cmd (None for the deck's agent), after the options that go with
     them are checked: bad input raises `BadInput` before anything starts."""
     if cli.app is not None and cli.command is not None:
@@ -436,8 +437,6 @@ def _own_input(cli: _Given, handler: str | None, named: list[str]) -> Any:
         return None
     if len(cli.scripts) > 1:
         raise BadInput(f"with {own}, give one script file (--script FILE) or none (auto answers)")
-    if cli.command is not None and (not cli.service or not handler):
-        raise BadInput(f"with {own}, name the service and the handler: --service NAME --handler NAME")
     return parse_input(cli.input_json)
 
 

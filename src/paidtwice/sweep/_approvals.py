@@ -22,6 +22,7 @@ moment is answered as in the clean run.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -33,9 +34,18 @@ from typing import Any
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice.engine import IngressClient
 from paidtwice.schema import UnsatisfiableSchema, value_for
+from paidtwice.stub import Lane
 from paidtwice.targets import WAIT_KINDS, Resolution
 
-__all__ = ["Resolution", "Resolver", "Wait", "read_waits"]
+__all__ = ["Resolution", "Resolver", "Wait", "lane_idle", "read_waits"]
+
+
+def lane_idle(lane: Lane) -> bool:
+    """No model call on the lane in flight, and none ended within the last second: a wait read from outside
+    the process (`Wait.guess`) is a wait, not a call the wire does not show."""
+    now = time.time()
+    return all(c.finished is not None and now - c.finished >= 1.0 for c in lane.model_calls())
+
 
 _QUIET = 1.0
 """A handler that logged nothing for this long since its last wait is waiting on it."""
@@ -60,6 +70,9 @@ class Wait:
     """When the handler made it (wall clock)."""
     index: int
     """Its position among the invocation's waits, from 0 (which `[[awakeable]]` value it gets)."""
+    guess: bool = False
+    """Read from outside the process (a command's quiet attempt), not logged by the code making it: answered
+    only while the handler makes no model call."""
 
     @property
     def label(self) -> str:
@@ -83,16 +96,19 @@ def _lines(step_log: Path) -> list[dict[str, Any]]:
 
 
 def read_waits(step_log: Path, invocation_id: str) -> list[Wait]:
-    """The invocation's waits, in order (one per operation number: a replay logs each again)."""
+    """The invocation's waits, in order (one per operation number: a replay logs each again); a wait read
+    from outside the process and then seen to be none ("op_void") is left out."""
     waits: dict[int, Wait] = {}
     for raw in _lines(step_log):
-        if raw.get("invocation") != invocation_id or raw.get("event") != "op":
+        if raw.get("invocation") != invocation_id:
             continue
         n = int(raw.get("n", 0))
-        if raw.get("kind") in WAIT_KINDS and n not in waits:
+        if raw.get("event") == "op_void":
+            waits.pop(n, None)
+        elif raw.get("event") == "op" and raw.get("kind") in WAIT_KINDS and n not in waits:
             kind, name, at = str(raw["kind"]), str(raw.get("name", "")), float(raw["at"])
-            waits[n] = Wait(n, kind, name, raw.get("schema"), at, len(waits))
-    return list(waits.values())
+            waits[n] = Wait(n, kind, name, raw.get("schema"), at, 0, bool(raw.get("guess")))
+    return [dataclasses.replace(w, index=i) for i, w in enumerate(waits.values())]
 
 
 def _waiting_since(wait: Wait, events: list[dict[str, Any]], since: float) -> float | None:
@@ -139,6 +155,7 @@ class Resolver:
         hold_at: int | None = None,
         hold_op: int | None = None,
         journal_length: Callable[[], int] = lambda: 0,
+        idle: Callable[[], bool] = lambda: True,
     ) -> None:
         self.ingress = ingress
         self.step_log = step_log
@@ -152,6 +169,8 @@ class Resolver:
         self.hold_op = hold_op
         """The operation a waiting point waits on: held until `release`, wherever the journal is."""
         self.journal_length = journal_length
+        self.idle = idle
+        """No model call in flight, nor one just ended: a guessed wait is answered only then."""
         self.invocation_id = ""
         self.resolved: dict[int, float] = {}
         """Each wait answered (by operation number): when."""
@@ -240,7 +259,7 @@ class Resolver:
                 begun = _waiting_since(wait, events, since)
                 if begun is None or time.time() < max(begun, since) + self.resolution.after:
                     continue
-                if self._held(wait):
+                if self._held(wait) or (wait.guess and not self.idle()):
                     continue
                 value, why = self.value_of(wait)
                 if why is not None:

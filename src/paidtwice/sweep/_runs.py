@@ -36,7 +36,7 @@ from paidtwice.lab import (
 )
 from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.stub import Hold, Lane, Script
-from paidtwice.sweep._approvals import Resolver
+from paidtwice.sweep._approvals import Resolver, lane_idle
 from paidtwice.sweep._callees import CalleeWatch, Companions, failure_of, unserved_call
 from paidtwice.sweep._coverage import coverage_of
 from paidtwice.sweep._not_swept import NO_MODEL_CALL, NotSwept, WaitsOnNothing, before_first_call
@@ -127,6 +127,7 @@ class SweepRun:
             hold_at=hold_at,
             hold_op=hold_op,
             journal_length=lambda: len(self.journal()),
+            idle=lambda: lane_idle(self.lane),
         )
 
     def start(self, *, replacement: bool = False) -> str:

@@ -29,7 +29,7 @@ Adding a kind (a deployment already running somewhere, say) is one new class, a 
 
 from __future__ import annotations
 
-from paidtwice.agent import CommandAgent, WireStep, check_command, command_label, node_path
+from paidtwice.agent import CommandAgent, WireStep, command_label, node_path
 from paidtwice.targets._deployment import CommandTarget, WireTrace
 from paidtwice.targets._discovery import discover
 from paidtwice.targets._host import DECK_MODES, AppTarget, DeckTarget, HostTrace, check_app
@@ -55,7 +55,6 @@ __all__ = [
     "WireStep",
     "WireTrace",
     "check_app",
-    "check_command",
     "command_label",
     "discover",
     "node_path",

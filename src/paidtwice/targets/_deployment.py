@@ -8,24 +8,38 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent import CommandAgent, agent_env, check_command, command_label, node_path
+from paidtwice.agent import (
+    CommandAgent,
+    WireStep,
+    agent_env,
+    command_label,
+    command_manifest,
+    node_path,
+    read_wire,
+)
 from paidtwice.engine import JournalEntry
+from paidtwice.lab import renamed_service
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
+from paidtwice.targets._discovery import (
+    NOT_PUBLIC,
+    AppHandler,
+    choose_handlers,
+    handlers_of,
+    needs_input,
+    note,
+)
+from paidtwice.targets._inputs import made_input
 from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Trace
 from paidtwice.targets._wire_timeline import wire_model_calls_in_steps, wire_points
 
 __all__ = ["CommandTarget", "WireTrace"]
-
-
-CALL_COMMANDS = ("Command: Call", "Command: OneWayCall")
-"""The journal entries of a call and of a send to another handler."""
 
 
 @dataclass(frozen=True)
@@ -42,10 +56,16 @@ class WireTrace:
             journal=journal,
             wire_log=self.agent.wire_log,
             invocation_id=invocation_id,
-            steps=self.agent.steps(invocation_id),
+            steps=self.tree_steps(invocation_id),
             calls=self.lane.model_calls(invocation_id),
             tools=self.lane.tool_runs(invocation_id),
         )
+
+    def tree_steps(self, invocation_id: str) -> list[WireStep]:
+        """The steps of the invocation and of the handlers of its deployment it called (one process runs
+        them all, its model calls on one lane), in the order their RunCommands passed the proxy."""
+        steps = [s for i in self.agent.tree(invocation_id) for s in self.agent.steps(i)]
+        return sorted(steps, key=lambda s: s.commanded)
 
     def stopped_at(self, invocation_id: str, point: CrashPoint) -> bool:
         """The attempt that starts with the point's journal held at the proxy."""
@@ -54,14 +74,14 @@ class WireTrace:
     def steps(self, invocation_id: str) -> tuple[tuple[str, int], ...]:
         # Each ProposeRunCompletion is one execution.
         counts: dict[str, int] = {}
-        for step in self.agent.steps(invocation_id):
+        for step in self.tree_steps(invocation_id):
             if step.proposed is not None:
                 counts[step.name] = counts.get(step.name, 0) + 1
         return tuple(sorted(counts.items()))
 
     def steps_in_flight(self, invocation_id: str, kill_at: float) -> int:
         # A step is in flight from its RunCommand until its result; the SDK sends the command first.
-        wire = self.agent.steps(invocation_id)
+        wire = self.tree_steps(invocation_id)
         started = {i for i, w in enumerate(wire) if w.commanded < kill_at}
         ended = {i for i, w in enumerate(wire) if w.proposed is not None and w.proposed < kill_at}
         return len(started - ended)
@@ -77,9 +97,7 @@ class WireTrace:
         return self._placed(invocation_id)[1]
 
     def _placed(self, invocation_id: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return wire_model_calls_in_steps(
-            self.agent.steps(invocation_id), self.lane.model_calls(invocation_id)
-        )
+        return wire_model_calls_in_steps(self.tree_steps(invocation_id), self.lane.model_calls(invocation_id))
 
     def model_calls_seen(self, invocation_id: str) -> int | None:
         """No host sees its requests: its points come from the stub and the wire."""
@@ -90,15 +108,20 @@ class WireTrace:
         return False
 
     def unfollowed(self, invocation_id: str, journal: Sequence[JournalEntry]) -> tuple[str, ...]:
-        """Every call and send: a command's model calls carry no invocation tag, so a callee's calls cannot
-        be told from the handler's own, nor its moments planned."""
-        calls = sum(1 for e in journal if e.type in CALL_COMMANDS)
-        if not calls:
-            return ()
-        return (
-            f"{calls} call{'s' if calls > 1 else ''} to other handlers, because a --cmd deployment's model "
-            "calls carry no invocation tag: the callees' model calls are counted as the handler's own, and "
-            "no kill lands inside them",
+        """The calls and sends of the tree to a service the deployment does not serve (another
+        deployment's): the handlers it serves run in the run's process, their model calls on its lane."""
+        tree = set(self.agent.tree(invocation_id))
+        missed = sorted(
+            {
+                f"{r['service']}/{r['handler']}"
+                for r in read_wire(self.agent.wire_log)
+                if r["event"] == "call" and r["invocation"] in tree and not r["follows"]
+            }
+        )
+        return tuple(
+            f"{name}, because {name.split('/')[0]} is not a service of this deployment (another "
+            "deployment's, or none): its model calls, steps and kills are not in this sweep"
+            for name in missed
         )
 
 
@@ -144,19 +167,20 @@ class CommandTarget:
         return self.mode
 
     @staticmethod
-    def checked(
+    def discovered(
         command: str,
-        service: str | None,
-        handler: str | None,
+        handlers: Sequence[str],
         input: Any,
         *,
         cwd: str | Path | None,
         port_env: str,
-    ) -> CommandTarget:
-        """The command's deployment, once it is seen to serve `service`/`handler` (started once and asked
-        for its discovery manifest); `UsageError` in one line, naming its log, if it does not."""
-        if not service or not handler:
-            raise UsageError("sweeping a command needs its service and its handler")
+        seed: int,
+    ) -> list[CommandTarget]:
+        """The `handlers` named (SERVICE/HANDLER or SERVICE), or every handler the deployment's discovery
+        manifest lists, once the command is started once and seen to serve them; `UsageError` in one line,
+        naming its log, if it does not. A handler given no `input` gets one made from its input schema, or
+        a string when the manifest has none (an untyped TypeScript parameter: a string reads as text, and
+        destructuring one, `{ message }`, gives undefined fields rather than a TypeError)."""
         where = Path(cwd or ".").resolve()
         if not where.is_dir():
             raise UsageError(f"no directory {where}")
@@ -167,12 +191,30 @@ class CommandTarget:
             **agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
             **node_path(),
         }
-        check_command(
-            command, service, handler, env=check_env, workdir=check_dir, port_env=port_env, cwd=where
+        chosen, left_out = command_handlers(
+            command, handlers, env=check_env, workdir=check_dir, port_env=port_env, cwd=where
         )
         shutil.rmtree(check_dir, ignore_errors=True)  # kept only when the error names the log in it
-        mode = command_label(service, command)
-        return CommandTarget(command, service, handler, input, mode, cwd=str(where), port_env=port_env)
+        for handler in left_out:
+            if handler.private:
+                note(f"not swept alone: {handler.name} {NOT_PUBLIC}")
+                continue
+            note(
+                f"not swept: {handler.name}, a Workflow's shared handler, works beside the workflow's run "
+                f"(name it to sweep it alone: --handler {handler.name})"
+            )
+        return [
+            CommandTarget(
+                command,
+                h.service,
+                h.handler,
+                _input(h, input, seed),
+                command_label(h.service if len(chosen) == 1 else h.name, command),
+                cwd=str(where),
+                port_env=port_env,
+            )
+            for h in chosen
+        ]
 
     def recorded_as(self) -> tuple[str, str, Any]:
         return self.service, self.handler, self.input
@@ -196,10 +238,53 @@ class CommandTarget:
             renamed=launch.served_as,
             port_env=self.port_env,
             cwd=Path(self.cwd) if self.cwd else None,
-            alone=launch.alone,
+            # Every service of the deployment under the run's tag: the run's tree stays in its process.
+            tag=launch.served_as.removeprefix(renamed_service(self.service, "")),
+            step_log=launch.step_log,
         )
         agent.proxy.hold_entries = launch.hold_entries
         # The wire tells a call made in a step from one made before it only if the proxy has read the step's
         # RunCommand by the time the answer goes back.
         launch.lane.settle = agent.proxy.caught_up
         return agent, WireTrace(agent, launch.lane)
+
+
+def _input(handler: AppHandler, given: Any, seed: int) -> Any:
+    """The input `handler` is called with: the one given, none when it takes none, else one made from its
+    input schema, else a string."""
+    if given is not None or handler.input_type is None:
+        return given
+    if handler.input_schema is None:
+        return made_input({"type": "string"}, handler=handler.name, seed=seed)
+    if not needs_input(handler.input_schema):
+        return None
+    return made_input(handler.input_schema, handler=handler.name, seed=seed)
+
+
+def command_handlers(
+    command: str,
+    wanted: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    workdir: Path,
+    port_env: str,
+    cwd: Path | None,
+) -> tuple[list[AppHandler], list[AppHandler]]:
+    """The handlers to sweep and those left out, as `choose_handlers` picks them from `wanted`
+    (SERVICE/HANDLER, or SERVICE) in the manifest the command serves (started once); a UsageError naming
+    its log if it cannot be swept (`command_manifest`), or serves no such service or handler."""
+    found = handlers_of(command_manifest(command, env=env, workdir=workdir, port_env=port_env, cwd=cwd))
+    log = workdir / "command.log"
+    for name in wanted:
+        service, _, handler = name.partition("/")
+        handlers = [h.handler for h in found if h.service == service]
+        if not handlers:
+            known = ", ".join(dict.fromkeys(h.service for h in found)) or "none"
+            raise UsageError(f"the command serves no service {service} (it serves: {known}); its log: {log}")
+        if handler and handler not in handlers:
+            raise UsageError(
+                f"service {service} has no handler {handler} (it has: {', '.join(handlers)}); its log: {log}"
+            )
+    if not found:
+        raise UsageError(f"the command serves no handler; its log: {log}")
+    return choose_handlers(found, wanted, app="the command")

@@ -28,6 +28,7 @@ __all__ = [
     "handlers_of",
     "load_in_host",
     "needs_input",
+    "note",
 ]
 
 
@@ -225,3 +226,8 @@ def needs_input(schema: Any) -> bool:
         return False
     choices = schema.get("anyOf") or schema.get("oneOf") or []
     return not any(isinstance(c, dict) and c.get("type") == "null" for c in choices)
+
+
+def note(line: str) -> None:
+    """A line for the user on stderr (what discovery left out)."""
+    print(f"paidtwice: {line}", file=sys.stderr)

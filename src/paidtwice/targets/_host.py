@@ -6,7 +6,6 @@ log (`_timeline`).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ from paidtwice.targets._discovery import (
     discover,
     load_in_host,
     needs_input,
+    note,
 )
 from paidtwice.targets._inputs import made_input
 from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Trace
@@ -256,12 +256,12 @@ class AppTarget:
         chosen, left_out = choose_handlers(found, handlers, app=app)
         for handler in left_out:
             if handler.private:
-                _note(f"not swept alone: {handler.name} {NOT_PUBLIC}")
+                note(f"not swept alone: {handler.name} {NOT_PUBLIC}")
                 continue
             if handler.waits_on_the_run:
-                _note(f"not swept: {alone_without_run(handler, found)}")
+                note(f"not swept: {alone_without_run(handler, found)}")
                 continue
-            _note(
+            note(
                 f"not swept: {handler.name}, a Workflow's shared handler, works beside the workflow's run "
                 f"(name it to sweep it alone: --handler {handler.name})"
             )
@@ -320,10 +320,6 @@ def _input(handler: AppHandler, given: Any, seed: int) -> Any:
     if given is not None or not needs_input(handler.input_schema):
         return given
     return made_input(handler.input_schema, handler=handler.name, seed=seed)
-
-
-def _note(line: str) -> None:
-    print(f"paidtwice: {line}", file=sys.stderr)
 
 
 def check_app(app: str, service: str, handler: str, *, cwd: str) -> str | None:

@@ -29,12 +29,12 @@ class TargetSpec:
     """A shell command serving a Restate deployment in any language, run in `app_dir`, told its port in
     `port_env`."""
     service: str | None = None
-    """The service swept (with `handler`); a command needs both."""
+    """The service swept (every handler of it, or `handler`)."""
     handler: str | None = None
     """The handler swept."""
     handlers: tuple[str, ...] = ()
-    """An app's handlers to sweep (SERVICE/HANDLER, or SERVICE for all its handlers); with neither these
-    nor `service`, every handler the app's discovery manifest lists."""
+    """The handlers to sweep (SERVICE/HANDLER, or SERVICE for all its handlers); with neither these nor
+    `service`, every handler the discovery manifest of the app (or the command's deployment) lists."""
     input: Any = None
     """The JSON input of every invocation; None: one made from the handler's input schema, if it needs
     one."""
@@ -60,20 +60,19 @@ class TargetSpec:
         """The targets, each checked (the app imported, the command started once and asked what it serves):
         `UsageError` in one line otherwise. `seed` makes the inputs of handlers given none."""
         targets: list[Target]
+        if self.handler and not self.service:
+            raise UsageError("a handler is named with its service: SERVICE/HANDLER, or service and handler")
+        named = [f"{self.service}/{self.handler or ''}".rstrip("/")] if self.service else []
+        wanted = [*self.handlers, *named]
         if self.command is not None:
-            checked = CommandTarget.checked(
-                self.command, self.service, self.handler, self.input, cwd=self.app_dir, port_env=self.port_env
-            )
-            targets = [checked]
+            targets = [
+                *CommandTarget.discovered(
+                    self.command, wanted, self.input, cwd=self.app_dir, port_env=self.port_env, seed=seed
+                )
+            ]
         elif self.app is None:
             targets = [*DeckTarget.each(self.modes)]
         else:
-            if self.handler and not self.service:
-                raise UsageError(
-                    "a handler is named with its service: SERVICE/HANDLER, or service and handler"
-                )
-            named = [f"{self.service}/{self.handler or ''}".rstrip("/")] if self.service else []
-            wanted = [*self.handlers, *named]
             targets = [*AppTarget.discovered(self.app, wanted, self.input, app_dir=self.app_dir, seed=seed)]
         if self.key is not None:
             targets = [dataclasses.replace(t, key=self.key) for t in targets]

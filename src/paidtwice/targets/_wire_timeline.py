@@ -211,6 +211,11 @@ class _Wire:
         return n
 
 
+_APPENDED_WITHOUT_THE_AGENT = ("Notification: CallInvocationId", "Notification: Call")
+"""Entries the server appends while the caller is held: a call's invocation id, and a callee's result (the
+callee runs on, in another attempt). The moment before one cannot be held: the journal may hold it already."""
+
+
 def _frame_moments(wire: _Wire, labels: Sequence[str]) -> list[_Moment]:
     """After each entry an attempt started with, or a completion brought: the proxy holds that frame."""
     moments: list[_Moment] = []
@@ -221,6 +226,8 @@ def _frame_moments(wire: _Wire, labels: Sequence[str]) -> list[_Moment]:
         elif record["event"] == "notification":
             n = int(record["entries"])
         else:
+            continue
+        if n < len(labels) and labels[n] in _APPENDED_WITHOUT_THE_AGENT:
             continue
         if n not in held:
             held.add(n)

@@ -1,0 +1,118 @@
+"""The service protocol's frames as the proxy reads and rewrites them: a byte stream split into frames,
+a protobuf message's fields walked without a schema, a call's service renamed, an awakeable's id made."""
+
+from __future__ import annotations
+
+import base64
+
+__all__ = ["RawFrames", "awakeable_id", "packed_varints", "renamed_frame"]
+
+
+def awakeable_id(raw_invocation_id: bytes, signal: int) -> str:
+    """The id `ctx.awakeable()` gives (and the ingress resolves): "sign_1" and, in URL-safe base64 without
+    padding, the invocation's id followed by the awakeable's signal index (32-bit big-endian), as the SDKs'
+    shared core makes it."""
+    encoded = base64.urlsafe_b64encode(raw_invocation_id + signal.to_bytes(4, "big")).decode()
+    return "sign_1" + encoded.rstrip("=")
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, at
+        shift += 7
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low = value & 0x7F
+        value >>= 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _fields(body: bytes) -> list[tuple[int, int, int, int]]:
+    """Each field of a protobuf message: (number, wire type, start of its key, start of the next field)."""
+    found = []
+    at = 0
+    while at < len(body):
+        start = at
+        key, at = _varint(body, at)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            _, at = _varint(body, at)
+        elif wire == 1:
+            at += 8
+        elif wire == 2:
+            length, at = _varint(body, at)
+            at += length
+        elif wire == 5:
+            at += 4
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
+        found.append((number, wire, start, at))
+    return found
+
+
+def packed_varints(body: bytes, number: int) -> list[int]:
+    """The values of a repeated integer field (packed, or one by one)."""
+    values = []
+    for field, wire, start, end in _fields(body):
+        if field != number:
+            continue
+        at = _varint(body, start)[1]
+        if wire == 0:
+            values.append(_varint(body, at)[0])
+        elif wire == 2:
+            _, at = _varint(body, at)
+            while at < end:
+                value, at = _varint(body, at)
+                values.append(value)
+    return values
+
+
+def renamed_frame(raw: bytes, names: dict[str, str]) -> bytes:
+    """A call's or send's frame (header and body) with its service (field 1) renamed as `names` says; the
+    frame as it was when the service is not in `names`."""
+    body = raw[8:]
+    out = bytearray()
+    changed = False
+    for number, wire, start, end in _fields(body):
+        if number == 1 and wire == 2:
+            at = _varint(body, start)[1]
+            _, value_at = _varint(body, at)
+            name = body[value_at:end].decode(errors="replace")
+            if name in names:
+                new = names[name].encode()
+                out += body[start:at] + _encode_varint(len(new)) + new
+                changed = True
+                continue
+        out += body[start:end]
+    if not changed:
+        return raw
+    return raw[:4] + len(out).to_bytes(4, "big") + bytes(out)
+
+
+class RawFrames:
+    """Splits a byte stream into protocol frames, each kept whole (header included) to be passed on."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, chunk: bytes) -> list[tuple[int, bytes]]:
+        self._buffer += chunk
+        frames = []
+        while len(self._buffer) >= 8:
+            kind = int.from_bytes(self._buffer[0:2], "big")
+            end = 8 + int.from_bytes(self._buffer[4:8], "big")
+            if len(self._buffer) < end:
+                break
+            frames.append((kind, bytes(self._buffer[:end])))
+            del self._buffer[:end]
+        return frames

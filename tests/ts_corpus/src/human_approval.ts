@@ -1,0 +1,36 @@
+// Human approval: the model decides whether a refund needs a person; if so, the handler makes an awakeable,
+// tells a reviewer its id in a step, and waits (suspended) until someone resolves it over the ingress.
+import * as restate from "@restatedev/restate-sdk";
+import { tool } from "ai";
+import { z } from "zod";
+import { askModel } from "./llm.ts";
+
+const Refund = z.object({ message: z.string().default("Refund order 1142: 2400 EUR, the parcel never came.") });
+
+const tools = {
+  askReviewer: tool({ description: "Ask a person to approve a large refund", inputSchema: z.object({}) }),
+};
+
+function notifyReviewer(request: string, approvalId: string): void {
+  console.log(`review needed for "${request}": resolve ${approvalId} with true or false`);
+}
+
+async function decide(ctx: restate.Context, { message }: z.infer<typeof Refund>) {
+  const decision = await ctx.run(
+    "model",
+    () => askModel(`Refunds above 500 EUR need a reviewer. Decide: ${message}`, tools),
+    { maxRetryAttempts: 3 },
+  );
+  if (decision.toolCalls[0]?.toolName !== "askReviewer") return decision.text;
+  const approval = ctx.awakeable<boolean>();
+  await ctx.run("notify reviewer", () => notifyReviewer(message, approval.id));
+  const approved = await approval.promise;
+  return approved ? "refund approved" : "refund declined";
+}
+
+const refunds = restate.service({
+  name: "RefundDesk",
+  handlers: { decide: restate.createServiceHandler({ input: restate.serde.schema(Refund) }, decide) },
+});
+
+restate.serve({ services: [refunds], port: 9080 });

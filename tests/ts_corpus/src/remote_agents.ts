@@ -1,0 +1,54 @@
+// Remote agents: a router asks the model which specialist should answer, then calls that specialist's
+// service over Restate (a durable call); the specialists are served by the same deployment.
+import * as restate from "@restatedev/restate-sdk";
+import { tool } from "ai";
+import { z } from "zod";
+import { askModel } from "./llm.ts";
+
+const Question = z.object({ message: z.string().default("I was charged twice for my plan this month.") });
+
+const specialists = {
+  Billing: "You handle invoices, charges and refunds.",
+  Security: "You handle logins, passwords and two-factor authentication.",
+} as const;
+type Specialist = keyof typeof specialists;
+
+const routes = Object.fromEntries(
+  Object.keys(specialists).map((name) => [name, tool({ description: `Hand over to ${name}`, inputSchema: z.object({}) })]),
+);
+
+function specialist(name: Specialist) {
+  return restate.service({
+    name,
+    handlers: {
+      reply: async (ctx: restate.Context, question: string): Promise<string> => {
+        const { text } = await ctx.run(
+          "model",
+          () => askModel([{ role: "system", content: specialists[name] }, { role: "user", content: question }]),
+          { maxRetryAttempts: 3 },
+        );
+        return text;
+      },
+    },
+  });
+}
+
+async function route(ctx: restate.Context, { message }: z.infer<typeof Question>): Promise<string> {
+  const choice = await ctx.run("route", () => askModel(message, routes), { maxRetryAttempts: 3 });
+  const picked = choice.toolCalls[0]?.toolName as Specialist | undefined;
+  if (!picked || !(picked in specialists)) return choice.text;
+  return ctx.genericCall<string, string>({
+    service: picked,
+    method: "reply",
+    parameter: message,
+    inputSerde: restate.serde.json,
+    outputSerde: restate.serde.json,
+  });
+}
+
+const router = restate.service({
+  name: "Router",
+  handlers: { route: restate.createServiceHandler({ input: restate.serde.schema(Question) }, route) },
+});
+
+restate.serve({ services: [router, specialist("Billing"), specialist("Security")], port: 9080 });
