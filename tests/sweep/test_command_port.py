@@ -61,3 +61,17 @@ def test_a_log_that_names_another_port_is_said(tmp_path: Path, log: str, says: s
     path.write_text(log)
     hint = listens_elsewhere(path, 4242)
     assert (says in hint) if says else hint == ""
+
+
+def test_no_moment_is_planned_where_a_callee_races_the_held_caller() -> None:
+    """A held caller cannot stop the server appending what its callees bring: the moments while a call is
+    out, and after the first results of calls made at once, are not planned."""
+    from paidtwice.targets._wire_timeline import _call_outstanding
+
+    routed = ["Command: Input", "Command: Run route", "Notification: Run", "Command: Call"]
+    routed += ["Notification: CallInvocationId", "Notification: Call", "Command: Output"]
+    assert [n for n in range(1, 8) if not _call_outstanding(routed, n)] == [1, 2, 3, 6, 7]
+    raced = ["Command: Input", "Command: Call", "Notification: CallInvocationId", "Command: Call"]
+    raced += ["Notification: CallInvocationId", "Notification: Call", "Notification: Call"]
+    raced += ["Command: SendSignal", "Command: Output"]
+    assert [n for n in range(1, 10) if not _call_outstanding(raced, n)] == [1, 8, 9]

@@ -211,9 +211,22 @@ class _Wire:
         return n
 
 
-_APPENDED_WITHOUT_THE_AGENT = ("Notification: CallInvocationId", "Notification: Call")
-"""Entries the server appends while the caller is held: a call's invocation id, and a callee's result (the
-callee runs on, in another attempt). The moment before one cannot be held: the journal may hold it already."""
+def _call_outstanding(labels: Sequence[str], n: int) -> bool:
+    """Whether the moment after the journal's first `n` entries races with a callee: a call is without its
+    result, or a call's invocation id is the next entry (the server appends those while the caller is
+    held: the callee runs on, in another attempt), or the n-th entry is the result of one of calls made at
+    once (what the caller does after the first result races with the others'). The journal may have grown
+    by the kill, or grown another way."""
+    open_calls = most = 0
+    for label in labels[:n]:
+        if label.startswith("Command: Call"):
+            open_calls += 1
+            most = max(most, open_calls)
+        elif label == "Notification: Call":
+            open_calls -= 1
+    if open_calls > 0 or (n < len(labels) and labels[n] == "Notification: CallInvocationId"):
+        return True
+    return most > 1 and labels[n - 1] == "Notification: Call"
 
 
 def _frame_moments(wire: _Wire, labels: Sequence[str]) -> list[_Moment]:
@@ -227,7 +240,7 @@ def _frame_moments(wire: _Wire, labels: Sequence[str]) -> list[_Moment]:
             n = int(record["entries"])
         else:
             continue
-        if n < len(labels) and labels[n] in _APPENDED_WITHOUT_THE_AGENT:
+        if _call_outstanding(labels, n):
             continue
         if n not in held:
             held.add(n)
