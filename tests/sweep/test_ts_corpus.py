@@ -57,14 +57,14 @@ AGENTS = {
 
 def _sweep_agent(lab: Lab, name: str) -> list[SweepMatrix]:
     what = TargetSpec(command=f"node src/{name}.ts", app_dir=CORPUS)
-    # 4 at a time per agent, seven agents at once, on a machine the suite shares.
+    # 4 points at a time per agent, three agents at once, on a machine the suite shares.
     return sweep(what, answers=Answers(variations=("steady",)), kills=KillPlan(parallel=4), lab=lab)
 
 
 @pytest.fixture(scope="module")
 def corpus(lab: Lab) -> Iterator[dict[str, Future[list[SweepMatrix]]]]:
-    """Every agent of the corpus swept at once on the session's server, as `--cmd 'node src/NAME.ts'`."""
-    with ThreadPoolExecutor(max_workers=len(AGENTS)) as pool:
+    """Every agent of the corpus swept on the session's server (`--cmd 'node src/NAME.ts'`), three at once."""
+    with ThreadPoolExecutor(max_workers=3) as pool:
         yield {name: pool.submit(_sweep_agent, lab, name) for name in AGENTS}
 
 

@@ -240,8 +240,8 @@ def _frame_moments(wire: _Wire, labels: Sequence[str]) -> list[_Moment]:
             n = int(record["entries"])
         else:
             continue
-        if _call_outstanding(labels, n):
-            continue
+        if _call_outstanding(labels, n) or (0 < n <= len(labels) and labels[n - 1] == "Command: Output"):
+            continue  # a callee may move the journal on; after the output there is no moment left
         if n not in held:
             held.add(n)
             name = f"after entry {n - 1} ({labels[n - 1]})" if n - 1 < len(labels) else f"after entry {n - 1}"
