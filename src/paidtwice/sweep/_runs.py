@@ -121,7 +121,6 @@ class SweepRun:
             self.step_log,
             service=target.service,
             served_as=self.service,
-            key=None,
             resolution=target.resolution,
             script_values=script.awakeables,
             hold_at=hold_at,
