@@ -548,7 +548,10 @@ def _ts_changed(on_mismatch: str, *, v7: bool, calls: int, status: InvocationSta
         server_flags=((PROTOCOL_V7, "true"),) if v7 else (),
         plans_recovery=on_mismatch == "pause",
         deck_says=f"the TypeScript agent, onJournalMismatchErrors {on_mismatch!r}, on {server}: {says}",
-        expected=Expected(status, calls, 1, mismatches=calls - 1),
+        # A run that retries to the end of its policy pays one call per retry the agent saw: how many find
+        # it down depends on how long Node takes to load it, so that run is judged on the relation (see
+        # `mismatch_behaviour_check`), 17 being its count at the nominal 2.7 s.
+        expected=Expected(status, calls, 1, mismatches=calls - 1, attempts=20 if calls > 2 else None),
     )
 
 
