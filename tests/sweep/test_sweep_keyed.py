@@ -15,7 +15,8 @@ from paidtwice.lab._watch import Watcher
 from paidtwice.replay._journal import load_journal, save_with_prefix
 from paidtwice.replay._replayer import load_app
 from paidtwice.stub._turns import load_script_file
-from paidtwice.sweep._runs import DEFAULT_KEY, SweepRun, clean_run, point_run
+from paidtwice.sweep._point import point_run
+from paidtwice.sweep._runs import DEFAULT_KEY, SweepRun, clean_run
 from paidtwice.sweep._sweep import SweepMatrix, _plan, sweep_targets
 from paidtwice.targets import AppTarget
 from paidtwice.testing import assert_replays

@@ -16,6 +16,7 @@ from typing import Any, NoReturn, TypeVar
 
 from paidtwice._exceptions import UsageError
 from paidtwice.stub import AUTO, DEFAULT_SEED, VARIATIONS
+from paidtwice.sweep import DEFAULT_RETRIES
 
 __all__ = [
     "Budget",
@@ -106,6 +107,11 @@ class Config:
     """Where `paidtwice check` writes the sweeps' records (absolute)."""
     price_model: str | None
     """The model whose prices the dollars are at; None: paidtwice's default."""
+    allow_undecided: bool = False
+    """A crash point left undecided (its kill not placed after its retries, or its replay unable to finish)
+    does not fail the check."""
+    retries: int = DEFAULT_RETRIES
+    """Times a point whose kill missed its moment is run again before it is called not placed."""
     table: str = "tool.paidtwice"
     """The table the settings were read from ("tool.paidtwice", or "paidtwice" for a top-level
     paidtwice.toml), for messages that name a key."""
@@ -219,6 +225,8 @@ def load_config(path: Path) -> Config:
     results = top.path("results-dir", (path.parent / "paidtwice-results").resolve())
     assert results is not None
     price_model = top.string("price-model")
+    allow_undecided = top.take("allow-undecided", lambda v: isinstance(v, bool), "true or false", False)
+    retries = top.number("retries", integer=True)
     sweeps = top.take("sweep", lambda v: isinstance(v, list), "an array of tables ([[...sweep]])", [])
     replay = top.take("replay-check", lambda v: isinstance(v, dict), "a table", None)
     budget = top.take("budget", lambda v: isinstance(v, dict), "a table", {})
@@ -232,6 +240,8 @@ def load_config(path: Path) -> Config:
         budget=_budget(path, f"{name}.budget", budget),
         results_dir=results,
         price_model=price_model,
+        allow_undecided=allow_undecided,
+        retries=DEFAULT_RETRIES if retries is None else retries,
         table=name,
     )
 

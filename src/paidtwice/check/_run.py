@@ -24,7 +24,7 @@ from paidtwice.report import (
     sweep_cases,
     sweep_findings,
 )
-from paidtwice.results import PointResult, SweepMatrix, write_results
+from paidtwice.results import KillsPlaced, PointResult, SweepMatrix, write_results
 from paidtwice.sweep import Answers, KillPlan, Shard, sweep
 from paidtwice.targets import TargetSpec
 
@@ -96,8 +96,10 @@ def run_sweeps(
     shard: Shard | None,
     source: Callable[[SweepConfig], Source | None],
     on_point: Callable[[PointResult], None] | None = None,
+    allow_undecided: bool = False,
 ) -> list[Outcome]:
-    """Every sweep of the config on one lab; an outcome per swept handler."""
+    """Every sweep of the config on one lab; an outcome per swept handler. A point left undecided fails
+    its handler's outcome unless `allow_undecided` (or the config's allow-undecided) is set."""
     check_sweeps(config)
     outcomes = []
     for entry in config.sweeps:
@@ -110,8 +112,10 @@ def run_sweeps(
             key=entry.key,
         )
         answers = Answers(script=entry.script, variations=tuple(entry.variations), seed=entry.seed)
-        matrices = sweep(what, answers=answers, kills=KillPlan(shard=shard), lab=lab, on_point=on_point)
-        outcomes += _sweep_outcomes(matrices, config.budget, shard, source(entry))
+        kills = KillPlan(shard=shard, retries=config.retries)
+        matrices = sweep(what, answers=answers, kills=kills, lab=lab, on_point=on_point)
+        allow = allow_undecided or config.allow_undecided
+        outcomes += _sweep_outcomes(matrices, config.budget, shard, source(entry), allow_undecided=allow)
     return outcomes
 
 
@@ -126,8 +130,15 @@ def check_sweeps(config: Config) -> None:
 
 
 def _sweep_outcomes(
-    matrices: Sequence[SweepMatrix], budget: Budget, shard: Shard | None, source: Source | None
+    matrices: Sequence[SweepMatrix],
+    budget: Budget,
+    shard: Shard | None,
+    source: Source | None,
+    *,
+    allow_undecided: bool = False,
 ) -> list[Outcome]:
+    """An outcome per swept handler (and its budgets): it fails on a point that pays twice, and on one left
+    undecided unless `allow_undecided`."""
     outcomes = []
     for name in dict.fromkeys(m.mode for m in matrices):
         mine = [m for m in matrices if m.mode == name]
@@ -138,16 +149,21 @@ def _sweep_outcomes(
             f" (shard {shard[0]}/{shard[1]})" if shard else ""
         )
         summary += f", {len(twice)} pay twice" if twice else ", none pays twice"
+        placed = KillsPlaced.of(points)
+        if placed.retries:
+            summary += f", {count(placed.after_retry, 'kill')} placed after a retry"
         if missed:
-            summary += f", {count(len(missed), 'kill')} missed (undecided)"
+            named = ", ".join(f"{p.script} #{p.order} {p.crash_point}" for p in missed)
+            allowed = ", allowed" if allow_undecided else ""
+            summary += f", {count(len(missed), 'point')} undecided{allowed} ({named})"
         outcomes.append(
             Outcome(
                 "sweep",
                 name,
-                not twice and not missed,
+                not twice and (allow_undecided or not missed),
                 summary,
-                tuple(sweep_findings(points, source)),
-                tuple(sweep_cases(points)),
+                tuple(sweep_findings(points, source, allow_undecided=allow_undecided)),
+                tuple(sweep_cases(points, allow_undecided=allow_undecided)),
                 tuple(points),
             )
         )

@@ -25,7 +25,14 @@ from paidtwice.check import (
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._errors import errors
-from paidtwice.cli._options import default_json, echo_err, json_option, shard_option, writable
+from paidtwice.cli._options import (
+    allow_undecided_option,
+    default_json,
+    echo_err,
+    json_option,
+    shard_option,
+    writable,
+)
 from paidtwice.results import PointResult
 
 __all__ = ["check"]
@@ -52,12 +59,14 @@ __all__ = ["check"]
     "`paidtwice report` reads it, and merges shards' files."
 )
 @shard_option
+@allow_undecided_option
 @ci_options()
 def check(
     config_path: Path | None,
     only: tuple[str, ...],
     json_path: Path | None,
     shard: tuple[int, int] | None,
+    allow_undecided: bool,
     sarif_path: Path | None,
     junit_path: Path | None,
     output_format: str,
@@ -66,9 +75,10 @@ def check(
     replay-check of captured journals, and the budgets.
 
     Prints a line per target and check, then the verdict. Exit 0 when everything holds; 1 when a lint
-    finding, a crash point that pays twice (or whose kill missed: undecided), a journal that does not
-    replay or a broken budget is found; 2 on bad input (a wrong configuration is one line naming the file,
-    the key and what was expected).
+    finding, a crash point that pays twice, a crash point undecided (its kill not placed after its
+    retries, or its replay unable to finish; passed with --allow-undecided or allow-undecided = true in
+    the configuration), a journal that does not replay or a broken budget is found; 2 on bad input (a
+    wrong configuration is one line naming the file, the key and what was expected).
 
     \b
     Examples:
@@ -104,6 +114,7 @@ def check(
                 shard=shard,
                 source=lambda entry: app_source(entry.app, entry.app_dir, root),
                 on_point=_progress,
+                allow_undecided=allow_undecided,
             ):
                 outcomes.append(_echo(outcome))
             save_points(json_path, outcomes)

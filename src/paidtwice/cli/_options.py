@@ -21,12 +21,14 @@ from paidtwice.cli._bad_input import BadInput
 from paidtwice.engine import MAX_NODES, check_size
 from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab, check_price_model
 from paidtwice.report import Section, write_html
+from paidtwice.sweep import DEFAULT_RETRIES
 
 __all__ = [
     "DEFAULT_RESULTS",
     "RESULTS_ENV",
     "STDOUT",
     "admin_url_option",
+    "allow_undecided_option",
     "app_dir_option",
     "check_outputs",
     "cluster_option",
@@ -44,6 +46,7 @@ __all__ = [
     "port_env_option",
     "price_model_option",
     "results_dir_option",
+    "retries_option",
     "save_journals_option",
     "server_version_option",
     "service_option",
@@ -317,4 +320,21 @@ shard_option = click.option(
     callback=_parse_shard,
     help="Run only the K-th of N shares of the crash points (a CI matrix of N runners); "
     "`paidtwice report` merges the shards' records into one report and one verdict.",
+)
+
+allow_undecided_option = click.option(
+    "--allow-undecided",
+    is_flag=True,
+    help="A crash point left undecided (its kill did not land at its moment after its retries, or its "
+    "replay could not finish) does not fail the check; SARIF and GitHub then warn, JUnit skips it.",
+)
+
+retries_option = click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    default=DEFAULT_RETRIES,
+    show_default=True,
+    metavar="N",
+    help="Times a point whose kill missed its moment is run again, on an agent of its own, before it is "
+    "called not placed (undecided).",
 )

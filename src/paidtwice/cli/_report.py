@@ -11,7 +11,7 @@ import click
 from paidtwice._words import count
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors
-from paidtwice.cli._options import write_report
+from paidtwice.cli._options import allow_undecided_option, write_report
 from paidtwice.report import (
     deck_sections,
     format_handler_summary,
@@ -20,7 +20,7 @@ from paidtwice.report import (
     sweep_sections,
     watch_section,
 )
-from paidtwice.results import PointResult, ReplayResult, load_results
+from paidtwice.results import KillsPlaced, PointResult, ReplayResult, load_results
 
 __all__ = ["report"]
 
@@ -44,10 +44,11 @@ __all__ = ["report"]
 @click.option(
     "--check",
     is_flag=True,
-    help="Exit 1 when a crash point pays twice or missed its kill, or a journal does not replay (the "
-    "verdict over every file given: shards of one sweep merge into one).",
+    help="Exit 1 when a crash point pays twice or is undecided (unless --allow-undecided), or a journal "
+    "does not replay (the verdict over every file given: shards of one sweep merge into one).",
 )
-def report(results: tuple[Path, ...], output: Path | None, check: bool) -> None:
+@allow_undecided_option
+def report(results: tuple[Path, ...], output: Path | None, check: bool, allow_undecided: bool) -> None:
     """Make one self-contained HTML report from result files (--json of deck, run, sweep, soak, replay-check,
     watch).
 
@@ -92,14 +93,20 @@ def report(results: tuple[Path, ...], output: Path | None, check: bool) -> None:
     )
     kinds = [kind for kind, found in present if found]
     write_report(output, f"paidtwice report: {' and '.join(kinds)}", sections, list(results))
-    failed = _verdict(loaded.points, loaded.replays, len(results))
+    failed = _verdict(loaded.points, loaded.replays, len(results), allow_undecided=allow_undecided)
     if check and failed:
         sys.exit(1)
 
 
-def _verdict(points: Sequence[PointResult], replays: Sequence[ReplayResult], files: int) -> bool:
+def _verdict(
+    points: Sequence[PointResult],
+    replays: Sequence[ReplayResult],
+    files: int,
+    *,
+    allow_undecided: bool = False,
+) -> bool:
     """Print one verdict over every file's points and journals (a line per handler first); True when
-    something pays twice, missed its kill or does not replay."""
+    something pays twice, is undecided (unless `allow_undecided`) or does not replay."""
     if points:
         click.echo(format_handler_summary(points))
     twice = [p for p in points if p.pays_twice]
@@ -111,8 +118,11 @@ def _verdict(points: Sequence[PointResult], replays: Sequence[ReplayResult], fil
             f"{count(len(points), 'crash point')}: "
             + (f"{len(twice)} pay twice" if twice else "none pays twice")
         )
+        parts.append(KillsPlaced.of(points).words())
         if missed:
-            parts.append(f"{count(len(missed), 'kill')} missed (undecided)")
+            named = ", ".join(f"{p.swept}/{p.script} #{p.order} {p.crash_point}" for p in missed)
+            allowed = ", allowed" if allow_undecided else ""
+            parts.append(f"{count(len(missed), 'point')} undecided{allowed} ({named})")
     if replays:
         parts.append(
             f"{count(len(replays), 'journal')}: "
@@ -120,4 +130,4 @@ def _verdict(points: Sequence[PointResult], replays: Sequence[ReplayResult], fil
         )
     if parts:
         click.echo(f"verdict over {count(files, 'file')}: " + "; ".join(parts))
-    return bool(twice or missed or diverged)
+    return bool(twice or (missed and not allow_undecided) or diverged)

@@ -19,6 +19,7 @@ from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (
+    allow_undecided_option,
     app_dir_option,
     check_outputs,
     cluster_option,
@@ -34,6 +35,7 @@ from paidtwice.cli._options import (
     port_env_option,
     price_model_option,
     results_dir_option,
+    retries_option,
     service_option,
     shard_option,
     wide_option,
@@ -50,7 +52,7 @@ from paidtwice.report import (
     sweep_findings,
     sweep_sections,
 )
-from paidtwice.results import PointResult, SweepMatrix, write_results
+from paidtwice.results import KillsPlaced, PointResult, SweepMatrix, write_results
 from paidtwice.stub import AUTO, DEFAULT_SEED, VARIATIONS
 from paidtwice.sweep import Answers, KillPlan, ModelStub
 from paidtwice.sweep import sweep as run_sweep
@@ -188,6 +190,7 @@ __all__ = ["sweep"]
 @click.option(
     "--parallel", type=click.IntRange(min=1), default=16, show_default=True, help="Crash points run at once."
 )
+@retries_option
 @json_option(
     "Where every point's record is written, after each finished point "
     "(default: RESULTS_DIR/sweep-TIME-PID.json)."
@@ -196,8 +199,10 @@ __all__ = ["sweep"]
 @click.option(
     "--check",
     is_flag=True,
-    help="Exit 1 when any crash point pays twice (for CI); a point that could not be placed never fails it.",
+    help="Exit 1 when any crash point pays twice, or is undecided (its kill not placed after its retries, "
+    "its replay unable to finish) unless --allow-undecided: for CI.",
 )
+@allow_undecided_option
 @html_option
 @click.option(
     "--save-journals",
@@ -226,10 +231,11 @@ def sweep(**given: Any) -> None:
     From a clean run's timeline come the crash points: after each journal entry, in flight inside each
     model call and each step, in each durable pause. Each is killed, restarted and measured against the
     clean run, all at once on one server. Prints a matrix per mode and script, then the summary. A point
-    whose kill could not be placed at its moment says so and why ("could not place, because ..."); its
-    figures are a real crash's, at another moment. With --check, exit 1 when a point paid twice for work
-    that had completed (a model call outside the journal, a step run again; never a call cut off in
-    flight); 2 on bad input; otherwise 0.
+    whose kill missed its moment is run again (--retries times at most), then, if it still missed, says so
+    and why ("could not place, because ..."); its figures are a real crash's, at another moment. With
+    --check, exit 1 when a point paid twice for work that had completed (a model call outside the journal,
+    a step run again; never a call cut off in flight), or when a point stayed undecided (not placed, or its
+    replay could not finish), naming the points, unless --allow-undecided; 2 on bad input; otherwise 0.
 
     Then, per script and mode side by side, the expected extra dollars of one crash at a uniformly random
     moment of the clean run (each point's extra dollars weighted by the share of the run's time it covers),
@@ -262,7 +268,9 @@ def sweep(**given: Any) -> None:
     check_outputs(json_path, cli.html_path, journals=cli.save_journals)
     answers = _answers(cli, what)
     model = ModelStub(latency=cli.model_latency or 0.0, price_model=cli.price_model)
-    kills = KillPlan(restart_delay=cli.restart_delay, parallel=cli.parallel, shard=cli.shard)
+    kills = KillPlan(
+        restart_delay=cli.restart_delay, parallel=cli.parallel, shard=cli.shard, retries=cli.retries
+    )
     with errors(), ExitStack() as stack:
         lab = None
         if cli.save_journals is not None:
@@ -276,13 +284,18 @@ def sweep(**given: Any) -> None:
         matrices,
         json_path=json_path,
         check=cli.check,
+        allow_undecided=cli.allow_undecided,
+        retries=cli.retries,
         crash_rate=cli.crash_rate,
         html_path=cli.html_path,
         width=output_width(cli.wide),
     )
     points = [p for m in matrices for p in m.points]
     source = app_source(cli.app, cli.app_dir, Path.cwd()) if outputs.sarif or outputs.github else None
-    outputs.emit(sweep_findings(points, source), sweep_cases(points))
+    allow = cli.allow_undecided
+    outputs.emit(
+        sweep_findings(points, source, allow_undecided=allow), sweep_cases(points, allow_undecided=allow)
+    )
     sys.exit(status)
 
 
@@ -312,9 +325,11 @@ class _Given:
     app_dir: Path
     restart_delay: float
     parallel: int
+    retries: int
     json_path: Path | None
     results_dir: Path
     check: bool
+    allow_undecided: bool
     html_path: Path | None
     save_journals: Path | None
     price_model: str
@@ -474,11 +489,15 @@ def _print_sweep(
     *,
     json_path: Path,
     check: bool,
+    allow_undecided: bool = False,
+    retries: int | None = None,
     crash_rate: float | None,
     html_path: Path | None,
     width: int | None,
 ) -> int:
-    """The matrices, the crash cost and the verdict; the exit status. The tables fit `width` (None: full)."""
+    """The matrices, the crash cost and the verdict; the exit status (1 with `check` when a point pays
+    twice, or is undecided unless `allow_undecided`). `retries`: the bound each point had. The tables fit
+    `width` (None: full)."""
     ordered = [p for m in matrices for p in m.points]
     swept = [m for m in matrices if not m.not_swept]
     unswept = [
@@ -499,21 +518,30 @@ def _print_sweep(
         echo_err(line)
     wall = matrices[0].wall_time if matrices else 0.0
     click.echo(f"{count(len(ordered), 'crash point')} in {wall:.1f}s; every point's record: {json_path}")
+    click.echo(KillsPlaced.of(ordered).words(retries))
     write_report(html_path, "paidtwice sweep", sweep_sections(ordered), [json_path])
     missed = [p for p in ordered if not p.confirmed]
     twice = [p for p in ordered if p.pays_twice]
     if missed:
-        # Not a failed check: the sweep, not the agent, missed the moment. Said, with what it saw instead.
-        echo_err(f"{count(len(missed), 'crash point')} could not be placed (see 'landed'):")
+        # Said with what the sweep saw instead; a check fails on it unless the user allows it (no verdict on
+        # those moments, so no pass either).
+        undecided = "undecided, allowed (--allow-undecided)" if allow_undecided or not check else "undecided"
+        echo_err(f"{count(len(missed), 'crash point')} {undecided} (see 'landed'):")
         for point in missed:
+            tries = f" after {count(point.retries, 'retry', 'retries')}" if point.retries else ""
             why = short_pause(point) or point.not_placed or "the kill did not land at the moment"
             echo_err(
                 f"  {point.mode}/{point.script} #{point.order} {point.crash_point}: "
-                f"could not place, because {why}"
+                f"could not place{tries}, because {why}"
             )
     if check and twice:
         echo_err(f"{count(len(twice), 'crash point')} paid twice for completed work")
-    return 1 if check and twice else 0
+    failed = bool(twice) or (bool(missed) and not allow_undecided)
+    if check and missed and not allow_undecided:
+        echo_err(
+            f"check fails: {count(len(missed), 'crash point')} undecided (--allow-undecided passes them)"
+        )
+    return 1 if check and failed else 0
 
 
 def short_pause(point: PointResult) -> str | None:

@@ -81,6 +81,10 @@ def write_junit(path: Path, cases: Sequence[TestCase]) -> None:
         element = ET.SubElement(
             suite, "testcase", name=case.name, classname=case.suite, time=f"{case.time:.3f}"
         )
+        if case.properties:
+            properties = ET.SubElement(element, "properties")
+            for name, value in case.properties:
+                ET.SubElement(properties, "property", name=name, value=value)
         if case.failure is not None:
             ET.SubElement(element, "failure", message=case.failure).text = case.failure
         elif case.skipped is not None:
@@ -105,7 +109,8 @@ def _escape(text: str, *, property: bool = False) -> str:
 
 
 def github_annotations(findings: Sequence[Finding]) -> list[str]:
-    """One `::error file=...,line=...,title=...::message` line per finding (`::warning` for undecided)."""
+    """One `::error file=...,line=...,title=...::message` line per finding (`::warning` for a warning: an
+    undecided point the user allowed)."""
     lines = []
     for finding in findings:
         props = []

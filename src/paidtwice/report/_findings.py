@@ -62,9 +62,11 @@ _CHECK_RULES = (
     ),
     Rule(
         "PT102",
-        "a kill did not land where its crash point says",
-        "paidtwice cannot decide this point: the kill landed elsewhere (often a pause shorter than the "
-        "machine needs to kill inside it); the point's record says where it landed",
+        "a crash point is undecided: its kill did not land where it says",
+        "paidtwice cannot decide this point: after its retries the kill still landed elsewhere (often a "
+        "pause shorter than the machine needs to kill inside it), or its replay could not finish; the "
+        "point's record says where it landed and why. It fails the check unless --allow-undecided (or "
+        "allow-undecided = true in [tool.paidtwice]) is given",
     ),
     Rule(
         "PT201",
@@ -126,6 +128,8 @@ class TestCase:
     """Why it could not be decided; None when it was."""
     time: float = 0.0
     """Seconds it took."""
+    properties: tuple[tuple[str, str], ...] = ()
+    """(name, value) pairs JUnit lists under the case (a crash point's retries)."""
 
 
 def relative(path: str | None, root: Path) -> str | None:
@@ -167,8 +171,11 @@ def _where(point_service: str, point_handler: str, source: Source | None) -> tup
     return (found[0], found[1]) if found is not None else (None, None)
 
 
-def sweep_findings(points: Iterable[PointResult], source: Source | None) -> list[Finding]:
-    """A finding per point that pays twice (error) or whose kill did not land (warning)."""
+def sweep_findings(
+    points: Iterable[PointResult], source: Source | None, *, allow_undecided: bool = False
+) -> list[Finding]:
+    """A finding per point that pays twice, and per point undecided (its kill did not land after its
+    retries, or its replay could not finish): an error, a warning with `allow_undecided`."""
     found = []
     for p in points:
         path, line = _where(p.service, p.handler, source)
@@ -180,11 +187,21 @@ def sweep_findings(points: Iterable[PointResult], source: Source | None) -> list
             )
             found.append(Finding("PT101", "error", f"{where}: paid twice ({paid})", path, line))
         elif not p.confirmed:
-            found.append(Finding("PT102", "warning", f"{where}: the kill did not land there", path, line))
+            level: Level = "warning" if allow_undecided else "error"
+            found.append(Finding("PT102", level, f"{where}: undecided: {undecided(p)}", path, line))
     return found
 
 
-def sweep_cases(points: Iterable[PointResult]) -> list[TestCase]:
+def undecided(point: PointResult) -> str:
+    """Why a point is undecided, with its retries, in one line."""
+    tries = f" after {count(point.retries, 'retry', 'retries')}" if point.retries else ""
+    why = point.not_placed or "the kill did not land where the point says"
+    return f"could not place the kill{tries}, because {why}"
+
+
+def sweep_cases(points: Iterable[PointResult], *, allow_undecided: bool = False) -> list[TestCase]:
+    """A case per point: failed when it pays twice, and when it is undecided (skipped with
+    `allow_undecided`); its retries as a property."""
     cases, points = [], list(points)
     for p in points:
         failure = None
@@ -195,14 +212,20 @@ def sweep_cases(points: Iterable[PointResult]) -> list[TestCase]:
                 f"({p.steps_in_flight} in flight, {p.step_runs_paid_again} run again beyond them), "
                 f"{p.answers_asked_again} answers asked again"
             )
-        skipped = None if p.confirmed else "the kill did not land where the point says"
+        skipped = None
+        if not p.confirmed and failure is None:
+            if allow_undecided:
+                skipped = f"undecided: {undecided(p)}"
+            else:
+                failure = f"undecided: {undecided(p)} (--allow-undecided passes it)"
         cases.append(
             TestCase(
                 f"sweep {p.swept} {p.script}",
                 f"#{p.order} {p.crash_point}",
                 failure,
-                skipped if failure is None else None,
+                skipped,
                 p.wall_time,
+                (("retries", str(p.retries)),),
             )
         )
     for name, coverage in reached(points).items():

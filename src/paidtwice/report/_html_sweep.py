@@ -119,6 +119,7 @@ def _summary(points: Sequence[PointResult], by_cost: bool) -> tuple[str, ...]:
     # A crash at a uniformly random moment of the clean run: each point weighted by the share it covers.
     expected = sum(p.covers * _extra(p, by_cost) for p in points)
     missed = sum(1 for p in points if not p.confirmed)
+    retried = sum(1 for p in points if p.confirmed and p.retries)
     return (
         str(n),
         f"{kept}/{len(answered)}" if answered else "no answer had come back at any point",
@@ -128,6 +129,7 @@ def _summary(points: Sequence[PointResult], by_cost: bool) -> tuple[str, ...]:
         str(differ),
         str(stuck),
         _amount(expected, by_cost),
+        str(retried),
         f'<span class="bad">{missed}</span>' if missed else "0",
     )
 
@@ -180,7 +182,8 @@ def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
                 "other answer",
                 "paused or stuck",
                 "expected extra of one crash at a random moment",
-                "kills that missed",
+                "kills placed after a retry",
+                "kills that missed (undecided)",
             ),
             rows,
         ),
@@ -197,9 +200,10 @@ def sweep_sections(points: Sequence[PointResult]) -> list[Section]:
 def _point_details(point: PointResult) -> str:
     """One crash point: what it cost and how it ended, and its timeline."""
     anchor = _point_anchor(point)
-    landed = "as the point says"
+    tries = f" after {count(point.retries, 'retry', 'retries')}" if point.retries else ""
+    landed = f"as the point says{tries}"
     if not point.confirmed:
-        why = f": could not place, because {esc(point.not_placed)}" if point.not_placed else ""
+        why = f": could not place{tries}, because {esc(point.not_placed)}" if point.not_placed else ""
         landed = f'<span class="bad">NOT where the point says{why}</span>'
     return (
         f'<section class="point" id="{anchor}"><h3>{esc(point.mode)}/{esc(point.script)} '

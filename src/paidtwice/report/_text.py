@@ -602,7 +602,7 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
                 f"{signed(point.extra_step_runs)} ({steps_run})",
                 str(point.attempts),
                 str(point.mismatches),
-                "yes" if point.confirmed else "NO",
+                _landed(point),
                 tokens(point.usage.total_tokens),
                 f"{'+' if point.extra_cost_usd >= 0 else '-'}{usd(abs(point.extra_cost_usd))}",
                 f"{point.covers:.1%}",
@@ -630,7 +630,9 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
         f"  #{point.order} {path}" for point in matrix.points if (path := point.other_path(clean)) is not None
     ]
     unplaced = [
-        f"  #{point.order} could not place {point.crash_point!r}, because {point.not_placed}"
+        f"  #{point.order} could not place {point.crash_point!r}"
+        + (f" after {count(point.retries, 'retry', 'retries')}" if point.retries else "")
+        + f", because {point.not_placed}"
         for point in matrix.points
         if not point.confirmed and point.not_placed
     ] + [f"  #{point.order} undecided: {point.undecided}" for point in matrix.points if point.undecided]
@@ -647,6 +649,13 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
     lines = [head, table(headers, rows, width=width), *shorter, *unplaced, *unanswered]
     summary = [*matrix.summary(), cost, *policies]
     return fit_lines("\n".join([*lines, *(f"  {line}" for line in summary)]), width)
+
+
+def _landed(point: PointResult) -> str:
+    """The kill landed at the point's moment: "yes", "yes, try 2" (after a retry), or "NO"."""
+    if not point.confirmed:
+        return "NO"
+    return f"yes, try {point.retries + 1}" if point.retries else "yes"
 
 
 def format_crash_cost(

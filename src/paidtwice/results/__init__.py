@@ -27,7 +27,15 @@ from paidtwice.results._kinds import RESULTS_FORMAT, Kind, kind_of, kinds, recor
 from paidtwice.results._read import Results, load_results
 from paidtwice.results._replay import OutsideCall, ReplayResult
 from paidtwice.results._soak import KillSnapshot, NodeKillLine, PeakMemory, SoakRecord
-from paidtwice.results._sweep import CleanRun, Coverage, CrashKind, CrashPoint, PointResult, SweepMatrix
+from paidtwice.results._sweep import (
+    CleanRun,
+    Coverage,
+    CrashKind,
+    CrashPoint,
+    KillsPlaced,
+    PointResult,
+    SweepMatrix,
+)
 from paidtwice.results._watch import AttemptCost, Reason, StuckInvocation, WatchSnapshot, WayOutLine
 from paidtwice.results._write import append_record, results_text, write_record, write_results
 
@@ -45,6 +53,7 @@ __all__ = [
     "CurveRecord",
     "Expected",
     "KillSnapshot",
+    "KillsPlaced",
     "Kind",
     "Mismatch",
     "ModelLogLine",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -11,7 +12,7 @@ from paidtwice.engine import JournalEntry
 from paidtwice.results._deck import AttemptLine, ModelLogLine, ToolLogLine
 from paidtwice.stub import NO_TOKENS, TokenUsage
 
-__all__ = ["CleanRun", "Coverage", "CrashKind", "CrashPoint", "PointResult", "SweepMatrix"]
+__all__ = ["CleanRun", "Coverage", "CrashKind", "CrashPoint", "KillsPlaced", "PointResult", "SweepMatrix"]
 
 
 CrashKind = Literal[
@@ -230,6 +231,11 @@ class PointResult:
     """Why the point's verdict is not proven (empty when it is): answers asked again from model calls the
     clean run's wire could not place inside a step or outside every one (`CleanRun.calls_undecided`),
     counted as paid again."""
+    retries: int = 0
+    """Times the point was run again, on an agent and an invocation of its own, because an earlier run's kill
+    missed its moment; 0: the first run is the record's. The record is the last run's."""
+    missed: tuple[str, ...] = ()
+    """Why each earlier run's kill missed the moment (where it landed instead), in order."""
 
     @property
     def swept(self) -> str:
@@ -471,3 +477,35 @@ class SweepMatrix:
             f"{count(step_flight, 'step run')} cut off in flight",
             f"lost: {count(differ, 'point')} completed with a different answer; {stuck}",
         ]
+
+
+@dataclass(frozen=True)
+class KillsPlaced:
+    """Where a sweep's kills landed, counted over its points: at the first try, after retries, or not."""
+
+    first_try: int
+    """Points whose first kill landed at their moment."""
+    after_retry: int
+    """Points whose kill landed at their moment once run again."""
+    not_placed: int
+    """Points undecided: the kill landed elsewhere after every retry, or the replay could not finish."""
+    retries: int
+    """Runs made again, all points together."""
+
+    @classmethod
+    def of(cls, points: Sequence[PointResult]) -> KillsPlaced:
+        placed = [p for p in points if p.confirmed]
+        return cls(
+            first_try=sum(1 for p in placed if not p.retries),
+            after_retry=sum(1 for p in placed if p.retries),
+            not_placed=len(points) - len(placed),
+            retries=sum(p.retries for p in points),
+        )
+
+    def words(self, bound: int | None = None) -> str:
+        """ "kills: 10 placed at the first try, 2 after a retry (3 runs again), 1 not placed", and with
+        `bound`, how many retries a point had."""
+        line = f"kills: {self.first_try} placed at the first try, {self.after_retry} after a retry"
+        line += f" ({count(self.retries, 'run')} again)" if self.retries else ""
+        line += f", {self.not_placed} not placed"
+        return line + (f" (up to {count(bound, 'retry', 'retries')} a point)" if bound is not None else "")

@@ -5,8 +5,8 @@
     _schedule  when the runs start: every clean run at once, a kept plan's points beside it, the others'
                once their clean run planned them; a kept plan the clean run does not confirm thrown away
     _kept      the plan kept from the last sweep of the same code: its key, its file, `same_plan`
-    _runs      one run of a target: the clean run, and a point's run (stop at the moment, kill, restart,
-               measure)
+    _runs      one run of a target on an agent of its own, and the clean run
+    _point     a point's run (stop at the moment, kill, restart, measure), run again when its kill missed
     _options   the options as frozen objects: `Answers`, `ModelStub`, `KillPlan`
     _approvals the awakeables and Workflow promises a run waits for, resolved as a person would
 
@@ -16,12 +16,13 @@ runs show; the sweep asks the target, never which kind it is.
 
 from __future__ import annotations
 
-from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
+from paidtwice.sweep._options import DEFAULT_RETRIES, Answers, KillPlan, ModelStub, Shard, shard_of
 from paidtwice.sweep._runs import DEFAULT_KEY, NO_MODEL_CALL
 from paidtwice.sweep._sweep import deck_scripts, record_answers, sweep, sweep_targets
 
 __all__ = [
     "DEFAULT_KEY",
+    "DEFAULT_RETRIES",
     "NO_MODEL_CALL",
     "Answers",
     "KillPlan",

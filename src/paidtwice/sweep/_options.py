@@ -24,7 +24,11 @@ from paidtwice.stub import (
     script_for,
 )
 
-__all__ = ["Answers", "KillPlan", "ModelStub", "Shard", "shard_of"]
+__all__ = ["DEFAULT_RETRIES", "Answers", "KillPlan", "ModelStub", "Shard", "shard_of"]
+
+DEFAULT_RETRIES = 2
+"""How many times a point whose kill missed its moment is run again before it is called not placed: a miss
+comes of a machine busy at the wrong instant, which seldom lasts three tries."""
 
 _T = TypeVar("_T")
 
@@ -59,7 +63,8 @@ class ModelStub:
 
 @dataclass(frozen=True)
 class KillPlan:
-    """How the crash points are run: the restart delay after each kill, how many at once, which share."""
+    """How the crash points are run: the restart delay after each kill, how many at once, which share, how
+    many times a missed kill is tried again."""
 
     restart_delay: float = DEFAULT_RESTART_DELAY
     """Seconds the agent stays down after each kill."""
@@ -67,6 +72,13 @@ class KillPlan:
     """Crash points run at once."""
     shard: Shard | None = None
     """Only the K-th of N shares of the crash points (every clean run is made: the points come from it)."""
+    retries: int = DEFAULT_RETRIES
+    """Times a point whose kill missed its moment (or whose agent never reached it) is run again, on an agent
+    and an invocation of its own, before the point is called not placed."""
+
+    def check(self) -> None:
+        if self.retries < 0:
+            raise UsageError(f"retries cannot be negative ({self.retries})")
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ from paidtwice.stub import AutoBook, Script, script_by_name
 from paidtwice.sweep._callees import Companions
 from paidtwice.sweep._kept import kept_plan, kept_took, plan_key
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
-from paidtwice.sweep._runs import NotSwept, SweepRun, clean_run, point_run
+from paidtwice.sweep._point import point_run
+from paidtwice.sweep._runs import NotSwept, SweepRun, clean_run
 from paidtwice.sweep._schedule import Against, Matrix, Schedule
 from paidtwice.targets import Target, TargetSpec
 
@@ -192,6 +193,7 @@ def sweep(
         targets = [what]
     scripts = answers.scripts(own=user_code, book=book, recording=recording)
     model.check()
+    kills.check()
 
     def run(on: Lab) -> list[SweepMatrix]:
         return sweep_targets(

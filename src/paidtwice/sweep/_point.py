@@ -1,0 +1,415 @@
+"""A crash point's run: the target run to the point's moment on an agent of its own, killed there,
+restarted, and measured against the clean run once its replay settled; run again when the kill missed.
+
+The agent is stopped at the moment (host gates, held stub calls, a held frame, or the pause), the lab
+confirms from the journal and the ledgers that it is there, SIGKILLs it, restarts it after the restart
+delay, waits until the invocation completes or pauses, and counts what the replay paid again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from paidtwice._exceptions import ExperimentError, LabCancelled
+from paidtwice.agent import AgentAttempt
+from paidtwice.engine import InvocationRow, JournalEntry, epoch
+from paidtwice.lab import (
+    PRICES_AS_OF,
+    AttemptWatch,
+    Lab,
+    Watcher,
+    attempt_log_of,
+    bill,
+    extra_calls,
+    mismatches_of,
+    model_log_of,
+    tool_log_of,
+)
+from paidtwice.results import CleanRun, CrashPoint, PointResult
+from paidtwice.stub import Hold, Script
+from paidtwice.sweep._callees import CalleeWatch, failure_of
+from paidtwice.sweep._coverage import coverage_of
+from paidtwice.sweep._options import KillPlan, ModelStub
+from paidtwice.sweep._paid import answered_differently, calls_at_kill, undecided_why, why_not_placed
+from paidtwice.sweep._runs import (
+    FAILED_ATTEMPTS,
+    SETTLE_TIMEOUT,
+    SweepRun,
+    stuck_on_mismatch,
+    tree_settled,
+    unanswered_calls,
+    wait_or_stop,
+)
+from paidtwice.targets import Target
+
+__all__ = ["point_run"]
+
+_HOLD_SECONDS = 60.0
+"""A held call stays open this long; the kill ends it much sooner (the stub sees the caller leave)."""
+_MOMENT_TIMEOUT = 60.0
+_JOURNAL_STILL = 15.0  # stopped there, the journal short and still this long: kill, the point says not placed
+
+
+def point_run(
+    lab: Lab,
+    stop: threading.Event,
+    watcher: Watcher,
+    target: Target,
+    script: Script,
+    script_name: str,
+    clean: CleanRun,
+    point: CrashPoint,
+    *,
+    tag: str,
+    kills: KillPlan = KillPlan(),
+    model: ModelStub = ModelStub(),
+    against: Callable[[], tuple[CleanRun, CrashPoint]] | None = None,
+) -> PointResult:
+    """Run the target to the point's moment, kill it there, restart it and measure what the replay paid.
+    A run whose kill missed the moment (or whose agent never reached it) is run again, on an agent and an
+    invocation of its own, up to `kills.retries` times; the record is the last run's, with the misses.
+    With `against`, the run is measured against what it returns once the run settled (the clean run and the
+    point as the clean run planned it: a point started from a kept plan, beside its clean run), not against
+    `clean` and `point`."""
+    started = time.time()
+    missed: list[str] = []
+    while True:
+        run = SweepRun(
+            lab,
+            target,
+            _holding(script, point),
+            tag=f"{tag}_t{len(missed)}" if missed else tag,
+            gate=point.gate,
+            model=model,
+            hold=point.hold_entries,
+            hold_at=point.journal_entries,
+            hold_op=point.pause_op if point.kind == "waiting" else None,
+            alone=True,
+        )
+        with run.agent:
+            try:
+                kill, seen = _kill_at_moment(lab, stop, watcher, run, point, clean, kills)
+            except _NotReached as err:
+                if len(missed) >= kills.retries:
+                    raise ExperimentError(str(err)) from None
+                why = str(err)
+            else:
+                why = _kill_missed(run, point, seen, kill.at)
+                if not why or len(missed) >= kills.retries:
+                    waited = time.time()
+                    if against is not None:
+                        clean, point = against()
+                    kill = dataclasses.replace(kill, first=started, waited=time.time() - waited)
+                    return _point_result(run, script_name, clean, point, kill, seen, missed)
+        missed.append(why)
+        lab.echo(
+            f"paidtwice: {target.mode}/{script_name} #{point.order} {point.name}: the kill missed its moment "
+            f"({why}); run again ({len(missed)} of {kills.retries} retries)"
+        )
+
+
+class _NotReached(Exception):
+    """The agent was not seen at the point's moment in time: its message says what was missing."""
+
+
+def _kill_at_moment(
+    lab: Lab,
+    stop: threading.Event,
+    watcher: Watcher,
+    run: SweepRun,
+    point: CrashPoint,
+    clean: CleanRun,
+    kills: KillPlan,
+) -> tuple[_Kill, _Seen]:
+    """One run of the point: to the moment, the kill, the restart, until the replay settled; when the kill
+    landed, and what the server and the agent said once it settled."""
+    started = time.time()
+    invocation_id = run.start(replacement=True)
+    watch = watcher.watch(invocation_id)
+    try:
+        _wait_for_moment(lab, stop, run, point)
+        kill_at, up_at = _kill_and_restart(lab, stop, run, kills.restart_delay)
+        run.resolver.release()  # the approval comes once the agent is back, as it would after a crash
+        callees = CalleeWatch(
+            lambda: lab.sql.callees(invocation_id),
+            own=run.agent.uri,
+            calls="Command: Call" in clean.journal,
+        )
+        try:
+            wait_or_stop(
+                lab,
+                stop,
+                f"{invocation_id} to settle",
+                lambda: _point_settled(run, watch, callees, kill_at),
+                timeout=SETTLE_TIMEOUT,
+            )
+        except ExperimentError:
+            # No verdict on it, and no reason to stop the other points: said, with where it sat.
+            row = lab.sql.invocation(invocation_id)
+            status = row.status if row is not None else "unknown"
+            run.cannot_settle = (
+                f"it did not complete or pause within {SETTLE_TIMEOUT:.0f}s after the restart "
+                f"(it is {status}{failure_of(row)})"
+            )
+    except _NotReached:
+        lab.admin.kill(invocation_id)  # never killed at its moment: it is not replayed on the lab's server
+        raise
+    finally:
+        run.resolver.stop()
+        watcher.forget(invocation_id)
+    # What the server and the agent say is read before any wait: a replay the sweep stops (stuck,
+    # unanswered) is stopped as soon as it settled, whatever the point is measured against.
+    seen = _observe(lab, run, watch, kill_at)
+    return _Kill(started=started, at=kill_at, up_at=up_at), seen
+
+
+def _kill_missed(run: SweepRun, point: CrashPoint, seen: _Seen, kill_at: float) -> str:
+    """Why the run's kill did not land at the point's moment ("" when it did)."""
+    held = sum(1 for c in run.lane.model_calls() if c.started < kill_at and c.delivered is False)
+    return why_not_placed(point, seen.journal, seen.journal_at_kill, held)
+
+
+def _holding(script: Script, point: CrashPoint) -> Script:
+    """The script with the point's model calls and tool call held open at the stub."""
+    if point.model_holds:
+        first, *more = (Hold(call, _HOLD_SECONDS) for call in point.model_holds)
+        script = dataclasses.replace(script, hold=first, more_holds=tuple(more))
+    if point.tool_hold is not None:
+        script = dataclasses.replace(script, tool_hold=Hold(point.tool_hold, _HOLD_SECONDS))
+    return script
+
+
+def _stopped_there(run: SweepRun, point: CrashPoint) -> bool:
+    """Is the agent at the moment? Cheap checks only: the step log and the stub's ledgers. Every branch
+    stopped: each gate logged, each held call in flight."""
+    if not run.trace.stopped_at(run.invocation_id, point):
+        return False
+    if point.model_holds:
+        calls = run.lane.model_calls()
+        if not all(len(calls) >= n and calls[n - 1].finished is None for n in point.model_holds):
+            return False
+    if point.tool_hold is not None:
+        tools = run.lane.tool_runs()
+        n = point.tool_hold
+        return len(tools) >= n and tools[n - 1].finished is None
+    return True
+
+
+def _wait_for_moment(lab: Lab, stop: threading.Event, run: SweepRun, point: CrashPoint) -> None:
+    """Wait until the agent is stopped at the moment and the journal (read only then) holds its entries."""
+    seen: list[tuple[int, float]] = []  # (journal length, since when), while stopped there
+
+    def at_moment() -> bool:
+        if not _stopped_there(run, point):
+            seen.clear()
+            return False
+        entries = len(run.journal())
+        if not seen or seen[0][0] != entries:
+            seen[:] = [(entries, time.monotonic())]
+        return entries >= point.journal_entries or time.monotonic() - seen[0][1] >= _JOURNAL_STILL
+
+    try:
+        wait_or_stop(lab, stop, f"{point.name} ({run.invocation_id})", at_moment, timeout=_MOMENT_TIMEOUT)
+    except ExperimentError as err:
+        # Say what was missing: the stop (gate, hold, held call) or the journal's entries.
+        made = [(c.call, c.finished is None) for c in run.lane.model_calls(run.invocation_id)]
+        raise _NotReached(
+            f"{err}: stopped there {_stopped_there(run, point)}, journal {len(run.journal())} of "
+            f"{point.journal_entries} entries, model calls (number, open) {made}"
+        ) from None
+
+
+def _kill_and_restart(
+    lab: Lab, stop: threading.Event, run: SweepRun, restart_delay: float
+) -> tuple[float, float]:
+    """SIGKILL the agent at its moment and let it listen again `restart_delay` later: when the kill landed,
+    and when the agent was up again."""
+    run.agent.wait_ready()
+    kill_at = run.agent.kill()
+    run.agent.release(kill_at + restart_delay)
+    if stop.wait(max(0.0, kill_at + restart_delay - time.time())) or lab.cancelled.is_set():
+        raise LabCancelled("interrupted")
+    up_at = run.agent.wait_up()
+    return kill_at, up_at
+
+
+def _point_settled(run: SweepRun, watch: AttemptWatch, callees: CalleeWatch, kill_at: float) -> bool:
+    """The replay completed or paused, asked a call no turn answers, waits on a call that cannot run,
+    mismatches on every retry, or fails on every retry (as a clean run that fails is bad input)."""
+    if tree_settled(run, watch) or unanswered_calls(run.lane) or run.resolver.failure is not None:
+        return True
+    if callees.stuck():
+        run.cannot_settle = callees.why
+        return True
+    # Only a target that settles on repeated mismatches needs the agent's log at every poll.
+    stuck_after = run.target.stuck_after
+    if stuck_after is None:
+        return False
+    attempts = run.agent.attempts(run.invocation_id)
+    if stuck_on_mismatch(attempts, stuck_after):
+        return True
+    replays = [a for a in attempts if a.at > kill_at]
+    failed = replays[-FAILED_ATTEMPTS:]
+    if len(failed) == FAILED_ATTEMPTS and all(a.last_event == "error" for a in failed):
+        row = run.lab.sql.invocation(run.invocation_id)
+        run.cannot_settle = f"its replay failed {len(failed)} attempts in a row{failure_of(row)}"
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Kill:
+    """When a point's run started, was killed, and listened again (wall clock)."""
+
+    started: float
+    """The start of the run the record is of."""
+    at: float
+    """The kill."""
+    up_at: float
+    """The agent listening again."""
+    first: float | None = None
+    """The start of the point's first run (its retries' time is its time too); None: `started`."""
+    waited: float = 0.0
+    """Seconds the settled run waited for its clean run before it was measured: not part of its time."""
+
+
+def _final_status(
+    lab: Lab,
+    run: SweepRun,
+    row: InvocationRow | None,
+    attempts: Sequence[AgentAttempt],
+    unanswered: tuple[str, ...],
+) -> str:
+    """The point's status: the server's, or why the sweep killed a replay that could not end."""
+    status = row.status if row else "unknown"
+    if status not in ("completed", "paused") and unanswered:
+        # Each retry would ask the same call again, and no turn of the script answers it.
+        lab.admin.kill(run.invocation_id)
+        return "unanswered"
+    if status not in ("completed", "paused") and stuck_on_mismatch(attempts, run.target.stuck_after):
+        # It would retry (and mismatch) until its retry policy gives up; nothing else can happen.
+        lab.admin.kill(run.invocation_id)
+        return "stuck"
+    if status not in ("completed", "paused") and run.cannot_settle is not None:
+        # Its callee would never answer: the status is the one it sat in, the invocation (and the call it
+        # waits on) is ended so it does not retry on the lab's server for good.
+        lab.admin.kill(run.invocation_id)
+    return status
+
+
+def _observe(lab: Lab, run: SweepRun, watch: AttemptWatch, kill_at: float) -> _Seen:
+    """What the server and the agent's log say of the point's settled run (the stub's ledgers are read
+    when it is measured, `_point_result`)."""
+    row = watch.observe(lab.sql.invocation(run.invocation_id))
+    # What the journal held when the kill landed, from the server's own append times (a read right after
+    # the kill could already see the pause's wake-up, which the server appends without the agent).
+    journal = tuple(run.journal())
+    journal_at_kill = sum(1 for e in journal if (epoch(e.appended_at) or 0.0) <= kill_at)
+    agent_attempts = run.agent.attempts(run.invocation_id)
+    unanswered = unanswered_calls(run.lane)
+    status = _final_status(lab, run, row, agent_attempts, unanswered)
+    return _Seen(status, journal, journal_at_kill, agent_attempts, watch.count(agent_attempts), unanswered)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the server and the agent's log said of a point's run, once it settled."""
+
+    status: str
+    """The point's status (`_final_status`)."""
+    journal: tuple[JournalEntry, ...]
+    """The final journal."""
+    journal_at_kill: int
+    """Entries the journal held when the kill landed."""
+    attempts: list[AgentAttempt]
+    """The attempts that reached the agent."""
+    attempt_count: int
+    """Attempts in all, those that never reached the agent included."""
+    unanswered: tuple[str, ...]
+    """Calls no turn of the script answers."""
+
+
+def _point_result(
+    run: SweepRun,
+    script_name: str,
+    clean: CleanRun,
+    point: CrashPoint,
+    kill: _Kill,
+    seen: _Seen,
+    missed: Sequence[str] = (),
+) -> PointResult:
+    """The point's record: what its run paid against the clean run, what it saw on the way, and why the
+    earlier runs' kills missed (`missed`)."""
+    status, journal, journal_at_kill = seen.status, seen.journal, seen.journal_at_kill
+    agent_attempts, attempt_count, unanswered = seen.attempts, seen.attempt_count, seen.unanswered
+    answer = run.answer(status)
+    calls = run.lane.model_calls()
+    tools = run.lane.tool_runs()
+    at_kill = calls_at_kill(calls, kill.at, clean)
+    steps = run.steps()
+    not_placed = why_not_placed(point, journal, journal_at_kill, at_kill.held)
+    stuck = run.resolver.waiting_on_nothing() if status != "completed" else None
+    if stuck is not None:
+        # Its replay sits on a wait the sweep could not resolve: no verdict on what it would have paid.
+        not_placed = "; ".join(filter(None, [not_placed, f"its run could not finish: it waits for {stuck}"]))
+    elif run.cannot_settle is not None and status != "completed":
+        not_placed = "; ".join(filter(None, [not_placed, f"its run could not finish: {run.cannot_settle}"]))
+    paid = bill(calls, run.price_model)
+    service, handler, input = run.target.recorded_as()
+    return PointResult(
+        crash_point=point.name,
+        order=point.order,
+        kind=point.kind,
+        mode=run.target.mode,
+        service=service,
+        handler=handler,
+        input=input,
+        script=script_name,
+        status=status,
+        answer_matches=status == "completed" and answer == clean.answer,
+        answer=answer,
+        model_calls=len(calls),
+        extra_model_calls=len(calls) - clean.model_calls,
+        model_calls_in_flight=at_kill.in_flight,
+        model_answers_at_kill=at_kill.answered,
+        answers_asked_again=at_kill.asked_again,
+        paid_again_by=at_kill.asked_again_by,
+        undecided=undecided_why(at_kill),
+        step_runs=steps,
+        extra_step_runs=sum(n for _, n in steps) - sum(n for _, n in clean.step_runs),
+        steps_in_flight=run.trace.steps_in_flight(run.invocation_id, kill.at),
+        steps_run_again=run.trace.steps_run_again(run.invocation_id, kill.at),
+        answered_differently=answered_differently(calls, clean),
+        coverage=coverage_of(run, calls),
+        tool_runs=len(tools),
+        attempts=attempt_count,
+        mismatches=mismatches_of(agent_attempts),
+        journal_at_kill=journal_at_kill,
+        confirmed=not not_placed,
+        not_placed=not_placed,
+        unanswered=unanswered,
+        invocation_id=run.invocation_id,
+        wall_time=round(time.time() - (kill.first or kill.started) - kill.waited, 3),
+        started_at=kill.started,
+        killed_at=round(kill.at - kill.started, 3),
+        down_time=round(kill.up_at - kill.at, 3),
+        model_log=model_log_of(
+            calls, kill.started, price_model=run.price_model, clean_turns=clean.model_turns
+        ),
+        tool_log=tool_log_of(tools, kill.started),
+        attempt_log=attempt_log_of(agent_attempts, attempt_count, status, kill.started),
+        journal=journal,
+        covers=point.covers,
+        usage=paid.usage,
+        cost_usd=paid.cost_usd,
+        extra_cost_usd=bill(extra_calls(calls, clean.model_turns), run.price_model).cost_usd,
+        price_model=run.price_model,
+        prices_as_of=PRICES_AS_OF,
+        retry_policy=run.deployment.retry_policy(run.service, run.target.handler) if run.deployment else "",
+        retries=len(missed),
+        missed=tuple(missed),
+    )
