@@ -199,6 +199,21 @@ def undecided(point: PointResult) -> str:
     return f"could not place the kill{tries}, because {why}"
 
 
+def landed(point: PointResult) -> str:
+    """Whether the kill landed at the point's moment: "yes", "yes, try 2" (after a retry), or "NO"."""
+    if not point.confirmed:
+        return "NO"
+    return f"yes, try {point.retries + 1}" if point.retries else "yes"
+
+
+def undecided_lines(points: Sequence[PointResult]) -> list[str]:
+    """A line per point without a verdict: its kill not placed (with its retries), or a call of its clean
+    run the wire could not place (`PointResult.undecided`)."""
+    return [
+        f"  #{p.order} {p.crash_point!r}: {undecided(p)}" for p in points if not p.confirmed and p.not_placed
+    ] + [f"  #{p.order} undecided: {p.undecided}" for p in points if p.undecided]
+
+
 def sweep_cases(points: Iterable[PointResult], *, allow_undecided: bool = False) -> list[TestCase]:
     """A case per point: failed when it pays twice, and when it is undecided (skipped with
     `allow_undecided`); its retries as a property."""

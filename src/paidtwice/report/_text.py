@@ -12,6 +12,7 @@ from paidtwice.engine import JournalEntry
 from paidtwice.lab import RecoveryPlan
 from paidtwice.report._behaviour import behaviour_lines
 from paidtwice.report._coverage import coverage_lines, reached
+from paidtwice.report._findings import landed, undecided_lines
 from paidtwice.results import (
     ComparisonRecord,
     CurvePoint,
@@ -602,7 +603,7 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
                 f"{signed(point.extra_step_runs)} ({steps_run})",
                 str(point.attempts),
                 str(point.mismatches),
-                _landed(point),
+                landed(point),
                 tokens(point.usage.total_tokens),
                 f"{'+' if point.extra_cost_usd >= 0 else '-'}{usd(abs(point.extra_cost_usd))}",
                 f"{point.covers:.1%}",
@@ -629,13 +630,7 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
     ] + [
         f"  #{point.order} {path}" for point in matrix.points if (path := point.other_path(clean)) is not None
     ]
-    unplaced = [
-        f"  #{point.order} could not place {point.crash_point!r}"
-        + (f" after {count(point.retries, 'retry', 'retries')}" if point.retries else "")
-        + f", because {point.not_placed}"
-        for point in matrix.points
-        if not point.confirmed and point.not_placed
-    ] + [f"  #{point.order} undecided: {point.undecided}" for point in matrix.points if point.undecided]
+    unplaced = undecided_lines(matrix.points)
     unanswered = [f"  #{point.order}: {reason}" for point in matrix.points for reason in point.unanswered]
     if unanswered:
         unanswered.insert(0, "calls no turn of the script answers (the stub answered each with an error):")
@@ -649,13 +644,6 @@ def format_sweep(matrix: SweepMatrix, *, width: int | None = None) -> str:
     lines = [head, table(headers, rows, width=width), *shorter, *unplaced, *unanswered]
     summary = [*matrix.summary(), cost, *policies]
     return fit_lines("\n".join([*lines, *(f"  {line}" for line in summary)]), width)
-
-
-def _landed(point: PointResult) -> str:
-    """The kill landed at the point's moment: "yes", "yes, try 2" (after a retry), or "NO"."""
-    if not point.confirmed:
-        return "NO"
-    return f"yes, try {point.retries + 1}" if point.retries else "yes"
 
 
 def format_crash_cost(
