@@ -104,6 +104,7 @@ LONGEST: dict[str, float] = {
     "tests/soak/test_soak.py": 244,
     "tests/sweep/test_sweep_auto.py": 174,
     "tests/engine/test_cluster.py": 173,
+    "tests/conformance/test_corpus_sweep.py": 172,
     "tests/sweep/test_sweep_answers.py": 169,
     "tests/watch/test_watch.py": 164,
     "tests/cli/test_cli.py": 159,
