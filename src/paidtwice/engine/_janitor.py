@@ -1,15 +1,20 @@
-"""The janitor: removes the lab's temporary directories when paidtwice dies without running its `finally`.
+"""The janitor: ends the lab's process groups and removes its temporary directories when paidtwice dies
+without running its `finally`.
 
-Every process the lab starts dies with paidtwice (a parent-death signal), however paidtwice dies. Its
+Every process the lab starts dies with paidtwice (a parent-death signal), however paidtwice dies; but that
+signal is not inherited, so a grandchild (the command `sh -c` runs, a Node or hypercorn worker) would outlive
+it. So the janitor also kills, at the end, every process group still registered: the lab's children each
+lead one (`start_new_session`) and the lab says when it has ended one itself. Its
 directories (`/tmp/paidtwice-lab-*`, `/tmp/paidtwice-restate-*`) are removed by the code that made them, in a
 `finally`, which a SIGKILL (or a SIGTERM in a program that does not handle it) never runs. So one process
 outlives paidtwice by design: the janitor, started on the first directory registered, in a session of its
 own and without a parent-death signal.
 
 It reads a pipe whose write end only paidtwice holds. Lines are JSON: `{"remove": PATH}` when a directory
-is made, `{"keep": PATH}` when its owner has removed it (or hands it to the user). The kernel closes the pipe
-when paidtwice exits, whichever way; at end of file the janitor removes every directory still registered and
-exits. After a normal exit nothing is left registered, and it exits at once.
+is made, `{"keep": PATH}` when its owner has removed it (or hands it to the user), `{"killpg": PGID}` when a
+process group is started and `{"ended": PGID}` when the lab has ended it. The kernel closes the pipe when
+paidtwice exits, whichever way; at end of file the janitor kills every group still registered, removes every
+directory still registered and exits. After a normal exit nothing is left registered, and it exits at once.
 
 It is run by path, in isolated mode (`python -I`), and imports nothing but the standard library: it costs a
 few milliseconds to start, not the lab's imports.
@@ -27,7 +32,7 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["forget", "remove_at_exit"]
+__all__ = ["ended", "forget", "kill_at_exit", "remove_at_exit"]
 
 _SETTLE = 0.2
 """Seconds between removing a directory and looking again: the lab's children, killed with paidtwice, may
@@ -48,11 +53,21 @@ def forget(path: Path) -> None:
     _send({"keep": str(path)})
 
 
-def _send(message: dict[str, str]) -> None:
+def kill_at_exit(pgid: int) -> None:
+    """Have the process group `pgid` killed when this process exits without ending it itself."""
+    _send({"killpg": pgid})
+
+
+def ended(pgid: int) -> None:
+    """The group `pgid` was ended by the lab: the janitor leaves that number alone (it may be reused)."""
+    _send({"ended": pgid})
+
+
+def _send(message: dict[str, str | int]) -> None:
     global _janitor
     with _lock:
         if _janitor is None:
-            if "keep" in message:
+            if "keep" in message or "ended" in message:
                 return
             _janitor = subprocess.Popen(
                 [sys.executable, "-I", __file__],
@@ -84,9 +99,18 @@ def _remove(paths: list[str]) -> None:
         paths = [path for path in paths if os.path.lexists(path)]
 
 
+def _kill(groups: list[int]) -> None:
+    for pgid in groups:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     registered: dict[str, None] = {}
+    groups: dict[int, None] = {}
     for line in sys.stdin.buffer:
         try:
             message = json.loads(line)
@@ -96,6 +120,11 @@ def main() -> None:
             registered[message["remove"]] = None
         elif "keep" in message:
             registered.pop(message["keep"], None)
+        elif "killpg" in message:
+            groups[int(message["killpg"])] = None
+        elif "ended" in message:
+            groups.pop(int(message["ended"]), None)
+    _kill(list(groups))
     _remove(list(registered))
 
 

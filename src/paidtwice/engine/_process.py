@@ -26,6 +26,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Protocol
 
 from paidtwice._exceptions import ServerStartError
+from paidtwice.engine._janitor import ended, kill_at_exit
 from paidtwice.engine._ports import HOST, wait_port_free
 
 if TYPE_CHECKING:
@@ -179,6 +180,8 @@ class Process:
                         pass_fds=self.pass_fds,
                     )
                 )
+                # The parent-death signal reaches the child only, not what it starts in its group.
+                kill_at_exit(self._child.pid)
         except OSError as err:
             raise ServerStartError(f"{self.name} could not be started: {err}") from err
         finally:
@@ -244,7 +247,8 @@ class Process:
         if child.stdin is not None:
             child.stdin.close()
         # The group may hold more than the leader (a server's workers): wait until none is left.
-        wait_until(lambda: not _group_alive(child.pid), timeout=5.0)
+        if wait_until(lambda: not _group_alive(child.pid), timeout=5.0) and isinstance(child, _Popened):
+            ended(child.pid)
         for port in self.ports if ports_free else ():
             if not wait_port_free(port, timeout=5.0):
                 raise ServerStartError(f"{self.name} was killed but port {port} is still taken")
