@@ -67,6 +67,7 @@ def _judged(matrix: SweepMatrix) -> SweepMatrix:
         answers_asked_again=0,
         extra_model_calls=pause.model_calls_in_flight,
         extra_step_runs=pause.steps_in_flight,
+        steps_run_again=None if pause.steps_run_again is None else pause.steps_in_flight,
     )
     decided = [p for p in matrix.points if not p.pays_twice and p is not pause]
     return dataclasses.replace(matrix, points=tuple(sorted([*decided, undecided], key=lambda p: p.order)))
