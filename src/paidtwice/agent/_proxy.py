@@ -99,6 +99,7 @@ class Proxy:
         log: Path,
         tag: str = "",
         step_log: Path | None = None,
+        awakeables: bool = True,
     ) -> None:
         self.target_port = target_port
         """The port of the process behind the proxy; a replacement's once it is to be up (see
@@ -111,6 +112,9 @@ class Proxy:
         """The code's name of each service -> the run's; filled in by discovery."""
         self.step_log = step_log
         """Where each awakeable the handler waits on is written, as the host writes it."""
+        self.awakeables = awakeables
+        """The deployment may make awakeables: a quiet attempt is taken as waiting on one. Off where its code
+        never names one, where a quiet attempt is only busy (a slow import, a call outside the journal)."""
         self.log = log
         self._lease: PortLease = lease_port()
         self._fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -452,7 +456,7 @@ class _Attempt:
                     n = 1_000_000 + completion
                     self.guessed.add(-completion)
                     self.proxy.write_wait(self.invocation, n, "promise", name, guess=True)
-            if self.open or not self.raw_id:
+            if self.open or not self.raw_id or not self.proxy.awakeables:
                 continue
             signal = FIRST_AWAKEABLE + len(self.signals)
             if signal not in self.waited:
