@@ -75,4 +75,3 @@ def _running(pid: int) -> bool:
         return _state(pid) != "Z"
     except FileNotFoundError:
         return False
-
