@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 
+from paidtwice.agent._wire import _varint
+
 __all__ = ["RawFrames", "awakeable_id", "packed_varints", "renamed_frame"]
 
 
@@ -14,17 +16,6 @@ def awakeable_id(raw_invocation_id: bytes, signal: int) -> str:
     shared core makes it."""
     encoded = base64.urlsafe_b64encode(raw_invocation_id + signal.to_bytes(4, "big")).decode()
     return "sign_1" + encoded.rstrip("=")
-
-
-def _varint(data: bytes, at: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, at
-        shift += 7
 
 
 def _encode_varint(value: int) -> bytes:
