@@ -25,6 +25,7 @@ QUICK: tuple[str, ...] = (
     "tests/check/test_config.py::test_a_pyproject_without_the_table_is_passed_over",
     "tests/test_api.py",
     "tests/test_layout.py",
+    "tests/watch/test_attempts.py",
     "tests/conformance/test_corpus_coverage.py",
     "tests/results/test_kinds.py",
     "tests/engine/test_journal_reader.py",

@@ -60,7 +60,8 @@ class Scanner:
     app: str = ""
     """The code `judge_for` replays (for the record)."""
     _reads: dict[str, _Read] = field(default_factory=dict)
-    _attempts: dict[str, int] = field(default_factory=dict)
+    _attempts: dict[str, tuple[int, bool]] = field(default_factory=dict)
+    """The most attempts seen per invocation, and whether that count was read while the attempt ran."""
     _current: int = 0
 
     def judge_with(self, judge_for: JudgeFor, app: str) -> None:
@@ -212,19 +213,22 @@ class Scanner:
         return read
 
     def _count(self, invocation_id: str, status: str, retry_count: object) -> tuple[int | None, str]:
-        """Attempts so far: sys_invocation's retry count while it retries (backing off, the attempts made;
-        running, the attempt under way is counted in it); once paused the server drops the count, and the
-        most this watch saw stands."""
-        if isinstance(retry_count, int) and retry_count > 0:
-            most = self._attempts[invocation_id] = max(self._attempts.get(invocation_id, 0), retry_count)
-            return most, "sys_invocation.retry_count"
+        """Attempts so far: sys_invocation's retry count (backing off, the attempts made; running, the attempt
+        under way is counted in it). Once paused the server drops the count, and the most this watch saw
+        stands, plus the attempt that paused it unless that one was seen running."""
         seen = self._attempts.get(invocation_id)
-        if status == "paused":
-            if seen is None:
+        if isinstance(retry_count, int) and retry_count > 0:
+            if seen is None or retry_count >= seen[0]:
+                seen = self._attempts[invocation_id] = (retry_count, status == "running")
+            return seen[0], "sys_invocation.retry_count"
+        if seen is None:
+            if status == "paused":
                 return None, "unknown: the server keeps no retry count once paused, and this watch saw none"
-            # The attempt after the last backoff seen is the one that paused it.
-            return seen + 1, "sys_invocation.retry_count while it retried (seen by this watch), + the last"
-        return seen, "sys_invocation.retry_count (seen by this watch)"
+            return None, "sys_invocation.retry_count (seen by this watch)"
+        most, was_running = seen
+        if status == "paused" and not was_running:
+            return most + 1, "sys_invocation.retry_count while it retried (seen by this watch), + the last"
+        return most, "sys_invocation.retry_count (seen by this watch)"
 
 
 def _failure(sql: SqlClient, invocation_id: str) -> Explanation | None:
