@@ -16,7 +16,8 @@ import time
 import httpx
 from _docs import load_average, write_table
 
-from paidtwice.lab import AgentMode, Lab
+from paidtwice.agent import AgentMode
+from paidtwice.lab import Lab
 from paidtwice.stub import SCRIPTS
 
 TYPICAL_MODEL_CALL_MS = 500.0

@@ -46,8 +46,9 @@ from typing import Any
 
 from _docs import write_table
 
+from paidtwice.agent import AgentMode
 from paidtwice.engine import wait_until
-from paidtwice.lab import AgentMode, Lab
+from paidtwice.lab import Lab
 from paidtwice.replay import JournalFile, Replayer, capture_journal, save_journal
 from paidtwice.replay._protocol import entry_message_type, frame, start_message
 from paidtwice.replay._replayer import DEFAULT_CONCURRENCY

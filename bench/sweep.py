@@ -31,8 +31,8 @@ from pathlib import Path
 
 from _docs import load_average, write_table
 
+from paidtwice.agent import QUESTION
 from paidtwice.lab import Lab
-from paidtwice.lab._runner import QUESTION
 from paidtwice.stub._scripts import Script
 from paidtwice.stub._turns import load_script_file
 from paidtwice.sweep._kept import PLANS_ENV, kept_plan, plan_key

@@ -47,7 +47,7 @@ def test_the_lab_exports_what_a_user_of_the_library_needs() -> None:
 
     assert set(paidtwice.lab.__all__) == {
         *("EXPERIMENTS", "COMPARISONS", "CURVES", "WALKS", "SCENARIOS", "Experiment", "Comparison", "Curve"),
-        *("Walk", "Row", "AgentMode", "Expected", "RecordedStatus", "InvocationStatus"),
+        *("Walk", "Row", "Expected", "RecordedStatus", "InvocationStatus"),
         # The faults a row names, one class per kind, and what a new kind is written against.
         *(
             "Fault",
@@ -59,7 +59,7 @@ def test_the_lab_exports_what_a_user_of_the_library_needs() -> None:
             "PauseMidCall",
         ),
         *("NodeKillInPause", "FaultedRun", "Landing"),
-        *("CLEAN_JOURNALED_JOURNAL", "CLEAN_NAIVE_JOURNAL", "DEFAULT_RESTART_DELAY", "experiment_by_name"),
+        *("DEFAULT_RESTART_DELAY", "experiment_by_name"),
         *("Lab", "LabCancelled", "run_rows", "run_walk"),
         *("Bill", "bill", "extra_calls", "check_price_model", "DEFAULT_PRICE_MODEL", "PRICES_AS_OF"),
         *("Backoff", "PaidCallPrediction", "predict_paid_calls"),
@@ -68,8 +68,7 @@ def test_the_lab_exports_what_a_user_of_the_library_needs() -> None:
         *("RecoveryPlan", "WayOut", "ApplyResult", "plan_recovery", "apply_way"),
         # What the sweep, the soak, watch and the CLI build on (they import the face, not its modules).
         *("Watcher", "AttemptWatch", "wait_for", "settled", "mismatches_of", "Judge", "LabUp", "price_usage"),
-        *("attempt_log_of", "model_log_of", "tool_log_of", "renamed_service", "with_model_latency"),
-        *("DECK_AGENT", "QUESTION"),
+        *("attempt_log_of", "model_log_of", "tool_log_of", "with_model_latency"),
     }
 
 

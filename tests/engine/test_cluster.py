@@ -15,9 +15,10 @@ import pytest
 from support import LOOPBACK, alive, assert_eventually, descendants, listening_addresses, temp_dirs_in_use
 
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATECTL_VERSION
+from paidtwice.agent import CLEAN_JOURNALED_JOURNAL
 from paidtwice.engine import RestateCluster, ensure_restatectl
 from paidtwice.engine._ports import is_port_free
-from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, Lab, experiment_by_name
+from paidtwice.lab import Lab, experiment_by_name
 from paidtwice.lab._experiments import Experiment
 from paidtwice.report import format_soak
 from paidtwice.soak import SoakOptions, soak

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from paidtwice._exceptions import PaidtwiceError
+from paidtwice.agent import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL
 from paidtwice.engine import journal_from_rows
 from paidtwice.engine._sql import invocation_status
-from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL
 from paidtwice.report import format_journal
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from paidtwice.agent import weather
-from paidtwice.lab import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL, Backoff, predict_paid_calls
+from paidtwice.agent import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL, weather
+from paidtwice.lab import Backoff, predict_paid_calls
 from paidtwice.results import RunRecord
 
 

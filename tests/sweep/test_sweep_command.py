@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 from support import run_paidtwice
 
-from paidtwice.agent import command_label
+from paidtwice.agent import QUESTION, command_label
 from paidtwice.lab import Lab
-from paidtwice.lab._runner import QUESTION
 from paidtwice.report._text import format_crash_cost, format_sweep
 from paidtwice.stub._turns import load_script_file
 from paidtwice.sweep._options import KillPlan

@@ -3,7 +3,9 @@
 What the lab's other packages use of it, by where it lives:
 
     _process   the host's process as the lab owns it: `AgentHost`, `LeasedAgent`, what each attempt did
-    _env       the environment the lab gives an agent: variable names, `agent_env`, the offline defaults
+    _deck      the deck's agent from outside: `DECK_AGENT`, its `QUESTION`, its modes and clean journals
+    _env       the environment the lab gives an agent: variable names, `agent_env`, the offline defaults,
+               `renamed_service`
     _wire      Restate's service protocol as the host reads it: frame types, `FrameReader`, `read_fields`
     _app       finding a user's app in its module: `load_app`, `endpoint_of`, `load_problem`
     _preload   which of an app's frameworks a fork server may import for its agents: `framework_preload`
@@ -27,6 +29,13 @@ if _typing.TYPE_CHECKING:
         node_path,
         read_wire,
     )
+    from paidtwice.agent._deck import (
+        CLEAN_JOURNALED_JOURNAL,
+        CLEAN_NAIVE_JOURNAL,
+        DECK_AGENT,
+        QUESTION,
+        AgentMode,
+    )
     from paidtwice.agent._env import (
         ANTHROPIC_API_KEY,
         ANTHROPIC_BASE_URL,
@@ -44,6 +53,7 @@ if _typing.TYPE_CHECKING:
         STUB_API_KEY,
         TREE,
         agent_env,
+        renamed_service,
     )
     from paidtwice.agent._preload import framework_preload, preload_enabled, preload_env
     from paidtwice.agent._process import (
@@ -77,9 +87,13 @@ _LAZY = {
         (
             *("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "EXPLICIT_RECOVERY", "GATE", "INVOCATION_HEADER"),
             *("OFFLINE_DEFAULTS", "PAUSE_S", "RETRY_POLICY", "SERVICE", "SERVICE_ALONE", "SERVICE_AS"),
-            *("ROOT_HEADER", "STEP_LOG", "STUB_API_KEY", "TREE", "agent_env"),
+            *("ROOT_HEADER", "STEP_LOG", "STUB_API_KEY", "TREE", "agent_env", "renamed_service"),
         ),
         "paidtwice.agent._env",
+    ),
+    **dict.fromkeys(
+        ("CLEAN_JOURNALED_JOURNAL", "CLEAN_NAIVE_JOURNAL", "DECK_AGENT", "QUESTION", "AgentMode"),
+        "paidtwice.agent._deck",
     ),
     **dict.fromkeys(("framework_preload", "preload_enabled", "preload_env"), "paidtwice.agent._preload"),
     **dict.fromkeys(
@@ -104,6 +118,9 @@ __all__ = [
     "AGENT_PRELOAD",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
+    "CLEAN_JOURNALED_JOURNAL",
+    "CLEAN_NAIVE_JOURNAL",
+    "DECK_AGENT",
     "END",
     "ERROR",
     "EXPLICIT_RECOVERY",
@@ -115,6 +132,7 @@ __all__ = [
     "MISMATCH_ERROR_CODE",
     "OFFLINE_DEFAULTS",
     "PAUSE_S",
+    "QUESTION",
     "RETRY_POLICY",
     "ROOT_HEADER",
     "SERVICE",
@@ -127,6 +145,7 @@ __all__ = [
     "TREE",
     "AgentAttempt",
     "AgentHost",
+    "AgentMode",
     "CommandAgent",
     "FrameReader",
     "LeasedAgent",
@@ -145,6 +164,7 @@ __all__ = [
     "preload_env",
     "read_fields",
     "read_wire",
+    "renamed_service",
     "wait_alive",
 ]
 

@@ -8,6 +8,7 @@ stub; the deck's agents and the host read the `PAIDTWICE_*` ones. The lab writes
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "TOOLS_URL",
     "TREE",
     "agent_env",
+    "renamed_service",
 ]
 
 OPENAI_BASE_URL = "OPENAI_BASE_URL"
@@ -160,3 +162,9 @@ def agent_env(
         if value is not None:
             env[name] = value
     return env
+
+
+def renamed_service(service: str, tag: str) -> str:
+    """The name a service is registered under for one run (`SERVICE`, `SERVICE_AS`), so that many copies of
+    one app live on one server; anything but letters, digits and '_' becomes '_'."""
+    return f"{re.sub(r'[^A-Za-z0-9_]', '_', service)}_{re.sub(r'[^A-Za-z0-9]', '_', tag)}"

@@ -18,15 +18,12 @@ from paidtwice.lab._bill import (
     price_usage,
 )
 from paidtwice.lab._experiments import (
-    CLEAN_JOURNALED_JOURNAL,
-    CLEAN_NAIVE_JOURNAL,
     COMPARISONS,
     CURVES,
     DEFAULT_RESTART_DELAY,
     EXPERIMENTS,
     SCENARIOS,
     WALKS,
-    AgentMode,
     Comparison,
     Curve,
     Expected,
@@ -61,7 +58,7 @@ from paidtwice.lab._policy import (
 )
 from paidtwice.lab._recover import ApplyResult, Judge, RecoveryPlan, WayOut, apply_way, plan_recovery
 from paidtwice.lab._rows import run_rows
-from paidtwice.lab._runner import DECK_AGENT, QUESTION, Lab, renamed_service
+from paidtwice.lab._runner import Lab
 from paidtwice.lab._walks import run_walk
 from paidtwice.lab._watch import AttemptWatch, Watcher, mismatches_of, settled, wait_for
 
@@ -72,19 +69,14 @@ _LAZY = {"LabUp": "paidtwice.lab._up"}
 """Imported when first used: only `paidtwice lab up` needs it, and the command line starts without it."""
 
 __all__ = [
-    "CLEAN_JOURNALED_JOURNAL",
-    "CLEAN_NAIVE_JOURNAL",
     "COMPARISONS",
     "CURVES",
-    "DECK_AGENT",
     "DEFAULT_PRICE_MODEL",
     "DEFAULT_RESTART_DELAY",
     "EXPERIMENTS",
     "PRICES_AS_OF",
-    "QUESTION",
     "SCENARIOS",
     "WALKS",
-    "AgentMode",
     "ApplyResult",
     "AttemptWatch",
     "Backoff",
@@ -130,7 +122,6 @@ __all__ = [
     "predict_paid_calls",
     "price_usage",
     "read_mismatch",
-    "renamed_service",
     "run_rows",
     "run_walk",
     "server_default_policy",

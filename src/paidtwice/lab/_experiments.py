@@ -7,10 +7,10 @@ the deck reports. The runner executes any row; adding an experiment is adding a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
 from paidtwice._exceptions import NotFound
 from paidtwice._words import count
+from paidtwice.agent import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL, DECK_AGENT, AgentMode
 from paidtwice.engine import InvocationStatus
 from paidtwice.lab._faults import (
     Fault,
@@ -27,8 +27,6 @@ from paidtwice.results import Expected, RecordedStatus
 from paidtwice.stub import Hold
 
 __all__ = [
-    "CLEAN_JOURNALED_JOURNAL",
-    "CLEAN_NAIVE_JOURNAL",
     "COMPARISONS",
     "CURVES",
     "DEFAULT_RESTART_DELAY",
@@ -36,7 +34,6 @@ __all__ = [
     "SCENARIOS",
     "SERVER_RETRY_POLICY",
     "WALKS",
-    "AgentMode",
     "Comparison",
     "Curve",
     "Expected",
@@ -52,9 +49,6 @@ __all__ = [
     "with_model_latency",
 ]
 
-AgentMode = Literal["naive", "journaled"]
-"""How the deck's agents call the model: outside the journal, or journaled with ctx.run."""
-
 DEFAULT_RESTART_DELAY = 1.25
 """Seconds the agent stays down after a kill. With the agent's backoff (200 ms doubling to 2 s, plus up to 30%
 jitter) two retries fall in that window whatever the jitter: the second lands by 0.8 s, the third not before
@@ -64,31 +58,6 @@ sits late in that gap: a loaded server fires its retries late, never early."""
 
 NO_FAULT = NoFault()
 KILL_IN_PAUSE = KillInPause()
-
-CLEAN_NAIVE_JOURNAL = (
-    "Command: Input",
-    "Command: Run weather",
-    "Notification: Run",
-    "Command: Sleep",
-    "Notification: Sleep",
-    "Command: Output",
-)
-"""A clean naive run's journal, as the deck reads it: input, the weather run and its result, the pause and its
-completion, the output."""
-
-CLEAN_JOURNALED_JOURNAL = (
-    "Command: Input",
-    "Command: Run model",
-    "Notification: Run",
-    "Command: Run weather",
-    "Notification: Run",
-    "Command: Sleep",
-    "Notification: Sleep",
-    "Command: Run model",
-    "Notification: Run",
-    "Command: Output",
-)
-"""A clean journaled run's journal: the naive one with the two model decisions filled in (entries 1 and 7)."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +87,7 @@ class Experiment:
     """Start with the model endpoint down (the stub's `fail` script answers its turn with HTTP 500)."""
     model_latency: float = 0.0
     """Seconds the stub's model takes to answer each call."""
-    agent: str = "paidtwice.agent.weather:app"
+    agent: str = DECK_AGENT
     """The agent's app (MODULE:APP)."""
     booking_key: str = ""
     """For the booking agent: how it keys its booking ("none", "request-id" or "uuid")."""

@@ -15,7 +15,6 @@ import functools
 import itertools
 import logging
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -28,16 +27,20 @@ from paidtwice._exceptions import LabCancelled
 from paidtwice._pins import RESTATE_SERVER_VERSION
 from paidtwice.agent import (
     AGENT_PRELOAD,
+    DECK_AGENT,
     EXPLICIT_RECOVERY,
     PAUSE_S,
+    QUESTION,
     RETRY_POLICY,
     STEP_LOG,
     AgentHost,
+    AgentMode,
     CommandAgent,
     agent_env,
     node_path,
     preload_enabled,
     preload_env,
+    renamed_service,
 )
 from paidtwice.engine import (
     AdminClient,
@@ -57,7 +60,7 @@ from paidtwice.lab._bill import (
 )
 from paidtwice.lab._comparisons import run_comparison
 from paidtwice.lab._curves import run_curve
-from paidtwice.lab._experiments import AgentMode, Comparison, Curve, Experiment
+from paidtwice.lab._experiments import Comparison, Curve, Experiment
 from paidtwice.lab._faults import Engine, FaultedRun, Landing, sql_of
 from paidtwice.lab._measures import MISMATCH_CODE as MISMATCH_CODE
 from paidtwice.lab._measures import attempt_log_of as attempt_log_of
@@ -75,16 +78,6 @@ from paidtwice.results import (
 from paidtwice.stub import Lane, StubModel, script_by_name
 
 __all__ = ["Lab"]
-
-QUESTION = "What should I wear in Paris today?"
-DECK_AGENT = "paidtwice.agent.weather:app"
-
-
-def renamed_service(service: str, tag: str) -> str:
-    """The name a service is registered under for one run of the lab (`SERVICE_TAG`), so that many copies
-    of one app live on one server; anything but letters, digits and '_' becomes '_'."""
-    return f"{re.sub(r'[^A-Za-z0-9_]', '_', service)}_{re.sub(r'[^A-Za-z0-9]', '_', tag)}"
-
 
 _REPO = Path(__file__).resolve().parents[3]
 """The repository's root, from which a row's `command_dir` is named (examples/ts_agent)."""

@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable
 
 from paidtwice._exceptions import LabCancelled
-from paidtwice.agent import AgentAttempt
+from paidtwice.agent import AgentAttempt, renamed_service
 from paidtwice.engine import RestateCluster
-from paidtwice.lab import Lab, renamed_service
+from paidtwice.lab import Lab
 from paidtwice.results import SoakRecord
 from paidtwice.soak._drive import Driven, Driver
 from paidtwice.soak._monitor import Monitor, SoakProgress

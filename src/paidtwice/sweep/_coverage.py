@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from paidtwice.lab import renamed_service
+from paidtwice.agent import renamed_service
 from paidtwice.results import Coverage
 from paidtwice.stub import ModelCall
 

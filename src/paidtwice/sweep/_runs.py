@@ -12,14 +12,13 @@ import threading
 from collections.abc import Callable, Sequence
 
 from paidtwice._exceptions import ExperimentError, ScriptFileError, UsageError
-from paidtwice.agent import GATE, MISMATCH_ERROR_CODE, AgentAttempt, agent_env
+from paidtwice.agent import GATE, MISMATCH_ERROR_CODE, AgentAttempt, agent_env, renamed_service
 from paidtwice.engine import Deployment, JournalEntry, Refused, epoch
 from paidtwice.lab import (
     AttemptWatch,
     Lab,
     Watcher,
     bill,
-    renamed_service,
     settled,
     wait_for,
 )

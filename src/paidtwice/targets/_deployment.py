@@ -22,9 +22,9 @@ from paidtwice.agent import (
     command_manifest,
     node_path,
     read_wire,
+    renamed_service,
 )
 from paidtwice.engine import JournalEntry
-from paidtwice.lab import renamed_service
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
 from paidtwice.targets._discovery import (

@@ -13,15 +13,17 @@ from typing import Any
 
 from paidtwice._exceptions import UsageError
 from paidtwice.agent import (
+    DECK_AGENT,
+    QUESTION,
     SERVICE,
     SERVICE_ALONE,
     SERVICE_AS,
     TREE,
     AgentHost,
     framework_preload,
+    renamed_service,
 )
 from paidtwice.engine import JournalEntry
-from paidtwice.lab import DECK_AGENT, QUESTION, renamed_service
 from paidtwice.results import CrashPoint
 from paidtwice.stub import Lane
 from paidtwice.targets._discovery import (

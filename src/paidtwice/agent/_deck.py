@@ -1,0 +1,42 @@
+"""The deck's weather agent (`paidtwice.agent.weather`) as the lab drives it from outside: where it is, what
+it is asked, its two modes and the journal a clean run of each leaves.
+Nothing here imports the agent's SDK."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["CLEAN_JOURNALED_JOURNAL", "CLEAN_NAIVE_JOURNAL", "DECK_AGENT", "QUESTION", "AgentMode"]
+
+DECK_AGENT = "paidtwice.agent.weather:app"
+"""The deck's agent, as MODULE:APP."""
+QUESTION = "What should I wear in Paris today?"
+"""What every deck run asks it."""
+
+AgentMode = Literal["naive", "journaled"]
+"""How the deck's agents call the model: outside the journal, or journaled with ctx.run."""
+
+CLEAN_NAIVE_JOURNAL = (
+    "Command: Input",
+    "Command: Run weather",
+    "Notification: Run",
+    "Command: Sleep",
+    "Notification: Sleep",
+    "Command: Output",
+)
+"""A clean naive run's journal, as the deck reads it: input, the weather run and its result, the pause and its
+completion, the output."""
+
+CLEAN_JOURNALED_JOURNAL = (
+    "Command: Input",
+    "Command: Run model",
+    "Notification: Run",
+    "Command: Run weather",
+    "Notification: Run",
+    "Command: Sleep",
+    "Notification: Sleep",
+    "Command: Run model",
+    "Notification: Run",
+    "Command: Output",
+)
+"""A clean journaled run's journal: the naive one with the two model decisions filled in (entries 1 and 7)."""
