@@ -32,15 +32,16 @@ from paidtwice._exceptions import (
 from paidtwice._pins import RESTATE_SDK_VERSION, RESTATE_SERVER_VERSION
 
 if _typing.TYPE_CHECKING:
-    from paidtwice.lab import CURVES, EXPERIMENTS, Experiment, Lab, explain, read_mismatch
+    from paidtwice.lab import CURVES, EXPERIMENTS, Experiment, Lab
+    from paidtwice.recover import explain, read_mismatch
     from paidtwice.results import CrashPoint, CurveRecord, Mismatch, PointResult, RunRecord, SweepMatrix
 
 _LAZY = {
     **dict.fromkeys(
-        ("CURVES", "EXPERIMENTS", "Experiment", "Lab", "explain"),
+        ("CURVES", "EXPERIMENTS", "Experiment", "Lab"),
         "paidtwice.lab",
     ),
-    "read_mismatch": "paidtwice.lab",
+    **dict.fromkeys(("explain", "read_mismatch"), "paidtwice.recover"),
     **dict.fromkeys(
         ("CrashPoint", "CurveRecord", "Mismatch", "PointResult", "RunRecord", "SweepMatrix"),
         "paidtwice.results",

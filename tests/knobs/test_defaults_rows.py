@@ -8,7 +8,7 @@ import pytest
 from paidtwice.agent import weather
 from paidtwice.engine import RestateServer
 from paidtwice.lab import Lab, experiment_by_name, run_rows, server_default_policy
-from paidtwice.lab._recover import OPERATOR_PAUSE_PRICE
+from paidtwice.recover import OPERATOR_PAUSE_PRICE
 from paidtwice.results import ComparisonRecord, RunRecord
 
 

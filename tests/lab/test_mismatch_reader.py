@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from paidtwice.engine import JournalEntry, journal_from_rows
-from paidtwice.lab import read_mismatch
+from paidtwice.recover import read_mismatch
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 

@@ -15,11 +15,9 @@ from paidtwice.lab import (
     WALKS,
     Experiment,
     Lab,
-    apply_way,
-    explain,
-    plan_recovery,
     run_walk,
 )
+from paidtwice.recover import apply_way, explain, plan_recovery
 from paidtwice.report import format_walk
 from paidtwice.results import RecoveryRecord, RunRecord
 

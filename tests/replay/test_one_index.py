@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._mismatch import read_mismatch
+from paidtwice.recover import read_mismatch
 from paidtwice.replay import JournalFile, capture_journal, save_journal
 from paidtwice.report._text import format_journal, format_mismatch
 from paidtwice.results import SweepMatrix

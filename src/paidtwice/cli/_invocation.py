@@ -12,8 +12,8 @@ from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import admin_url_option
 from paidtwice.engine import AdminClient, SqlClient
-from paidtwice.lab import ApplyResult, Judge, apply_way, plan_recovery
-from paidtwice.lab import explain as explain_invocation
+from paidtwice.recover import ApplyResult, Judge, apply_way, plan_recovery
+from paidtwice.recover import explain as explain_invocation
 from paidtwice.report import format_journal, format_mismatch, format_plan
 
 __all__ = ["explain", "journal", "recover"]

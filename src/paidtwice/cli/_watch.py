@@ -15,7 +15,7 @@ from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors, stopped_as_asked
 from paidtwice.cli._options import cluster_option, echo_err, price_model_option, writable
 from paidtwice.engine import SqlClient
-from paidtwice.lab import Judge
+from paidtwice.recover import Judge
 from paidtwice.report import format_watch
 from paidtwice.watch import (
     JudgeFor,

@@ -48,7 +48,6 @@ from paidtwice.lab._faults import (
     ServerKillInPause,
 )
 from paidtwice.lab._measures import attempt_log_of, model_log_of, tool_log_of
-from paidtwice.lab._mismatch import Explanation, explain, read_mismatch
 from paidtwice.lab._policy import (
     Backoff,
     PaidCallPrediction,
@@ -56,7 +55,6 @@ from paidtwice.lab._policy import (
     predict_paid_calls,
     server_default_policy,
 )
-from paidtwice.lab._recover import ApplyResult, Judge, RecoveryPlan, WayOut, apply_way, plan_recovery
 from paidtwice.lab._rows import run_rows
 from paidtwice.lab._runner import Lab
 from paidtwice.lab._walks import run_walk
@@ -77,7 +75,6 @@ __all__ = [
     "PRICES_AS_OF",
     "SCENARIOS",
     "WALKS",
-    "ApplyResult",
     "AttemptWatch",
     "Backoff",
     "Bill",
@@ -85,11 +82,9 @@ __all__ = [
     "Curve",
     "Expected",
     "Experiment",
-    "Explanation",
     "Fault",
     "FaultedRun",
     "InvocationStatus",
-    "Judge",
     "KillInPause",
     "KillMidBooking",
     "KillMidCall",
@@ -102,26 +97,20 @@ __all__ = [
     "PaidCallPrediction",
     "PauseMidCall",
     "RecordedStatus",
-    "RecoveryPlan",
     "Row",
     "ServerDefaultPolicy",
     "ServerKillInPause",
     "Walk",
     "Watcher",
-    "WayOut",
-    "apply_way",
     "attempt_log_of",
     "bill",
     "check_price_model",
     "experiment_by_name",
-    "explain",
     "extra_calls",
     "mismatches_of",
     "model_log_of",
-    "plan_recovery",
     "predict_paid_calls",
     "price_usage",
-    "read_mismatch",
     "run_rows",
     "run_walk",
     "server_default_policy",

@@ -17,8 +17,8 @@ from typing import Any
 from paidtwice.agent import MISMATCH_ERROR_CODE, AgentAttempt, number_attempts
 from paidtwice.engine import FailureEvent, JournalEntry, epoch
 from paidtwice.lab._bill import extra_calls, price_call
-from paidtwice.lab._mismatch import read_mismatch
 from paidtwice.lab._watch import Attempt
+from paidtwice.recover import read_mismatch
 from paidtwice.results import (
     AttemptLine,
     Check,

@@ -29,8 +29,8 @@ from paidtwice.lab._measures import (
     recovery_of,
     tool_log_of,
 )
-from paidtwice.lab._recover import plan_recovery
 from paidtwice.lab._watch import AttemptWatch, mismatches_of
+from paidtwice.recover import plan_recovery
 from paidtwice.results import NodeKillRecord, RecordedStatus, RunRecord
 from paidtwice.stub import Booking, Lane, ModelCall
 

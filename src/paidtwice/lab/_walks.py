@@ -15,10 +15,9 @@ from paidtwice._words import count
 from paidtwice.engine import AdminClient, SqlClient
 from paidtwice.lab._bill import PRICES_AS_OF, bill
 from paidtwice.lab._experiments import Walk
-from paidtwice.lab._mismatch import explain
-from paidtwice.lab._recover import WayOut, plan_recovery
 from paidtwice.lab._runner import MISMATCH_CODE, Lab
 from paidtwice.lab._watch import wait_for
+from paidtwice.recover import WayOut, explain, plan_recovery
 from paidtwice.results import Check, Mismatch, RecoveryRecord, RecoveryStep, RunRecord
 from paidtwice.stub import NO_TOKENS, Lane, TokenUsage
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from paidtwice._words import count
 from paidtwice.agent import MISMATCH_ERROR_CODE, read_fields
-from paidtwice.lab import read_mismatch
+from paidtwice.recover import read_mismatch
 from paidtwice.replay._intercept import ReplayState
 from paidtwice.replay._journal import JournalFile
 from paidtwice.replay._protocol import END, ERROR, SUSPENSION, Frame, is_command, message_label

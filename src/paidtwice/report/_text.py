@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from paidtwice._words import agent_name, count, signed
 from paidtwice.engine import JournalEntry
-from paidtwice.lab import RecoveryPlan
+from paidtwice.recover import RecoveryPlan
 from paidtwice.report._behaviour import behaviour_lines
 from paidtwice.report._coverage import coverage_lines, reached
 from paidtwice.report._findings import landed, undecided_lines

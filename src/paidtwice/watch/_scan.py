@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from paidtwice._exceptions import NotFound, PaidtwiceError, ServerUnreachable, UsageError
 from paidtwice.engine import JournalEntry, QueryFailed, SqlClient, epoch
-from paidtwice.lab import PRICES_AS_OF, Explanation, Judge, explain, plan_recovery, price_usage
+from paidtwice.lab import PRICES_AS_OF, price_usage
+from paidtwice.recover import Explanation, Judge, explain, plan_recovery
 from paidtwice.results import Reason, StuckInvocation, WatchSnapshot, WayOutLine
 from paidtwice.watch._profile import Profile, looks_like_model_step
 

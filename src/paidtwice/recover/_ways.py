@@ -1,4 +1,4 @@
-"""Ways out of a stuck invocation, priced before they are taken, and the deck's recovery walk.
+"""Ways out of a stuck invocation, priced before they are taken.
 
 A paused (or endlessly backing-off) invocation keeps its journal, so every way out must respect what is
 recorded: a resume replays the whole journal on the target code; a restart-as-new from the start keeps only
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from paidtwice._exceptions import AdminError, NotFound, PaidtwiceError, UsageError
 from paidtwice._words import count, entry_at
 from paidtwice.engine import AdminClient, InvocationRow, JournalEntry, SqlClient
-from paidtwice.lab._mismatch import Explanation, explain
+from paidtwice.recover._mismatch import Explanation, explain
 
 __all__ = [
     "OPERATOR_PAUSE_PRICE",

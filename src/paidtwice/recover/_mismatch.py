@@ -1,11 +1,8 @@
 """Read a journal-mismatch message (RT0016) against the journal it is about.
 
-The message names a command index (the SDK counts commands only) and the two operations that disagreed. The
-reader turns it into the journal's entry index, the one index paidtwice names entries by, and keeps the
-command index beside it. The SDK the deck used printed the
-two labels ("recorded" and "attempts to perform") the wrong way round, and some paths of the shared core may
-still swap them, so the reader never trusts the labels: it looks up what the journal holds at that index and
-says whether the message's labels agree with it.
+The message names a command index (the SDK counts commands only) and the two operations that disagreed; the
+reader gives the journal's entry index beside it. It does not trust the labels "recorded" and "attempts to
+perform" (SDKs have printed them swapped): it says whether the journal's entry at that index agrees with them.
 
 Two forms are read:
 
