@@ -27,6 +27,14 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-xdist hands out a run's files most tests first unless told not to: the longest files (a few
+    tests each, behind one long sweep) started last, and a worker ran one alone long after the others were
+    idle. Off, the files go in the order collected: tests/tiers.py's LONGEST first."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the quick tier (tests/tiers.py). An entry whose file was collected but that names no test is a
