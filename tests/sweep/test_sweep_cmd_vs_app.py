@@ -135,11 +135,7 @@ def test_the_command_gets_the_verdict_and_counts_the_host_gets(
         verdict = [(p.crash_point, p.pays_twice, p.answers_asked_again) for p in matrix.points]
         assert any(p.pays_twice for p in matrix.points) == naive, (matrix.mode, verdict, table(matrices))
         assert all(p.status == "completed" and p.answer_matches for p in matrix.points), matrix.mode
-    # The wire never proves a call journaled that is not, nor outside a step that holds it: at worst it cannot
-    # place it (undecided, counted as paid again), which a loaded machine can make of a journaled call.
-    assert set(cmd.clean.calls_in_steps) <= set(app.clean.calls_in_steps), table(matrices)
-    placed = {*cmd.clean.calls_in_steps, *cmd.clean.calls_undecided}
-    assert set(app.clean.calls_in_steps) <= placed, table(matrices)
+    assert cmd.clean.calls_in_steps == app.clean.calls_in_steps, table(matrices)
     # Point by point, where both ways have the moment, the same verdict and the same counts. The host holds
     # moments the wire cannot (an answer back but not journaled yet, a step's RunCommand just sent): those
     # points are the in-process sweep's own.
@@ -171,8 +167,7 @@ def test_restates_typescript_template_fails_naive_and_passes_journaled(
         answered = [p for p in matrix.points if p.model_answers_at_kill and p.kind != "in-flight-model"]
         assert answered and all(p.pays_twice and p.answers_asked_again >= 1 for p in answered), points
     else:
-        placed = {*matrix.clean.calls_in_steps, *matrix.clean.calls_undecided}
-        assert placed == set(range(1, matrix.clean.model_calls + 1)), points
+        assert matrix.clean.calls_in_steps == tuple(range(1, matrix.clean.model_calls + 1)), points
         assert not any(p.pays_twice for p in matrix.points), points
         assert all(p.extra_model_calls <= p.model_calls_in_flight for p in matrix.points), points
     assert not _missed(matrix.points), _missed(matrix.points)

@@ -66,6 +66,11 @@ _VALUE_LOGGED = 1 << 16
 _CATCH_UP_TURNS = 16
 """Turns of the proxy's loop that read a frame already in its socket through to the log (select, the h2
 reader, the frame pump: three or four turns), with room to spare."""
+STEP_WAIT = 1.0
+"""How long a model answer waits for a step to begin when none has: an SDK sends a step's RunCommand before
+its action runs, but a loaded agent may write it after the action's model request went out. A call made
+outside every step waits this long for nothing (the agent cannot begin a later step before the answer)."""
+_STEP_POLL = 0.01
 
 
 class _Loop:
@@ -126,6 +131,8 @@ class Proxy:
         self._shutdown: asyncio.Event | None = None
         self._client: httpx.AsyncClient | None = None
         self._served: Future[None] | None = None
+        self.open_steps: set[tuple[int, int]] = set()
+        """Steps begun, not ended, as (attempt, completion id): their RunCommand passed, their result not."""
 
     @property
     def port(self) -> int:
@@ -166,14 +173,18 @@ class Proxy:
             served.result()
 
     async def caught_up(self) -> None:
-        """Return once the proxy has logged every frame that had reached its sockets when called (awaited
-        from another loop: the stub's, before it answers a model call)."""
+        """Return once the proxy has logged every frame that had reached its sockets when called, and a step
+        has begun or `STEP_WAIT` passed without one (awaited from another loop: the stub's, before it answers
+        a model call, which no step's result can then follow before it)."""
 
         async def turns() -> None:
             for _ in range(_CATCH_UP_TURNS):
                 await asyncio.sleep(0)
 
         await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(turns(), _Loop.get()))
+        deadline = time.monotonic() + STEP_WAIT
+        while not self.open_steps and time.monotonic() < deadline:
+            await asyncio.sleep(_STEP_POLL)
 
     def release(self) -> None:
         """Stop holding: a held attempt fails (the agent behind it was killed) and none is held again."""
@@ -372,6 +383,7 @@ class _Attempt:
             pass
         finally:
             self.done = True
+            self.proxy.open_steps = {s for s in self.proxy.open_steps if s[0] != self.number}
             pumping.cancel()
             watching.cancel()
             stream.close()
@@ -544,9 +556,11 @@ class _Attempt:
         if kind == RUN_COMMAND:
             completion = self.name_step(body)
             self.log("run", id=completion, name=self.names[completion])
+            self.proxy.open_steps = {*self.proxy.open_steps, (self.number, completion)}
         elif kind == PROPOSE_RUN_COMPLETION:
             fields = read_fields(body)
             done = int(fields.get(1, 0))
+            self.proxy.open_steps = self.proxy.open_steps - {(self.number, done)}
             value = fields.get(14, b"")
             # The result as text (a failure has none): the sweep looks for the model's answer in it.
             text = value[:_VALUE_LOGGED].decode(errors="replace") if isinstance(value, bytes) else ""
