@@ -6,6 +6,7 @@ not) and nothing pays twice; the naive twins (the same agents, model calls outsi
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -67,13 +68,17 @@ SCRIPTS = {"plain": CLAIM / "plain.toml", "Claim": CLAIM / "script.toml", "cmd":
 
 @pytest.fixture(scope="module")
 def matrices(lab: Lab) -> dict[str, SweepMatrix]:
-    """Every target once under `steady`: one sweep per script file (sweeps are slow here)."""
-    done: list[SweepMatrix] = []
-    for prefix, path in SCRIPTS.items():
+    """Every target once under `steady`: one sweep per script file, the three at once (one after another,
+    each waited for its slowest clean run and its last point alone)."""
+
+    def swept(prefix: str, path: Path) -> list[SweepMatrix]:
         targets = [target for mode, (target, _) in TARGETS.items() if mode.startswith(prefix)]
         script = load_script_file(path, "steady")
-        done += sweep_targets(lab, kills=KillPlan(parallel=8), targets=targets, scripts=[("steady", script)])
-    return {m.mode: m for m in done}
+        return sweep_targets(lab, kills=KillPlan(parallel=8), targets=targets, scripts=[("steady", script)])
+
+    with ThreadPoolExecutor(max_workers=len(SCRIPTS)) as pool:
+        done = [pool.submit(swept, prefix, path) for prefix, path in SCRIPTS.items()]
+        return {m.mode: m for future in done for m in future.result()}
 
 
 def test_every_target_was_swept(matrices: dict[str, SweepMatrix]) -> None:
