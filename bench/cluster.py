@@ -25,8 +25,8 @@ import httpx
 from _docs import load_average, write_text
 from journal_overhead import percentile
 
-from paidtwice.lab import CURVES, EXPERIMENTS, WALKS, Experiment, Lab, Row, experiment_by_name
-from paidtwice.lab._rows import run_rows
+from paidtwice.deck import CURVES, EXPERIMENTS, WALKS, Deck, Experiment, Row, experiment_by_name
+from paidtwice.lab import Lab
 from paidtwice.stub import SCRIPTS
 
 
@@ -34,7 +34,7 @@ def deck_time(cluster: int) -> tuple[float, bool, list[str]]:
     rows: list[Row] = [*EXPERIMENTS, *CURVES, *WALKS]
     with Lab(echo=lambda message: None, cluster=cluster) as lab:
         started = time.monotonic()
-        records = run_rows(lab, rows, concurrent=True)
+        records = Deck(lab).run_rows(rows, concurrent=True)
         wall = time.monotonic() - started
     return wall, all(r.matches for r in records), [r.name for r in records if not r.matches]
 
@@ -51,7 +51,7 @@ def stalls(kills: int) -> dict[str, list[float]]:
     }
     with Lab(echo=lambda message: None, cluster=3) as lab:
         for _ in range(kills):
-            record = lab.run(row)
+            record = Deck(lab).run(row)
             kill = record.node_kill
             assert kill is not None
             ok = "matches" if record.matches else "DIFFERS"

@@ -17,9 +17,9 @@ import time
 from _docs import load_average, write_table
 
 from paidtwice._words import count
-from paidtwice.lab import COMPARISONS, CURVES, EXPERIMENTS, WALKS, Lab, Row
-from paidtwice.lab._experiments import experiment_by_name
-from paidtwice.lab._rows import run_rows
+from paidtwice.deck import COMPARISONS, CURVES, EXPERIMENTS, WALKS, Deck, Row
+from paidtwice.deck._experiments import experiment_by_name
+from paidtwice.lab import Lab
 from paidtwice.results import ComparisonRecord, CurveRecord, Record, RecoveryRecord, RunRecord
 
 
@@ -97,14 +97,14 @@ def main() -> None:
     load_before = load_average()
     with Lab(echo=lambda message: None) as lab:
         started = time.monotonic()
-        records = run_rows(lab, rows, concurrent=True)
+        records = Deck(lab).run_rows(rows, concurrent=True)
         concurrent = time.monotonic() - started
         row_times: dict[str, float] = {}
         serial_records: list[Record] = []
         if not args.skip_serial:
             for row in rows:
                 started = time.monotonic()
-                serial_records += run_rows(lab, [row], concurrent=False)
+                serial_records += Deck(lab).run_rows([row], concurrent=False)
                 row_times[row.name] = time.monotonic() - started
     load = f"{load_before} to {load_average()}"
     summary = [f"{count(len(rows), 'row')}; the concurrent deck took {concurrent:.1f} s"]

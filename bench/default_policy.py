@@ -17,15 +17,16 @@ import time
 
 from _docs import load_average, write_table
 
-from paidtwice.engine import RestateServer
-from paidtwice.lab import (
+from paidtwice.deck import (
     Backoff,
+    Deck,
     Experiment,
-    Lab,
     experiment_by_name,
     predict_paid_calls,
     server_default_policy,
 )
+from paidtwice.engine import RestateServer
+from paidtwice.lab import Lab
 
 ROW = "naive-changed-default-policy"
 
@@ -45,7 +46,7 @@ def main() -> None:
             f"nominal backoff before the pause: {backoff.total_wait() / 60:.1f} min "
             "(up to 30% more with jitter)"
         )
-        record = lab.run(row)
+        record = Deck(lab).run(row)
     loads.append(load_average())
     prediction = predict_paid_calls(
         Backoff(backoff.initial, backoff.factor, backoff.maximum, backoff.max_attempts),

@@ -15,9 +15,9 @@ from collections import Counter
 from _docs import load_average, write_table
 
 from paidtwice._exceptions import PaidtwiceError
-from paidtwice.lab import COMPARISONS, CURVES, EXPERIMENTS, WALKS, Lab
-from paidtwice.lab._experiments import Row
-from paidtwice.lab._rows import run_rows
+from paidtwice.deck import COMPARISONS, CURVES, EXPERIMENTS, WALKS, Deck
+from paidtwice.deck._experiments import Row
+from paidtwice.lab import Lab
 from paidtwice.results import ComparisonRecord, CurveRecord, Record, RecoveryRecord, RunRecord
 
 
@@ -59,7 +59,7 @@ def main() -> None:
     try:
         for n in range(repetitions):
             try:
-                records = run_rows(lab, rows, concurrent=True)
+                records = Deck(lab).run_rows(rows, concurrent=True)
             except PaidtwiceError as err:
                 # A row that could not be measured is a repetition that differed; say why and go on.
                 failed.append(f"repetition {n + 1}: {type(err).__name__}: {err}")

@@ -14,7 +14,8 @@ import time
 
 from _docs import load_average, write_table
 
-from paidtwice.lab import COMPARISONS, Lab
+from paidtwice.deck import COMPARISONS, Deck
+from paidtwice.lab import Lab
 from paidtwice.results import RunRecord
 
 
@@ -43,7 +44,7 @@ def main() -> None:
         print(f"{'mode':9} {'recov s':>7} {'retry s':>7} {'regain':>7} {'model s':>7} {'rt':>3} ", end="")
         print(f"{'rt ms':>7} {'rest ms':>7}")
         for i in range(repeats):
-            record = lab.run_comparison(row)
+            record = Deck(lab).run_comparison(row)
             loads.append(load_average())
             print(f"-- repeat {i + 1}, load average {loads[-1]}")
             for run in record.runs:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from tiers import LONGEST, QUICK
 
-from paidtwice.lab import EXPERIMENTS, Lab
+from paidtwice.deck import EXPERIMENTS, Deck
+from paidtwice.lab import Lab
 from paidtwice.replay import load_journal, save_journal
 from paidtwice.results import RunRecord
 
@@ -90,7 +91,7 @@ def deck_records(lab: Lab) -> dict[str, RunRecord]:
     """Every plain row of the deck, run once, concurrently, on the shared server. The node kill needs a
     cluster: it runs on `cluster_lab`, in test_cluster.py."""
     rows = [row for row in EXPERIMENTS if row.fault.kind != "node-kill-in-pause"]
-    records = lab.run_many([(row, None) for row in rows], concurrent=True)
+    records = Deck(lab).run_many([(row, None) for row in rows], concurrent=True)
     return {record.name: record for record in records}
 
 

@@ -22,6 +22,7 @@ def test_exported_names_are_the_public_api() -> None:
         "paidtwice.engine",
         "paidtwice.stub",
         "paidtwice.lab",
+        "paidtwice.deck",
         "paidtwice.report",
         "paidtwice.lint",
         "paidtwice.replay",
@@ -40,36 +41,33 @@ def test_exported_names_are_the_public_api() -> None:
         assert all(getattr(module, n) is not None for n in exported), name
 
 
-def test_the_lab_exports_what_a_user_of_the_library_needs() -> None:
-    # The deck's rows and their types, the lab that runs them, the bill: the lab's own (explain and recover are
-    # paidtwice.recover's).
-    # Records are the results' (paidtwice.results), the sweep and the soak their own packages'; the record
-    # writer is the results' face's.
+def test_the_lab_exports_what_the_deck_the_sweep_and_the_soak_stand_on() -> None:
+    # The lab itself and the one that stays up, the poll loop, a run's logs, the bill. Explain and recover are
+    # paidtwice.recover's, records paidtwice.results', the deck's rows paidtwice.deck's.
     import paidtwice.lab
 
     assert set(paidtwice.lab.__all__) == {
-        *("EXPERIMENTS", "COMPARISONS", "CURVES", "WALKS", "SCENARIOS", "Experiment", "Comparison", "Curve"),
-        *("Walk", "Row", "Expected", "RecordedStatus", "InvocationStatus"),
-        # The faults a row names, one class per kind, and what a new kind is written against.
-        *(
-            "Fault",
-            "NoFault",
-            "KillInPause",
-            "KillMidCall",
-            "KillMidBooking",
-            "ServerKillInPause",
-            "PauseMidCall",
-        ),
-        *("NodeKillInPause", "FaultedRun", "Landing"),
-        *("DEFAULT_RESTART_DELAY", "experiment_by_name"),
-        *("Lab", "LabCancelled", "run_rows", "run_walk"),
-        *("Bill", "bill", "extra_calls", "check_price_model", "DEFAULT_PRICE_MODEL", "PRICES_AS_OF"),
-        *("Backoff", "PaidCallPrediction", "predict_paid_calls"),
-        *("ServerDefaultPolicy", "server_default_policy"),
-        # What the sweep, the soak, watch and the CLI build on (they import the face, not its modules).
-        *("Watcher", "AttemptWatch", "wait_for", "settled", "mismatches_of", "LabUp", "price_usage"),
-        *("attempt_log_of", "model_log_of", "tool_log_of", "with_model_latency"),
+        *("Lab", "LabUp", "Engine", "DEFAULT_RESTART_DELAY"),
+        *("Poller", "PolledAttempts", "PolledAttempt", "wait_for", "settled"),
+        *("attempt_log_of", "model_log_of", "tool_log_of", "mismatches_of"),
+        *("bill", "extra_calls", "check_price_model", "price_usage", "DEFAULT_PRICE_MODEL", "PRICES_AS_OF"),
     }
+
+
+def test_the_deck_exports_its_rows_their_faults_and_its_runner() -> None:
+    import paidtwice.deck
+
+    exported = set(paidtwice.deck.__all__)
+    assert exported == {
+        *("EXPERIMENTS", "COMPARISONS", "CURVES", "WALKS", "SCENARIOS", "Experiment", "Comparison", "Curve"),
+        *("Walk", "Row", "experiment_by_name", "with_model_latency", "Deck"),
+        # The faults a row names, one class per kind, their registry, and what a new kind is written against.
+        *("Fault", "NoFault", "KillInPause", "KillMidCall", "KillMidBooking", "ServerKillInPause"),
+        *("PauseMidCall", "NodeKillInPause", "FAULT_KINDS", "FaultedRun", "Landing"),
+        # What a curve predicts a retry policy pays.
+        *("Backoff", "predict_paid_calls", "server_default_policy"),
+    }
+    assert len(exported) <= 30, "a face lists what its users need, not every name once reached for"
 
 
 def test_the_pytest_plugin_exports_what_it_defines() -> None:

@@ -31,6 +31,7 @@ QUICK: tuple[str, ...] = (
     "tests/engine/test_journal_reader.py",
     "tests/stub/test_ledger.py",
     "tests/lab/test_mismatch_reader.py",
+    "tests/lab/test_fault_kinds.py",
     "tests/lab/test_mismatch_runs.py::test_prediction_is_exact_only_between_jitter_windows",
     "tests/lab/test_mismatch_runs.py::test_a_point_agrees_only_inside_its_predicted_range",
     "tests/replay/test_replay_corpus.py",

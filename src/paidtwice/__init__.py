@@ -1,8 +1,8 @@
 """paidtwice: count, explain and stop the model calls a Restate replay pays for twice.
 
-from paidtwice import Lab, EXPERIMENTS
+from paidtwice import Deck, Lab, EXPERIMENTS
 with Lab() as lab:
-    record = lab.run(EXPERIMENTS[1])
+    record = Deck(lab).run(EXPERIMENTS[1])
     print(record.model_calls, [e.label() for e in record.journal])
 
 from paidtwice.sweep import Answers, sweep
@@ -32,15 +32,17 @@ from paidtwice._exceptions import (
 from paidtwice._pins import RESTATE_SDK_VERSION, RESTATE_SERVER_VERSION
 
 if _typing.TYPE_CHECKING:
-    from paidtwice.lab import CURVES, EXPERIMENTS, Experiment, Lab
+    from paidtwice.deck import CURVES, EXPERIMENTS, Deck, Experiment
+    from paidtwice.lab import Lab
     from paidtwice.recover import explain, read_mismatch
     from paidtwice.results import CrashPoint, CurveRecord, Mismatch, PointResult, RunRecord, SweepMatrix
 
 _LAZY = {
     **dict.fromkeys(
-        ("CURVES", "EXPERIMENTS", "Experiment", "Lab"),
-        "paidtwice.lab",
+        ("CURVES", "EXPERIMENTS", "Deck", "Experiment"),
+        "paidtwice.deck",
     ),
+    "Lab": "paidtwice.lab",
     **dict.fromkeys(("explain", "read_mismatch"), "paidtwice.recover"),
     **dict.fromkeys(
         ("CrashPoint", "CurveRecord", "Mismatch", "PointResult", "RunRecord", "SweepMatrix"),
@@ -58,6 +60,7 @@ __all__ = [
     "AdminError",
     "CrashPoint",
     "CurveRecord",
+    "Deck",
     "Experiment",
     "ExperimentError",
     "Lab",

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from support import assert_eventually, run_paidtwice
 
-from paidtwice.lab import EXPERIMENTS, Lab
+from paidtwice.deck import EXPERIMENTS, Deck
+from paidtwice.lab import Lab
 from paidtwice.results import RunRecord
 
 TESTS = Path(__file__).parents[1]
@@ -38,7 +39,7 @@ def records(path: Path) -> list[dict[str, object]]:
 def clean_run(lab: Lab) -> RunRecord:
     """The deck's clean row, run once on the session's server: the invocation the reading commands read."""
     [row] = [row for row in EXPERIMENTS if row.name == "clean"]
-    return lab.run(row)
+    return Deck(lab).run(row)
 
 
 def test_experiments_lists_the_deck(tmp_path: Path) -> None:

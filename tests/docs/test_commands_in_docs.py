@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from docs.run_by import RUN_BY
 
 from paidtwice.cli import cli
-from paidtwice.lab import COMPARISONS, CURVES, EXPERIMENTS, WALKS
+from paidtwice.deck import COMPARISONS, CURVES, EXPERIMENTS, WALKS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -131,7 +131,7 @@ def test_every_command_of_the_deck_tutorial_is_run_by_a_test_or_marked_as_an_exa
     run_by = [
         ({row.name for row in EXPERIMENTS}, "def deck_records"),
         ({row.name for row in CURVES}, ".run_curve(CURVES"),
-        ({row.name for row in WALKS}, "run_walk(lab, WALKS"),
+        ({row.name for row in WALKS}, ".run_walk(WALKS"),
         ({row.name for row in COMPARISONS}, ".run_comparison(row)"),
     ]
     unrun = []

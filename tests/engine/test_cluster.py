@@ -16,10 +16,11 @@ from support import LOOPBACK, alive, assert_eventually, descendants, listening_a
 
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATECTL_VERSION
 from paidtwice.agent import CLEAN_JOURNALED_JOURNAL
+from paidtwice.deck import Deck, experiment_by_name
+from paidtwice.deck._experiments import Experiment
 from paidtwice.engine import RestateCluster, ensure_restatectl
 from paidtwice.engine._ports import is_port_free
-from paidtwice.lab import Lab, experiment_by_name
-from paidtwice.lab._experiments import Experiment
+from paidtwice.lab import Lab
 from paidtwice.report import format_soak
 from paidtwice.soak import SoakOptions, soak
 
@@ -69,7 +70,7 @@ def test_a_second_cluster_beside_the_first_is_its_own(beside: tuple[Lab, Restate
 def test_node_kill_in_pause_completes_with_the_clean_counts(cluster_lab: Lab) -> None:
     row = experiment_by_name("node-kill-in-pause")
     assert isinstance(row, Experiment)
-    record = cluster_lab.run(row)
+    record = Deck(cluster_lab).run(row)
     assert record.status == "completed"
     assert (record.model_calls, record.tool_calls) == (2, 1)
     assert tuple(entry.label() for entry in record.journal) == CLEAN_JOURNALED_JOURNAL

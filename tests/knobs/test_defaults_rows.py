@@ -6,15 +6,16 @@ from __future__ import annotations
 import pytest
 
 from paidtwice.agent import weather
+from paidtwice.deck import Deck, experiment_by_name, server_default_policy
 from paidtwice.engine import RestateServer
-from paidtwice.lab import Lab, experiment_by_name, run_rows, server_default_policy
+from paidtwice.lab import Lab
 from paidtwice.recover import OPERATOR_PAUSE_PRICE
 from paidtwice.results import ComparisonRecord, RunRecord
 
 
 @pytest.fixture(scope="module")
 def default_policy(lab: Lab) -> ComparisonRecord:
-    (record,) = run_rows(lab, [experiment_by_name("default-retry-policy")])
+    (record,) = Deck(lab).run_rows([experiment_by_name("default-retry-policy")])
     assert isinstance(record, ComparisonRecord)
     return record
 

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from paidtwice.agent import weather
 from paidtwice.cli import cli
 from paidtwice.cli._lab import _rows as deck_rows
-from paidtwice.lab import Lab
-from paidtwice.lab._experiments import (
+from paidtwice.deck import Deck
+from paidtwice.deck._experiments import (
     CURVES,
     EXPERIMENTS,
     PROTOCOL_V7,
@@ -20,7 +20,7 @@ from paidtwice.lab._experiments import (
     RetryPolicy,
     experiment_by_name,
 )
-from paidtwice.lab._rows import run_rows
+from paidtwice.lab import Lab
 from paidtwice.report._plot import curve_svg_markup
 from paidtwice.report._text import format_curve, format_run
 from paidtwice.results import ComparisonRecord, CurveRecord, Record, RunRecord
@@ -33,8 +33,8 @@ KNOB_ROWS = ("explicit-recovery-kill-in-pause", "explicit-recovery-changed", "re
 def knob_records(lab: Lab) -> dict[str, Record]:
     """The comparison and the curve at once on the session's lab; then the protocol-v7 run, on a server of
     its own, alone: a server starting up while the curve's retries land would make them late."""
-    records = run_rows(lab, [experiment_by_name(name) for name in ROWS[:2]])
-    records += run_rows(lab, [experiment_by_name(ROWS[2])])
+    records = Deck(lab).run_rows([experiment_by_name(name) for name in ROWS[:2]])
+    records += Deck(lab).run_rows([experiment_by_name(ROWS[2])])
     return {record.name: record for record in records}
 
 

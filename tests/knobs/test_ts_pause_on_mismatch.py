@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from paidtwice.cli import cli
-from paidtwice.lab import Comparison, Lab, experiment_by_name, run_rows
+from paidtwice.deck import Comparison, Deck, experiment_by_name
+from paidtwice.lab import Lab
 from paidtwice.report._text import format_comparison
 from paidtwice.results import ComparisonRecord
 
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def compared(lab: Lab) -> ComparisonRecord:
-    (record,) = run_rows(lab, [experiment_by_name(ROW)])
+    (record,) = Deck(lab).run_rows([experiment_by_name(ROW)])
     assert isinstance(record, ComparisonRecord)
     return record
 

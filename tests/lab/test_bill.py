@@ -13,8 +13,9 @@ import pytest
 from genai_prices import Usage, calc_price
 
 from paidtwice._exceptions import UsageError
-from paidtwice.lab import COMPARISONS, PRICES_AS_OF, Lab, check_price_model
-from paidtwice.lab._experiments import SLOW_MODEL_LATENCY
+from paidtwice.deck import COMPARISONS, Deck
+from paidtwice.deck._experiments import SLOW_MODEL_LATENCY
+from paidtwice.lab import PRICES_AS_OF, Lab, check_price_model
 from paidtwice.report import format_comparison
 from paidtwice.results import RunRecord
 from paidtwice.stub import ModelCall
@@ -79,7 +80,7 @@ def test_an_unknown_price_model_is_one_line_naming_close_names() -> None:
 
 def test_slow_model_naive_recovery_exceeds_journaled_by_a_model_latency(lab: Lab) -> None:
     row = next(r for r in COMPARISONS if r.name == "slow-model-recovery")
-    record = lab.run_comparison(row)
+    record = Deck(lab).run_comparison(row)
     naive, journaled = record.runs
     assert (naive.mode, journaled.mode) == ("naive", "journaled")
     parts, regained = [], []
@@ -129,7 +130,7 @@ def test_slow_model_naive_recovery_exceeds_journaled_by_a_model_latency(lab: Lab
 
 def test_idempotency_key_makes_a_booking_killed_in_flight_happen_once(lab: Lab) -> None:
     row = next(r for r in COMPARISONS if r.name == "idempotent-tool-kill-mid-call")
-    record = lab.run_comparison(row)
+    record = Deck(lab).run_comparison(row)
     without, with_key = record.runs
     assert (without.idempotency_key, with_key.idempotency_key) == ("none", "request-id")
     effects = []
@@ -150,7 +151,7 @@ def test_idempotency_key_makes_a_booking_killed_in_flight_happen_once(lab: Lab) 
 def test_a_key_from_ctx_uuid_drawn_outside_the_action_is_stable_too(lab: Lab) -> None:
     row = next(r for r in COMPARISONS if r.name == "idempotent-tool-kill-mid-call")
     keyed = dataclasses.replace(row.second, name="idempotent-tool-kill-mid-call-uuid", booking_key="uuid")
-    record = lab.run(keyed)
+    record = Deck(lab).run(keyed)
     bookings = lab.stub.ledger.bookings(record.lane, record.invocation_id)
     assert len(bookings) == 2 and bookings[0].key == bookings[1].key != ""
     assert record.booking_effects == 1 and record.idempotency_key == "uuid"

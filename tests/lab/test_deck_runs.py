@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from paidtwice.agent import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL, weather
-from paidtwice.lab import Backoff, predict_paid_calls
+from paidtwice.deck import Backoff, predict_paid_calls
 from paidtwice.results import RunRecord
 
 

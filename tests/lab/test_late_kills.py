@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from paidtwice.lab import (
+from paidtwice.deck import (
     COMPARISONS,
     EXPERIMENTS,
+    Deck,
     FaultedRun,
     KillInPause,
     KillMidBooking,
     KillMidCall,
-    Lab,
     Landing,
 )
+from paidtwice.lab import Lab
 
 LATE = 3.5
 """Seconds the late faults add: longer than the deck agent's pause (2 s) and the stub's holds (3 s)."""
@@ -47,7 +48,7 @@ def test_kills_that_come_after_their_moment_would_have_ended_still_land_in_it(la
         ),
         replace(booking, name="late-kill-mid-booking", fault=KillMidBooking(call=1, after=LATE)),
     ]
-    late_pause, late_call, late_booking = lab.run_many([(row, None) for row in rows], concurrent=True)
+    late_pause, late_call, late_booking = Deck(lab).run_many([(row, None) for row in rows], concurrent=True)
 
     # Killed in the pause: the naive agent asks its first question again on the replay, nothing more.
     assert late_pause.killed_at is not None and late_pause.down_time is not None

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from paidtwice.agent import weather
-from paidtwice.lab import CURVES, Backoff, Lab, predict_paid_calls
+from paidtwice.deck import CURVES, Backoff, Deck, predict_paid_calls
+from paidtwice.lab import Lab
 from paidtwice.results import CurvePoint, RunRecord
 
 
@@ -40,7 +41,7 @@ def test_prediction_is_exact_only_between_jitter_windows() -> None:
 
 
 def test_restart_delay_curve_matches_its_prediction_at_every_point(lab: Lab) -> None:
-    curve = lab.run_curve(CURVES[0])
+    curve = Deck(lab).run_curve(CURVES[0])
     assert len(curve.points) >= 5
     for point in curve.points:
         assert point.status == "paused"

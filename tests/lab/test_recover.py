@@ -9,14 +9,8 @@ from datetime import UTC, datetime
 import pytest
 from genai_prices import Usage, calc_price
 
-from paidtwice.lab import (
-    CURVES,
-    SCENARIOS,
-    WALKS,
-    Experiment,
-    Lab,
-    run_walk,
-)
+from paidtwice.deck import CURVES, SCENARIOS, WALKS, Deck, Experiment
+from paidtwice.lab import Lab
 from paidtwice.recover import apply_way, explain, plan_recovery
 from paidtwice.report import format_walk
 from paidtwice.results import RecoveryRecord, RunRecord
@@ -50,9 +44,10 @@ def stuck(lab: Lab) -> Stuck:
     base = fast_retries()
     walk_row = replace(WALKS[0], base=base)
     down = next(row for row in SCENARIOS if row.name == "journaled-model-down")
+    deck = Deck(lab)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        walk = pool.submit(run_walk, lab, walk_row)
-        model_down = pool.submit(lab.run, replace(down, retry_policy=base.retry_policy))
+        walk = pool.submit(deck.run_walk, walk_row)
+        model_down = pool.submit(deck.run, replace(down, retry_policy=base.retry_policy))
         return Stuck(walk.result(), model_down.result())
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from paidtwice.lab import EXPERIMENTS, Lab
+from paidtwice.deck import EXPERIMENTS, Deck
+from paidtwice.lab import Lab
 from paidtwice.results import RunRecord
 
 FIRST_FOUR = [row for row in EXPERIMENTS if row.section == "lab"][:4]
@@ -27,7 +28,7 @@ def test_three_runs_in_a_row_give_the_same_counts(lab: Lab) -> None:
         "journaled-kill-in-pause",
         "journaled-kill-mid-call",
     ]
-    rounds = [lab.run_many([(row, None) for row in FIRST_FOUR], concurrent=True) for _ in range(3)]
+    rounds = [Deck(lab).run_many([(row, None) for row in FIRST_FOUR], concurrent=True) for _ in range(3)]
     for records in rounds:
         assert all(record.matches for record in records), [r.name for r in records if not r.matches]
     first = [figures(record) for record in rounds[0]]

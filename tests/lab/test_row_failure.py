@@ -6,7 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from paidtwice.lab import EXPERIMENTS, Comparison, Lab, LabCancelled, run_rows
+from paidtwice._exceptions import LabCancelled
+from paidtwice.deck import EXPERIMENTS, Comparison, Deck
+from paidtwice.lab import Lab
 
 CLEAN = next(row for row in EXPERIMENTS if row.name == "clean")
 BROKEN = replace(CLEAN, name="broken-agent", agent="paidtwice.no_such_module:app")
@@ -27,7 +29,7 @@ def test_a_failed_row_is_named_with_its_own_error_and_the_others_are_stopped(lab
     rows = [CLEAN, replace(CLEAN, name="clean-again"), pair]
     with Lab(server=lab.server, stub=lab.stub, echo=lambda message: None) as own:
         with pytest.raises(Exception) as raised:
-            run_rows(own, rows)
+            Deck(own).run_rows(rows)
         assert own.cancelled.is_set()
     error = raised.value
     assert not isinstance(error, LabCancelled), error

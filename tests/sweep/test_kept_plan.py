@@ -19,9 +19,8 @@ from typing import Any, cast
 
 import pytest
 
-from paidtwice.engine import JournalEntry
+from paidtwice.engine import JournalEntry, epoch
 from paidtwice.lab import Lab
-from paidtwice.lab._watch import epoch
 from paidtwice.results import CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub import script_by_name
 from paidtwice.sweep._kept import (

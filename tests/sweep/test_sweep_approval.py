@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from paidtwice.engine import epoch
 from paidtwice.lab import Lab
-from paidtwice.lab._watch import epoch
 from paidtwice.stub._turns import ScriptFileError, load_script_file
 from paidtwice.sweep._approvals import Resolution
 from paidtwice.sweep._sweep import SweepMatrix, sweep_targets

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from paidtwice.lab import Lab
-from paidtwice.lab._watch import Watcher
+from paidtwice.lab._poll import Poller
 from paidtwice.replay._journal import load_journal, save_with_prefix
 from paidtwice.replay._replayer import load_app
 from paidtwice.stub._turns import load_script_file
@@ -140,17 +140,17 @@ def test_a_copy_registered_later_does_not_take_a_points_calls(lab: Lab) -> None:
     call to its tool service: the point's calls go to the run's own copy (its tree), and it completes."""
     target = AppTarget("agent:app", "Desk", "quote", "weather?", mode="Desk", cwd=str(AGENT))
     script = load_script_file(AGENT / "script.toml", "steady")
-    watcher = Watcher(lambda: lab.sql, lab.cancelled)
+    poller = Poller(lambda: lab.sql, lab.cancelled)
     stop = threading.Event()
     tag = f"s{lab.next_id()}_0_gone"
     try:
-        clean, run = clean_run(lab, stop, watcher, target, script, f"{tag}_clean")
+        clean, run = clean_run(lab, stop, poller, target, script, f"{tag}_clean")
         point = next(p for p in _plan(run) if p.kind == "model-returned")  # its replay calls Rates again
         gone = SweepRun(lab, target, script, tag=f"{tag}_gone", gate=None)
         with gone.agent:
             gone.agent.start()
             lab.admin.register_deployment(gone.agent.uri)
-        result = point_run(lab, stop, watcher, target, script, "steady", clean, point, tag=f"{tag}_1")
+        result = point_run(lab, stop, poller, target, script, "steady", clean, point, tag=f"{tag}_1")
     finally:
-        watcher.stop()
+        poller.stop()
     assert result.confirmed and result.status == "completed" and result.answer_matches, result.not_placed

@@ -26,18 +26,18 @@ from paidtwice.cli._options import (
     wide_option,
     write_report,
 )
-from paidtwice.engine import SqlClient
-from paidtwice.lab import (
+from paidtwice.deck import (
     COMPARISONS,
     CURVES,
     EXPERIMENTS,
     WALKS,
-    Lab,
+    Deck,
     Row,
     experiment_by_name,
-    run_rows,
     with_model_latency,
 )
+from paidtwice.engine import SqlClient
+from paidtwice.lab import Lab
 from paidtwice.report import (
     curve_svg,
     deck_sections,
@@ -257,7 +257,7 @@ def _run_rows(
             svg = curve_svg(record, json_path.with_name(f"{json_path.stem}-{record.name}.svg"))
             echo_err(f"  plot of {record.name}: {svg}")
 
-    ordered = run_rows(lab, rows, concurrent=not serial, on_record=save)
+    ordered = Deck(lab).run_rows(rows, concurrent=not serial, on_record=save)
     write_results(json_path, ordered)
     return ordered
 

@@ -1,64 +1,23 @@
-"""The lab: experiment rows as data, faults, the runner and its records.
+"""The lab: one restate-server (or cluster), the stub model and a fork server, shared by every run made on it;
+the deck (`paidtwice.deck`), the sweep, the soak and `paidtwice lab up` stand on it.
 
-Its face has two parts: what a user of the library needs (the deck's rows, the `Lab` that runs them, the bill,
-explain and recover: tests/test_api.py lists them), and what the sweep, the soak and the command line build on
-(the watcher of an invocation's attempts, a run's logs, a service's per-run name, the lab that stays up)."""
+Beside the `Lab` itself: the poll loop every run waits with (`Poller`, `wait_for`), the logs a run's record
+lists (`model_log_of`, ...), and the bill (genai-prices' dollars, and which calls a crash added)."""
 
 import typing as _typing
 
 from paidtwice import _lazy
-from paidtwice._exceptions import LabCancelled
 from paidtwice.lab._bill import (
     DEFAULT_PRICE_MODEL,
     PRICES_AS_OF,
-    Bill,
     bill,
     check_price_model,
     extra_calls,
     price_usage,
 )
-from paidtwice.lab._experiments import (
-    COMPARISONS,
-    CURVES,
-    DEFAULT_RESTART_DELAY,
-    EXPERIMENTS,
-    SCENARIOS,
-    WALKS,
-    Comparison,
-    Curve,
-    Expected,
-    Experiment,
-    InvocationStatus,
-    RecordedStatus,
-    Row,
-    Walk,
-    experiment_by_name,
-    with_model_latency,
-)
-from paidtwice.lab._faults import (
-    Fault,
-    FaultedRun,
-    KillInPause,
-    KillMidBooking,
-    KillMidCall,
-    Landing,
-    NodeKillInPause,
-    NoFault,
-    PauseMidCall,
-    ServerKillInPause,
-)
-from paidtwice.lab._measures import attempt_log_of, model_log_of, tool_log_of
-from paidtwice.lab._policy import (
-    Backoff,
-    PaidCallPrediction,
-    ServerDefaultPolicy,
-    predict_paid_calls,
-    server_default_policy,
-)
-from paidtwice.lab._rows import run_rows
-from paidtwice.lab._runner import Lab
-from paidtwice.lab._walks import run_walk
-from paidtwice.lab._watch import AttemptWatch, Watcher, mismatches_of, settled, wait_for
+from paidtwice.lab._lab import DEFAULT_RESTART_DELAY, Engine, Lab
+from paidtwice.lab._logs import attempt_log_of, mismatches_of, model_log_of, tool_log_of
+from paidtwice.lab._poll import PolledAttempt, PolledAttempts, Poller, settled, wait_for
 
 if _typing.TYPE_CHECKING:
     from paidtwice.lab._up import LabUp
@@ -67,57 +26,25 @@ _LAZY = {"LabUp": "paidtwice.lab._up"}
 """Imported when first used: only `paidtwice lab up` needs it, and the command line starts without it."""
 
 __all__ = [
-    "COMPARISONS",
-    "CURVES",
     "DEFAULT_PRICE_MODEL",
     "DEFAULT_RESTART_DELAY",
-    "EXPERIMENTS",
     "PRICES_AS_OF",
-    "SCENARIOS",
-    "WALKS",
-    "AttemptWatch",
-    "Backoff",
-    "Bill",
-    "Comparison",
-    "Curve",
-    "Expected",
-    "Experiment",
-    "Fault",
-    "FaultedRun",
-    "InvocationStatus",
-    "KillInPause",
-    "KillMidBooking",
-    "KillMidCall",
+    "Engine",
     "Lab",
-    "LabCancelled",
     "LabUp",
-    "Landing",
-    "NoFault",
-    "NodeKillInPause",
-    "PaidCallPrediction",
-    "PauseMidCall",
-    "RecordedStatus",
-    "Row",
-    "ServerDefaultPolicy",
-    "ServerKillInPause",
-    "Walk",
-    "Watcher",
+    "PolledAttempt",
+    "PolledAttempts",
+    "Poller",
     "attempt_log_of",
     "bill",
     "check_price_model",
-    "experiment_by_name",
     "extra_calls",
     "mismatches_of",
     "model_log_of",
-    "predict_paid_calls",
     "price_usage",
-    "run_rows",
-    "run_walk",
-    "server_default_policy",
     "settled",
     "tool_log_of",
     "wait_for",
-    "with_model_latency",
 ]
 
 

@@ -16,7 +16,7 @@ from types import TracebackType
 from paidtwice._exceptions import UsageError
 from paidtwice.agent import ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DECK_AGENT, STUB_API_KEY
 from paidtwice.engine import RestateCluster
-from paidtwice.lab._runner import Lab
+from paidtwice.lab._lab import Lab
 from paidtwice.stub import resolve_script
 
 __all__ = ["LabInfo", "LabUp"]

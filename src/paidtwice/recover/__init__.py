@@ -4,7 +4,7 @@ message against the journal), and the ways out, priced before one is taken (`pla
 `paidtwice explain` and `paidtwice recover` are its commands; watch, the deck's recovery walks and the reports
 use it too. It reads a live server through the engine's clients and needs nothing of the lab."""
 
-from paidtwice.recover._mismatch import Explanation, explain, read_mismatch
+from paidtwice.recover._mismatch import MISMATCH_CODE, Explanation, explain, read_mismatch
 from paidtwice.recover._ways import (
     OPERATOR_PAUSE_PRICE,
     ApplyResult,
@@ -16,6 +16,7 @@ from paidtwice.recover._ways import (
 )
 
 __all__ = [
+    "MISMATCH_CODE",
     "OPERATOR_PAUSE_PRICE",
     "ApplyResult",
     "Explanation",

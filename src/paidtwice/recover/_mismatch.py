@@ -24,7 +24,10 @@ from paidtwice._exceptions import NotFound, UsageError
 from paidtwice.engine import JournalEntry, SqlClient
 from paidtwice.results import Mismatch
 
-__all__ = ["Explanation", "explain", "operation_of", "read_mismatch"]
+__all__ = ["MISMATCH_CODE", "Explanation", "explain", "operation_of", "read_mismatch"]
+
+MISMATCH_CODE = "RT0016"
+"""The error code Restate gives a journal mismatch."""
 
 _RECORDED = re.compile(r"recorded the following:\s*'([^']+)'(?:\s*\(index '(\d+)'\))?")
 _ATTEMPTED = re.compile(r"attempts to perform the following:\s*'([^']+)'(?:\s*\(index '(\d+)'\))?")

@@ -20,9 +20,9 @@ from paidtwice.agent import AgentAttempt
 from paidtwice.engine import InvocationRow, JournalEntry, epoch
 from paidtwice.lab import (
     PRICES_AS_OF,
-    AttemptWatch,
     Lab,
-    Watcher,
+    PolledAttempts,
+    Poller,
     attempt_log_of,
     bill,
     extra_calls,
@@ -58,7 +58,7 @@ _JOURNAL_STILL = 15.0  # stopped there, the journal short and still this long: k
 def point_run(
     lab: Lab,
     stop: threading.Event,
-    watcher: Watcher,
+    poller: Poller,
     target: Target,
     script: Script,
     script_name: str,
@@ -93,7 +93,7 @@ def point_run(
         )
         with run.agent:
             try:
-                kill, seen = _kill_at_moment(lab, stop, watcher, run, point, clean, kills)
+                kill, seen = _kill_at_moment(lab, stop, poller, run, point, clean, kills)
             except _NotReached as err:
                 if len(missed) >= kills.retries:
                     raise ExperimentError(str(err)) from None
@@ -120,7 +120,7 @@ class _NotReached(Exception):
 def _kill_at_moment(
     lab: Lab,
     stop: threading.Event,
-    watcher: Watcher,
+    poller: Poller,
     run: SweepRun,
     point: CrashPoint,
     clean: CleanRun,
@@ -130,7 +130,7 @@ def _kill_at_moment(
     landed, and what the server and the agent said once it settled."""
     started = time.time()
     invocation_id = run.start(replacement=True)
-    watch = watcher.watch(invocation_id)
+    polled = poller.follow(invocation_id)
     try:
         _wait_for_moment(lab, stop, run, point)
         kill_at, up_at = _kill_and_restart(lab, stop, run, kills.restart_delay)
@@ -145,7 +145,7 @@ def _kill_at_moment(
                 lab,
                 stop,
                 f"{invocation_id} to settle",
-                lambda: _point_settled(run, watch, callees, kill_at),
+                lambda: _point_settled(run, polled, callees, kill_at),
                 timeout=SETTLE_TIMEOUT,
             )
         except ExperimentError:
@@ -164,10 +164,10 @@ def _kill_at_moment(
         raise
     finally:
         run.resolver.stop()
-        watcher.forget(invocation_id)
+        poller.forget(invocation_id)
     # What the server and the agent say is read before any wait: a replay the sweep stops (stuck,
     # unanswered) is stopped as soon as it settled, whatever the point is measured against.
-    seen = _observe(lab, run, watch, kill_at)
+    seen = _observe(lab, run, polled, kill_at)
     return _Kill(started=started, at=kill_at, up_at=up_at), seen
 
 
@@ -241,10 +241,10 @@ def _kill_and_restart(
     return kill_at, up_at
 
 
-def _point_settled(run: SweepRun, watch: AttemptWatch, callees: CalleeWatch, kill_at: float) -> bool:
+def _point_settled(run: SweepRun, polled: PolledAttempts, callees: CalleeWatch, kill_at: float) -> bool:
     """The replay completed or paused, asked a call no turn answers, waits on a call that cannot run,
     mismatches on every retry, or fails on every retry (as a clean run that fails is bad input)."""
-    if tree_settled(run, watch) or unanswered_calls(run.lane) or run.resolver.failure is not None:
+    if tree_settled(run, polled) or unanswered_calls(run.lane) or run.resolver.failure is not None:
         return True
     if callees.stuck():
         run.cannot_settle = callees.why
@@ -305,10 +305,10 @@ def _final_status(
     return status
 
 
-def _observe(lab: Lab, run: SweepRun, watch: AttemptWatch, kill_at: float) -> _Seen:
+def _observe(lab: Lab, run: SweepRun, polled: PolledAttempts, kill_at: float) -> _Seen:
     """What the server and the agent's log say of the point's settled run (the stub's ledgers are read
     when it is measured, `_point_result`)."""
-    row = watch.observe(lab.sql.invocation(run.invocation_id))
+    row = polled.observe(lab.sql.invocation(run.invocation_id))
     # What the journal held when the kill landed, from the server's own append times (a read right after
     # the kill could already see the pause's wake-up, which the server appends without the agent).
     journal = tuple(run.journal())
@@ -316,7 +316,7 @@ def _observe(lab: Lab, run: SweepRun, watch: AttemptWatch, kill_at: float) -> _S
     agent_attempts = run.agent.attempts(run.invocation_id)
     unanswered = unanswered_calls(run.lane)
     status = _final_status(lab, run, row, agent_attempts, unanswered)
-    return _Seen(status, journal, journal_at_kill, agent_attempts, watch.count(agent_attempts), unanswered)
+    return _Seen(status, journal, journal_at_kill, agent_attempts, polled.count(agent_attempts), unanswered)
 
 
 @dataclass(frozen=True)

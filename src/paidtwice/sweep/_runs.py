@@ -14,14 +14,7 @@ from collections.abc import Callable, Sequence
 from paidtwice._exceptions import ExperimentError, ScriptFileError, UsageError
 from paidtwice.agent import GATE, MISMATCH_ERROR_CODE, AgentAttempt, agent_env, renamed_service
 from paidtwice.engine import Deployment, JournalEntry, Refused, epoch
-from paidtwice.lab import (
-    AttemptWatch,
-    Lab,
-    Watcher,
-    bill,
-    settled,
-    wait_for,
-)
+from paidtwice.lab import Lab, PolledAttempts, Poller, bill, settled, wait_for
 from paidtwice.results import CleanRun
 from paidtwice.stub import Lane, Script
 from paidtwice.sweep._approvals import Resolver, lane_idle
@@ -223,7 +216,7 @@ def stuck_on_mismatch(attempts: Sequence[AgentAttempt], after: int | None) -> bo
 def clean_run(
     lab: Lab,
     stop: threading.Event,
-    watcher: Watcher,
+    poller: Poller,
     target: Target,
     script: Script,
     tag: str,
@@ -234,7 +227,7 @@ def clean_run(
     Its agent is closed on return, or kept by `companions` if it serves other services of the app."""
     run = SweepRun(lab, target, script, tag=tag, gate=None, model=model)
     try:
-        return _clean(lab, stop, watcher, run), run
+        return _clean(lab, stop, poller, run), run
     finally:
         if companions is not None and run.deployment is not None and run.serves_others():
             others = run.deployment.services - {run.service}
@@ -243,19 +236,19 @@ def clean_run(
             run.agent.close()
 
 
-def _clean(lab: Lab, stop: threading.Event, watcher: Watcher, run: SweepRun) -> CleanRun:
+def _clean(lab: Lab, stop: threading.Event, poller: Poller, run: SweepRun) -> CleanRun:
     target = run.target
     try:
         run.start()
     except Refused as err:
         raise NotSwept(f"the clean run of {target.service}/{target.handler} was not sent: {err}") from None
-    watch = watcher.watch(run.invocation_id)
+    polled = poller.follow(run.invocation_id)
     try:
-        _settle_clean(lab, stop, run, watch)
+        _settle_clean(lab, stop, run, polled)
     finally:
         run.resolver.stop()
-        watcher.forget(run.invocation_id)
-    status = _check_clean(lab, run, target, watch)
+        poller.forget(run.invocation_id)
+    status = _check_clean(lab, run, target, polled)
     calls = run.lane.model_calls()
     paid = bill(calls, run.price_model)
     in_steps = run.trace.calls_in_steps(run.invocation_id)
@@ -281,7 +274,7 @@ def _clean(lab: Lab, stop: threading.Event, watcher: Watcher, run: SweepRun) -> 
     )
 
 
-def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: AttemptWatch) -> None:
+def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, polled: PolledAttempts) -> None:
     """Wait until the clean run completes or pauses, a call goes unanswered, or it fails before any model
     call."""
     name = f"{run.target.service}/{run.target.handler}"
@@ -293,7 +286,7 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         """An error before any model call (a client that does not reach the stub), another error attempt after
         attempt, or a call to a handler nothing serves: each would retry for good."""
         failed = failed_attempts()
-        unserved = unserved_call(watch.last, name) is not None
+        unserved = unserved_call(polled.last, name) is not None
         return failed >= FAILED_ATTEMPTS or (failed > 0 and not run.lane.model_calls()) or unserved
 
     waiting: list[str] = []
@@ -313,7 +306,7 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
             stop,
             f"clean run {run.invocation_id} to settle",
             lambda: (
-                tree_settled(run, watch)
+                tree_settled(run, polled)
                 or bool(unanswered_calls(run.lane))
                 or failing()
                 or waits_on_nothing()
@@ -331,13 +324,13 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
             f"{failure_of(row)}; a sweep needs a handler that finishes on its own or once the sweep "
             "resolved what it waits for (awakeables, Workflow promises; not a service the app does not serve)"
         ) from None
-    if (unserved := unserved_call(watch.last, name)) is not None and not settled(watch.last):
+    if (unserved := unserved_call(polled.last, name)) is not None and not settled(polled.last):
         lab.admin.kill(run.invocation_id)
         raise UsageError(unserved)
-    if waiting and not settled(watch.last):
+    if waiting and not settled(polled.last):
         lab.admin.kill(run.invocation_id)
         raise WaitsOnNothing(f"the clean run of {name} waits for {waiting[0]}")
-    if run.lane.model_calls() and failed_attempts() >= FAILED_ATTEMPTS and not settled(watch.last):
+    if run.lane.model_calls() and failed_attempts() >= FAILED_ATTEMPTS and not settled(polled.last):
         row = lab.sql.invocation(run.invocation_id)
         lab.admin.kill(run.invocation_id)
         raise UsageError(
@@ -346,15 +339,15 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, watch: Attempt
         )
 
 
-def tree_settled(run: SweepRun, watch: AttemptWatch) -> bool:
+def tree_settled(run: SweepRun, polled: PolledAttempts) -> bool:
     """The invocation settled, and what it sent to other handlers completed (a send's may run on after)."""
-    if not settled(watch.last):
+    if not settled(polled.last):
         return False
     sent = any(e.type == "Command: OneWayCall" for e in run.journal())
     return not sent or not run.lab.sql.callees_open(run.invocation_id)
 
 
-def _check_clean(lab: Lab, run: SweepRun, target: Target, watch: AttemptWatch) -> str:
+def _check_clean(lab: Lab, run: SweepRun, target: Target, polled: PolledAttempts) -> str:
     """The clean run's status (completed), once it is one the points can be compared with: it called the
     model through the stub, the host saw every call, and the script answered each; raise otherwise."""
     row = lab.sql.invocation(run.invocation_id)
@@ -362,7 +355,7 @@ def _check_clean(lab: Lab, run: SweepRun, target: Target, watch: AttemptWatch) -
     name = f"{target.service}/{target.handler}"
     ended = None if run.lane.model_calls() else before_first_call(name, target.input, row, [])
     if ended is not None:
-        if not settled(watch.last):
+        if not settled(polled.last):
             lab.admin.kill(run.invocation_id)
         raise before_first_call(name, target.input, row, lab.sql.failures(run.invocation_id)) or ended
     counted = len(run.lane.model_calls())

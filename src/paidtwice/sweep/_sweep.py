@@ -21,7 +21,7 @@ from pathlib import Path
 
 from paidtwice._exceptions import UsageError
 from paidtwice.engine import epoch
-from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab, Watcher, check_price_model
+from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab, Poller, check_price_model
 from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub import AutoBook, Script, script_by_name
 from paidtwice.sweep._callees import Companions
@@ -73,7 +73,7 @@ def sweep_targets(
     """
     priced = check_price_model(model.price_model) if model.price_model else lab.price_model
     model = dataclasses.replace(model, price_model=priced)
-    watcher = Watcher(lambda: lab.sql, lab.cancelled)
+    poller = Poller(lambda: lab.sql, lab.cancelled)
     companions = Companions()
     started = time.time()
     stop = threading.Event()
@@ -86,7 +86,7 @@ def sweep_targets(
         target, name, script = combos[i]
         tag = f"{_tag(sweep_id, i, target, name)}_clean"
         try:
-            record, run = clean_run(lab, stop, watcher, target, script, tag, model, companions)
+            record, run = clean_run(lab, stop, poller, target, script, tag, model, companions)
         except NotSwept as err:
             # One handler's wait nothing resolves, or its run ended before any model call: its points are
             # not swept, the others' are.
@@ -100,7 +100,7 @@ def sweep_targets(
         tag = f"{_tag(sweep_id, i, target, name)}_{suffix}"
         record = matrices[i].clean or _NO_CLEAN_RUN
         return point_run(
-            lab, stops, watcher, target, script, name, record, point,
+            lab, stops, poller, target, script, name, record, point,
             tag=tag, kills=kills, model=model, against=against,
         )  # fmt: skip
 
@@ -112,7 +112,7 @@ def sweep_targets(
         # services stays up; no point of a plan made after the clean runs has started yet.
         points = schedule.run(clean, one, after_cleans=companions.prune)
     finally:
-        watcher.stop()
+        poller.stop()
         companions.close()
     if all(m.plan is None for m in matrices):
         raise NotSwept("; ".join(dict.fromkeys(m.not_swept for m in matrices if m.not_swept)))
@@ -220,20 +220,20 @@ def record_answers(what: TargetSpec, *, upstream: str, record: Path, lab: Lab | 
     targets = what.build(seed=answers.seed)
 
     def run(on: Lab) -> None:
-        watcher = Watcher(lambda: on.sql, on.cancelled)
+        poller = Poller(lambda: on.sql, on.cancelled)
         try:
             tag = f"s{on.next_id()}_0_record_clean"
             clean_run(
                 on,
                 threading.Event(),
-                watcher,
+                poller,
                 targets[0],
                 recording,
                 tag,
                 ModelStub(price_model=on.price_model),
             )
         finally:
-            watcher.stop()
+            poller.stop()
 
     if lab is not None:
         run(lab)

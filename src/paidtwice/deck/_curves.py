@@ -5,22 +5,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from paidtwice.lab._experiments import Curve
-from paidtwice.lab._policy import Backoff, RetryPolicy, predict_paid_calls
+from paidtwice.deck._experiments import Curve
+from paidtwice.deck._policy import Backoff, RetryPolicy, predict_paid_calls
 from paidtwice.results import CurvePoint, CurveRecord, RunRecord
 
 if TYPE_CHECKING:
-    from paidtwice.lab._runner import Lab
+    from paidtwice.deck._runner import Deck
 
 __all__ = ["run_curve"]
 
 
-def run_curve(lab: Lab, curve: Curve) -> CurveRecord:
+def run_curve(deck: Deck, curve: Curve) -> CurveRecord:
     """Run the curve's base experiment once per point (a restart delay, or a retry policy),
     concurrently, and predict each point from the policy its agent ran under and its measured down
     time."""
     rows = curve.points()
-    runs = lab.run_many(list(rows), concurrent=True)
+    runs = deck.run_many(list(rows), concurrent=True)
     # The deck's policy is read from the agent's own module, which the lab imports only now: the import
     # costs CPU that must not hold up the start of the curve's runs, or land before their kills.
     from paidtwice.agent import weather

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from paidtwice.lab._experiments import Expected
+from paidtwice.deck._experiments import Expected
 from paidtwice.results import Check, RunRecord
 
 __all__ = ["compare", "short_journal"]

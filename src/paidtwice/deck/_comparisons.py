@@ -5,34 +5,36 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from paidtwice.engine import RestateServer
-from paidtwice.lab._experiments import DEFAULT_POLICY_RUN, DEFAULT_RESTART_DELAY, Comparison, Experiment
-from paidtwice.lab._measures import recovery_check
-from paidtwice.lab._policy import (
+from paidtwice.deck._experiments import DEFAULT_POLICY_RUN, Comparison, Experiment
+from paidtwice.deck._measures import recovery_check
+from paidtwice.deck._policy import (
     Backoff,
     RetryPolicy,
     ServerDefaultPolicy,
     predict_paid_calls,
     server_default_policy,
 )
+from paidtwice.engine import RestateServer
+from paidtwice.lab import DEFAULT_RESTART_DELAY
 from paidtwice.results import Check, ComparisonRecord, RunRecord
 
 if TYPE_CHECKING:
-    from paidtwice.lab._runner import Lab
+    from paidtwice.deck._runner import Deck
+    from paidtwice.lab import Lab
 
 __all__ = ["explicit_recovery_check", "mismatch_behaviour_check", "run_comparison"]
 
 
-def run_comparison(lab: Lab, row: Comparison) -> ComparisonRecord:
+def run_comparison(deck: Deck, row: Comparison) -> ComparisonRecord:
     """Run both sides of a comparison (and any runs it sets beside them) at once, the same load on all,
     and set them side by side."""
-    runs = lab.run_many([(run, None) for run in row.runs()], concurrent=True)
+    runs = deck.run_many([(run, None) for run in row.runs()], concurrent=True)
     first, second = runs[0], runs[1]
     regain_difference = None
     difference: float | None
     if row.figure == "server default":
         difference = float(first.model_calls - second.model_calls)
-        check, *more = server_default_checks(lab, row, first, second)
+        check, *more = server_default_checks(deck.lab, row, first, second)
         runs_checks: tuple[Check, ...] = tuple(more)
     elif row.figure == "mismatch behaviour":
         difference = float(first.model_calls - second.model_calls)

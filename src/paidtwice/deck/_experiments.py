@@ -11,8 +11,7 @@ from dataclasses import dataclass, field, replace
 from paidtwice._exceptions import NotFound
 from paidtwice._words import count
 from paidtwice.agent import CLEAN_JOURNALED_JOURNAL, CLEAN_NAIVE_JOURNAL, DECK_AGENT, AgentMode
-from paidtwice.engine import InvocationStatus
-from paidtwice.lab._faults import (
+from paidtwice.deck._faults import (
     Fault,
     KillInPause,
     KillMidBooking,
@@ -22,14 +21,15 @@ from paidtwice.lab._faults import (
     PauseMidCall,
     ServerKillInPause,
 )
-from paidtwice.lab._policy import SERVER_RETRY_POLICY, RetryPolicy, ServerRetryPolicy
+from paidtwice.deck._policy import SERVER_RETRY_POLICY, RetryPolicy, ServerRetryPolicy
+from paidtwice.engine import InvocationStatus
+from paidtwice.lab import DEFAULT_RESTART_DELAY
 from paidtwice.results import Expected, RecordedStatus
 from paidtwice.stub import Hold
 
 __all__ = [
     "COMPARISONS",
     "CURVES",
-    "DEFAULT_RESTART_DELAY",
     "EXPERIMENTS",
     "SCENARIOS",
     "SERVER_RETRY_POLICY",
@@ -48,12 +48,6 @@ __all__ = [
     "experiment_by_name",
     "with_model_latency",
 ]
-
-DEFAULT_RESTART_DELAY = 1.25
-"""Seconds the agent stays down after a kill. With the agent's backoff (200 ms doubling to 2 s, plus up to 30%
-jitter) two retries fall in that window whatever the jitter: the second lands by 0.8 s, the third not before
-1.4 s. So a mismatch that never heals is paid for on the 17 attempts left of 20: the deck's figure. The delay
-sits late in that gap: a loaded server fires its retries late, never early."""
 
 
 NO_FAULT = NoFault()

@@ -9,6 +9,14 @@ from pathlib import Path
 
 from paidtwice._exceptions import UsageError
 from paidtwice.agent import AgentAttempt
+from paidtwice.deck._checks import compare
+from paidtwice.deck._experiments import Experiment
+from paidtwice.deck._measures import (
+    Recovery,
+    deliberate_wait,
+    mismatch_of,
+    recovery_of,
+)
 from paidtwice.engine import (
     AdminClient,
     IngressClient,
@@ -17,19 +25,16 @@ from paidtwice.engine import (
     SqlClient,
     invocation_status,
 )
-from paidtwice.lab._bill import PRICES_AS_OF, bill, extra_calls
-from paidtwice.lab._checks import compare
-from paidtwice.lab._experiments import Experiment
-from paidtwice.lab._measures import (
-    Recovery,
+from paidtwice.lab import (
+    PRICES_AS_OF,
+    PolledAttempts,
     attempt_log_of,
-    deliberate_wait,
-    mismatch_of,
+    bill,
+    extra_calls,
+    mismatches_of,
     model_log_of,
-    recovery_of,
     tool_log_of,
 )
-from paidtwice.lab._watch import AttemptWatch, mismatches_of
 from paidtwice.recover import plan_recovery
 from paidtwice.results import NodeKillRecord, RecordedStatus, RunRecord
 from paidtwice.stub import Booking, Lane, ModelCall
@@ -68,8 +73,8 @@ class RunSeen:
     """The run's invocation."""
     lane: Lane
     """The stub lane its agent talked to (the model, tool and booking ledgers)."""
-    watch: AttemptWatch
-    """The invocation's attempts, as the lab's watcher polled them."""
+    polled: PolledAttempts
+    """The invocation's attempts, as the lab's poller saw them."""
     final: InvocationRow | None
     """Its sys_invocation row once settled (None: the server held none)."""
     agent_attempts: list[AgentAttempt]
@@ -105,7 +110,7 @@ def measure_run(
     tools = seen.lane.tool_runs(invocation_id)
     bookings = seen.lane.bookings(invocation_id)
     agent_attempts = seen.agent_attempts
-    total = seen.watch.count(agent_attempts)
+    total = seen.polled.count(agent_attempts)
     after_kill = [a for a in agent_attempts if kill_at is not None and a.at > kill_at]
     paid, added = bill(calls, price_model), bill(extra_calls(calls), price_model)
     recovery, deliberate = _timing(experiment, seen, journal, status, calls, bookings)
@@ -191,7 +196,7 @@ def _timing(
     waits += [(b.started, b.finished) for b in bookings if b.finished]
     deliberate = deliberate_wait(
         journal,
-        seen.watch.ordered(),
+        seen.polled.ordered(),
         seen.agent_attempts,
         seen.kill_at,
         seen.up_at,

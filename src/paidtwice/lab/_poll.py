@@ -1,9 +1,6 @@
-"""Watching invocations: the thread that polls sys_invocation, what it saw of each invocation's attempts, and
-`wait_for`, the one poll loop the lab waits on.
-
-The lab's runner, its recovery walk and its sweep all wait for a condition on the server the same way: poll it
-until it holds, give up with an `ExperimentError` after a timeout, stop with `LabCancelled` when told to.
-"""
+"""Polling the server: the thread that polls sys_invocation for every live invocation, what it saw of each
+one's attempts, and `wait_for`, the one loop the lab's users wait on (poll until it holds, `ExperimentError`
+after a timeout, `LabCancelled` when told to stop)."""
 
 from __future__ import annotations
 
@@ -13,13 +10,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError
-from paidtwice.agent import MISMATCH_ERROR_CODE, AgentAttempt, number_attempts
+from paidtwice.agent import AgentAttempt, number_attempts
 from paidtwice.engine import InvocationRow, SqlClient, epoch, wait_until
 
-__all__ = ["Attempt", "AttemptWatch", "Watcher", "mismatches_of", "settled", "wait_for"]
+__all__ = ["PolledAttempt", "PolledAttempts", "Poller", "settled", "wait_for"]
 
 POLL = 0.02
-"""Seconds between two polls: the watcher's, and `wait_for`'s."""
+"""Seconds between two polls: the poller's, and `wait_for`'s."""
 
 
 def wait_for(what: str, condition: Callable[[], bool], *, timeout: float, stop: Callable[[], bool]) -> None:
@@ -42,18 +39,18 @@ def wait_for(what: str, condition: Callable[[], bool], *, timeout: float, stop: 
 
 
 @dataclass
-class Attempt:
+class PolledAttempt:
     start: float
     backoff_from: float | None = None
     backoff_until: float | None = None
 
 
 @dataclass
-class AttemptWatch:
-    """What the lab saw of one invocation's attempts: one entry per distinct last_start_at."""
+class PolledAttempts:
+    """What polling saw of one invocation's attempts: one entry per distinct last_start_at."""
 
     invocation_id: str
-    attempts: dict[str, Attempt] = field(default_factory=dict)
+    attempts: dict[str, PolledAttempt] = field(default_factory=dict)
     last_backoff_retry_count: int = 0
     """retry_count of the latest backing-off state seen: the attempts made so far at that moment."""
     running_retry_count: int = 0
@@ -68,7 +65,7 @@ class AttemptWatch:
         self.last = row
         if row.last_start_at:
             attempt = self.attempts.setdefault(
-                row.last_start_at, Attempt(start=epoch(row.last_start_at) or time.time())
+                row.last_start_at, PolledAttempt(start=epoch(row.last_start_at) or time.time())
             )
             if row.status == "backing-off" and attempt.backoff_from is None:
                 attempt.backoff_from = time.time()
@@ -84,7 +81,7 @@ class AttemptWatch:
         backoff = self.last_backoff_retry_count + 1 if self.last_backoff_retry_count else 0
         return max(len(self.attempts), backoff, self.running_retry_count)
 
-    def ordered(self) -> list[Attempt]:
+    def ordered(self) -> list[PolledAttempt]:
         return sorted(self.attempts.values(), key=lambda a: a.start)
 
     def count(self, agent: Sequence[AgentAttempt] = ()) -> int:
@@ -99,12 +96,7 @@ class AttemptWatch:
         return max(numbers[-1] if numbers else 0, self.attempts_seen(), 1)
 
 
-def mismatches_of(agent: Sequence[AgentAttempt]) -> int:
-    """Attempts that reached the agent and failed with a journal mismatch, from the code it sent."""
-    return sum(1 for attempt in agent if attempt.error_code == MISMATCH_ERROR_CODE)
-
-
-class Watcher:
+class Poller:
     """One thread that polls sys_invocation for every live run of the lab, in a single query.
 
     `sql` gives the client to ask each time: on a cluster, it asks a node that is alive now."""
@@ -112,17 +104,18 @@ class Watcher:
     def __init__(self, sql: Callable[[], SqlClient], cancelled: threading.Event) -> None:
         self._sql = sql
         self._cancelled = cancelled
-        self._live: dict[str, AttemptWatch] = {}
+        self._live: dict[str, PolledAttempts] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True, name="paidtwice-watch")
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="paidtwice-poll")
         self._thread.start()
 
-    def watch(self, invocation_id: str) -> AttemptWatch:
-        watch = AttemptWatch(invocation_id)
+    def follow(self, invocation_id: str) -> PolledAttempts:
+        """Poll the invocation until `forget`; what is seen lands in the returned `PolledAttempts`."""
+        polled = PolledAttempts(invocation_id)
         with self._lock:
-            self._live[invocation_id] = watch
-        return watch
+            self._live[invocation_id] = polled
+        return polled
 
     def forget(self, invocation_id: str) -> None:
         with self._lock:
@@ -135,8 +128,8 @@ class Watcher:
             return
         rows = self._sql().invocations(list(live))
         with self._lock:
-            for invocation_id, watch in live.items():
-                watch.observe(rows.get(invocation_id))
+            for invocation_id, polled in live.items():
+                polled.observe(rows.get(invocation_id))
 
     def _loop(self) -> None:
         while not self._stop.is_set() and not self._cancelled.is_set():

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from paidtwice._exceptions import AdminError, ExperimentError
 from paidtwice._words import count
+from paidtwice.deck._experiments import Walk
 from paidtwice.engine import AdminClient, SqlClient
-from paidtwice.lab._bill import PRICES_AS_OF, bill
-from paidtwice.lab._experiments import Walk
-from paidtwice.lab._runner import MISMATCH_CODE, Lab
-from paidtwice.lab._watch import wait_for
-from paidtwice.recover import WayOut, explain, plan_recovery
+from paidtwice.lab import PRICES_AS_OF, Lab, bill, wait_for
+from paidtwice.recover import MISMATCH_CODE, WayOut, explain, plan_recovery
 from paidtwice.results import Check, Mismatch, RecoveryRecord, RecoveryStep, RunRecord
 from paidtwice.stub import NO_TOKENS, Lane, TokenUsage
+
+if TYPE_CHECKING:
+    from paidtwice.deck._runner import Deck
 
 __all__ = ["run_walk"]
 
@@ -78,8 +80,11 @@ class _Walking:
         return RecoveryStep(action, call.status, call.answer, outcome, invocation_id, *costs)
 
 
-def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
-    stuck = _stuck_run(lab, walk)
+def run_walk(deck: Deck, walk: Walk) -> RecoveryRecord:
+    """Leave the walk's base run paused, deploy the fix beside it, then take each way out in turn: a probe of
+    the fix, resume, pause again, restart while paused, kill, restart after the kill."""
+    lab = deck.lab
+    stuck = _stuck_run(deck, walk)
     lane = lab.stub.lane(stuck.lane)
     if lane is None:
         raise ExperimentError(f"stub lane {stuck.lane} is gone")
@@ -120,9 +125,9 @@ def run_walk(lab: Lab, walk: Walk) -> RecoveryRecord:
     )
 
 
-def _stuck_run(lab: Lab, walk: Walk) -> RunRecord:
+def _stuck_run(deck: Deck, walk: Walk) -> RunRecord:
     """The walk's base run, which must leave its invocation paused."""
-    stuck = lab.run(walk.base)
+    stuck = deck.run(walk.base)
     if stuck.status != "paused":
         calls = "; ".join(f"call {c.call} turn {c.turn} ask {c.ask}: {c.decision}" for c in stuck.model_log)
         raise ExperimentError(

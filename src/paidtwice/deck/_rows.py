@@ -10,30 +10,32 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from paidtwice.lab._experiments import Comparison, Curve, Experiment, Row, Walk
-from paidtwice.lab._runner import Lab
-from paidtwice.lab._together import named_failure, run_together
-from paidtwice.lab._walks import run_walk
+from paidtwice.deck._experiments import Comparison, Curve, Experiment, Row, Walk
+from paidtwice.deck._together import named_failure, run_together
 from paidtwice.results import Record
+
+if TYPE_CHECKING:
+    from paidtwice.deck._runner import Deck
 
 __all__ = ["run_rows"]
 
 
-def _one(lab: Lab, row: Row) -> Record:
+def _one(deck: Deck, row: Row) -> Record:
     if isinstance(row, Experiment):
-        return lab.run(row)
+        return deck.run(row)
     if isinstance(row, Curve):
-        return lab.run_curve(row)
+        return deck.run_curve(row)
     if isinstance(row, Walk):
-        return run_walk(lab, row)
+        return deck.run_walk(row)
     if isinstance(row, Comparison):
-        return lab.run_comparison(row)
+        return deck.run_comparison(row)
     raise TypeError(f"not a deck row: {row!r}")
 
 
 def run_rows(
-    lab: Lab,
+    deck: Deck,
     rows: Sequence[Row],
     *,
     concurrent: bool = True,
@@ -43,7 +45,7 @@ def run_rows(
     lock = threading.Lock()
 
     def run(row: Row) -> Record:
-        record = _one(lab, row)
+        record = _one(deck, row)
         if on_record is not None:
             with lock:
                 on_record(record)
@@ -53,11 +55,11 @@ def run_rows(
         return [_named(row, run) for row in rows]
     # A node killed under one row stalls every invocation its partitions hold, whichever row made them:
     # on the lab's own cluster, such a row runs alone, after the others.
-    alone = [row for row in rows if lab.cluster > 1 and _kills_a_node(row)]
+    alone = [row for row in rows if deck.lab.cluster > 1 and _kills_a_node(row)]
     together = [row for row in rows if row not in alone]
     done = run_together(
         [(row.name, functools.partial(run, row)) for row in together],
-        cancelled=lab.cancelled,
+        cancelled=deck.lab.cancelled,
         thread_name="paidtwice-row",
     )
     records = {id(row): record for row, record in zip(together, done, strict=True)}

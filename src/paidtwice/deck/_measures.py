@@ -1,9 +1,6 @@
-"""What a run's logs say once it has settled: the model, tool and attempt logs of its record, the waits it
-asked for, a node kill's stalls, and where its recovery went.
-
-The runner (`_runner.py`) lands the faults; everything here reads what was logged meanwhile (the stub's
-ledger, the agent host's wire and step logs, `sys_journal`) and turns it into figures, with no server to ask.
-"""
+"""What a deck run's logs say once it has settled: the waits it asked for, a node kill's stalls, where its
+recovery went; read from what was logged (the stub's ledger, the agent host's wire and step logs,
+`sys_journal`), with no server to ask."""
 
 from __future__ import annotations
 
@@ -14,38 +11,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paidtwice.agent import MISMATCH_ERROR_CODE, AgentAttempt, number_attempts
+from paidtwice.agent import AgentAttempt
 from paidtwice.engine import FailureEvent, JournalEntry, epoch
-from paidtwice.lab._bill import extra_calls, price_call
-from paidtwice.lab._watch import Attempt
-from paidtwice.recover import read_mismatch
+from paidtwice.lab import PolledAttempt
+from paidtwice.recover import MISMATCH_CODE, read_mismatch
 from paidtwice.results import (
-    AttemptLine,
     Check,
     Mismatch,
-    ModelLogLine,
     NodeKillRecord,
     RecoveryBreakdown,
     RunRecord,
-    ToolLogLine,
 )
-from paidtwice.stub import NO_TOKENS, ModelCall, ToolRun
+from paidtwice.stub import ModelCall
 
 __all__ = [
-    "MISMATCH_CODE",
     "NodeKill",
     "Recovery",
-    "attempt_log_of",
     "deliberate_wait",
     "mismatch_of",
-    "model_log_of",
     "node_kill_record",
     "recovery_check",
     "recovery_of",
-    "tool_log_of",
 ]
-
-MISMATCH_CODE = "RT0016"
 
 
 @dataclass(frozen=True)
@@ -62,39 +49,6 @@ class NodeKill:
     """The node that led the partition next."""
     takeover_at: float
     """Wall-clock time the lab saw the new leader."""
-
-
-def model_log_of(
-    calls: Sequence[ModelCall],
-    started: float,
-    *,
-    price_model: str,
-    clean_turns: Sequence[int] | None = None,
-) -> tuple[ModelLogLine, ...]:
-    """The stub ledger's calls of one invocation, timed from `started`, each billed at `price_model`; which
-    are extra as `extra_calls` says (against a clean run's turns, when given)."""
-    extra = {id(c) for c in extra_calls(calls, clean_turns)}
-    return tuple(
-        ModelLogLine(
-            c.call,
-            c.turn,
-            c.ask,
-            c.answer.decision,
-            c.answer.summary(),
-            c.delivered,
-            round(c.started - started, 3),
-            round(c.finished - started, 3) if c.finished is not None else None,
-            usage=c.billed or NO_TOKENS,
-            cost_usd=price_call(c, price_model),
-            extra=id(c) in extra,
-        )
-        for c in calls
-    )
-
-
-def tool_log_of(runs: Sequence[ToolRun], started: float) -> tuple[ToolLogLine, ...]:
-    """The stub's tool runs of one invocation, timed from `started`."""
-    return tuple(ToolLogLine(t.call, t.tool, t.delivered, round(t.started - started, 3)) for t in runs)
 
 
 def node_kill_record(
@@ -130,35 +84,6 @@ def node_kill_record(
     )
 
 
-def attempt_log_of(
-    agent: Sequence[AgentAttempt], total: int, status: str, started: float
-) -> tuple[AttemptLine, ...]:
-    """Every attempt in order: those that reached the agent as the wire showed them, the others in between
-    (and after, when polling saw more) as having found the agent down."""
-    reached = dict(zip(number_attempts(agent), agent, strict=True))
-    lines = []
-    for number in range(1, total + 1):
-        attempt = reached.get(number)
-        if attempt is None:
-            lines.append(AttemptLine(number, False, None, None, "agent down"))
-            continue
-        if attempt.error_code is not None:
-            outcome = (
-                MISMATCH_CODE if attempt.error_code == MISMATCH_ERROR_CODE else f"error {attempt.error_code}"
-            )
-        elif attempt.last_event == "end":
-            outcome = "completed" if status == "completed" else "ended"
-        elif attempt.last_event == "suspend":
-            outcome = "suspended"
-        else:
-            outcome = "cut off"
-        ended = round(attempt.ended - started, 3) if attempt.ended is not None else None
-        lines.append(
-            AttemptLine(number, True, round(attempt.at - started, 3), attempt.retry, outcome, ended=ended)
-        )
-    return tuple(lines)
-
-
 def mismatch_of(failures: Sequence[FailureEvent], journal: Sequence[JournalEntry]) -> Mismatch | None:
     """The invocation's last journal mismatch (RT0016), read against its journal; None if it had none."""
     for event in reversed(failures):
@@ -179,7 +104,7 @@ def _union(intervals: Iterable[tuple[float, float]]) -> float:
 
 def deliberate_wait(
     journal: Sequence[JournalEntry],
-    attempts: Sequence[Attempt],
+    attempts: Sequence[PolledAttempt],
     agent: Sequence[AgentAttempt],
     kill_at: float | None,
     up_at: float | None,
