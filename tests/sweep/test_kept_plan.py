@@ -26,8 +26,8 @@ from paidtwice.stub import script_by_name
 from paidtwice.sweep._kept import (
     PLANS_ENV,
     keep_plan,
+    kept_durations,
     kept_plan,
-    kept_took,
     plan_key,
     plans_dir,
     same_plan,
@@ -91,9 +91,9 @@ def test_a_kept_plan_reads_back_and_a_broken_file_is_no_plan(
     points = [_point(1, covers=0.5), _point(2, model_holds=(2, 3), pause_op=4, hold_entries=5)]
     assert kept_plan("k1") is None
     keep_plan("k1", points, alone=True)
-    assert kept_plan("k1") == points and kept_took("k1") == {}
+    assert kept_plan("k1") == points and kept_durations("k1") == {}
     keep_plan("k1", points, {2: 12.5}, alone=True)
-    assert kept_plan("k1") == points and kept_took("k1") == {2: 12.5}
+    assert kept_plan("k1") == points and kept_durations("k1") == {2: 12.5}
     # A clean run whose agent served other services of the app (its handler's callees): not used.
     keep_plan("k4", points, alone=False)
     assert kept_plan("k4") is None
@@ -161,7 +161,7 @@ def swept(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[s
             plan = kept_plan(key)
             assert plan is not None
             # Once its points are measured, the plan keeps how long each took: the longest start first.
-            assert sorted(kept_took(key)) == [p.order for p in matrix.points]
+            assert sorted(kept_durations(key)) == [p.order for p in matrix.points]
             done[name] = _Swept(matrix, tuple(said), _appended(output[0]), tuple(plan))
         yield done
 

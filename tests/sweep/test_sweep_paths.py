@@ -16,7 +16,7 @@ from paidtwice.report._text import format_sweep
 from paidtwice.sweep import sweep
 from paidtwice.sweep._sweep import SweepMatrix
 from paidtwice.targets import TargetSpec
-from paidtwice.targets._host import steps_run_again
+from paidtwice.targets._app import steps_run_again
 from paidtwice.targets._timeline import StepEvent
 from paidtwice.testing import assert_pays_once
 

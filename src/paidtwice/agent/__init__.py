@@ -10,7 +10,7 @@ What the lab's other packages use of it, by where it lives:
     _app       finding a user's app in its module: `load_app`, `endpoint_of`, `load_problem`
     _preload   which of an app's frameworks a fork server may import for its agents: `framework_preload`
     _command   a deployment in any language started by a command, behind `_proxy`, the protocol proxy that
-               logs its attempts and steps: `CommandAgent`, `read_wire`, `node_path`
+               logs its attempts and steps: `CommandHost`, `read_wire`, `node_path`
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from paidtwice import _lazy
 if _typing.TYPE_CHECKING:
     from paidtwice.agent._app import MANIFEST_ACCEPT, endpoint_of, load_app, load_problem
     from paidtwice.agent._command import (
-        CommandAgent,
+        CommandHost,
         WireStep,
         command_label,
         command_manifest,
@@ -80,7 +80,7 @@ if _typing.TYPE_CHECKING:
 _LAZY = {
     **dict.fromkeys(("MANIFEST_ACCEPT", "endpoint_of", "load_app", "load_problem"), "paidtwice.agent._app"),
     **dict.fromkeys(
-        ("CommandAgent", "WireStep", "command_label", "command_manifest", "node_path", "read_wire"),
+        ("CommandHost", "WireStep", "command_label", "command_manifest", "node_path", "read_wire"),
         "paidtwice.agent._command",
     ),
     **dict.fromkeys(
@@ -146,7 +146,7 @@ __all__ = [
     "AgentAttempt",
     "AgentHost",
     "AgentMode",
-    "CommandAgent",
+    "CommandHost",
     "FrameReader",
     "LeasedAgent",
     "WireStep",

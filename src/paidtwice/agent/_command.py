@@ -31,7 +31,7 @@ from paidtwice.agent._process import AgentAttempt, LeasedAgent, attempt_of, wait
 from paidtwice.agent._proxy import Proxy
 from paidtwice.engine import HOST, PortLease, Process, ensure_node_binary, lease_port, port_is_listening
 
-__all__ = ["CommandAgent", "WireStep", "command_label", "command_manifest", "listens_elsewhere", "node_path"]
+__all__ = ["CommandHost", "WireStep", "command_label", "command_manifest", "listens_elsewhere", "node_path"]
 
 LISTEN_PORT = "PAIDTWICE_LISTEN_PORT"
 """The port the Node preload (`listen_port.cjs`) moves a fixed-port listen to: the run's leased port."""
@@ -112,7 +112,7 @@ def read_wire(log: Path, invocation_id: str | None = None) -> list[dict[str, Any
     return records
 
 
-class CommandAgent(LeasedAgent):
+class CommandHost(LeasedAgent):
     """The user's command on a port of its own behind a protocol proxy; restartable, killed as a group.
 
     Same surface as `AgentHost` where the sweep uses it: `uri` (the proxy's, which is what is registered),
@@ -187,7 +187,7 @@ class CommandAgent(LeasedAgent):
             cwd=self.cwd,
         ).start()
 
-    def start(self) -> CommandAgent:
+    def start(self) -> CommandHost:
         if not self._proxy_up:
             self.proxy.start()
             self._proxy_up = True
@@ -329,7 +329,7 @@ def command_manifest(
 ) -> dict[str, Any]:
     """Start the command once and read its discovery manifest; a UsageError naming its log (in `workdir`)
     if it cannot be swept (exits at once, listens on no port, refuses discovery)."""
-    agent = CommandAgent(
+    agent = CommandHost(
         command=command,
         env=env,
         workdir=workdir,

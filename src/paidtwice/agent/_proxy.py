@@ -108,7 +108,7 @@ class Proxy:
     ) -> None:
         self.target_port = target_port
         """The port of the process behind the proxy; a replacement's once it is to be up (see
-        `CommandAgent.wait_up`). Until then the dead one's: the server finds the deployment down."""
+        `CommandHost.wait_up`). Until then the dead one's: the server finds the deployment down."""
         self.service = service
         self.renamed = renamed
         self.tag = tag

@@ -89,9 +89,8 @@ class Experiment:
     """Seconds the stub's booking endpoint takes to confirm a booking."""
     step_log: bool = False
     """Have the agent host log the handler's steps, to time how long the recovery took to regain what the
-    kill lost (`RecoveryBreakdown.regain_s`). Off for the other rows, which do not need it: it instruments
-    every HTTP client the host finds, and before the fork server preloaded aiohttp, that import alone moved
-    the deck's kills out of their pauses."""
+    kill lost (`RecoveryBreakdown.regain_s`). Off where not needed: it instruments every HTTP client the host
+    finds, and that costs CPU beside the kill."""
     explicit_recovery: bool = False
     """Run the agent's service under restate-sdk's preview `explicit_recovery`: a retry runs the handler from
     the start and executes every `ctx.run` again, replaying nothing."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from paidtwice._exceptions import ExperimentError
-from paidtwice.agent import AgentHost, CommandAgent
+from paidtwice.agent import AgentHost, CommandHost
 from paidtwice.deck._measures import NodeKill
 from paidtwice.engine import RestateCluster
 from paidtwice.lab import Engine
@@ -54,7 +54,7 @@ class FaultedRun:
     """The row's name, for messages."""
     engine: Engine
     """The server the run's invocation lives on."""
-    agent: AgentHost | CommandAgent
+    agent: AgentHost | CommandHost
     """The run's agent."""
     lane: Lane
     """The run's lane of the stub."""

@@ -21,7 +21,7 @@ from paidtwice.agent import (
     RETRY_POLICY,
     STEP_LOG,
     AgentHost,
-    CommandAgent,
+    CommandHost,
     agent_env,
     node_path,
     renamed_service,
@@ -98,7 +98,7 @@ class Deck:
 
     def _agent_for(
         self, experiment: Experiment, lane: Lane, service: str, extra_env: dict[str, str]
-    ) -> AgentHost | CommandAgent:
+    ) -> AgentHost | CommandHost:
         """The row's agent: the deck's (or a Python app) on the fork server, or a command behind a proxy."""
         if not experiment.command:
             return self.lab.new_agent(
@@ -116,7 +116,7 @@ class Deck:
             "PAUSE_MS": f"{float(self._pause_seconds()) * 1000:g}",
             **dict(experiment.command_env),
         }
-        return CommandAgent(
+        return CommandHost(
             command=experiment.command,
             env=env,
             workdir=self.lab.workdir / service,

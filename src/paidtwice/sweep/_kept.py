@@ -160,7 +160,7 @@ def kept_plan(key: str | None) -> list[CrashPoint] | None:
         return None
 
 
-def kept_took(key: str | None) -> dict[int, float]:
+def kept_durations(key: str | None) -> dict[int, float]:
     """How long each point's run of the plan kept under `key` took the last time (seconds, by the point's
     order; those not measured are missing): the longest start first."""
     if key is None:

@@ -68,12 +68,12 @@ def point_run(
     tag: str,
     kills: KillPlan = KillPlan(),
     model: ModelStub = ModelStub(),
-    against: Callable[[], tuple[CleanRun, CrashPoint]] | None = None,
+    baseline: Callable[[], tuple[CleanRun, CrashPoint]] | None = None,
 ) -> PointResult:
     """Run the target to the point's moment, kill it there, restart it and measure what the replay paid.
     A run whose kill missed the moment (or whose agent never reached it) is run again, on an agent and an
     invocation of its own, up to `kills.retries` times; the record is the last run's, with the misses.
-    With `against`, the run is measured against what it returns once the run settled (the clean run and the
+    With `baseline`, the run is measured against what it returns once the run settled (the clean run and the
     point as the clean run planned it: a point started from a kept plan, beside its clean run), not against
     `clean` and `point`."""
     started = time.time()
@@ -102,8 +102,8 @@ def point_run(
                 why = _kill_missed(run, point, seen, kill.at)
                 if not why or len(missed) >= kills.retries:
                     waited = time.time()
-                    if against is not None:
-                        clean, point = against()
+                    if baseline is not None:
+                        clean, point = baseline()
                     kill = dataclasses.replace(kill, first=started, waited=time.time() - waited)
                     return _point_result(run, script_name, clean, point, kill, seen, missed)
         missed.append(why)

@@ -26,9 +26,9 @@ from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.sweep._kept import keep_plan, same_plan
 from paidtwice.sweep._options import KillPlan, shard_of
 
-__all__ = ["Against", "Matrix", "Schedule"]
+__all__ = ["Baseline", "Matrix", "Schedule"]
 
-Against = Callable[[], tuple[CleanRun, CrashPoint]]
+Baseline = Callable[[], tuple[CleanRun, CrashPoint]]
 """What a point's run is measured against, once it settled: the clean run, and the point as it planned it."""
 
 
@@ -42,10 +42,10 @@ class CleanOf(Protocol):
 
 class PointOf(Protocol):
     """Runs a point of the i-th matrix (tagged `tag`, stopped by `stop`), measured against its clean run
-    (or, when `against` is given, against what it returns once the run settled)."""
+    (or, when `baseline` is given, against what it returns once the run settled)."""
 
     def __call__(
-        self, i: int, point: CrashPoint, tag: str, stop: threading.Event, against: Against | None, /
+        self, i: int, point: CrashPoint, tag: str, stop: threading.Event, baseline: Baseline | None, /
     ) -> PointResult: ...
 
 
@@ -64,7 +64,7 @@ class Matrix:
     kept: list[CrashPoint] | None
     """The plan kept from the last sweep of the same code; None: there is none (or it is not used)."""
     took: dict[int, float] = field(default_factory=dict)
-    """How long each kept point's run took the last time (seconds, by order; `_kept.kept_took`)."""
+    """How long each kept point's run took the last time (seconds, by order; `_kept.kept_durations`)."""
     stop: threading.Event = field(default_factory=threading.Event)
     """Stops the points started from the kept plan."""
     cleaned: threading.Event = field(default_factory=threading.Event)
@@ -221,7 +221,7 @@ class Schedule:
         run's (the run is thrown away, whatever it measured or however it failed)."""
         matrix = self.matrices[i]
         try:
-            result = self.point_of(i, point, str(point.order), matrix.stop, lambda: self._against(i, n))
+            result = self.point_of(i, point, str(point.order), matrix.stop, lambda: self._baseline(i, n))
         except _Stale:
             return None
         except BaseException:
@@ -232,7 +232,7 @@ class Schedule:
         self._say(result)
         return result
 
-    def _against(self, i: int, n: int) -> tuple[CleanRun, CrashPoint]:
+    def _baseline(self, i: int, n: int) -> tuple[CleanRun, CrashPoint]:
         """The clean run and its n-th point, once the clean run ended; `_Stale` if it planned otherwise."""
         matrix = self.matrices[i]
         matrix.cleaned.wait()

@@ -25,11 +25,11 @@ from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab, Poller, check_price_model
 from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub import AutoBook, Script, script_by_name
 from paidtwice.sweep._callees import Companions
-from paidtwice.sweep._kept import kept_plan, kept_took, plan_key
+from paidtwice.sweep._kept import kept_durations, kept_plan, plan_key
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
 from paidtwice.sweep._point import point_run
 from paidtwice.sweep._runs import NotSwept, SweepRun, clean_run
-from paidtwice.sweep._schedule import Against, Matrix, Schedule
+from paidtwice.sweep._schedule import Baseline, Matrix, Schedule
 from paidtwice.targets import Target, TargetSpec
 
 __all__ = [
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 
-_Combo = tuple[Target, str, Script]
+_TargetScript = tuple[Target, str, Script]
 """One matrix of a sweep: the target, the script's name, the script."""
 
 
@@ -79,11 +79,11 @@ def sweep_targets(
     stop = threading.Event()
     # Service names, lanes and work directories are the sweep's own, also when a lab sweeps more than once.
     sweep_id = lab.next_id()
-    combos: list[_Combo] = [(t, name, s) for t in targets for name, s in scripts]
-    matrices = [_matrix(lab, combo, model, kills) for combo in combos]
+    pairs: list[_TargetScript] = [(t, name, s) for t in targets for name, s in scripts]
+    matrices = [_matrix(lab, pair, model, kills) for pair in pairs]
 
-    def clean(i: int) -> tuple[CleanRun, str, list[CrashPoint] | None, bool]:
-        target, name, script = combos[i]
+    def run_clean(i: int) -> tuple[CleanRun, str, list[CrashPoint] | None, bool]:
+        target, name, script = pairs[i]
         tag = f"{_tag(sweep_id, i, target, name)}_clean"
         try:
             record, run = clean_run(lab, stop, poller, target, script, tag, model, companions)
@@ -93,24 +93,24 @@ def sweep_targets(
             return _NO_CLEAN_RUN, str(err), None, False
         return record, "", _plan(run), not run.serves_others()
 
-    def one(
-        i: int, point: CrashPoint, suffix: str, stops: threading.Event, against: Against | None
+    def run_point(
+        i: int, point: CrashPoint, suffix: str, stops: threading.Event, baseline: Baseline | None
     ) -> PointResult:
-        target, name, script = combos[i]
+        target, name, script = pairs[i]
         tag = f"{_tag(sweep_id, i, target, name)}_{suffix}"
         record = matrices[i].clean or _NO_CLEAN_RUN
         return point_run(
             lab, stops, poller, target, script, name, record, point,
-            tag=tag, kills=kills, model=model, against=against,
+            tag=tag, kills=kills, model=model, baseline=baseline,
         )  # fmt: skip
 
     try:
-        if not combos:
+        if not pairs:
             raise UsageError("nothing to sweep")
         schedule = Schedule(lab, matrices, kills=kills, stop=stop, on_point=on_point)
         # Once the clean runs are over, only the agent registered last for each of the app's other
         # services stays up; no point of a plan made after the clean runs has started yet.
-        points = schedule.run(clean, one, after_cleans=companions.prune)
+        points = schedule.run(run_clean, run_point, after_cleans=companions.prune)
     finally:
         poller.stop()
         companions.close()
@@ -119,17 +119,17 @@ def sweep_targets(
     wall = round(time.time() - started, 3)
     return [
         SweepMatrix(target.mode, name, m.clean or _NO_CLEAN_RUN, swept, wall, not_swept=m.not_swept)
-        for (target, name, _), m, swept in zip(combos, matrices, points, strict=True)
+        for (target, name, _), m, swept in zip(pairs, matrices, points, strict=True)
     ]
 
 
-def _matrix(lab: Lab, combo: _Combo, model: ModelStub, kills: KillPlan) -> Matrix:
+def _matrix(lab: Lab, pair: _TargetScript, model: ModelStub, kills: KillPlan) -> Matrix:
     """A matrix of the sweep, with the plan kept from the last sweep of the same code, if it may use one
     (a shard's points are dealt over every matrix's plan, so it plans after every clean run)."""
-    target, name, script = combo
+    target, name, script = pair
     key = plan_key(lab, target, script, model)
     kept = kept_plan(key) if kills.shard is None else None
-    took = kept_took(key) if kept is not None else {}
+    took = kept_durations(key) if kept is not None else {}
     return Matrix(name=f"{target.mode}/{name}", key=key, kept=kept, took=took)
 
 

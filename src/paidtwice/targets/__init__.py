@@ -2,9 +2,9 @@
 
 Three kinds, one protocol (`Target`, in `_target`):
 
-    DeckTarget      the deck's weather agent in one mode            served by paidtwice's host   (_host)
-    AppTarget       a user's Python app, MODULE:APP or MODULE       served by paidtwice's host   (_host)
-    CommandTarget   a deployment in any language, `--cmd CMD`       behind a protocol proxy      (_deployment)
+    DeckTarget      the deck's weather agent in one mode            served by paidtwice's host   (_app)
+    AppTarget       a user's Python app, MODULE:APP or MODULE       served by paidtwice's host   (_app)
+    CommandTarget   a deployment in any language, `--cmd CMD`       behind a protocol proxy      (_command)
 
 The sweep, the soak and the pytest helpers take a target and never ask which kind it is. A `TargetSpec` is
 the targets as a user names them (an app, a command, the deck's modes), built into checked targets once.
@@ -29,10 +29,10 @@ Adding a kind (a deployment already running somewhere, say) is one new class, a 
 
 from __future__ import annotations
 
-from paidtwice.agent import CommandAgent, WireStep, command_label, node_path
-from paidtwice.targets._deployment import CommandTarget, WireTrace
+from paidtwice.agent import WireStep, command_label, node_path
+from paidtwice.targets._app import DECK_MODES, AppTarget, DeckTarget, HostTrace, check_app
+from paidtwice.targets._command import CommandTarget, WireTrace
 from paidtwice.targets._discovery import discover
-from paidtwice.targets._host import DECK_MODES, AppTarget, DeckTarget, HostTrace, check_app
 from paidtwice.targets._spec import TargetSpec
 from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Target, Trace
 from paidtwice.targets._timeline import WAIT_KINDS
@@ -42,7 +42,6 @@ __all__ = [
     "WAIT_KINDS",
     "Agent",
     "AppTarget",
-    "CommandAgent",
     "CommandTarget",
     "DeckTarget",
     "HostTrace",

@@ -10,8 +10,8 @@ from typing import Any
 
 from paidtwice._exceptions import UsageError
 from paidtwice.stub import state_entries
-from paidtwice.targets._deployment import CommandTarget
-from paidtwice.targets._host import DECK_MODES, AppTarget, DeckTarget
+from paidtwice.targets._app import DECK_MODES, AppTarget, DeckTarget
+from paidtwice.targets._command import CommandTarget
 from paidtwice.targets._target import Resolution, Target
 
 __all__ = ["TargetSpec"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from paidtwice._exceptions import UsageError
 from paidtwice.agent import (
-    CommandAgent,
+    CommandHost,
     WireStep,
     agent_env,
     command_label,
@@ -46,7 +46,7 @@ __all__ = ["CommandTarget", "WireTrace"]
 class WireTrace:
     """A run as the proxy saw it on the wire, beside the stub's lane."""
 
-    agent: CommandAgent
+    agent: CommandHost
     lane: Lane
 
     def points(
@@ -229,7 +229,7 @@ class CommandTarget:
     def launch(self, launch: Launch) -> tuple[Agent, Trace]:
         # The lane answers whatever reaches it: the proxy, not a host, knows the invocation.
         launch.lane.single = True
-        agent = CommandAgent(
+        agent = CommandHost(
             command=self.command,
             # The stub's URLs and keys are in the launch's environment already, as for any agent.
             env={**launch.env, **node_path()},
