@@ -7,7 +7,7 @@ cli, ...) and its top-level modules (`_words`, `_exceptions`, `_pins`: leaves ev
 user's face (`paidtwice/__init__.py`, `testing.py`, `__main__.py`) may import any package; a package that
 imports the face back makes a cycle through it like any other. A package's own face is its `__init__`: what
 another package imports of it comes from there (`from paidtwice.lab import Lab`), never from a `_private`
-module (`from paidtwice.lab._runner import Lab`), so a package can move its insides and no other notices.
+module (`from paidtwice.lab._lab import Lab`), so a package can move its insides and no other notices.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Import:
     line: int
     """Its line."""
     module: str
-    """The imported module, dotted (`paidtwice.lab._records`, or `click`)."""
+    """The imported module, dotted (`paidtwice.lab._poll`, or `click`)."""
 
     def __str__(self) -> str:
         return f"{self.source.as_posix()}:{self.line} imports {self.module}"
@@ -168,7 +168,7 @@ def describe(cycle: list[str], edges: dict[tuple[str, str], list[Import]]) -> st
 
 
 def private_reaches(root: Path, allowed: dict[tuple[str, str], str]) -> list[Import]:
-    """Imports of another package's `_private` module (`paidtwice.lab._runner`) rather than its face, but for
+    """Imports of another package's `_private` module (`paidtwice.lab._lab`) rather than its face, but for
     those `allowed`. The top-level leaves (`_words`, `_exceptions`) are modules of their own: not counted."""
     found = []
     for imported in _imports(root):

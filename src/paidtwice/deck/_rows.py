@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["run_rows"]
 
 
-def _one(deck: Deck, row: Row) -> Record:
+def _run_row(deck: Deck, row: Row) -> Record:
     if isinstance(row, Experiment):
         return deck.run(row)
     if isinstance(row, Curve):
@@ -45,7 +45,7 @@ def run_rows(
     lock = threading.Lock()
 
     def run(row: Row) -> Record:
-        record = _one(deck, row)
+        record = _run_row(deck, row)
         if on_record is not None:
             with lock:
                 on_record(record)

@@ -1,7 +1,7 @@
 """The one HTTP client paidtwice uses for its own requests to its servers (admin, SQL, ingress, health).
 
 `httpx.get(...)` and friends make a new client for every request, and a new client builds an SSL context and
-loads the CA bundle (about 30 ms of CPU) even for a plain-HTTP loopback URL. The lab's watcher queries the
+loads the CA bundle (about 30 ms of CPU) even for a plain-HTTP loopback URL. The lab's poller queries the
 server fifty times a second, and that alone took half of the lab's CPU in a concurrent deck. One client,
 shared by every thread (httpx's client is thread-safe), pays for that once and keeps connections alive. A
 connection to a server that was killed is closed by the kernel, and the pool drops it before reusing it.
