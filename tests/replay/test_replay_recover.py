@@ -60,12 +60,13 @@ def test_the_naive_code_replays_what_is_kept_under_steady_answers(
 def test_save_journals_writes_each_runs_journal_and_a_kills_prefix(
     lab: Lab, deck_records: dict[str, RunRecord], tmp_path: Path
 ) -> None:
-    from paidtwice.cli._lab import record_journals
-    from paidtwice.replay import load_journal
+    from paidtwice.replay import load_journal, save_record_journals
     from paidtwice.replay._journal import save_with_prefix
 
     record = deck_records["naive-changed-for-good"]
-    record_journals(lab.sql, tmp_path, record)  # what `run`/`deck --save-journals` do per finished record
+    save_record_journals(
+        lab.sql, tmp_path, record
+    )  # what `run`/`deck --save-journals` do per finished record
     saved = load_journal(tmp_path / f"{record.name}.json")
     assert saved.invocation_id == record.invocation_id and saved.status == "paused"
     assert [(e.index, e.type, e.name) for e in saved.entries] == [

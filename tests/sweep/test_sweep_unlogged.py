@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from paidtwice.cli._sweep import short_pause
 from paidtwice.engine import epoch
 from paidtwice.lab import Lab
 from paidtwice.stub._turns import load_script_file
+from paidtwice.sweep import short_pause
 from paidtwice.sweep._sweep import SweepMatrix, sweep_targets
 from paidtwice.targets import AppTarget
 

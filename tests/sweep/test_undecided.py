@@ -107,6 +107,8 @@ def test_sweep_check_fails_on_an_undecided_point_unless_allowed(
         out, err = capsys.readouterr()
         return status, out, err
 
+    # What the sweep writes before it prints: the matrices' points.
+    write_results(tmp_path / "sweep.json", list(matrix.points))
     status, out, err = printed(check=True, allow=False)
     assert status == 1
     assert f"{name}: could not place after 1 retry, because" in err

@@ -18,7 +18,6 @@ from paidtwice.check._run import (
     run_lint,
     run_replay_check,
     run_sweeps,
-    save_points,
 )
 
 __all__ = [
@@ -36,5 +35,4 @@ __all__ = [
     "run_lint",
     "run_replay_check",
     "run_sweeps",
-    "save_points",
 ]

@@ -24,7 +24,7 @@ from paidtwice.report import (
     sweep_cases,
     sweep_findings,
 )
-from paidtwice.results import KillsPlaced, PointResult, SweepMatrix, write_results
+from paidtwice.results import KillsPlaced, PointResult, SweepMatrix
 from paidtwice.sweep import Answers, KillPlan, Shard, sweep
 from paidtwice.targets import TargetSpec
 
@@ -37,7 +37,6 @@ __all__ = [
     "run_lint",
     "run_replay_check",
     "run_sweeps",
-    "save_points",
 ]
 
 CHECKS = ("lint", "sweep", "replay-check")
@@ -249,7 +248,3 @@ def _rel(path: Path, root: Path) -> Path:
 def open_check_lab(config: Config) -> Lab:
     """The lab every sweep of a check shares."""
     return Lab(price_model=config.price_model or DEFAULT_PRICE_MODEL)
-
-
-def save_points(path: Path, outcomes: Sequence[Outcome]) -> None:
-    write_results(path, [p for o in outcomes for p in o.points])

@@ -20,20 +20,18 @@ from paidtwice.check import (
     run_lint,
     run_replay_check,
     run_sweeps,
-    save_points,
 )
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (
     allow_undecided_option,
-    default_json,
     echo_err,
     json_option,
     shard_option,
     writable,
 )
-from paidtwice.results import PointResult
+from paidtwice.results import PointResult, RecordSink
 
 __all__ = ["check"]
 
@@ -93,7 +91,7 @@ def check(
     outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
     outputs.check()
     wanted = set(only or CHECKS)
-    json_path = json_path or default_json(config.results_dir, "check")
+    sink = RecordSink.at(json_path, results_dir=config.results_dir, stem="check")
     outcomes: list[Outcome] = []
     with errors(), ExitStack() as stack:
         if "sweep" in wanted:
@@ -106,7 +104,7 @@ def check(
                     f"{config.path.name}: lint: no such file or directory: {err.args[0]}"
                 ) from None
         if "sweep" in wanted and config.sweeps:
-            writable(json_path, "the sweeps' records")
+            writable(sink.path, "the sweeps' records")
             lab = stack.enter_context(open_check_lab(config))
             for outcome in run_sweeps(
                 config,
@@ -117,8 +115,10 @@ def check(
                 allow_undecided=allow_undecided,
             ):
                 outcomes.append(_echo(outcome))
-            save_points(json_path, outcomes)
-            click.echo(f"every crash point's record: {json_path}")
+                # Each sweep's points on disk before the next sweep starts.
+                sink.replace([p for o in outcomes for p in o.points])
+            sink.close()
+            click.echo(f"every crash point's record: {sink.path}")
         replay = config.replay_check
         if "replay-check" in wanted and replay is not None:
             if not replay.journals.exists():

@@ -12,7 +12,6 @@ from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (
     check_outputs,
     cluster_option,
-    default_json,
     echo_err,
     html_option,
     json_option,
@@ -36,8 +35,8 @@ from paidtwice.deck import (
     experiment_by_name,
     with_model_latency,
 )
-from paidtwice.engine import SqlClient
 from paidtwice.lab import Lab
+from paidtwice.replay import save_record_journals
 from paidtwice.report import (
     curve_svg,
     deck_sections,
@@ -48,17 +47,9 @@ from paidtwice.report import (
     format_run,
     format_walk,
 )
-from paidtwice.results import (
-    ComparisonRecord,
-    CurveRecord,
-    Record,
-    RecoveryRecord,
-    RunRecord,
-    append_record,
-    write_results,
-)
+from paidtwice.results import ComparisonRecord, CurveRecord, Record, RecordSink, RunRecord
 
-__all__ = ["deck", "experiments", "provision", "record_journals", "run"]
+__all__ = ["deck", "experiments", "provision", "run"]
 
 
 @click.command("provision")
@@ -159,21 +150,21 @@ def deck(
         paidtwice deck --cluster 3
     """
     rows = _rows(only)
-    json_path = json_path or default_json(results_dir, "deck")
-    check_outputs(json_path, html_path, journals=save_journals)
+    sink = RecordSink.at(json_path, results_dir=results_dir, stem="deck")
+    check_outputs(sink.path, html_path, journals=save_journals)
     with errors():
         where = f"a {cluster}-node cluster of " if cluster > 1 else ""
         echo_err(f"paidtwice: {count(len(rows), 'experiment')} on {where}restate-server {server_version}")
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
-            records = _run_rows(lab, rows, json_path=json_path, serial=serial, journals=save_journals)
+            records = _run_rows(lab, rows, sink=sink, serial=serial, journals=save_journals)
     width = output_width(wide)
     click.echo(format_deck_table(records, width=width))
     for record in records:
         if not isinstance(record, RunRecord):
             click.echo(f"\n{record.name}:")
             click.echo(_format_record(record, width))
-    click.echo(f"\nFull records: {json_path}")
-    write_report(html_path, "paidtwice deck", deck_sections(records), [json_path])
+    click.echo(f"\nFull records: {sink.path}")
+    write_report(html_path, "paidtwice deck", deck_sections(records), [sink.path])
     sys.exit(0 if all(r.matches for r in records) else 1)
 
 
@@ -211,15 +202,15 @@ def run(
     row = _rows((name,))[0]
     if model_latency is not None:
         row = with_model_latency(row, model_latency)
-    json_path = json_path or default_json(results_dir, name)
-    check_outputs(json_path, html_path, journals=save_journals)
+    sink = RecordSink.at(json_path, results_dir=results_dir, stem=name)
+    check_outputs(sink.path, html_path, journals=save_journals)
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
-            records = _run_rows(lab, [row], json_path=json_path, serial=True, journals=save_journals)
+            records = _run_rows(lab, [row], sink=sink, serial=True, journals=save_journals)
     for record in records:
         click.echo(_format_record(record, output_width(wide)))
-    click.echo(f"\nFull record: {json_path}")
-    write_report(html_path, f"paidtwice run {name}", deck_sections(records), [json_path])
+    click.echo(f"\nFull record: {sink.path}")
+    write_report(html_path, f"paidtwice run {name}", deck_sections(records), [sink.path])
     sys.exit(0 if all(r.matches for r in records) else 1)
 
 
@@ -242,37 +233,22 @@ def _rows(names: tuple[str, ...]) -> list[Row]:
 
 
 def _run_rows(
-    lab: Lab, rows: list[Row], *, json_path: Path, serial: bool, journals: Path | None = None
+    lab: Lab, rows: list[Row], *, sink: RecordSink, serial: bool, journals: Path | None = None
 ) -> list[Record]:
-    records: list[Record] = []
-    write_results(json_path, records)
+    """The rows run on `lab`, each record on disk once its run finished, then all in the deck's order."""
+    sink.replace([])
 
     def save(record: Record) -> None:
-        append_record(json_path, records, record)
+        sink.add(record)
         if journals is not None:
-            record_journals(lab.sql, journals, record)
+            save_record_journals(lab.sql, journals, record)
         verdict = "matches" if record.matches else "DIFFERS from the deck"
         echo_err(f"  finished {record.name}: {verdict}")
         if isinstance(record, CurveRecord):
-            svg = curve_svg(record, json_path.with_name(f"{json_path.stem}-{record.name}.svg"))
+            svg = curve_svg(record, sink.path.with_name(f"{sink.path.stem}-{record.name}.svg"))
             echo_err(f"  plot of {record.name}: {svg}")
 
-    ordered = Deck(lab).run_rows(rows, concurrent=not serial, on_record=save)
-    write_results(json_path, ordered)
+    with sink:
+        ordered = Deck(lab).run_rows(rows, concurrent=not serial, on_record=save)
+        sink.replace(ordered)
     return ordered
-
-
-def record_journals(sql: SqlClient, directory: Path, record: Record) -> None:
-    """The journals of a finished record's invocations, captured while its server still runs."""
-    from paidtwice.replay import save_invocation
-
-    runs = record.runs if isinstance(record, CurveRecord) else ()
-    if isinstance(record, RunRecord):
-        save_invocation(sql, directory, record.name, record.invocation_id)
-    for i, run in enumerate(runs, start=1):
-        save_invocation(sql, directory, f"{record.name}-{i}", run.invocation_id)
-    if isinstance(record, RecoveryRecord):
-        save_invocation(sql, directory, record.name, record.invocation_id)
-        for i, step in enumerate(record.steps, start=1):
-            if step.invocation_id and step.invocation_id != record.invocation_id:
-                save_invocation(sql, directory, f"{record.name}-step{i}", step.invocation_id)

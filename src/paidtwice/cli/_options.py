@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,25 +19,24 @@ from paidtwice.cli._bad_input import BadInput
 from paidtwice.engine import MAX_NODES, check_size
 from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab, check_price_model
 from paidtwice.report import Section, write_html
+from paidtwice.results import DEFAULT_RESULTS, RESULTS_ENV
 from paidtwice.sweep import DEFAULT_RETRIES
 
 __all__ = [
-    "DEFAULT_RESULTS",
-    "RESULTS_ENV",
-    "STDOUT",
     "admin_url_option",
     "allow_undecided_option",
     "app_dir_option",
     "check_outputs",
     "cluster_option",
     "cmd_dir_option",
-    "default_json",
     "echo_err",
     "handler_option",
     "html_option",
     "input_option",
+    "json_on_stdout",
     "json_option",
     "model_latency_option",
+    "not_over",
     "open_lab",
     "output_width",
     "parse_input",
@@ -57,9 +54,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-DEFAULT_RESULTS = Path("paidtwice-results")
-RESULTS_ENV = "PAIDTWICE_RESULTS"
 
 
 def _check_price_model(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -200,24 +194,64 @@ def parse_input(input_json: str) -> Any:
 
 STDOUT = "-"
 """`--json -`: the records on stdout, on every command that has --json."""
+_ON_STDOUT = "paidtwice.json_on_stdout"
+"""Set in the command's context when its records go to stdout (the table then stays off it)."""
+_FLAG_FORM = "paidtwice:json-flag-form"
+"""What `--json` with no value gives where the flag form of earlier releases is read as `--json -`."""
 
 
-def json_option(help: str) -> Callable[[F], F]:
-    """--json FILE|-: where a command writes its records, said in `help`; `-` prints them on stdout."""
+def json_option(help: str, *, each: bool = False, flag_form: bool = False) -> Callable[[F], F]:
+    """--json FILE|-: where a command writes its records, said in `help`; `-` prints them on stdout when
+    the command ends (what it prints meanwhile goes to stderr). `each`: the command prints each record on
+    stdout itself as it comes (a watch's snapshots), so `-` is given to it as is. `flag_form`: `--json`
+    alone is read as `--json -`, with a note (replay-check took it as a flag)."""
+    more = " (--json with no file, as before, still prints them, and says so on stderr.)" if flag_form else ""
     return click.option(
         "--json",
         "json_path",
         metavar="FILE|-",
-        type=click.Path(dir_okay=False, path_type=Path, allow_dash=True),
+        # A directory is refused by the callback, in the words replay-check's inputs are refused in.
+        type=click.Path(path_type=Path, allow_dash=True),
         default=None,
-        callback=_json_target,
-        help=f"{help} `-` prints them on stdout when the command ends (what it says goes to stderr then).",
+        is_flag=False,
+        flag_value=_FLAG_FORM if flag_form else None,
+        callback=_json_given if each else _json_target,
+        help=f"{help} `-` prints them on stdout"
+        + (" instead of the table." if each else " when the command ends (what it says goes to stderr then).")
+        + more,
+    )
+
+
+def json_on_stdout() -> bool:
+    """The running command's records go to stdout (`--json -`)."""
+    return bool(click.get_current_context().meta.get(_ON_STDOUT))
+
+
+def _json_given(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    ctx.meta[_ON_STDOUT] = value is not None and str(value) == STDOUT
+    if value is not None and value.is_dir():
+        not_over(value, "it is a directory")
+    return value
+
+
+def not_over(path: Path, why: str) -> None:
+    """Refuse `--json PATH` where PATH is not a place for the records (`why`: what it is)."""
+    raise BadInput(
+        f"not writing the records over {path}: {why} (--json takes the file to write them to; "
+        "--json - prints them)"
     )
 
 
 def _json_target(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    if value is not None and str(value) == _FLAG_FORM:
+        echo_err(
+            "paidtwice: --json now takes a file (--json FILE); --json - is the new spelling of printing "
+            "the records"
+        )
+        value = Path(STDOUT)
     if value is None or str(value) != STDOUT:
-        return value
+        return _json_given(ctx, param, value)
+    ctx.meta[_ON_STDOUT] = True
     return ctx.with_resource(_records_to_stdout())
 
 
@@ -245,13 +279,6 @@ def echo_err(message: str) -> None:
 def open_lab(*, server_version: str, price_model: str, cluster: int) -> Lab:
     """A lab that reports its progress on stderr."""
     return Lab(server_version=server_version, echo=echo_err, price_model=price_model, cluster=cluster)
-
-
-def default_json(results_dir: Path, stem: str) -> Path:
-    """Where a command's records go when --json is not given."""
-    # Two labs started at once in one directory must not write the same file.
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    return results_dir / f"{stem}-{stamp}-{os.getpid()}.json"
 
 
 def writable(path: Path | None, what: str, *, directory: bool = False) -> None:

@@ -6,11 +6,7 @@ A thin layer over the library `paidtwice.replay`, which knows nothing of click.
 from __future__ import annotations
 
 import contextlib
-import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
 
 import click
 
@@ -18,7 +14,13 @@ from paidtwice._exceptions import PaidtwiceError
 from paidtwice._words import agent_name
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._ci import CiOutputs, app_source, ci_options
-from paidtwice.cli._options import STDOUT, admin_url_option, echo_err, writable
+from paidtwice.cli._options import (
+    admin_url_option,
+    json_on_stdout,
+    json_option,
+    not_over,
+    writable,
+)
 from paidtwice.engine import SqlClient
 from paidtwice.replay import STATUSES, Replayer, capture, journal_paths, load_journal, save_all
 from paidtwice.report import (
@@ -32,7 +34,7 @@ from paidtwice.report import (
     replay_row,
     write_html,
 )
-from paidtwice.results import ReplayResult, record_json
+from paidtwice.results import RecordSink, ReplayResult
 from paidtwice.stub import SCRIPTS, VARIATIONS
 from paidtwice.targets import DECK_MODES, Target, TargetSpec
 
@@ -96,10 +98,6 @@ def capture_command(
     click.echo(f"{len(paths)} {noun} of {service} written to {directory}")
 
 
-_FLAG_FORM = "\0flag"
-"""What `--json` with no value gives: the flag form of earlier releases, read as `--json -` for one more."""
-
-
 @click.command("replay-check")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
@@ -142,15 +140,10 @@ _FLAG_FORM = "\0flag"
     show_default=True,
     help="With a script file: which of its variations answers.",
 )
-@click.option(
-    "--json",
-    "json_target",
-    metavar="FILE|-",
-    is_flag=False,
-    flag_value=_FLAG_FORM,
-    default=None,
-    help="Write one JSON record per journal to FILE (`paidtwice report` reads it); `-` prints them on stdout "
-    "instead of the table. (--json with no file, as before, still prints them, and says so on stderr.)",
+@json_option(
+    "Write one JSON record per journal to FILE (`paidtwice report` reads it), complete once every journal "
+    "is checked.",
+    flag_form=True,
 )
 @click.option(
     "--html",
@@ -171,7 +164,7 @@ def replay_check_command(
     app_dir: Path | None,
     script: str,
     variation: str,
-    json_target: str | None,
+    json_path: Path | None,
     html_path: Path | None,
     timeout: float,
     sarif_path: Path | None,
@@ -199,20 +192,24 @@ def replay_check_command(
     outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
     outputs.check()
     target = _target(app, command, mode, app_dir)
-    json_path = _json_path(json_target, paths)
-    to_stdout = json_target is not None and json_path is None
+    to_stdout = json_on_stdout()
+    if json_path is not None and not to_stdout:
+        _not_an_input(json_path, paths)
     files = _journal_files(paths, html_path)
-    with _records_to(json_path, to_stdout) as records:
-        kept = _Kept(
-            records, table=not to_stdout, html=html_path is not None, junit=outputs.junit is not None
-        )
-        _replay(files, kept, target=target, script=script, variation=variation, timeout=timeout)
+    # Written at the end only: a file replaced per journal would copy the list once per journal.
+    sink = None if json_path is None else RecordSink(json_path, publish=False)
+    kept = _Kept(sink, table=not to_stdout, html=html_path is not None, junit=outputs.junit is not None)
+    try:
+        with sink or contextlib.nullcontext():
+            _replay(files, kept, target=target, script=script, variation=variation, timeout=timeout)
+    except OSError as err:
+        raise BadInput(f"cannot write the records to {json_path}: {err.strerror or err}") from None
     if html_path is not None:
         _write_page(html_path, target, paths, kept.results)
         click.echo(f"HTML report: {html_path}", err=to_stdout)
     if not to_stdout:
         click.echo(format_replay_table(kept.rows, kept.details))
-    if json_path is not None:
+    if json_path is not None and not to_stdout:
         click.echo(f"Full records: {json_path}")
     if outputs.sarif or outputs.github:
         code = target.offline()
@@ -225,14 +222,13 @@ def replay_check_command(
 
 class _Kept:
     """What replay-check keeps of its results as they come, so memory does not grow with the journals'
-    number: with --json each record is written at once (the array's shape and bytes as `json.dumps(records,
-    indent=2)` gives them); the table's rows and the details of what does not simply replay; the results
-    that are not ok (the findings); a test case each only with --junit, every result only with --html."""
+    number: each record handed to the sink at once (--json); the table's rows and the details of what does
+    not simply replay; the results that are not ok (the findings); a test case each only with --junit,
+    every result only with --html."""
 
-    def __init__(self, records: TextIO | None, *, table: bool, html: bool, junit: bool) -> None:
+    def __init__(self, records: RecordSink | None, *, table: bool, html: bool, junit: bool) -> None:
         self.records = records
         self.table = table
-        self.written = 0
         self.rows: list[ReplayRow] = []
         self.details: list[str] = []
         self.failed: list[ReplayResult] = []
@@ -242,9 +238,7 @@ class _Kept:
 
     def add(self, result: ReplayResult) -> None:
         if self.records is not None:
-            record = json.dumps(record_json(result), indent=2).replace("\n", "\n  ")
-            self.records.write((",\n  " if self.written else "[\n  ") + record)
-            self.written += 1
+            self.records.add(result)
         if self.table:
             self.rows.append(replay_row(result))
             self.details.extend(replay_details(result))
@@ -255,70 +249,21 @@ class _Kept:
         if self._html:
             self.results.append(result)
 
-    def close(self) -> None:
-        """End the JSON array (an empty one if nothing was written)."""
-        if self.records is not None:
-            self.records.write("\n]\n" if self.written else "[]\n")
 
-
-def _json_path(json_target: str | None, paths: tuple[Path, ...]) -> Path | None:
-    """The file --json names (None for stdout or no --json), refused before any replay when it cannot be
-    written or is an input: `--json journals/` as the flag form was written before takes the journals for
-    the file, and must not write the records over them."""
-    if json_target == _FLAG_FORM:
-        echo_err(
-            "paidtwice: --json now takes a file (--json FILE); --json - is the new spelling of printing "
-            "the records"
-        )
-    if json_target in (None, STDOUT, _FLAG_FORM):
-        return None
-    path = Path(json_target)
-    why = _input_at(path, paths)
-    if why:
-        raise BadInput(
-            f"not writing the records over {path}: {why} (--json takes the file to write them to; "
-            "--json - prints them)"
-        )
-    writable(path, "the records")
-    return path
-
-
-def _input_at(path: Path, paths: tuple[Path, ...]) -> str | None:
-    """Why `path` is an input rather than a place for the records (None when it is not)."""
-    if path.is_dir():
-        return "it is a directory"
+def _not_an_input(path: Path, paths: tuple[Path, ...]) -> None:
+    """Refuse, before any replay, a --json file that is an input: `--json journals/` as the flag form was
+    written before takes the journals for the file, and must not write the records over them."""
     if path.is_file():
         try:
             load_journal(path)
         except (PaidtwiceError, OSError):
             pass
         else:
-            return "it is a journal"
+            not_over(path, "it is a journal")
     inputs = [p.resolve() for p in paths]
     if path.resolve() in inputs or any(p in path.resolve().parents for p in inputs):
-        return "it is read for journals"
-    return None
-
-
-@contextlib.contextmanager
-def _records_to(json_path: Path | None, to_stdout: bool) -> Iterator[TextIO | None]:
-    """Where the records stream: stdout, or FILE written beside it and renamed over it once complete (a
-    replay-check stopped half way leaves no half a file)."""
-    if to_stdout:
-        yield sys.stdout
-        return
-    if json_path is None:
-        yield None
-        return
-    partial = json_path.with_name(json_path.name + ".tmp")
-    try:
-        with partial.open("w") as handle:
-            yield handle
-        partial.replace(json_path)
-    except OSError as err:
-        raise BadInput(f"cannot write the records to {json_path}: {err.strerror or err}") from None
-    finally:
-        partial.unlink(missing_ok=True)
+        not_over(path, "it is read for journals")
+    writable(path, "the records")
 
 
 def _journal_files(paths: tuple[Path, ...], html_path: Path | None) -> list[Path]:
@@ -379,7 +324,6 @@ def _replay(
                 kept.add(result)
     except PaidtwiceError as err:
         raise BadInput(str(err)) from None
-    kept.close()
 
 
 def _write_page(

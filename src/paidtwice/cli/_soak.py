@@ -18,7 +18,6 @@ from paidtwice.cli._options import (
     app_dir_option,
     check_outputs,
     cluster_option,
-    default_json,
     echo_err,
     handler_option,
     html_option,
@@ -34,7 +33,7 @@ from paidtwice.cli._options import (
 )
 from paidtwice.lab import Lab
 from paidtwice.report import format_soak, format_soak_progress, soak_section
-from paidtwice.results import SoakRecord, write_record
+from paidtwice.results import RecordSink, SoakRecord
 from paidtwice.soak import DECK, SoakInterrupted, SoakOptions, SoakProgress, soak_target
 from paidtwice.soak import soak as run_soak
 from paidtwice.stub import AUTO, DEFAULT_SEED, Script, load_script_file
@@ -160,15 +159,15 @@ def soak(
     except UsageError as err:
         raise BadInput(str(err)) from None
     target, script = _own_app(app, service, handler, input_json, key, script_path, app_dir)
-    json_path = json_path or default_json(results_dir, "soak")
-    check_outputs(json_path, html_path, what="the soak's record")
+    sink = RecordSink.at(json_path, results_dir=results_dir, stem="soak")
+    check_outputs(sink.path, html_path, what="the soak's record")
     progress = _show_progress if on_terminal else _log_progress
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
             record, stopped = _soak_on(lab, options, target, script, progress)
             # On disk before the lab stops its processes: a second Ctrl-C there loses nothing measured.
-            write_record(json_path, record)
-    _report(record, json_path, html_path, on_terminal=on_terminal, stopped=stopped)
+            sink.one(record)
+    _report(record, sink.path, html_path, on_terminal=on_terminal, stopped=stopped)
 
 
 def _soak_on(

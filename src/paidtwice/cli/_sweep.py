@@ -4,7 +4,6 @@ moment of a clean run and measure what each replay paid again."""
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -24,7 +23,6 @@ from paidtwice.cli._options import (
     check_outputs,
     cluster_option,
     cmd_dir_option,
-    default_json,
     echo_err,
     html_option,
     input_option,
@@ -42,8 +40,8 @@ from paidtwice.cli._options import (
     writable,
     write_report,
 )
-from paidtwice.engine import epoch
 from paidtwice.lab import DEFAULT_RESTART_DELAY, Lab
+from paidtwice.replay import save_point_journals
 from paidtwice.report import (
     format_crash_cost,
     format_handler_summary,
@@ -52,9 +50,9 @@ from paidtwice.report import (
     sweep_findings,
     sweep_sections,
 )
-from paidtwice.results import KillsPlaced, PointResult, SweepMatrix, write_results
+from paidtwice.results import KillsPlaced, PointResult, RecordSink, SweepMatrix
 from paidtwice.stub import AUTO, DEFAULT_SEED, VARIATIONS
-from paidtwice.sweep import Answers, KillPlan, ModelStub
+from paidtwice.sweep import Answers, KillPlan, ModelStub, short_pause
 from paidtwice.sweep import sweep as run_sweep
 from paidtwice.targets import Resolution, TargetSpec
 
@@ -264,8 +262,8 @@ def sweep(**given: Any) -> None:
     outputs = CiOutputs(cli.sarif_path, cli.junit_path, cli.output_format == "github")
     outputs.check()
     what = _what(cli, named, payload)
-    json_path = cli.json_path or default_json(cli.results_dir, "sweep")
-    check_outputs(json_path, cli.html_path, journals=cli.save_journals)
+    sink = RecordSink.at(cli.json_path, results_dir=cli.results_dir, stem="sweep")
+    check_outputs(sink.path, cli.html_path, journals=cli.save_journals)
     answers = _answers(cli, what)
     model = ModelStub(latency=cli.model_latency or 0.0, price_model=cli.price_model)
     kills = KillPlan(
@@ -276,13 +274,20 @@ def sweep(**given: Any) -> None:
         if cli.save_journals is not None:
             # The sweep's lab is ours, so its server still runs when each point's journal is captured.
             lab = stack.enter_context(Lab(echo=echo_err, price_model=cli.price_model, cluster=cli.cluster))
-        on_point = _point_saver(json_path, cli.save_journals, lab)
+        stack.enter_context(sink)
+        on_point = _point_done(sink, cli.save_journals, lab)
         matrices = run_sweep(
             what, answers=answers, model=model, kills=kills, lab=lab, cluster=cli.cluster, on_point=on_point
         )
+        points = [p for m in matrices for p in m.points]
+        if cli.check and not points:
+            unswept = "; ".join(_unswept(matrices))
+            raise BadInput(unswept or "--check found no crash point to check")
+        # The points as the matrices order them (they were added as each finished).
+        sink.replace(points)
     status = _print_sweep(
         matrices,
-        json_path=json_path,
+        json_path=sink.path,
         check=cli.check,
         allow_undecided=cli.allow_undecided,
         retries=cli.retries,
@@ -290,7 +295,6 @@ def sweep(**given: Any) -> None:
         html_path=cli.html_path,
         width=output_width(cli.wide),
     )
-    points = [p for m in matrices for p in m.points]
     source = app_source(cli.app, cli.app_dir, Path.cwd()) if outputs.sarif or outputs.github else None
     allow = cli.allow_undecided
     outputs.emit(
@@ -455,33 +459,26 @@ def _own_input(cli: _Given, named: list[str]) -> Any:
     return parse_input(cli.input_json)
 
 
-def _point_saver(json_path: Path, journals: Path | None, lab: Lab | None) -> Callable[[PointResult], None]:
-    """What is done with each point as soon as it is measured: every record so far written, its journals
-    saved (with the lab, whose server still runs), a line on stderr."""
-    done: list[PointResult] = []
+def _point_done(sink: RecordSink, journals: Path | None, lab: Lab | None) -> Callable[[PointResult], None]:
+    """What is done with each point as soon as it is measured: its record on disk, its journals saved (with
+    the lab, whose server still runs), a line on stderr."""
 
-    def save(result: PointResult) -> None:
-        done.append(result)
-        write_results(json_path, done)
+    def done(point: PointResult) -> None:
+        sink.add(point)
         if journals is not None and lab is not None:
-            from paidtwice.replay import save_with_prefix
+            save_point_journals(lab.sql, journals, point)
+        echo_err(f"  {point.mode}/{point.script} #{point.order} {point.crash_point}: {point.status}")
 
-            # A command's mode names its command: spaces and slashes stay out of the file's name.
-            mode = re.sub(r"[^A-Za-z0-9._-]+", "_", result.mode).strip("_")
-            name = f"{mode}-{result.script}-{result.order:02d}"
-            # A user's service is saved under the name its code gives it, so replay-check reads the files
-            # against that code as they are.
-            save_with_prefix(
-                lab.sql,
-                journals,
-                name,
-                result.invocation_id,
-                result.journal_at_kill,
-                service=result.service or None,
-            )
-        echo_err(f"  {result.mode}/{result.script} #{result.order} {result.crash_point}: {result.status}")
+    return done
 
-    return save
+
+def _unswept(matrices: list[SweepMatrix]) -> list[str]:
+    """What could not be swept, and why, a line each."""
+    return [
+        f"{agent_name(m.mode)} ({m.script}): could not sweep, because {m.not_swept}"
+        for m in matrices
+        if m.not_swept
+    ]
 
 
 def _print_sweep(
@@ -495,19 +492,12 @@ def _print_sweep(
     html_path: Path | None,
     width: int | None,
 ) -> int:
-    """The matrices, the crash cost and the verdict; the exit status (1 with `check` when a point pays
-    twice, or is undecided unless `allow_undecided`). `retries`: the bound each point had. The tables fit
-    `width` (None: full)."""
+    """The matrices (their records in `json_path`), the crash cost and the verdict; the exit status (1 with
+    `check` when a point pays twice, or is undecided unless `allow_undecided`). `retries`: the bound each
+    point had. The tables fit `width` (None: full)."""
     ordered = [p for m in matrices for p in m.points]
     swept = [m for m in matrices if not m.not_swept]
-    unswept = [
-        f"{agent_name(m.mode)} ({m.script}): could not sweep, because {m.not_swept}"
-        for m in matrices
-        if m.not_swept
-    ]
-    if check and not ordered:
-        raise BadInput("; ".join(unswept) or "--check found no crash point to check")
-    write_results(json_path, ordered)
+    unswept = _unswept(matrices)
     for matrix in swept:
         click.echo(format_sweep(matrix, width=width) + "\n")
     click.echo(format_crash_cost(swept, crash_rate, width=width) + "\n")
@@ -542,23 +532,3 @@ def _print_sweep(
             f"check fails: {count(len(missed), 'crash point')} undecided (--allow-undecided passes them)"
         )
     return 1 if check and failed else 0
-
-
-def short_pause(point: PointResult) -> str | None:
-    """Why a pause point's kill missed the pause, when the pause ended first: the server appended the
-    sleep's completion before the kill (the pause was shorter than the lab takes to kill on this machine)."""
-    if point.kind != "pause" or point.confirmed or point.started_at is None or point.killed_at is None:
-        return None
-    kill = point.started_at + point.killed_at
-    sleeps = [epoch(e.appended_at) for e in point.journal if e.type == "Command: Sleep"]
-    woken = [epoch(e.appended_at) for e in point.journal if e.type == "Notification: Sleep"]
-    # Sleeps one after another: the n-th completion is the n-th sleep's; the pause is the last begun.
-    began = [at for at in sleeps if at is not None and at <= kill]
-    if not began or len(woken) < len(began) or (ended := woken[len(began) - 1]) is None or ended > kill:
-        return None
-    start = began[-1]
-    return (
-        f"the pause lasted {ended - start:.2f}s and ended before the kill, which came {kill - start:.2f}s "
-        "after it began: shorter than the lab needs to kill inside it on this machine (a longer sleep, or "
-        "a less loaded machine, lets the kill land in it)"
-    )

@@ -13,10 +13,18 @@ import click
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors, stopped_as_asked
-from paidtwice.cli._options import cluster_option, echo_err, price_model_option, writable
+from paidtwice.cli._options import (
+    cluster_option,
+    echo_err,
+    json_on_stdout,
+    json_option,
+    price_model_option,
+    writable,
+)
 from paidtwice.engine import SqlClient
 from paidtwice.recover import Judge
 from paidtwice.report import format_watch
+from paidtwice.results import RecordSink
 from paidtwice.watch import (
     JudgeFor,
     MetricsServer,
@@ -97,14 +105,7 @@ def _headers(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     metavar="SECONDS",
     help="Seconds between two refreshes.",
 )
-@click.option(
-    "--json",
-    "json_target",
-    metavar="FILE|-",
-    default=None,
-    help="Write each snapshot as a JSON record (`paidtwice report` reads it); '-' prints it instead of the "
-    "table.",
-)
+@json_option("Write each snapshot as a JSON record (`paidtwice report` reads it).", each=True)
 @click.option(
     "--metrics",
     "metrics_at",
@@ -129,7 +130,7 @@ def watch(
     variation: str,
     once: bool,
     interval: float,
-    json_target: str | None,
+    json_path: Path | None,
     metrics_at: str | None,
     on_pause: str | None,
 ) -> None:
@@ -154,8 +155,10 @@ def watch(
         paidtwice watch --once --app agent:app --app-dir src --script script.toml --variation changed
     """
     headers = _headers(header_values)
-    json_path = None if json_target in (None, "-") else Path(str(json_target))
-    writable(json_path, "the snapshot")
+    to_stdout = json_on_stdout()
+    records = None if json_path is None or to_stdout else RecordSink(json_path)
+    if records is not None:
+        writable(records.path, "the snapshot")
     listen = None
     with errors():
         listen = parse_listen(metrics_at) if metrics_at else None
@@ -175,8 +178,8 @@ def watch(
             metrics = MetricsServer(*listen)
             stack.callback(metrics.close)
             echo_err(f"metrics: http://{listen[0]}:{metrics.port}/metrics")
-        runner = Watch(scanner, metrics=metrics, on_pause=on_pause, json_path=json_path, warn=echo_err)
-        last = _loop(runner, first=first, once=once, interval=interval, to_stdout=json_target == "-")
+        runner = Watch(scanner, metrics=metrics, on_pause=on_pause, records=records, warn=echo_err)
+        last = _loop(runner, first=first, once=once, interval=interval, to_stdout=to_stdout)
     sys.exit(EXIT_STUCK if last.stuck else 0)
 
 
@@ -204,7 +207,7 @@ def _loop(
 
 
 def _once(runner: Watch, first: WatchSnapshot) -> WatchSnapshot:
-    return runner.step() if runner.json_path is not None or runner.metrics is not None else first
+    return runner.step() if runner.records is not None or runner.metrics is not None else first
 
 
 def _show(snapshot: WatchSnapshot, *, to_stdout: bool, refresh: bool) -> None:

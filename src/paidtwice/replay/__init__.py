@@ -23,6 +23,7 @@ from paidtwice.replay._replayer import (
     kept_journal_judge,
     load_app,
 )
+from paidtwice.replay._saved import save_point_journals, save_record_journals
 from paidtwice.replay._seed import random_seed
 
 __all__ = [
@@ -45,5 +46,7 @@ __all__ = [
     "save_all",
     "save_invocation",
     "save_journal",
+    "save_point_journals",
+    "save_record_journals",
     "save_with_prefix",
 ]

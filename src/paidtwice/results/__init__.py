@@ -37,9 +37,19 @@ from paidtwice.results._sweep import (
     SweepMatrix,
 )
 from paidtwice.results._watch import AttemptCost, Reason, StuckInvocation, WatchSnapshot, WayOutLine
-from paidtwice.results._write import append_record, results_text, write_record, write_results
+from paidtwice.results._write import (
+    DEFAULT_RESULTS,
+    RESULTS_ENV,
+    RecordSink,
+    default_records_path,
+    results_text,
+    write_record,
+    write_results,
+)
 
 __all__ = [
+    "DEFAULT_RESULTS",
+    "RESULTS_ENV",
     "RESULTS_FORMAT",
     "AttemptCost",
     "AttemptLine",
@@ -64,6 +74,7 @@ __all__ = [
     "PointResult",
     "Reason",
     "Record",
+    "RecordSink",
     "RecordedStatus",
     "RecoveryBreakdown",
     "RecoveryRecord",
@@ -77,7 +88,7 @@ __all__ = [
     "ToolLogLine",
     "WatchSnapshot",
     "WayOutLine",
-    "append_record",
+    "default_records_path",
     "kind_of",
     "kinds",
     "load_results",

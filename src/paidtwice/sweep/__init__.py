@@ -8,6 +8,7 @@
     _runs      one run of a target on an agent of its own, and the clean run
     _point     a point's run (stop at the moment, kill, restart, measure), run again when its kill missed
     _options   the options as frozen objects: `Answers`, `ModelStub`, `KillPlan`
+    _missed    why a point's kill missed its moment, where its journal tells (`short_pause`)
     _approvals the awakeables and Workflow promises a run waits for, resolved as a person would
 
 What is swept is a target (`paidtwice.targets`): the kinds differ in how their agent starts and what their
@@ -16,6 +17,7 @@ runs show; the sweep asks the target, never which kind it is.
 
 from __future__ import annotations
 
+from paidtwice.sweep._missed import short_pause
 from paidtwice.sweep._options import DEFAULT_RETRIES, Answers, KillPlan, ModelStub, Shard, shard_of
 from paidtwice.sweep._runs import DEFAULT_KEY, NO_MODEL_CALL
 from paidtwice.sweep._sweep import deck_scripts, record_answers, sweep, sweep_targets
@@ -31,6 +33,7 @@ __all__ = [
     "deck_scripts",
     "record_answers",
     "shard_of",
+    "short_pause",
     "sweep",
     "sweep_targets",
 ]

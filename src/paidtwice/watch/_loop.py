@@ -11,9 +11,8 @@ import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from paidtwice.results import StuckInvocation, WatchSnapshot, record_json, to_jsonable, write_record
+from paidtwice.results import RecordSink, StuckInvocation, WatchSnapshot, record_json, to_jsonable
 from paidtwice.watch._metrics import MetricsServer
 from paidtwice.watch._scan import Scanner
 
@@ -43,8 +42,8 @@ class Watch:
     """Serves the latest snapshot to Prometheus."""
     on_pause: str | None = None
     """A shell command run once for each invocation seen to become paused, its record on stdin."""
-    json_path: Path | None = None
-    """Where each snapshot is written (replaced whole)."""
+    records: RecordSink | None = None
+    """Where each snapshot is written (the file's one record, replaced whole)."""
     warn: Callable[[str], None] = print
     """Where a failed hook is reported (one line)."""
     _status: dict[str, str] = field(default_factory=dict)
@@ -63,8 +62,8 @@ class Watch:
             self.metrics.update(snapshot, became_paused=[(s.service, s.handler) for s in became])
         for stuck in became:
             self._run_hook(stuck)
-        if self.json_path is not None:
-            write_record(self.json_path, snapshot)
+        if self.records is not None:
+            self.records.one(snapshot)
         return snapshot
 
     def _became_paused(self, snapshot: WatchSnapshot) -> list[StuckInvocation]:
