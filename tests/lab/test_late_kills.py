@@ -2,8 +2,9 @@
 depends on how fast the lab (or the machine) gets there.
 
 Each row here is a deck row whose fault waits longer than its moment would last on its own: past the end of
-the 2 s durable pause, past the stub's 3 s hold of a model call and its 3 s booking. The counts must be the
-deck's all the same.
+the 2 s durable pause (the deck agent's, held by its host; the TypeScript agent's, held by the proxy in front
+of its command), past the stub's 3 s hold of a model call and its 3 s booking. The counts must be the deck's
+all the same.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def test_kills_that_come_after_their_moment_would_have_ended_still_land_in_it(la
     naive = next(row for row in EXPERIMENTS if row.name == "naive-kill-in-pause")
     mid_call = next(row for row in EXPERIMENTS if row.name == "journaled-kill-mid-call")
     booking = next(c for c in COMPARISONS if c.name == "idempotent-tool-kill-mid-call").first
+    ts_pause = next(c for c in COMPARISONS if c.name == "ts-changed-pause-on-mismatch").second
     assert mid_call.hold is not None and booking.booking_seconds < LATE
     rows = [
         replace(naive, name="late-kill-in-pause", fault=LateKillInPause()),
@@ -47,8 +49,10 @@ def test_kills_that_come_after_their_moment_would_have_ended_still_land_in_it(la
             mid_call, name="late-kill-mid-call", fault=KillMidCall(call=1, after=mid_call.hold.seconds + 0.5)
         ),
         replace(booking, name="late-kill-mid-booking", fault=KillMidBooking(call=1, after=LATE)),
+        replace(ts_pause, name="late-ts-kill-in-pause", fault=LateKillInPause()),
     ]
-    late_pause, late_call, late_booking = Deck(lab).run_many([(row, None) for row in rows], concurrent=True)
+    runs = Deck(lab).run_many([(row, None) for row in rows], concurrent=True)
+    late_pause, late_call, late_booking, late_ts = runs
 
     # Killed in the pause: the naive agent asks its first question again on the replay, nothing more.
     assert late_pause.killed_at is not None and late_pause.down_time is not None
@@ -61,3 +65,7 @@ def test_kills_that_come_after_their_moment_would_have_ended_still_land_in_it(la
     # Killed in the held booking: the step ran again without a key, so the booking was made twice.
     assert late_booking.booking_effects == 2
     assert late_booking.matches, [c for c in late_booking.checks if not c.ok]
+    # The TypeScript agent behind the proxy, killed in its pause: its replay meets RT0016 and pauses at once.
+    assert late_ts.killed_at is not None
+    assert (late_ts.status, late_ts.model_calls, late_ts.mismatches) == ("paused", 2, 1)
+    assert late_ts.matches, [c for c in late_ts.checks if not c.ok]

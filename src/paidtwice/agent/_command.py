@@ -196,9 +196,10 @@ class CommandHost(LeasedAgent):
         return self
 
     def go(self, at: float | None = None, *, hold_pause: bool = False) -> float:
-        """Start the command and point the proxy at it (at `at`, if given); the time it is up. `hold_pause`
-        is not honoured: a command's process cannot be told to withhold its durable pause's end, so a kill
-        in the pause relies on the pause being long enough (its fault checks it landed there)."""
+        """Start the command and point the proxy at it (at `at`, if given); the time it is up. With
+        `hold_pause`, the proxy withholds the end of the first live durable pause until the kill
+        (`Proxy.hold_pause`)."""
+        self.proxy.hold_pause = hold_pause
         if not self._proxy_up:
             self.proxy.start()
             self._proxy_up = True

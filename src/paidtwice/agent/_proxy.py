@@ -34,6 +34,7 @@ from paidtwice.agent._wire import (
     ERROR,
     FIRST_COMMAND,
     FIRST_NOTIFICATION,
+    SLEEP_COMPLETION,
     START,
     SUSPENSION,
     read_fields,
@@ -127,6 +128,10 @@ class Proxy:
         self.hold_entries: int | None = None
         """Hold (never pass on) the first frame from the server that brings the journal to this many entries,
         or the whole attempt if it starts with them; until the agent is killed, then never again."""
+        self.hold_pause = False
+        """Hold the end of the first live durable pause (a SleepCompletionNotification beyond the journal the
+        attempt replays) until the agent is killed, as the host's `HOLD_PAUSE` does: a kill aimed at the pause
+        lands in it however late it comes. Only in the first attempt to end after it is set."""
         self._released: asyncio.Event | None = None
         self._shutdown: asyncio.Event | None = None
         self._client: httpx.AsyncClient | None = None
@@ -346,9 +351,14 @@ class _Attempt:
     def log(self, event: str, **fields: Any) -> None:
         self.proxy._write(invocation=self.invocation, attempt=self.number, event=event, **fields)
 
-    def hold_here(self) -> bool:
+    def hold_here(self, kind: int | None = None) -> bool:
+        """Whether to hold the frame of `kind` just read (None: the attempt as it starts) here."""
+        if self.proxy._released_flag:
+            return False
+        if kind == SLEEP_COMPLETION and self.proxy.hold_pause:
+            return True
         hold = self.proxy.hold_entries
-        return hold is not None and self.entries == hold and not self.proxy._released_flag
+        return hold is not None and self.entries == hold
 
     async def run(self, path: str, headers: list[tuple[str, str]]) -> None:
         # The StartMessage and the journal it announces come first; an attempt that starts at the held entry
@@ -383,6 +393,8 @@ class _Attempt:
             pass
         finally:
             self.done = True
+            # Only the pause of the attempt under way when armed, as the host's: a retry's is not the moment.
+            self.proxy.hold_pause = False
             self.proxy.open_steps = {s for s in self.proxy.open_steps if s[0] != self.number}
             pumping.cancel()
             watching.cancel()
@@ -427,7 +439,7 @@ class _Attempt:
                 self.log("notification", frame=kind, entries=self.entries)
                 if kind == CALL_INVOCATION_ID:
                     self.log_callee(raw[8:])
-                if self.hold_here():
+                if self.hold_here(kind):
                     self.held = True
                     return
             self.pending.append(raw)

@@ -4,8 +4,9 @@ A run (`Deck._run_on`) calls, on its row's fault:
 
     arm(run)         before its agent starts: hold the fault's moment open, so the kill lands in it however
                      late the lab gets to it (the stub holds a model call or a booking until its caller
-                     leaves; the agent's host withholds the end of the durable pause, `hold_pause`), and ask
-                     for a replacement agent loaded before the invocation is sent (`replacement`)
+                     leaves; the agent's host, or a command's proxy, withholds the end of the durable pause,
+                     `hold_pause`), and ask for a replacement agent loaded before the invocation is sent
+                     (`replacement`)
     land(run)        once the invocation is sent: wait for the moment, confirmed from the journal or the
                      stub's ledger; kill; bring the agent back after the restart delay; return the `Landing`
     settle(run, ...) once the invocation has completed or paused: bring back what stayed down (a node)
@@ -67,8 +68,9 @@ class FaultedRun:
     invocation_id: str = ""
     """The run's invocation, once sent."""
     hold_pause: bool = False
-    """Set by `arm`: the agent's first process withholds the end of its first live durable pause until its
-    attempt's connection ends (a kill of the agent, the server or a node), so it never moves past it."""
+    """Set by `arm`: the agent's first process (or, for a command, its proxy) withholds the end of its first
+    live durable pause until its attempt's connection ends (a kill of the agent, the server or a node), so it
+    never moves past it."""
     replacement: bool = False
     """Set by `arm`: load the agent's replacement before the invocation is sent."""
 
