@@ -8,7 +8,8 @@ number of busy processes (`python -c 'while True: pass'`, started and ended here
 (the deck's agent in paidtwice's host, the same agent started by a command behind the protocol proxy, and the
 TypeScript example by command). It prints, per case: the runs whose verdict was right (every deck row
 matched; the naive code found paying twice), the kills placed at the first try, after a retry and not placed
-(read from each point's record), and the wall time.
+(read from each point's record), and the wall time. A deck run that went wrong is told by its rows: each row
+that failed with its own error (the deck's `Error:` line) and each that differed, with the figures that did.
 Every command is the one a user types; the records are read back with `paidtwice.results.load_results`.
 """
 
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from _docs import load_average, write_table
 
-from paidtwice.results import KillsPlaced, load_results
+from paidtwice.results import CurveRecord, KillsPlaced, Record, load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIDTWICE = [sys.executable, "-m", "paidtwice"]
@@ -128,12 +129,35 @@ def run_once(case: Case, folder: Path) -> Outcome:
     )
     wall = time.monotonic() - started
     if done.returncode != case.expected_exit:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        print(f"    exit {done.returncode}, not {case.expected_exit}: {' / '.join(tail)}", file=sys.stderr)
+        print(f"    exit {done.returncode}, not {case.expected_exit}:", file=sys.stderr)
+        lines = _deck_failures(done.stderr, out) if case.args[0] == "deck" else []
+        for line in lines or (done.stderr or done.stdout).strip().splitlines()[-3:]:
+            print(f"      {line}", file=sys.stderr)
     kills = None
     if case.args[0] == "sweep" and out.exists():
         kills = KillsPlaced.of(load_results([out]).points)
     return Outcome(done.returncode == case.expected_exit, kills, wall)
+
+
+def _deck_failures(stderr: str, out: Path) -> list[str]:
+    """What the deck said of the rows that went wrong: a row that failed, by its error (which names it), and
+    each row whose record differs from the deck, with the figures that differ (from the records on disk)."""
+    said = [line.strip() for line in stderr.splitlines() if line.startswith("Error:") or "DIFFERS" in line]
+    records = load_results([out]).records if out.exists() else ()
+    return said + [line for record in records if not record.matches for line in _differing(record)]
+
+
+def _differing(record: Record) -> list[str]:
+    if isinstance(record, CurveRecord):
+        figures = [
+            f"delay {p.delay:g} s: {p.model_calls} paid, predicted {p.predicted_range[0]} to "
+            f"{p.predicted_range[1]}"
+            for p in record.points
+            if not p.agrees
+        ]
+    else:
+        figures = [f"{c.figure}: deck {c.deck}, measured {c.measured}" for c in record.checks if not c.ok]
+    return [f"{record.name} differs: {'; '.join(figures) or 'see its record'}"]
 
 
 def row(case: Case, busy: int, outcomes: list[Outcome]) -> list[str]:
