@@ -94,17 +94,21 @@ SMOKES: dict[str, str] = {
     "watch": "tests/cli/test_smoke.py::test_lab_up_serves_until_sigterm_and_watch_finds_nothing_stuck_on_it",
 }
 
-#: The longest test files, with their summed test time in seconds (`pytest -n 2 --dist loadfile --junitxml`,
-#: a whole-suite run on this 2-core machine beside other test runs, so the figures are upper bounds). With
-#: `--dist loadfile` a worker takes the next file when it is free, in collection order: the longest files go
-#: first, so that none starts last and keeps one worker running while the other is idle. conftest.py
-#: collects them in this order (longest first), the rest after them as found; a file named here that does
-#: not exist stops the run. Only the order matters: update the figures from a whole-suite junit run when
-#: they drift.
+#: The longest test files, with their summed test time in seconds on CI (2 cores, 3 workers). From CI's list
+#: of its 25 slowest durations, for the files it names (a file's longest fixture or test: at least that); for
+#: the files whose fixtures changed since, that figure scaled by a run of the file alone before and after the
+#: change, side by side on the shared 2-core machine; the others from the last whole-suite junit run
+#: (`pytest -n 2 --dist loadfile --junitxml` beside other test runs, so upper bounds). With `--dist loadfile`
+#: a worker takes the next file when it is free, in collection order (conftest.py turns pytest-xdist's own
+#: order, most tests first, off): the longest files go first, so that none starts last and keeps one worker
+#: running while the others are idle. conftest.py collects them in this order (longest first), the rest
+#: after them as found; a file named here that does not exist stops the run. Only the order matters: update
+#: the figures from a whole-suite junit run when they drift, and name a new file here once it sweeps.
 LONGEST: dict[str, float] = {
+    "tests/sweep/test_sweep_cmd_vs_app.py": 265,
     "tests/sweep/test_sweep_app.py": 252,
     "tests/soak/test_soak.py": 244,
-    "tests/sweep/test_sweep_auto.py": 174,
+    "tests/sweep/test_sweep_ts_template.py": 190,
     "tests/engine/test_cluster.py": 173,
     "tests/conformance/test_corpus_sweep.py": 172,
     "tests/sweep/test_sweep_answers.py": 169,
@@ -114,11 +118,13 @@ LONGEST: dict[str, float] = {
     "tests/sweep/test_sweep_frameworks.py": 144,
     "tests/soak/test_app.py": 139,
     "tests/check/test_check.py": 132,
+    "tests/sweep/test_sweep_auto.py": 130,
     "tests/sweep/test_record.py": 126,
-    "tests/sweep/test_sweep_parallel_steps.py": 124,
+    "tests/sweep/test_ts_corpus.py": 120,
     "tests/sweep/test_sweep_frameworks_auto.py": 120,
     "tests/sweep/test_sweep_tree.py": 113,
     "tests/sweep/test_pytest_helpers.py": 101,
+    "tests/sweep/test_sweep_parallel_steps.py": 95,
     "tests/report/test_report_browser.py": 82,
     "tests/sweep/test_sweep_approval.py": 79,
     "tests/check/test_config.py": 69,
@@ -128,4 +134,10 @@ LONGEST: dict[str, float] = {
     "tests/cli/test_smoke.py": 61,
     "tests/sweep/test_sweep_patterns.py": 58,
     "tests/report/test_report_replay_check.py": 58,
+    "tests/sweep/test_sweep_paths.py": 47,
+    "tests/lab/test_deck_runs.py": 43,
+    "tests/lab/test_bill.py": 42,
+    "tests/lab/test_mismatch_runs.py": 41,
+    "tests/knobs/test_ts_pause_on_mismatch.py": 41,
+    "tests/sweep/test_kept_plan.py": 38,
 }
