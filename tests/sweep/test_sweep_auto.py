@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +59,8 @@ def trip_input() -> Any:
 @pytest.fixture(scope="module")
 def auto_sweeps(lab: Lab, trip_input: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     written = tmp_path_factory.mktemp("auto") / "answers.toml"
-
-    def swept(handler: str) -> SweepMatrix:
+    matrices = {}
+    for handler in HANDLERS:
         (matrix,) = sweep(
             TargetSpec(app="agent:app", service="Planner", handler=handler, input=trip_input, app_dir=AGENT),
             answers=Answers(
@@ -71,11 +70,7 @@ def auto_sweeps(lab: Lab, trip_input: Any, tmp_path_factory: pytest.TempPathFact
             ),
             lab=lab,
         )
-        return matrix
-
-    # Both handlers at once: one after another, each waited for its slowest clean run and last point alone.
-    with ThreadPoolExecutor(max_workers=len(HANDLERS)) as pool:
-        matrices = dict(zip(HANDLERS, pool.map(swept, HANDLERS), strict=True))
+        matrices[handler] = matrix
     return {"matrices": matrices, "written": written}
 
 
