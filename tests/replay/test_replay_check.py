@@ -217,7 +217,7 @@ def test_assert_replays_takes_the_deck_agent_as_a_target() -> None:
     [
         (["--cmd", "node agent.ts"], "a deployment started by a command cannot be replayed offline"),
         ([], "give the code to replay on: --app MODULE[:APP], --cmd CMD, or --mode"),
-        (["--app", DECK_APP, "--cmd", "node agent.ts"], "give --app or --cmd (one of them)"),
+        (["--app", DECK_APP, "--cmd", "node agent.ts"], "give --app or --cmd, not both"),
         (["--app", DECK_APP, "--mode", "naive"], "--mode goes with the deck's agent"),
     ],
 )

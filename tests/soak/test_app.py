@@ -113,7 +113,7 @@ def _soak_cli(*args: str) -> subprocess.CompletedProcess[str]:
     [
         (
             ["--app", "concierge:app", "--handler", "plan"],
-            "--handler goes with --service: name both, or neither when the app serves one",
+            "--handler plan: name its service (--handler SERVICE/plan, or --service)",
         ),
         (
             [*APP, "--handler", "nope", "--script", str(SCRIPT)],

@@ -11,10 +11,12 @@ from paidtwice._exceptions import NotFound
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import admin_url_option
+from paidtwice.cli._target import script_option, target_options
 from paidtwice.engine import AdminClient, SqlClient
 from paidtwice.recover import ApplyResult, Judge, apply_way, plan_recovery
 from paidtwice.recover import explain as explain_invocation
 from paidtwice.report import format_journal, format_mismatch, format_plan
+from paidtwice.targets import TargetSpec
 
 __all__ = ["explain", "journal", "recover"]
 
@@ -92,29 +94,15 @@ def explain(invocation_id: str, admin_url: str) -> None:
 @click.option(
     "--timeout", default=120.0, show_default=True, help="Seconds to wait for the outcome of --apply."
 )
-@click.option(
-    "--app",
-    metavar="MODULE:APP",
-    help="The target code: judge whether it replays what each way keeps by replaying that offline.",
-)
-@click.option(
-    "--app-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Where MODULE is."
-)
-@click.option(
-    "--script",
-    default="steady",
-    show_default=True,
-    metavar="NAME|FILE",
-    help="With --app: the stub's answers.",
-)
+@target_options(command=False, calls=False, app_dir=None)
+@script_option()
 @admin_url_option
 def recover(
     invocation_id: str,
     deployment: str | None,
     way: str | None,
     timeout: float,
-    app: str | None,
-    app_dir: Path | None,
+    target: TargetSpec,
     script: str,
     admin_url: str,
 ) -> None:
@@ -134,8 +122,10 @@ def recover(
     with errors(), ExitStack() as stack:
         sql = SqlClient(admin_url)
         judge = None
-        if app is not None:
-            judge = _offline_judge(stack, sql, invocation_id, app=app, app_dir=app_dir, script=script)
+        if target.app is not None:
+            judge = _offline_judge(
+                stack, sql, invocation_id, app=target.app, app_dir=target.app_dir, script=script
+            )
         plan = plan_recovery(sql, invocation_id, deployment=deployment, judge=judge)
         if way is None:
             click.echo(format_plan(plan))
@@ -145,7 +135,7 @@ def recover(
 
 
 def _offline_judge(
-    stack: ExitStack, sql: SqlClient, invocation_id: str, *, app: str, app_dir: Path | None, script: str
+    stack: ExitStack, sql: SqlClient, invocation_id: str, *, app: str, app_dir: str | Path | None, script: str
 ) -> Judge:
     """Whether the app replays what a way out keeps, judged by replaying that offline (open on `stack`)."""
     from paidtwice.replay import Replayer, capture_journal, kept_journal_judge

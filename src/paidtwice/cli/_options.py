@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import sys
 import tempfile
@@ -25,28 +24,21 @@ from paidtwice.sweep import DEFAULT_RETRIES
 __all__ = [
     "admin_url_option",
     "allow_undecided_option",
-    "app_dir_option",
     "check_outputs",
     "cluster_option",
-    "cmd_dir_option",
     "echo_err",
-    "handler_option",
     "html_option",
-    "input_option",
     "json_on_stdout",
     "json_option",
     "model_latency_option",
     "not_over",
     "open_lab",
     "output_width",
-    "parse_input",
-    "port_env_option",
     "price_model_option",
     "results_dir_option",
     "retries_option",
     "save_journals_option",
     "server_version_option",
-    "service_option",
     "shard_option",
     "wide_option",
     "writable",
@@ -144,7 +136,6 @@ save_journals_option = click.option(
 )
 
 
-# A user's app, for `sweep --app` and `soak --app`: the same names and meanings in both.
 wide_option = click.option(
     "--wide",
     is_flag=True,
@@ -158,38 +149,6 @@ def output_width(wide: bool) -> int | None:
     if wide or not sys.stdout.isatty():
         return None
     return max(20, shutil.get_terminal_size().columns)
-
-
-service_option = click.option("--service", metavar="NAME", help="With --app: the service to call.")
-port_env_option = click.option(
-    "--port-env", default="PORT", show_default=True, metavar="VAR", help="With --cmd: the port's variable."
-)
-cmd_dir_option = click.option(
-    "--cwd",
-    "cmd_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="With --cmd: the directory the command runs in (default: the current one).",
-)
-handler_option = click.option("--handler", metavar="NAME", help="With --app: the handler to call.")
-input_option = click.option(
-    "--input", "input_json", metavar="JSON", default="null", help="With --app: the handler's input."
-)
-app_dir_option = click.option(
-    "--app-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("."),
-    show_default=True,
-    help="With --app: the directory MODULE is imported from.",
-)
-
-
-def parse_input(input_json: str) -> Any:
-    """The handler's input given as --input; BadInput if it is not JSON."""
-    try:
-        return json.loads(input_json)
-    except ValueError as err:
-        raise BadInput(f"--input is not JSON: {err}") from None
 
 
 STDOUT = "-"

@@ -8,17 +8,8 @@ import click
 
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors
-from paidtwice.cli._options import (
-    app_dir_option,
-    cmd_dir_option,
-    echo_err,
-    handler_option,
-    input_option,
-    parse_input,
-    port_env_option,
-    service_option,
-    writable,
-)
+from paidtwice.cli._options import echo_err, writable
+from paidtwice.cli._target import target_options
 from paidtwice.sweep import record_answers
 from paidtwice.targets import TargetSpec
 
@@ -26,15 +17,7 @@ __all__ = ["record"]
 
 
 @click.command("record")
-@click.option("--app", metavar="MODULE:APP", help="Your Restate app, served by paidtwice's host.")
-@click.option("--cmd", "command", metavar="CMD", help="Or a deployment in any language started by CMD.")
-@port_env_option
-@cmd_dir_option
-@service_option
-@handler_option
-@input_option
-@click.option("--key", metavar="KEY", default=None, help="The key of a Virtual Object's or Workflow's call.")
-@app_dir_option
+@target_options()
 @click.option(
     "--upstream",
     metavar="URL",
@@ -50,19 +33,7 @@ __all__ = ["record"]
     metavar="FILE",
     help="Where the answers are written: a script file (TOML for .toml, else JSON) for --script.",
 )
-def record(
-    app: str | None,
-    command: str | None,
-    port_env: str,
-    cmd_dir: Path | None,
-    service: str | None,
-    handler: str | None,
-    input_json: str,
-    key: str | None,
-    app_dir: Path,
-    upstream: str,
-    out_path: Path,
-) -> None:
+def record(target: TargetSpec, upstream: str, out_path: Path) -> None:
     """Run a handler once with its model calls answered by a real model; write the answers as a script file.
 
     The key is read from OPENAI_API_KEY (chat completions, Responses) or ANTHROPIC_API_KEY (Messages) and
@@ -77,23 +48,12 @@ def record(
         paidtwice sweep --app agent:app --service Travel --handler quote \\
             --input '"How much is 120 EUR in USD?"' --app-dir examples/travel_agent --script travel.toml
     """
-    if (app is None) == (command is None):
+    if not target.own:
         raise BadInput("give --app or --cmd (one of them)")
-    if not service or not handler:
+    if len(target.handlers) != 1 or "/" not in target.handlers[0]:
         raise BadInput("name the service and the handler: --service NAME --handler NAME")
-    payload = parse_input(input_json)
     writable(out_path, "the recorded answers")
     with errors():
-        what = TargetSpec(
-            app=app,
-            command=command,
-            service=service,
-            handler=handler,
-            input=payload,
-            app_dir=(cmd_dir or Path(".")) if command is not None else app_dir,
-            port_env=port_env,
-            key=key,
-        )
-        calls = record_answers(what, upstream=upstream, record=out_path)
+        calls = record_answers(target, upstream=upstream, record=out_path)
     echo_err(f"recorded {calls} model call(s) from {upstream}")
     click.echo(str(out_path))

@@ -21,6 +21,7 @@ from paidtwice.cli._options import (
     not_over,
     writable,
 )
+from paidtwice.cli._target import script_option, target_options, variation_option
 from paidtwice.engine import SqlClient
 from paidtwice.replay import STATUSES, Replayer, capture, journal_paths, load_journal, save_all
 from paidtwice.report import (
@@ -35,8 +36,7 @@ from paidtwice.report import (
     write_html,
 )
 from paidtwice.results import RecordSink, ReplayResult
-from paidtwice.stub import SCRIPTS, VARIATIONS
-from paidtwice.targets import DECK_MODES, Target, TargetSpec
+from paidtwice.targets import Target, TargetSpec
 
 __all__ = ["capture_command", "replay_check_command"]
 
@@ -100,46 +100,9 @@ def capture_command(
 
 @click.command("replay-check")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
-    "--app",
-    metavar="MODULE[:APP]",
-    help="The Restate app (the new code) to check; MODULE alone: the one Restate app it holds, else an app "
-    "of every Restate service it defines, as the sweep finds them.",
-)
-@click.option(
-    "--cmd",
-    "command",
-    metavar="CMD",
-    help="A deployment in any language started by CMD, as the sweep takes it: replay-check says in one line "
-    "that it cannot replay it offline (it replays in its own process).",
-)
-@click.option(
-    "--mode",
-    type=click.Choice(DECK_MODES),
-    default=None,
-    help="Without --app or --cmd: the deck's agent in this mode.",
-)
-@click.option(
-    "--app-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="The directory MODULE is imported from (default: the current directory).",
-)
-@click.option(
-    "--script",
-    default="steady",
-    show_default=True,
-    metavar="NAME|FILE",
-    help=f"How the stub model answers calls outside the journal: a stub script ({', '.join(SCRIPTS)}) "
-    "or a script file as for `sweep --app`.",
-)
-@click.option(
-    "--variation",
-    type=click.Choice(VARIATIONS),
-    default="steady",
-    show_default=True,
-    help="With a script file: which of its variations answers.",
-)
+@target_options(calls=False, modes="one", app_dir=None)
+@script_option()
+@variation_option()
 @json_option(
     "Write one JSON record per journal to FILE (`paidtwice report` reads it), complete once every journal "
     "is checked.",
@@ -158,10 +121,7 @@ def capture_command(
 @ci_options()
 def replay_check_command(
     paths: tuple[Path, ...],
-    app: str | None,
-    command: str | None,
-    mode: str | None,
-    app_dir: Path | None,
+    target: TargetSpec,
     script: str,
     variation: str,
     json_path: Path | None,
@@ -191,7 +151,7 @@ def replay_check_command(
     """
     outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
     outputs.check()
-    target = _target(app, command, mode, app_dir)
+    code = _code(target)
     to_stdout = json_on_stdout()
     if json_path is not None and not to_stdout:
         _not_an_input(json_path, paths)
@@ -201,19 +161,19 @@ def replay_check_command(
     kept = _Kept(sink, table=not to_stdout, html=html_path is not None, junit=outputs.junit is not None)
     try:
         with sink or contextlib.nullcontext():
-            _replay(files, kept, target=target, script=script, variation=variation, timeout=timeout)
+            _replay(files, kept, target=code, script=script, variation=variation, timeout=timeout)
     except OSError as err:
         raise BadInput(f"cannot write the records to {json_path}: {err.strerror or err}") from None
     if html_path is not None:
-        _write_page(html_path, target, paths, kept.results)
+        _write_page(html_path, code, paths, kept.results)
         click.echo(f"HTML report: {html_path}", err=to_stdout)
     if not to_stdout:
         click.echo(format_replay_table(kept.rows, kept.details))
     if json_path is not None and not to_stdout:
         click.echo(f"Full records: {json_path}")
     if outputs.sarif or outputs.github:
-        code = target.offline()
-        source = app_source(code.app, Path(code.app_dir or "."), Path.cwd())
+        offline = code.offline()
+        source = app_source(offline.app, Path(offline.app_dir or "."), Path.cwd())
     else:
         source = None
     outputs.emit(replay_findings(kept.failed, source), kept.cases)
@@ -285,24 +245,19 @@ def _journal_files(paths: tuple[Path, ...], html_path: Path | None) -> list[Path
     return files
 
 
-def _target(app: str | None, command: str | None, mode: str | None, app_dir: Path | None) -> Target:
-    """The code the journals are replayed on, built as the sweep builds its targets (`TargetSpec`), and
-    asked, before any journal is read, whether it can be replayed offline; BadInput in one line."""
-    if app is not None and command is not None:
-        raise BadInput("give --app or --cmd (one of them)")
-    if mode is not None and (app is not None or command is not None):
-        raise BadInput("--mode goes with the deck's agent (no --app or --cmd)")
-    if app is None and command is None and mode is None:
+def _code(target: TargetSpec) -> Target:
+    """The code the journals are replayed on, asked, before any journal is read, whether it can be
+    replayed offline; BadInput in one line."""
+    if not target.own and not target.modes:
         raise BadInput(
             "give the code to replay on: --app MODULE[:APP], --cmd CMD, or --mode (the deck's agent)"
         )
-    spec = TargetSpec(app=app, command=command, modes=(mode,) if mode else (), app_dir=app_dir)
     try:
-        target = spec.code()
-        target.offline()
+        code = target.code()
+        code.offline()
     except PaidtwiceError as err:
         raise BadInput(str(err)) from None
-    return target
+    return code
 
 
 def _replay(

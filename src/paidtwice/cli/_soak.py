@@ -15,29 +15,25 @@ from paidtwice._exceptions import UsageError
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import EXIT_INTERRUPTED, EXIT_TERMINATED, errors, terminated
 from paidtwice.cli._options import (
-    app_dir_option,
     check_outputs,
     cluster_option,
     echo_err,
-    handler_option,
     html_option,
-    input_option,
     json_option,
     open_lab,
-    parse_input,
     price_model_option,
     results_dir_option,
     server_version_option,
-    service_option,
     write_report,
 )
+from paidtwice.cli._target import script_option, target_options
 from paidtwice.lab import Lab
 from paidtwice.report import format_soak, format_soak_progress, soak_section
 from paidtwice.results import RecordSink, SoakRecord
 from paidtwice.soak import DECK, SoakInterrupted, SoakOptions, SoakProgress, soak_target
 from paidtwice.soak import soak as run_soak
 from paidtwice.stub import AUTO, DEFAULT_SEED, Script, load_script_file
-from paidtwice.targets import AppTarget, Target
+from paidtwice.targets import AppTarget, Target, TargetSpec
 
 __all__ = ["soak"]
 
@@ -65,35 +61,8 @@ __all__ = ["soak"]
     help="With --cluster: kill and restart this many nodes, one at a time, after the agent's kills; the "
     "invocations go in one wave per node kill (20 or more each), sent just before it.",
 )
-@click.option(
-    "--app",
-    metavar="MODULE[:APP]",
-    help="Soak your own Restate app instead of the deck's agent: MODULE:APP, or MODULE (its one Restate "
-    "app). Its one handler is soaked (name one with --service and --handler when it serves several), its "
-    "model answered from each request unless --script gives a file; its model calls are counted, not its "
-    "tool runs (those are the deck agent's).",
-)
-@service_option
-@handler_option
-@input_option
-@click.option(
-    "--key",
-    metavar="KEY",
-    default=None,
-    help="With --app: a Virtual Object's or a Workflow's invocations are each called with a key of their "
-    "own, KEY-1, KEY-2, ... (default: paidtwice-N), so that they run at once instead of queueing behind one "
-    "key.",
-)
-@click.option(
-    "--script",
-    "script_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    metavar="FILE",
-    default=None,
-    help="With --app: the script file giving the model's answer to each call (its steady variation); "
-    "default: auto, answers made from each request.",
-)
-@app_dir_option
+@target_options(command=False)
+@script_option(default=None)
 @json_option(
     "Where the soak's record is written, also when Ctrl-C stops it (default: RESULTS_DIR/soak-TIME-PID.json)."
 )
@@ -108,13 +77,8 @@ def soak(
     kill_every: float,
     timeout: float | None,
     node_kills: int,
-    app: str | None,
-    service: str | None,
-    handler: str | None,
-    input_json: str,
-    key: str | None,
-    script_path: Path | None,
-    app_dir: Path,
+    target: TargetSpec,
+    script: str | None,
     json_path: Path | None,
     results_dir: Path,
     html_path: Path | None,
@@ -158,13 +122,13 @@ def soak(
         options.check(cluster=cluster)
     except UsageError as err:
         raise BadInput(str(err)) from None
-    target, script = _own_app(app, service, handler, input_json, key, script_path, app_dir)
+    soaked, answers = _soaked(target, script)
     sink = RecordSink.at(json_path, results_dir=results_dir, stem="soak")
     check_outputs(sink.path, html_path, what="the soak's record")
     progress = _show_progress if on_terminal else _log_progress
     with errors():
         with open_lab(server_version=server_version, price_model=price_model, cluster=cluster) as lab:
-            record, stopped = _soak_on(lab, options, target, script, progress)
+            record, stopped = _soak_on(lab, options, soaked, answers, progress)
             # On disk before the lab stops its processes: a second Ctrl-C there loses nothing measured.
             sink.one(record)
     _report(record, sink.path, html_path, on_terminal=on_terminal, stopped=stopped)
@@ -200,40 +164,34 @@ def _report(
     sys.exit(0 if record.ok else 1)
 
 
-def _own_app(
-    app: str | None,
-    service: str | None,
-    handler: str | None,
-    input_json: str,
-    key: str | None,
-    script_path: Path | None,
-    app_dir: Path,
-) -> tuple[Target, Script | None]:
+def _soaked(target: TargetSpec, script: str | None) -> tuple[Target, Script | None]:
     """Your app and its script, checked before anything starts (BadInput); the deck's agent and its own
     script (None) without --app. Without --script (or with `--script auto`) your app's model is answered
     from each request (None); without --service and --handler, its one handler is found in its discovery
     manifest."""
-    if app is None:
-        if service or handler or key or script_path or input_json != "null":
+    if target.app is None:
+        if target.handlers or target.key or script or target.input is not None:
             raise BadInput("--service, --handler, --input, --key and --script go with --app")
         return DECK, None
-    payload: Any = parse_input(input_json)
+    if len(target.handlers) > 1:
+        raise BadInput("a soak drives one handler: name one with --service and --handler")
+    app_dir = Path(target.app_dir or ".")
     try:
-        script = None if script_path is None or str(script_path) == AUTO else load_script_file(script_path)
-        if service and handler:
-            return soak_target(app, service, handler, payload, key=key, app_dir=app_dir), script
-        return replace(_one_handler(app, service, handler, payload, app_dir), key=key), script
+        answers = None if script is None or script == AUTO else load_script_file(Path(script))
+        service, _, handler = (target.handlers or ("",))[0].partition("/")
+        if handler:
+            soaked = soak_target(target.app, service, handler, target.input, key=target.key, app_dir=app_dir)
+            return soaked, answers
+        return replace(
+            _one_handler(target.app, service or None, target.input, app_dir), key=target.key
+        ), answers
     except UsageError as err:
         raise BadInput(str(err)) from None
 
 
-def _one_handler(
-    app: str, service: str | None, handler: str | None, payload: Any, app_dir: Path
-) -> AppTarget:
+def _one_handler(app: str, service: str | None, payload: Any, app_dir: Path) -> AppTarget:
     """The one handler the app serves (of `service`, if named), as the sweep's discovery finds it; a
     `UsageError` naming them when there are several."""
-    if handler and not service:
-        raise UsageError("--handler goes with --service: name both, or neither when the app serves one")
     found = AppTarget.discovered(
         app, [service] if service else [], payload, app_dir=app_dir, seed=DEFAULT_SEED
     )

@@ -21,10 +21,12 @@ from paidtwice.cli._options import (
     price_model_option,
     writable,
 )
+from paidtwice.cli._target import script_option, target_options, variation_option
 from paidtwice.engine import SqlClient
 from paidtwice.recover import Judge
 from paidtwice.report import format_watch
 from paidtwice.results import RecordSink
+from paidtwice.targets import TargetSpec
 from paidtwice.watch import (
     JudgeFor,
     MetricsServer,
@@ -78,24 +80,9 @@ def _headers(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     "or lint --format json.",
 )
 @price_model_option
-@click.option("--app", metavar="MODULE:APP", help="Replay-check each journal against this code, offline.")
-@click.option(
-    "--app-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Where MODULE is."
-)
-@click.option(
-    "--script",
-    default="steady",
-    show_default=True,
-    metavar="NAME|FILE",
-    help="With --app: the stub's answers.",
-)
-@click.option(
-    "--variation",
-    type=click.Choice(["steady", "drifting", "changed"]),
-    default="steady",
-    show_default=True,
-    help="With --app and a script file: which of its variations answers the replay.",
-)
+@target_options(command=False, calls=False, app_dir=None)
+@script_option()
+@variation_option()
 @click.option("--once", is_flag=True, help="Print one snapshot and exit.")
 @click.option(
     "--interval",
@@ -124,8 +111,7 @@ def watch(
     header_values: tuple[str, ...],
     profile: Path | None,
     price_model: str,
-    app: str | None,
-    app_dir: Path | None,
+    target: TargetSpec,
     script: str,
     variation: str,
     once: bool,
@@ -169,9 +155,9 @@ def watch(
         first = scanner.snapshot()  # an admin API that does not answer is bad input, said before anything
         if loaded is not None:
             check_profile(scanner.sql, loaded)
-        if app is not None:
-            judges = _judges(stack, scanner, app=app, app_dir=app_dir, script=script, variation=variation)
-            scanner.judge_with(judges, app)
+        if target.app is not None:
+            judges = _judges(stack, scanner, target=target, script=script, variation=variation)
+            scanner.judge_with(judges, target.app)
             first = scanner.snapshot()
         metrics = None
         if listen is not None:
@@ -222,12 +208,14 @@ def _show(snapshot: WatchSnapshot, *, to_stdout: bool, refresh: bool) -> None:
 
 
 def _judges(
-    stack: ExitStack, scanner: Scanner, *, app: str, app_dir: Path | None, script: str, variation: str
+    stack: ExitStack, scanner: Scanner, *, target: TargetSpec, script: str, variation: str
 ) -> JudgeFor:
-    """replay-check's judge of each journal against `app`, one Replayer for the watch's life."""
+    """replay-check's judge of each journal against the target's app, one Replayer for the watch's life."""
     from paidtwice.replay import Replayer, capture_journal, kept_journal_judge
 
-    replayer = stack.enter_context(Replayer(app, app_dir=app_dir, script=script, variation=variation))
+    app = target.app
+    assert app is not None
+    replayer = stack.enter_context(Replayer(app, app_dir=target.app_dir, script=script, variation=variation))
 
     def judge_for(invocation_id: str) -> Judge:
         judge = kept_journal_judge(replayer, capture_journal(scanner.sql, invocation_id), app)
@@ -255,26 +243,9 @@ def lab() -> None:
 
 
 @lab.command("up")
-@click.option(
-    "--app", metavar="MODULE:APP", default=None, help="Your app (default: the deck's weather agent)."
-)
-@click.option(
-    "--app-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Where MODULE is."
-)
-@click.option(
-    "--script",
-    default="steady",
-    show_default=True,
-    metavar="NAME|FILE",
-    help="What the stub model answers: a stub script by name, or a script file.",
-)
-@click.option(
-    "--variation",
-    type=click.Choice(["steady", "drifting", "changed"]),
-    default="steady",
-    show_default=True,
-    help="With a script file: which of its variations the stub answers by.",
-)
+@target_options(command=False, calls=False, app_dir=None)
+@script_option()
+@variation_option()
 @cluster_option
 @click.option(
     "--info",
@@ -283,9 +254,7 @@ def lab() -> None:
     default=None,
     help="Write the URLs here as JSON (admin_url, ingress_url, stub_url, ...).",
 )
-def lab_up(
-    app: str | None, app_dir: Path | None, script: str, variation: str, cluster: int, info_path: Path | None
-) -> None:
+def lab_up(target: TargetSpec, script: str, variation: str, cluster: int, info_path: Path | None) -> None:
     """Start restate-server (or a cluster), the stub model and an app, print their URLs, and stay up until
     Ctrl-C or SIGTERM; then stop everything it started and exit 0.
 
@@ -302,7 +271,11 @@ def lab_up(
     from paidtwice.lab import LabUp
 
     writable(info_path, "the lab's URLs")
-    with errors(), LabUp(app=app, app_dir=app_dir, script=script, variation=variation, cluster=cluster) as up:
+    app_dir = None if target.app_dir is None else Path(target.app_dir)
+    with (
+        errors(),
+        LabUp(app=target.app, app_dir=app_dir, script=script, variation=variation, cluster=cluster) as up,
+    ):
         info = up.info
         assert info is not None
         click.echo(f"admin:    {info.admin_url}")
