@@ -53,16 +53,6 @@ def field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-DOCUMENTS = {
-    "records": ("results", "paidtwice results: the records of deck, run and sweep"),
-    "points": ("results", "paidtwice results: the records of deck, run and sweep"),
-    "soaks": ("soak", "paidtwice soak record"),
-    "watches": ("watch", "paidtwice watch snapshot"),
-    "replays": ("replay-check", "paidtwice replay-check records"),
-}
-"""The schema file each group of record kinds (`Kind.group`) is described in, and its title."""
-
-
 def tags(kind: str) -> dict[str, Any]:
     """The results format and the record's kind, which every record carries first."""
     from paidtwice.results import RESULTS_FORMAT
@@ -173,16 +163,19 @@ def schemas() -> dict[str, dict[str, Any]]:
     """Every schema, by file name."""
     sys.path.insert(0, str(ROOT / "src"))
     from paidtwice.replay._journal import FORMAT as JOURNAL_FORMAT
-    from paidtwice.results import kinds
+    from paidtwice.results import groups, kinds
+
+    # The schema file each group of record kinds is described in, and its title.
+    documents = {group.name: (group.schema, group.title) for group in groups()}
 
     out: dict[str, dict[str, Any]] = {}
     builders: dict[str, Builder] = {}
     records: dict[str, list[dict[str, Any]]] = {}
     for kind in kinds():
-        name = DOCUMENTS[kind.group][0]
+        name = documents[kind.group][0]
         builder = builders.setdefault(name, Builder())
         records.setdefault(name, []).append(builder.record(kind.cls, kind.name, kind.derived_schema))
-    for group, (name, title) in DOCUMENTS.items():
+    for group, (name, title) in documents.items():
         if name in out:
             continue  # two groups in one file (a deck's records and a sweep's points)
         (one, *more) = records[name]

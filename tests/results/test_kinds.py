@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from paidtwice.report import PAGES, results_sections
 from paidtwice.results import (
     ComparisonRecord,
     CurveRecord,
     PointResult,
+    Results,
     RunRecord,
+    groups,
     kind_of,
     kinds,
     load_results,
@@ -22,6 +28,7 @@ from paidtwice.results import (
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "results"
 SOAK = Path(__file__).resolve().parent.parent / "watch" / "fixtures" / "soak-checkout.json"
+SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "reference" / "schemas"
 
 
 def test_each_kind_has_one_tag_one_class_and_a_place_in_results() -> None:
@@ -65,3 +72,39 @@ def test_a_soak_is_a_file_of_its_own(tmp_path: Path) -> None:
 def test_an_object_of_no_kind_is_refused() -> None:
     with pytest.raises(TypeError, match="not a kind of paidtwice record"):
         record_json(object())
+
+
+def test_a_kind_is_registered_whole() -> None:
+    # The recipe in paidtwice.results: a kind's row names its group, and the group is a field of `Results`,
+    # a page of the report and a schema file in which the kind is described. A kind registered half way
+    # (a row whose group has no field, no page or no schema) fails here, not in a user's report.
+    by_name = {group.name: group for group in groups()}
+    fields = {f.name for f in dataclasses.fields(Results)} - {"sources"}
+    assert set(by_name) == fields, "every group is a field of Results, and every field a group"
+    assert set(PAGES) == fields, "every group has its page in paidtwice.report.PAGES"
+    for kind in kinds():
+        assert kind.group in by_name, f"{kind.name}: its group {kind.group!r} is not in groups()"
+        schema = json.loads((SCHEMAS / f"{by_name[kind.group].schema}.schema.json").read_text())
+        assert kind.name in set(_described(schema)), (
+            f"{kind.name}: not in its schema; run scripts/record_schemas.py"
+        )
+
+
+def _described(schema: Any) -> Iterator[str]:
+    """The kinds a schema describes: every record's "record" constant, however deep."""
+    if isinstance(schema, dict):
+        tag = schema.get("properties", {}).get("record", {})
+        if isinstance(tag, dict) and "const" in tag:
+            yield tag["const"]
+        for value in schema.values():
+            yield from _described(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _described(value)
+
+
+def test_the_report_finds_each_group_s_page_by_its_name(tmp_path: Path) -> None:
+    loaded = load_results([FIXTURES / "deck.json", FIXTURES / "sweep.json", SOAK])
+    sections, words = results_sections(loaded)
+    assert words == ["deck", "sweep", "soak"]
+    assert len(sections) == len(PAGES["records"](loaded.records)) + len(PAGES["points"](loaded.points)) + 1

@@ -12,14 +12,7 @@ from paidtwice._words import count
 from paidtwice.cli._bad_input import BadInput
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import allow_undecided_option, write_report
-from paidtwice.report import (
-    deck_sections,
-    format_handler_summary,
-    replay_check_section,
-    soak_section,
-    sweep_sections,
-    watch_section,
-)
+from paidtwice.report import format_handler_summary, results_sections
 from paidtwice.results import KillsPlaced, PointResult, ReplayResult, load_results
 
 __all__ = ["report"]
@@ -77,21 +70,7 @@ def report(results: tuple[Path, ...], output: Path | None, check: bool, allow_un
         )
     with errors():
         loaded = load_results(results)
-    sections = deck_sections(loaded.records) if loaded.records else []
-    if loaded.points:
-        sections += sweep_sections(loaded.points)
-    if loaded.replays:
-        sections.append(replay_check_section(loaded.replays))
-    sections += [soak_section(soak) for soak in loaded.soaks]
-    sections += [watch_section(snapshot) for snapshot in loaded.watches]
-    present = (
-        ("deck", loaded.records),
-        ("sweep", loaded.points),
-        ("soak", loaded.soaks),
-        ("replay-check", loaded.replays),
-        ("watch", loaded.watches),
-    )
-    kinds = [kind for kind, found in present if found]
+    sections, kinds = results_sections(loaded)
     write_report(output, f"paidtwice report: {' and '.join(kinds)}", sections, list(results))
     failed = _verdict(loaded.points, loaded.replays, len(results), allow_undecided=allow_undecided)
     if check and failed:

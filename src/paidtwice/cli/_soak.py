@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -33,7 +31,7 @@ from paidtwice.results import RecordSink, SoakRecord
 from paidtwice.soak import DECK, SoakInterrupted, SoakOptions, SoakProgress, soak_target
 from paidtwice.soak import soak as run_soak
 from paidtwice.stub import AUTO, DEFAULT_SEED, Script, load_script_file
-from paidtwice.targets import AppTarget, Target, TargetSpec
+from paidtwice.targets import Target, TargetSpec
 
 __all__ = ["soak"]
 
@@ -168,39 +166,29 @@ def _soaked(target: TargetSpec, script: str | None) -> tuple[Target, Script | No
     """Your app and its script, checked before anything starts (BadInput); the deck's agent and its own
     script (None) without --app. Without --script (or with `--script auto`) your app's model is answered
     from each request (None); without --service and --handler, its one handler is found in its discovery
-    manifest."""
+    manifest, as the sweep finds them."""
     if target.app is None:
         if target.handlers or target.key or script or target.input is not None:
             raise BadInput("--service, --handler, --input, --key and --script go with --app")
         return DECK, None
     if len(target.handlers) > 1:
         raise BadInput("a soak drives one handler: name one with --service and --handler")
-    app_dir = Path(target.app_dir or ".")
     try:
         answers = None if script is None or script == AUTO else load_script_file(Path(script))
         service, _, handler = (target.handlers or ("",))[0].partition("/")
         if handler:
+            app_dir = Path(target.app_dir or ".")
             soaked = soak_target(target.app, service, handler, target.input, key=target.key, app_dir=app_dir)
             return soaked, answers
-        return replace(
-            _one_handler(target.app, service or None, target.input, app_dir), key=target.key
-        ), answers
+        found = target.build(seed=DEFAULT_SEED)
+        if len(found) > 1:
+            names = ", ".join(t.mode for t in found)
+            raise UsageError(
+                f"{target.app} serves {len(found)} handlers ({names}): name one with --service and --handler"
+            )
+        return found[0], answers
     except UsageError as err:
         raise BadInput(str(err)) from None
-
-
-def _one_handler(app: str, service: str | None, payload: Any, app_dir: Path) -> AppTarget:
-    """The one handler the app serves (of `service`, if named), as the sweep's discovery finds it; a
-    `UsageError` naming them when there are several."""
-    found = AppTarget.discovered(
-        app, [service] if service else [], payload, app_dir=app_dir, seed=DEFAULT_SEED
-    )
-    if len(found) > 1:
-        names = ", ".join(t.mode for t in found)
-        raise UsageError(
-            f"{app} serves {len(found)} handlers ({names}): name one with --service and --handler"
-        )
-    return found[0]
 
 
 def _show_progress(progress: SoakProgress) -> None:

@@ -25,6 +25,7 @@ from paidtwice.report._html import (
     sweep_sections,
     write_html,
 )
+from paidtwice.report._pages import PAGES, results_sections
 from paidtwice.report._plot import curve_svg, curve_svg_markup
 from paidtwice.report._replay import (
     ReplayRow,
@@ -57,6 +58,7 @@ from paidtwice.report._watch import format_watch, watch_section
 from paidtwice.results import Results, load_results
 
 __all__ = [
+    "PAGES",
     "Finding",
     "ReplayRow",
     "Results",
@@ -99,6 +101,7 @@ __all__ = [
     "replay_details",
     "replay_findings",
     "replay_row",
+    "results_sections",
     "soak_section",
     "sweep_cases",
     "sweep_findings",

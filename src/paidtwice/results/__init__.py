@@ -2,7 +2,15 @@
 
 The deck, `run`, `sweep`, `check`, `soak`, `replay-check` and `watch` write records here; `paidtwice report`
 and `watch --profile` read them back. Each kind of record (`kinds()`) is a frozen dataclass with a docstring
-under every field; its JSON is its fields, tagged with the results format and the kind.
+under every field; its JSON is its fields, tagged with the results format and the kind. Every command writes
+its records through one `RecordSink` (each record on disk as it is added, the file replaced atomically).
+
+Adding a kind of record:
+1. a module here with its frozen dataclass (a docstring under every field), exported from this face;
+2. its row in `kinds()` (`_kinds`), naming its group; the writer and the reader follow the row;
+3. `.venv/bin/python scripts/record_schemas.py` writes its schema (docs/reference/schemas/).
+A kind in a group of its own also needs the group's row in `groups()`, its field in `Results` and its page
+in `paidtwice.report.PAGES`. tests/results/test_kinds.py fails on a kind registered half way.
 """
 
 from paidtwice.results._deck import (
@@ -23,7 +31,17 @@ from paidtwice.results._deck import (
     RunRecord,
     ToolLogLine,
 )
-from paidtwice.results._kinds import RESULTS_FORMAT, Kind, kind_of, kinds, record_json, tagged, to_jsonable
+from paidtwice.results._kinds import (
+    RESULTS_FORMAT,
+    Group,
+    Kind,
+    groups,
+    kind_of,
+    kinds,
+    record_json,
+    tagged,
+    to_jsonable,
+)
 from paidtwice.results._read import Results, load_results
 from paidtwice.results._replay import OutsideCall, ReplayResult
 from paidtwice.results._soak import KillSnapshot, NodeKillLine, PeakMemory, SoakRecord
@@ -62,6 +80,7 @@ __all__ = [
     "CurvePoint",
     "CurveRecord",
     "Expected",
+    "Group",
     "KillSnapshot",
     "KillsPlaced",
     "Kind",
@@ -89,6 +108,7 @@ __all__ = [
     "WatchSnapshot",
     "WayOutLine",
     "default_records_path",
+    "groups",
     "kind_of",
     "kinds",
     "load_results",

@@ -2,8 +2,8 @@
 
 Every record is written as JSON with the results format ("format") and its kind ("record") first, then its
 class's fields, then any figures derived from them for readers of the JSON alone (`Kind.derived`). A record
-of a kind nested in another (a curve's runs, a walk's stuck run) is written tagged too. Adding a kind is
-adding a row to `kinds()`: the writer, the reader (`paidtwice report`) and the schemas follow it.
+of a kind nested in another (a curve's runs, a walk's stuck run) is written tagged too. Kinds read back
+together form a group (`groups()`): a field of `Results`, a schema file, a page of the report.
 """
 
 from __future__ import annotations
@@ -20,7 +20,17 @@ from paidtwice.results._soak import SoakRecord
 from paidtwice.results._sweep import PointResult
 from paidtwice.results._watch import WatchSnapshot
 
-__all__ = ["RESULTS_FORMAT", "Kind", "kind_of", "kinds", "record_json", "tagged", "to_jsonable"]
+__all__ = [
+    "RESULTS_FORMAT",
+    "Group",
+    "Kind",
+    "groups",
+    "kind_of",
+    "kinds",
+    "record_json",
+    "tagged",
+    "to_jsonable",
+]
 
 RESULTS_FORMAT = 2
 """Version of the JSON results paidtwice writes: each record carries it as "format", beside what it is as
@@ -33,6 +43,33 @@ def _no_more(record: Any) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class Group:
+    """Kinds of record read back together: what `paidtwice report` makes one part of its page of."""
+
+    name: str
+    """The field of `Results` its records are read into; `paidtwice report` finds their page by it."""
+    word: str
+    """What the report's title calls them ("deck", "sweep")."""
+    schema: str
+    """The schema file that describes them (docs/reference/schemas/SCHEMA.schema.json)."""
+    title: str
+    """That schema's title."""
+
+
+@functools.cache
+def groups() -> tuple[Group, ...]:
+    """Every group of kinds, in the order the report's page shows them."""
+    results = "paidtwice results: the records of deck, run and sweep"
+    return (
+        Group("records", "deck", "results", results),
+        Group("points", "sweep", "results", results),
+        Group("replays", "replay-check", "replay-check", "paidtwice replay-check records"),
+        Group("soaks", "soak", "soak", "paidtwice soak record"),
+        Group("watches", "watch", "watch", "paidtwice watch snapshot"),
+    )
+
+
+@dataclass(frozen=True)
 class Kind:
     """One kind of record."""
 
@@ -41,7 +78,7 @@ class Kind:
     cls: type[Any]
     """Its class."""
     group: str
-    """The field of `Results` that records of this kind are read into."""
+    """The group it is read back in (`Group.name`: the field of `Results` its records are read into)."""
     whole_file: bool = False
     """A file holds one such record, as a JSON object, instead of a list of records."""
     derived: Callable[[Any], dict[str, Any]] = _no_more

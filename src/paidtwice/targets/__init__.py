@@ -9,7 +9,14 @@ Three kinds, one protocol (`Target`, in `_target`):
 The sweep, the soak and the pytest helpers take a target and never ask which kind it is. A `TargetSpec` is
 the targets as a user names them (an app, a command, the deck's modes), built into checked targets once.
 
-Adding a kind (a deployment already running somewhere, say) is one new class, a frozen dataclass that has:
+Adding a kind (a deployment already running somewhere, say) touches four files:
+1. a module here with its class (below), and its name exported from this face;
+2. its field and branch in `TargetSpec` (`_spec`: `build` and `code`);
+3. its option in `paidtwice.cli._target.target_options`, passed to `TargetSpec`: every command that takes
+   a target (sweep, record, replay-check, soak, watch, lab up, recover) takes the new kind with it.
+tests/cli/test_target_kinds.py fails on a kind without its option or its branch.
+
+The class is a frozen dataclass that has:
 - the fields every target has: `mode`, `service`, `handler`, `input`, `env`, `key`, `state`, `resolution`,
   `stuck_after` (`Target` says what each means);
 - a constructor that checks the user's input before anything starts and raises `UsageError` in one line
