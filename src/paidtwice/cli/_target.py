@@ -101,7 +101,7 @@ def target_options(
                 + ("s (default: both)." if modes == "many" else "."),
             )
         )
-    kinds = "--app or --cmd" if command else "--app"
+    kinds = f"--app{' or --cmd' if command else ''}"
     return grouped("target", functools.partial(_spec, kinds=kinds), options)
 
 
@@ -216,9 +216,10 @@ def _spec(
     if command is None and cmd_dir is not None:
         raise BadInput("--cwd goes with --cmd")
     # Else the app's import fails for want of its module, which blames the module, not the directory.
-    for flag, directory in (("--app-dir", app_dir), ("--cwd", cmd_dir)):
-        if directory is not None and not directory.is_dir():
-            raise BadInput(f"{flag} {directory} is not a directory")
+    if app_dir is not None and not app_dir.is_dir():
+        raise BadInput(f"--app-dir {app_dir} is not a directory")
+    if cmd_dir is not None and not cmd_dir.is_dir():
+        raise BadInput(f"--cwd {cmd_dir} is not a directory")
     own = app is not None or command is not None
     for flag, given in (("--key", key), ("--state", state_json), ("--resolve", resolve)):
         if given is not None and not own:
