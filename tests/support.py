@@ -250,15 +250,3 @@ def same_counts(plain: Any, preloaded: Any) -> None:
     assert [[getattr(p, f) for f in fields] for p in plain.points] == [
         [getattr(p, f) for f in fields] for p in preloaded.points
     ]
-
-
-def missed_by_the_wire(points: Sequence[Any]) -> list[tuple[str, str]]:
-    """The points (PointResult) whose kill missed its moment, but for the one kind the wire is known not to
-    hold: after a step's result while steps started beside it still run
-    (docs/explanation/parallel-steps.md)."""
-    beside = "appended before it"
-    return [
-        (p.crash_point, p.not_placed)
-        for p in points
-        if not p.confirmed and not (p.kind == "after-entry" and beside in p.not_placed)
-    ]

@@ -108,7 +108,6 @@ LONGEST: dict[str, float] = {
     "tests/sweep/test_sweep_cmd_vs_app.py": 265,
     "tests/sweep/test_sweep_app.py": 252,
     "tests/soak/test_soak.py": 244,
-    "tests/sweep/test_sweep_ts_template.py": 190,
     "tests/sweep/test_sweep_auto.py": 174,
     "tests/engine/test_cluster.py": 173,
     "tests/conformance/test_corpus_sweep.py": 172,
