@@ -48,7 +48,7 @@ def record(target: TargetSpec, upstream: str, out_path: Path) -> None:
         paidtwice sweep --app agent:app --service Travel --handler quote \\
             --input '"How much is 120 EUR in USD?"' --app-dir examples/travel_agent --script travel.toml
     """
-    if not target.own:
+    if not target.user_code:
         raise BadInput("give --app or --cmd (one of them)")
     if len(target.handlers) != 1 or "/" not in target.handlers[0]:
         raise BadInput("name the service and the handler: --service NAME --handler NAME")

@@ -248,7 +248,7 @@ def _journal_files(paths: tuple[Path, ...], html_path: Path | None) -> list[Path
 def _code(target: TargetSpec) -> Target:
     """The code the journals are replayed on, asked, before any journal is read, whether it can be
     replayed offline; BadInput in one line."""
-    if not target.own and not target.modes:
+    if not target.user_code and not target.modes:
         raise BadInput(
             "give the code to replay on: --app MODULE[:APP], --cmd CMD, or --mode (the deck's agent)"
         )

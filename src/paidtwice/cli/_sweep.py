@@ -193,9 +193,9 @@ def sweep(
         paidtwice sweep --cmd 'node agent.ts' --cwd examples/ts_agent --service Agent --handler run \\
             --input '"What should I wear in Paris today?"' --script examples/ts_agent/script.toml
     """
-    if not target.own and (target.handlers or variations):
+    if not target.user_code and (target.handlers or variations):
         raise BadInput("--service, --handler and --variation go with --app or --cmd")
-    if target.own and len(scripts) > 1:
+    if target.user_code and len(scripts) > 1:
         kind = "app" if target.command is None else "cmd"
         raise BadInput(f"with --{kind}, give one script file (--script FILE) or none (auto answers)")
     outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
@@ -203,7 +203,7 @@ def sweep(
     sink = RecordSink.at(json_path, results_dir=results_dir, stem="sweep")
     check_outputs(sink.path, html_path, journals=save_journals)
     answers = _answers(
-        own=target.own,
+        user_code=target.user_code,
         scripts=scripts,
         variations=variations,
         seed=seed,
@@ -247,7 +247,7 @@ def sweep(
 
 def _answers(
     *,
-    own: bool,
+    user_code: bool,
     scripts: tuple[str, ...],
     variations: tuple[str, ...],
     seed: int,
@@ -255,10 +255,10 @@ def _answers(
     record: Path | None,
     upstream: str | None,
 ) -> Answers:
-    """Where the model's answers come from, once the files they go to are writable; said on stderr. `own`:
-    the user's code (an app or a command) is swept, not the deck's agent."""
+    """Where the model's answers come from, once the files they go to are writable; said on stderr.
+    `user_code`: the user's code (an app or a command) is swept, not the deck's agent."""
     auto = scripts in ((), (AUTO,))
-    if write_script is not None and (not own or not auto):
+    if write_script is not None and (not user_code or not auto):
         raise BadInput("--write-script writes auto answers: it goes with --app or --cmd and no --script FILE")
     writable(write_script, "the script file")
     writable(record, "the recorded answers")
@@ -266,15 +266,15 @@ def _answers(
         raise BadInput("recording needs both the file (--record FILE) and the model (--upstream URL)")
     if record is not None:
         echo_err(f"answers: recorded from {upstream}, each call once, into {record}")
-    elif own and auto:
+    elif user_code and auto:
         echo_err(
             f"answers: auto, made from each request (seed {seed}; --seed to change, --script FILE to pin)"
         )
     return Answers(
         # The deck's agent takes the stub's scripts by name; your own code, one script file's variations
         # or auto answers.
-        script=scripts[0] if own and scripts else None,
-        variations=(variations if own else scripts) or VARIATIONS,
+        script=scripts[0] if user_code and scripts else None,
+        variations=(variations if user_code else scripts) or VARIATIONS,
         seed=seed,
         write_script=write_script,
         upstream=upstream,

@@ -220,11 +220,11 @@ def _spec(
         raise BadInput(f"--app-dir {app_dir} is not a directory")
     if cmd_dir is not None and not cmd_dir.is_dir():
         raise BadInput(f"--cwd {cmd_dir} is not a directory")
-    own = app is not None or command is not None
+    user_code = app is not None or command is not None
     for flag, given in (("--key", key), ("--state", state_json), ("--resolve", resolve)):
-        if given is not None and not own:
+        if given is not None and not user_code:
             raise BadInput(f"{flag} goes with {kinds}")
-    if isinstance(modes, str) and own:
+    if isinstance(modes, str) and user_code:
         raise BadInput(f"--mode goes with the deck's agent (no {kinds})")
     # --mode NAME, --mode given several times, several not given (both), or one not given (none).
     deck_modes = (modes,) if isinstance(modes, str) else modes or (DECK_MODES if modes is not None else ())

@@ -183,7 +183,7 @@ def sweep(
     """
     book = AutoBook()
     if isinstance(what, TargetSpec):
-        user_code = what.own
+        user_code = what.user_code
         recording = answers.check(own=user_code)
         # The targets are checked (an app imported, a command asked what it serves) before a script is read.
         targets = what.build(seed=answers.seed)
@@ -213,7 +213,7 @@ def record_answers(what: TargetSpec, *, upstream: str, record: Path, lab: Lab | 
     """Run the handler `what` names once, its model calls answered by the real model behind `upstream`, and
     write the answers to `record` as a script file; the number of calls recorded. Nothing is swept."""
     answers = Answers(variations=("steady",), upstream=upstream, record=record)
-    if not what.own:
+    if not what.user_code:
         raise UsageError("record the answers of an app (--app) or a command (--cmd)")
     recording = answers.recording(own=True, auto=True)
     assert recording is not None

@@ -52,7 +52,7 @@ class TargetSpec:
     """How awakeables and promises are answered; None: each target's default."""
 
     @property
-    def own(self) -> bool:
+    def user_code(self) -> bool:
         """The user's own code (an app or a command), not the deck's agent."""
         return self.app is not None or self.command is not None
 
