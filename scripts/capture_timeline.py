@@ -16,8 +16,9 @@ import shutil
 import threading
 from pathlib import Path
 
-from paidtwice.lab import Lab
 from paidtwice.lab._watch import Watcher
+
+from paidtwice.lab import Lab
 from paidtwice.sweep._runs import clean_run
 from paidtwice.sweep._sweep import deck_scripts
 from paidtwice.targets import DeckTarget
