@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice.agent import WireStep
-from paidtwice.engine import JournalEntry
+from paidtwice.engine import IngressClient, JournalEntry
 from paidtwice.results import CrashPoint
 from paidtwice.stub import ModelCall
 from paidtwice.stub._scripts import Answer
+from paidtwice.sweep._approvals import Resolution, Resolver, read_waits
 from paidtwice.targets._timeline import StepEvent, derive_points, read_step_log
 from paidtwice.targets._wire_timeline import wire_points
 
@@ -303,6 +304,14 @@ def test_an_awakeable_made_before_the_step_that_sends_its_id_is_waited_on_after_
         # From the step's end (its result journaled) until the approval: the kill lands while it waits.
         ("waiting", "waiting for the awakeable", 3, 1, 3.0),
     ]
+    # Made before the step and resolved after it in the clean run: every moment until the wait holds its
+    # resolution back until the kill (a handler stopped at a gate looks as quiet as one waiting), none after.
+    assert [(p.name, p.held_waits) for p in points] == [
+        ("after entry 0 (Command: Input)", ()),
+        ("after entry 1 (Command: Run)", (1,)),
+        ("in flight: step Request review", (1,)),
+        ("waiting for the awakeable", (1,)),
+    ]
     # The wait lasts until the handler goes on (the model's next call), not until the step's end.
     went_on = derive_points([*events, *timeline(*[("op", 9)] * 4, ("model_start", 1))[4:]], journal)
     assert [(p.name, p.begins) for p in went_on][-3:-1] == [
@@ -322,6 +331,9 @@ def test_an_awakeable_raced_against_a_timer_waits_at_the_timer_whichever_wins() 
     assert [(p.kind, p.name, p.journal_entries, p.pause_op) for p in won if p.kind != "after-entry"] == [
         ("waiting", "waiting for the awakeable (raced against a timer)", 2, 2)
     ]
+    # Its pause_op is the timer's; the awakeable it holds back is its own.
+    assert [p.held_waits for p in won if p.kind == "waiting"] == [(1,)]
+    assert derive_points(events[:1], ["Command: Input", "Command: Output"])[-1].held_waits == ()
     timed_out = derive_points(
         events, ["Command: Input", "Command: Sleep", "Notification: Sleep", "Command: Output"]
     )
@@ -391,3 +403,27 @@ def test_calls_held_together_plan_the_journal_a_held_run_reaches_in_process_and_
     planned = [[(p.name, p.model_holds, p.journal_entries) for p in points if p.kind == "in-flight-parallel"]
                for points in (late_call, late_commands)]  # fmt: skip
     assert planned == [[(held.name, held.model_holds, held.journal_entries)]] * 2
+
+
+def test_a_wait_resolved_after_the_moment_is_held_however_late_the_journal_reads(tmp_path: Path) -> None:
+    # The CI failure: stopped before the step that sends the awakeable's id, the handler looks quiet; on a
+    # loaded machine the journal read lagged behind the moment's entries, and the approval landed before
+    # the kill. The plan's held wait is held whatever the journal says.
+    wait = read_waits(_awakeable_log(tmp_path), "inv_1")[0]
+    behind = {"hold_at": 4, "journal_length": lambda: 3}
+    ingress = IngressClient("http://127.0.0.1:9")
+    planned = Resolver(ingress, tmp_path, service="A", served_as="A", resolution=Resolution(),
+                       hold_ops=frozenset({wait.n}), **behind)  # type: ignore[arg-type]  # fmt: skip
+    assert planned._held(wait)
+    unplanned = Resolver(ingress, tmp_path, service="A", served_as="A", resolution=Resolution(),
+                         **behind)  # type: ignore[arg-type]  # fmt: skip
+    assert not unplanned._held(wait)
+    planned.release()
+    assert not planned._held(wait)
+
+
+def _awakeable_log(tmp_path: Path) -> Path:
+    log = tmp_path / "awakeable.jsonl"
+    line = {"invocation": "inv_1", "event": "op", "kind": "awakeable", "name": "sign_a", "n": 1, "at": 1.0}
+    log.write_text(json.dumps(line) + "\n")
+    return log

@@ -60,6 +60,10 @@ class CrashPoint:
     hold_entries: int | None = None
     """A command's deployment: the protocol proxy holds the server's frame that brings the journal to this
     many entries (or the attempt that starts with them), so the agent waits there."""
+    held_waits: tuple[int, ...] = ()
+    """The awakeables and promises (their operation numbers in the step log) the handler made before the
+    moment and the clean run saw resolved after it: the sweep resolves them only once the agent was killed
+    and is back, so no resolution lands between the moment and the kill."""
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,10 @@ promise by calling the shared handler that resolves it, with the value a person 
 A wait none of these answers (or `--resolve never`) is resolved by nothing: a clean run stuck on it ends at
 once with one line naming it (`Resolver.waiting_on_nothing`), unless a timer raced against it can still fire.
 
-In a crash point's run, a wait due while the journal already holds the point's entries is the point's own
-moment (the handler waits there, or is stopped there): its resolution is held back until the agent was
-killed and restarted, so the kill lands on the journal the point names. A wait the handler meets before its
+In a crash point's run, a wait the clean run saw resolved after the point's moment (`CrashPoint.held_waits`,
+the wait a waiting point waits on among them), or one due while the journal already holds the point's
+entries, is held back until the agent was killed, so the kill lands on the journal the point
+names: a handler stopped at a gate looks quiet, as one waiting does. A wait the handler meets before its
 moment is answered as in the clean run.
 """
 
@@ -153,7 +154,7 @@ class Resolver:
         key: str | None = None,
         script_values: tuple[str, ...] = (),
         hold_at: int | None = None,
-        hold_op: int | None = None,
+        hold_ops: frozenset[int] = frozenset(),
         journal_length: Callable[[], int] = lambda: 0,
         idle: Callable[[], bool] = lambda: True,
     ) -> None:
@@ -166,8 +167,9 @@ class Resolver:
         self.script_values = script_values
         self.hold_at = hold_at
         """A point's journal entries: a wait due once the journal holds them waits until `release`."""
-        self.hold_op = hold_op
-        """The operation a waiting point waits on: held until `release`, wherever the journal is."""
+        self.hold_ops = hold_ops
+        """The waits a point holds back (the one a waiting point waits on, those its clean run resolved
+        after its moment): held until `release`, wherever the journal is."""
         self.journal_length = journal_length
         self.idle = idle
         """No model call in flight, nor one just ended: a guessed wait is answered only then."""
@@ -191,7 +193,8 @@ class Resolver:
             self._thread.join(timeout=10.0)
 
     def release(self) -> None:
-        """The point's kill landed and the agent is back: its held wait is answered from now on."""
+        """The point's kill landed: its held waits are answered from now on (while the agent is down, or
+        once it is back)."""
         self._released_at = time.time()
 
     def waits(self) -> list[Wait]:
@@ -241,7 +244,7 @@ class Resolver:
     def _held(self, wait: Wait) -> bool:
         if self._released_at is not None:
             return False
-        if wait.n == self.hold_op:
+        if wait.n in self.hold_ops:
             return True
         if self.hold_at is None:
             return False

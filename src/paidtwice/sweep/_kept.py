@@ -144,7 +144,8 @@ def plan_key(lab: Lab, target: Target, script: Script, model: ModelStub) -> str 
 def _point_of(fields: dict[str, object]) -> CrashPoint:
     """A point as a plan file holds it (JSON: its tuples are lists)."""
     holds = fields.get("model_holds") or ()
-    return CrashPoint(**{**fields, "model_holds": tuple(holds)})  # type: ignore[arg-type]
+    waits = fields.get("held_waits") or ()
+    return CrashPoint(**{**fields, "model_holds": tuple(holds), "held_waits": tuple(waits)})  # type: ignore[arg-type]
 
 
 def kept_plan(key: str | None) -> list[CrashPoint] | None:

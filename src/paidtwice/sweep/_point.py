@@ -88,7 +88,7 @@ def point_run(
             model=model,
             hold=point.hold_entries,
             hold_at=point.journal_entries,
-            hold_op=point.pause_op if point.kind == "waiting" else None,
+            hold_ops=_held_waits(point),
             alone=True,
         )
         with run.agent:
@@ -134,7 +134,6 @@ def _kill_at_moment(
     try:
         _wait_for_moment(lab, stop, run, point)
         kill_at, up_at = _kill_and_restart(lab, stop, run, kills.restart_delay)
-        run.resolver.release()  # the approval comes once the agent is back, as it would after a crash
         callees = CalleeWatch(
             lambda: lab.sql.callees(invocation_id),
             own=run.agent.uri,
@@ -175,6 +174,13 @@ def _kill_missed(run: SweepRun, point: CrashPoint, seen: _Seen, kill_at: float) 
     """Why the run's kill did not land at the point's moment ("" when it did)."""
     held = sum(1 for c in run.lane.model_calls() if c.started < kill_at and c.delivered is False)
     return why_not_placed(point, seen.journal, seen.journal_at_kill, held)
+
+
+def _held_waits(point: CrashPoint) -> frozenset[int]:
+    """The waits the point's run resolves only after its kill: those its clean run resolved after the
+    moment, and the one a waiting point waits on."""
+    waiting = {point.pause_op} if point.kind == "waiting" and point.pause_op is not None else set()
+    return frozenset(point.held_waits) | waiting
 
 
 def _holding(script: Script, point: CrashPoint) -> Script:
@@ -234,6 +240,9 @@ def _kill_and_restart(
     and when the agent was up again."""
     run.agent.wait_ready()
     kill_at = run.agent.kill()
+    # The approval may come while the agent is down, as a person's would: a timer raced against it (armed
+    # at the moment) must not win only because a loaded machine took seconds to restart the agent.
+    run.resolver.release()
     run.agent.release(kill_at + restart_delay)
     if stop.wait(max(0.0, kill_at + restart_delay - time.time())) or lab.cancelled.is_set():
         raise LabCancelled("interrupted")

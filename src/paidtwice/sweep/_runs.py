@@ -62,7 +62,7 @@ class SweepRun:
         model: ModelStub = ModelStub(),
         hold: int | None = None,
         hold_at: int | None = None,
-        hold_op: int | None = None,
+        hold_ops: frozenset[int] = frozenset(),
         alone: bool = False,
     ) -> None:
         self.lab = lab
@@ -111,7 +111,7 @@ class SweepRun:
             resolution=target.resolution,
             script_values=script.awakeables,
             hold_at=hold_at,
-            hold_op=hold_op,
+            hold_ops=hold_ops,
             journal_length=lambda: len(self.journal()),
             idle=lambda: lane_idle(self.lane),
         )

@@ -37,15 +37,15 @@ from paidtwice.targets._discovery import (
     note,
 )
 from paidtwice.targets._inputs import made_input
-from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Trace
-from paidtwice.targets._timeline import (
+from paidtwice.targets._step_log import (
     StepEvent,
-    derive_points,
     explicit_handlers,
     model_calls_in_steps,
     read_step_log,
     step_runs,
 )
+from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Trace
+from paidtwice.targets._timeline import derive_points
 
 __all__ = ["AppTarget", "DeckTarget", "HostTrace", "check_app", "steps_run_again"]
 

@@ -9,13 +9,18 @@ data, and the crash points are a function of it.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from paidtwice.results import CrashKind, CrashPoint
+from paidtwice.targets._step_log import (
+    StepEvent,
+    explicit_handlers,
+    model_calls_in_steps,
+    read_step_log,
+    step_runs,
+)
 
 __all__ = [
     "STATE_OPS",
@@ -44,109 +49,6 @@ _ENTRIES = {"sleep": 2, "call": 3, "send": 2}
 """Journal entries an operation adds by the time the handler goes on past it: a sleep's command and its
 completion; a call's command, the callee's invocation id and its result; a send's command and the id.
 Any other operation (a step's command, a state command), one."""
-
-
-@dataclass(frozen=True)
-class StepEvent:
-    """One line of the host's step log."""
-
-    event: str
-    """What happened: "model_start", "model_end", "op", "step_start", "step_end" or "gate"."""
-    n: int
-    """The model call's, operation's or step's number within the invocation."""
-    name: str
-    """A step's or an operation's name; a gate line's gate."""
-    kind: str
-    """An operation's kind ("run", "sleep", "call", "send", or one of `STATE_OPS`)."""
-    at: float
-    """Wall-clock time it happened."""
-    step: int = 0
-    """For a model request: the executed step it was made in (0: none)."""
-    by: str = ""
-    """In a tree of invocations (`paidtwice.agent._tree`): the callee's invocation that did it; "" for the
-    swept invocation itself (the root)."""
-    handler: str = ""
-    """The callee's SERVICE/HANDLER, as the user's code names it ("" for the root)."""
-    follows: bool = True
-    """For a call or a send: the host followed it into the tree (a service of the app)."""
-    pos: int = 0
-    """An operation's position in its attempt (for a step execution, its `run`'s), the same in every
-    attempt that replays the same code: a step run again where one ran before has the same (`by`, `pos`,
-    `name`); 0 where the host did not say."""
-
-
-def read_step_log(step_log: Path, invocation_id: str) -> list[StepEvent]:
-    """One invocation's events from a host's step log, in order (none if the log does not exist yet)."""
-    try:
-        lines = step_log.read_text().splitlines()
-    except FileNotFoundError:
-        return []
-    events = []
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except ValueError:
-            continue  # a line cut by the kill
-        if raw.get("invocation") == invocation_id:
-            events.append(
-                StepEvent(
-                    str(raw["event"]),
-                    int(raw.get("n", 0)),
-                    str(raw.get("name", raw.get("gate", ""))),
-                    str(raw.get("kind", "")),
-                    float(raw["at"]),
-                    int(raw.get("step", 0)),
-                    str(raw.get("by", "")),
-                    str(raw.get("handler", "")),
-                    bool(raw.get("follows", True)),
-                    int(raw.get("pos", 0)),
-                )
-            )
-    return events
-
-
-def explicit_handlers(step_log: Path) -> frozenset[str]:
-    """SERVICE/HANDLER of the handlers the host found under `explicit_recovery` (its line for the whole
-    app, `invocation` "*"); empty when the log has none (no host, or none of its handlers is)."""
-    try:
-        lines = step_log.read_text().splitlines()
-    except FileNotFoundError:
-        return frozenset()
-    found: set[str] = set()
-    for line in lines:
-        try:
-            raw = json.loads(line)
-        except ValueError:
-            continue
-        if raw.get("invocation") == "*" and raw.get("event") == "explicit_recovery":
-            found.update(str(h) for h in raw.get("handlers", []))
-    return frozenset(found)
-
-
-def step_runs(events: Sequence[StepEvent]) -> tuple[tuple[str, int], ...]:
-    """Executions of each step, by name, sorted by name."""
-    counts: dict[str, int] = {}
-    for event in events:
-        if event.event == "step_start":
-            counts[event.name] = counts.get(event.name, 0) + 1
-    return tuple(sorted(counts.items()))
-
-
-def model_calls_in_steps(events: Sequence[StepEvent]) -> tuple[int, ...]:
-    """The model requests (their numbers) made while a ctx.run step was executing: their answers are the
-    step's result."""
-    inside: list[int] = []
-    open_steps: set[int] = set()
-    for event in events:
-        if event.event == "step_start":
-            open_steps.add(event.n)
-        elif event.event == "step_end":
-            open_steps.discard(event.n)
-        elif event.event == "model_start" and (event.step or open_steps):
-            inside.append(event.n)
-    return tuple(inside)
 
 
 # -- branches in flight at once -------------------------------------------------------------------------
@@ -403,6 +305,9 @@ class _Walk:
         ends only when the handler goes on, at the next event."""
         self.raced: StepEvent | None = None
         """An awakeable or promise not waited on alone (yet): raced against a timer made next."""
+        self.waits_open: set[int] = set()
+        """The awakeables and promises made and not resolved yet (their operation numbers): a moment met
+        now holds their resolutions back until its kill (`CrashPoint.held_waits`)."""
         self.event: StepEvent | None = None
         """The event the walk is at."""
         self.lazy_reads: set[int] = set()
@@ -461,8 +366,11 @@ class _Walk:
             if key == self.last_key:
                 return
             self.last_key = key
+        held = tuple(sorted(self.waits_open))
         self.found.append(
-            CrashPoint(name, len(self.found) + 1, kind, self.entries, begins=self.begins, **where)
+            CrashPoint(
+                name, len(self.found) + 1, kind, self.entries, begins=self.begins, held_waits=held, **where
+            )
         )
 
     def _after_entry(self, gate: str) -> None:
@@ -510,6 +418,7 @@ class _Walk:
                 gate=",".join(f"step:{n}:inside" for n, _ in group.quiet_steps) or None,
                 model_holds=group.model_calls,
                 begins=event.at,
+                held_waits=tuple(sorted(self.waits_open)),
             )
         )
         if group.answers_unjournaled:
@@ -588,7 +497,8 @@ class _Walk:
             self.calls_out += 1
         if event.kind == "sleep" and self.raced is not None and _is_resolution(self._following()):
             # The approval won the race against this timer: waiting for it is the moment.
-            self._waiting(event, f"waiting for the {self.raced.kind} (raced against a timer)")
+            raced = f"waiting for the {self.raced.kind} (raced against a timer)"
+            self._waiting(event, raced, wait=self.raced)
             self.raced = None
         elif event.kind == "sleep" and self._waited_out():
             self.pauses.add(event.n)
@@ -621,6 +531,7 @@ class _Walk:
         entry. Raced against a timer, the moment is the timer's."""
         self.entries += self.unsent + (1 if event.kind == "promise" else 0)
         self.unsent = 0
+        self.waits_open.add(event.n)
         following = self._following()
         if following is None or _is_resolution(following):
             self._waiting(event, f"waiting for the {event.kind}")
@@ -636,10 +547,14 @@ class _Walk:
             self.raced = None
             self.awaited_after.add(i)
 
-    def _waiting(self, event: StepEvent, name: str, *, at: float | None = None) -> None:
+    def _waiting(
+        self, event: StepEvent, name: str, *, at: float | None = None, wait: StepEvent | None = None
+    ) -> None:
+        """The moment the handler waits for `wait` (the awakeable or promise `event` is, by default)."""
         self.pauses.add(event.n)
         self.begins = event.at if at is None else at
         self._add("waiting", name, pause_op=event.n)
+        self.waits_open.discard((wait or event).n)
         self.entries += 1  # the handler went on: the resolution is journaled
 
     def _step_start(self, i: int, event: StepEvent) -> None:
