@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from paidtwice.agent import WireStep
 from paidtwice.engine import IngressClient, JournalEntry
@@ -403,6 +406,125 @@ def test_calls_held_together_plan_the_journal_a_held_run_reaches_in_process_and_
     planned = [[(p.name, p.model_holds, p.journal_entries) for p in points if p.kind == "in-flight-parallel"]
                for points in (late_call, late_commands)]  # fmt: skip
     assert planned == [[(held.name, held.model_holds, held.journal_entries)]] * 2
+
+
+def _op(n: int, kind: str, name: str, at: float, **callee: Any) -> StepEvent:
+    return StepEvent("op", n, name, kind, at, **callee)
+
+
+def test_awakeables_the_handler_resolves_itself_are_never_waited_for() -> None:
+    # signals_app's shape: each awakeable made, then resolved (rejected) by the handler; awaited after both.
+    events = [
+        *timeline(("op", 1, "run"), ("step_start", 1, "ask"), ("step_end", 1, "ask")),
+        _op(2, "awakeable", "sign_a", 3.0),
+        _op(3, "complete_awakeable", "sign_a", 4.0),
+        _op(4, "awakeable", "sign_b", 5.0),
+        _op(5, "complete_awakeable", "sign_b", 6.0),
+        _op(6, "run", "next", 7.0),
+        StepEvent("step_start", 2, "next", "", 8.0),
+        StepEvent("step_end", 2, "next", "", 9.0),
+    ]
+    journal = [
+        "Command: Input", "Command: Run ask", "Notification: Run", "Command: CompleteAwakeable",
+        "Command: CompleteAwakeable", "Notification: Signal", "Notification: Signal", "Command: Run next",
+        "Notification: Run", "Command: Output",
+    ]  # fmt: skip
+    points = derive_points(events, journal)
+    assert all(p.kind != "waiting" and not p.held_waits for p in points), points
+    # Their commands and signals are counted: the step after them is planned on the journal it meets.
+    assert ("after entry 7 (Command: Run next)", 8, "step:2:before") in [
+        (p.name, p.journal_entries, p.gate) for p in points
+    ]
+
+
+def test_a_promise_the_workflow_completes_itself_is_read_at_once() -> None:
+    # workflow_app's Review/run: the promise resolved, then read, then another rejected; each awaited.
+    events = [
+        *timeline(("op", 1, "run"), ("step_start", 1, "ask"), ("step_end", 1, "ask")),
+        _op(2, "set", "draft", 3.0),
+        _op(3, "complete_promise", "drafted", 4.0),
+        _op(4, "promise", "drafted", 5.0),
+        _op(5, "complete_promise", "withdrawn", 6.0),
+    ]
+    journal = [
+        "Command: Input", "Command: Run ask", "Notification: Run", "Command: SetState",
+        "Command: CompletePromise", "Notification: CompletePromise", "Command: GetPromise",
+        "Notification: GetPromise", "Command: CompletePromise", "Notification: CompletePromise",
+        "Command: Output",
+    ]  # fmt: skip
+    points = derive_points(events, journal)
+    assert all(p.kind != "waiting" for p in points), points
+    assert [(p.name, p.journal_entries, p.gate) for p in points][-2:] == [
+        ("after entry 5 (Notification: CompletePromise)", 6, "op:4:before"),
+        ("after entry 7 (Notification: GetPromise)", 8, "op:5:before"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("journal", "entries"),
+    [
+        # The caller ended before its callee ran: the moment's journal is the caller's whole, output included.
+        (["Command: Input", "Command: OneWayCall", "Notification: CallInvocationId", "Command: Output"], 4),
+        # The caller attached to it: it goes on until its AttachInvocation command, and waits there.
+        (
+            [
+                "Command: Input",
+                "Command: OneWayCall",
+                "Notification: CallInvocationId",
+                "Command: AttachInvocation",
+                "Notification: AttachInvocation",
+                "Command: Output",
+            ],
+            4,
+        ),
+    ],  # fmt: skip
+)
+def test_a_callee_a_send_started_is_planned_where_its_caller_waits_or_ends(
+    journal: list[str], entries: int
+) -> None:
+    callee: dict[str, Any] = {"by": "inv_callee", "handler": "Archive/file", "sent": True}
+    events = [
+        _op(1, "send", "Archive/file", 0.0),
+        _op(2, "run", "write", 1.0, **callee),
+        StepEvent("step_start", 1, "write", "", 2.0, **callee),
+        StepEvent("step_end", 1, "write", "", 3.0, **callee),
+    ]
+    points = [p for p in derive_points(events, journal) if "Archive/file" in p.name]
+    assert [(p.name, p.journal_entries) for p in points] == [
+        ("in Archive/file: before run write", entries),
+        ("in flight: step write in Archive/file", entries),
+    ]
+
+
+def test_a_promise_the_workflow_completes_itself_is_no_wait_on_nothing(tmp_path: Path) -> None:
+    # workflow_app's Review/run, quiet for over a second after reading the promise it resolved (a loaded
+    # machine): the clean run is not taken as waiting on a promise nothing resolves.
+    log = tmp_path / "steps.jsonl"
+    long_ago = time.time() - 5.0
+    ops = [("complete_promise", "drafted"), ("promise", "drafted")]
+    lines = [
+        {"invocation": "inv_1", "event": "op", "kind": kind, "name": name, "n": n, "at": long_ago + n}
+        for n, (kind, name) in enumerate(ops, start=1)
+    ]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    resolver = Resolver(IngressClient("http://127.0.0.1:9"), log, service="Review", served_as="Review",
+                        resolution=Resolution())  # fmt: skip
+    resolver.invocation_id = "inv_1"
+    assert resolver.waiting_on_nothing() is None
+    # Read without its completion, the same promise is one nothing resolves.
+    log.write_text(json.dumps(lines[1]) + "\n")
+    assert "promise 'drafted'" in (resolver.waiting_on_nothing() or "")
+
+
+def test_a_wait_its_own_tree_completes_is_not_the_sweeps_to_resolve(tmp_path: Path) -> None:
+    log = tmp_path / "steps.jsonl"
+    ops = [("awakeable", "sign_a"), ("complete_awakeable", "sign_a"), ("awakeable", "sign_b")]
+    lines = [
+        {"invocation": "inv_1", "event": "op", "kind": kind, "name": name, "n": n, "at": float(n)}
+        for n, (kind, name) in enumerate(ops, start=1)
+    ]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert [(w.name, w.index) for w in read_waits(log, "inv_1")] == [("sign_b", 0)]
 
 
 def test_a_wait_resolved_after_the_moment_is_held_however_late_the_journal_reads(tmp_path: Path) -> None:

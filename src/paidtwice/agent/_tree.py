@@ -6,12 +6,14 @@ one run's calls reaching another run's process, and
 
 - every call or send a handler makes to a service of the app goes to that run's copy of it, with the
   `x-paidtwice-root` header (`ROOT_HEADER`) naming the tree's root invocation: the callee's request carries
-  it on every attempt, so the callee (and its own callees) know the tree they belong to;
+  it on every attempt, so the callee (and its own callees) know the tree they belong to; a send's adds
+  ` sent` to it (its callee runs on its own, its caller does not wait for it). One header, which a saved
+  journal's call commands lose (`paidtwice.replay._untree`): the code replayed offline sends none;
 - the step log's lines and the model requests' invocation tag name the root, and count the model calls,
   operations and steps of the whole tree in one sequence: the sweep plans and gates the tree as it does one
   invocation. A callee's lines add `by` (its invocation) and `handler` (its SERVICE/HANDLER as the user's
   code names it); its model requests' tag adds the handler after a space, so the stub's ledger says which
-  handler made each call.
+  handler made each call. A callee that was sent adds `sent: true`.
 
 A call to a service the app does not serve goes where it would have gone, unfollowed (its step-log line
 says `follows: false`): the sweep says it could not follow it.
@@ -26,6 +28,9 @@ from typing import Any
 from paidtwice.agent._env import ROOT_HEADER, TREE
 
 __all__ = ["ROOT_HEADER", "TREE", "Tree", "tree_renames"]
+
+_SENT = " sent"
+"""Ends the root header's value on a send (a call's is the root alone)."""
 
 
 def tree_renames(services: list[str], given: list[str], tag: str) -> list[str]:
@@ -44,6 +49,8 @@ class Tree:
     """Service as the code names it -> the name it is served under in this run."""
     roots: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Invocation -> (its tree's root, its SERVICE/HANDLER as the code names it)."""
+    sent: set[str] = field(default_factory=set)
+    """The callees a send started (their caller goes on without them)."""
 
     @staticmethod
     def of(renames: list[str]) -> Tree:
@@ -61,7 +68,11 @@ class Tree:
         own: str = request.id
         if own not in self.roots:
             headers = {str(k).lower(): str(v) for k, v in (request.headers or {}).items()}
-            self.roots[own] = (headers.get(ROOT_HEADER) or own, self.handler_of(ctx))
+            root = headers.get(ROOT_HEADER) or own
+            if root.endswith(_SENT):
+                root = root.removesuffix(_SENT)
+                self.sent.add(own)
+            self.roots[own] = (root, self.handler_of(ctx))
         root, handler = self.roots[own]
         return root, own, handler
 
@@ -80,23 +91,31 @@ class Tree:
         root, handler = self.roots[own]
         return root, own, handler
 
-    def fields(self, root: str, own: str, handler: str) -> dict[str, str]:
-        """What a step-log line of `own` adds: nothing for the root, `by` and `handler` for a callee."""
-        return {} if own == root else {"by": own, "handler": handler}
+    def fields(self, root: str, own: str, handler: str) -> dict[str, str | bool]:
+        """What a step-log line of `own` adds: nothing for the root, `by` and `handler` for a callee (and
+        `sent` for one a send started)."""
+        if own == root:
+            return {}
+        return {"by": own, "handler": handler, **({"sent": True} if own in self.sent else {})}
 
     def route(
-        self, ctx: Any, service: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self, ctx: Any, service: str, args: tuple[Any, ...], kwargs: dict[str, Any], *, sent: bool
     ) -> tuple[str, bool, tuple[Any, ...], dict[str, Any]]:
         """A call's service as served in this run, whether it is followed, and its arguments with the root
-        header added (do_raw_call's `headers`, its 8th argument after service and handler)."""
+        header added, marked on a send (do_raw_call's `headers`, its 8th argument after service and
+        handler)."""
         served = self.follow.get(service)
         if served is None:
             return service, False, args, kwargs
         root, _, _ = self.place(ctx)
+        ours = {ROOT_HEADER: root + (_SENT if sent else "")}
         if len(args) > 7:
-            headers = dict(args[7] or {})
-            headers[ROOT_HEADER] = root
-            args = (*args[:7], headers, *args[8:])
+            args = (*args[:7], {**(args[7] or {}), **ours}, *args[8:])
         else:
-            kwargs = {**kwargs, "headers": {**(kwargs.get("headers") or {}), ROOT_HEADER: root}}
+            kwargs = {**kwargs, "headers": {**(kwargs.get("headers") or {}), **ours}}
         return served, True, args, kwargs
+
+    def is_callee(self, own: str) -> bool:
+        """`own` is an invocation of the tree other than its root."""
+        place = self.roots.get(own)
+        return place is not None and place[0] != own

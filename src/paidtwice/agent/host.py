@@ -19,10 +19,10 @@ With a step log (`--step-log`, or env PAIDTWICE_STEP_LOG) the host also records,
 handler does: every model request (`model_start`/`model_end`: a request to a chat-completions, responses or
 Anthropic Messages path, through httpx/httpx2 (openai, anthropic, litellm), aiohttp, or http.client (urllib,
 requests); `step` names the executed step it was made in, 0 if none, so calls in flight at once are told
-apart), every context operation (`op`: run, run_typed, sleep, a call or send of another handler, and the
-state's get, set, clear, clear_all, state_keys) and every real execution of a
-`ctx.run`/`ctx.run_typed` action (`step_start`/`step_end`; a step replayed from the journal does not
-execute, so it logs nothing).
+apart), every context operation (`op`: run, run_typed, sleep, a call or send of another handler, the
+state's get, set, clear, clear_all, state_keys, an awakeable or a Workflow promise made, read, resolved or
+rejected) and every real execution of a `ctx.run`/`ctx.run_typed` action (`step_start`/`step_end`; a step
+replayed from the journal does not execute, so it logs nothing).
 
 With a step log or without, every model request a handler makes carries the invocation it serves in the
 `x-paidtwice-invocation` header (added unless the request has one): the attempt's id, as the wire showed
@@ -31,8 +31,9 @@ in flight at once in one process, the user's code unchanged.
 
 A gate (`--gate`, or env PAIDTWICE_GATE) stops the handler for good at one moment, after logging a `gate`
 line, so a sweep can kill the process exactly there: `model:N:before`, `model:N:after` (the N-th model
-request of an invocation), `op:N:before` (the N-th context operation), `step:N:before`, `step:N:inside`
-(the N-th executed step, before or after its execution started). Several gates, comma-separated, stop each
+request of an invocation), `op:N:before` (the N-th context operation; a callee of a tree is held at its next
+flush instead, its caller going on), `step:N:before`, `step:N:inside` (the N-th executed step, before or
+after its execution started). Several gates, comma-separated, stop each
 of several branches in flight at once (`model:2:after,model:3:after`: both parallel answers came back).
 
 `--service-as OLD=NEW` serves service OLD under the name NEW, so several copies of one app can be
@@ -99,7 +100,7 @@ class _StepLog:
         self._counts: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
 
-    def _filed(self, invocation: str) -> tuple[str, dict[str, str]]:
+    def _filed(self, invocation: str) -> tuple[str, dict[str, str | bool]]:
         """The invocation a line is filed under, and what it adds (a callee's own id and handler)."""
         place = self.tree.place_of(invocation) if self.tree is not None else None
         if self.tree is None or place is None:
@@ -402,7 +403,7 @@ def _raw_call(
         send = kwargs.get("send", args[5] if len(args) > 5 else False)
         served, follows = service, None
         if log.tree is not None:
-            served, follows, args, kwargs = log.tree.route(self, service, args, kwargs)
+            served, follows, args, kwargs = log.tree.route(self, service, args, kwargs, sent=bool(send))
         followed = {} if follows is None else {"follows": follows}
         op(self, "send" if send else "call", f"{service}/{handler}", **followed)
         return original(self, served, handler, *args, **kwargs)
@@ -425,9 +426,28 @@ def _instrument_context(log: _StepLog) -> None:
         pos = attempt_position()
         log.write(invocation, "op", kind=kind, name=name, n=n, pos=pos, **fields)
         if log.gated(invocation, f"op:{n}:before"):
-            # Blocks the loop on purpose: nothing of this operation may reach the journal.
-            _hold_forever_sync()
+            if log.tree is not None and log.tree.is_callee(invocation):
+                # A callee waits at its next flush instead: the loop goes on, so its caller (and the rest of
+                # the tree) run to where they wait on it or end, as they would with the callee slow there.
+                held.add(invocation)
+            else:
+                # Blocks the loop on purpose: nothing of this operation may reach the journal.
+                _hold_forever_sync()
         return invocation, pos
+
+    held: set[str] = set()
+    """Callees stopped at a gate: nothing they made since reaches the server (`flush`)."""
+
+    def flush(original: Callable[..., Any]) -> Callable[..., Any]:
+        """The SDK's only ways out to the server (the flush at each await, the last at the end), which a
+        held callee never passes."""
+
+        async def send(self: Any) -> Any:
+            if self.request().id in held:
+                await _hold_forever()
+            return await original(self)
+
+        return send
 
     def step(original: Callable[..., Any]) -> Callable[..., Any]:
         """ctx.run / ctx.run_typed, with the action wrapped so each real execution is logged."""
@@ -458,6 +478,16 @@ def _instrument_context(log: _StepLog) -> None:
 
         return call
 
+    def completes(kind: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        """ctx.resolve_awakeable / reject_awakeable: one command, sent with the next; the handler resolving
+        its own awakeable never waits for it (the sweep must not resolve it either)."""
+
+        def complete(self: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+            op(self, kind, name)
+            return original(self, name, *args, **kwargs)
+
+        return complete
+
     original_awakeable = Ctx.awakeable
 
     def awakeable(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -477,10 +507,26 @@ def _instrument_context(log: _StepLog) -> None:
         op(self.server_context, "promise", self.name, schema=_schema_of((self.serde,), {}))
         return original_value(self)
 
+    def promise_completes(original: Callable[..., Any]) -> Callable[..., Any]:
+        """A Workflow's `ctx.promise(NAME).resolve(...)` or `.reject(...)`: a CompletePromise command and
+        its completion, which the handler awaits; a promise it completes itself is never waited for."""
+
+        def complete(self: Any, *args: Any, **kwargs: Any) -> Any:
+            op(self.server_context, "complete_promise", self.name)
+            return original(self, *args, **kwargs)
+
+        return complete
+
     ServerDurablePromise.value = promise_value  # type: ignore[method-assign]
+    ServerDurablePromise.resolve = promise_completes(ServerDurablePromise.resolve)  # type: ignore[method-assign]
+    ServerDurablePromise.reject = promise_completes(ServerDurablePromise.reject)  # type: ignore[method-assign]
     for attribute, method in (
         ("run", step(original_run)),
         ("awakeable", awakeable),
+        ("resolve_awakeable", completes("complete_awakeable", Ctx.resolve_awakeable)),
+        ("reject_awakeable", completes("complete_awakeable", Ctx.reject_awakeable)),
+        ("take_and_send_output", flush(Ctx.take_and_send_output)),
+        ("leave", flush(Ctx.leave)),
         ("run_typed", step(original_run_typed)),
         ("sleep", sleep),
         ("do_raw_call", _raw_call(log, op, Ctx.do_raw_call)),

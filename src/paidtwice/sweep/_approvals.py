@@ -36,7 +36,7 @@ from paidtwice._exceptions import PaidtwiceError
 from paidtwice.engine import IngressClient
 from paidtwice.schema import UnsatisfiableSchema, value_for
 from paidtwice.stub import Lane
-from paidtwice.targets import WAIT_KINDS, Resolution
+from paidtwice.targets import COMPLETE_KINDS, WAIT_KINDS, Resolution
 
 __all__ = ["Resolution", "Resolver", "Wait", "lane_idle", "read_waits"]
 
@@ -98,18 +98,24 @@ def _lines(step_log: Path) -> list[dict[str, Any]]:
 
 def read_waits(step_log: Path, invocation_id: str) -> list[Wait]:
     """The invocation's waits, in order (one per operation number: a replay logs each again); a wait read
-    from outside the process and then seen to be none ("op_void") is left out."""
+    from outside the process and then seen to be none ("op_void") is left out, and so is one its own tree
+    resolves or rejects (a second resolution through the ingress would add a signal the handler never
+    asked for to its journal)."""
     waits: dict[int, Wait] = {}
+    completed: set[str] = set()
     for raw in _lines(step_log):
         if raw.get("invocation") != invocation_id:
             continue
         n = int(raw.get("n", 0))
         if raw.get("event") == "op_void":
             waits.pop(n, None)
+        elif raw.get("event") == "op" and raw.get("kind") in COMPLETE_KINDS:
+            completed.add(str(raw.get("name", "")))
         elif raw.get("event") == "op" and raw.get("kind") in WAIT_KINDS and n not in waits:
             kind, name, at = str(raw["kind"]), str(raw.get("name", "")), float(raw["at"])
             waits[n] = Wait(n, kind, name, raw.get("schema"), at, 0, bool(raw.get("guess")))
-    return [dataclasses.replace(w, index=i) for i, w in enumerate(waits.values())]
+    mine = [w for w in waits.values() if w.name not in completed]
+    return [dataclasses.replace(w, index=i) for i, w in enumerate(mine)]
 
 
 def _waiting_since(wait: Wait, events: list[dict[str, Any]], since: float) -> float | None:

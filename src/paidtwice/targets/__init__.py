@@ -42,9 +42,10 @@ from paidtwice.targets._command import CommandTarget, WireTrace
 from paidtwice.targets._discovery import discover
 from paidtwice.targets._spec import TargetSpec
 from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Target, Trace
-from paidtwice.targets._timeline import WAIT_KINDS
+from paidtwice.targets._timeline import COMPLETE_KINDS, WAIT_KINDS
 
 __all__ = [
+    "COMPLETE_KINDS",
     "DECK_MODES",
     "WAIT_KINDS",
     "Agent",

@@ -40,6 +40,8 @@ class StepEvent:
     """An operation's position in its attempt (for a step execution, its `run`'s), the same in every
     attempt that replays the same code: a step run again where one ran before has the same (`by`, `pos`,
     `name`); 0 where the host did not say."""
+    sent: bool = False
+    """A callee's line: a send started it (its caller goes on without waiting for it)."""
 
 
 def read_step_log(step_log: Path, invocation_id: str) -> list[StepEvent]:
@@ -69,6 +71,7 @@ def read_step_log(step_log: Path, invocation_id: str) -> list[StepEvent]:
                     str(raw.get("handler", "")),
                     bool(raw.get("follows", True)),
                     int(raw.get("pos", 0)),
+                    bool(raw.get("sent", False)),
                 )
             )
     return events

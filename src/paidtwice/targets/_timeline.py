@@ -23,6 +23,7 @@ from paidtwice.targets._step_log import (
 )
 
 __all__ = [
+    "COMPLETE_KINDS",
     "STATE_OPS",
     "WAIT_KINDS",
     "Span",
@@ -41,6 +42,9 @@ STATE_OPS = frozenset({"get", "set", "clear", "clear_all", "state_keys"})
 next operation that waits on the server."""
 WAIT_KINDS = frozenset({"awakeable", "promise"})
 """The host's operations that wait for something from outside: an awakeable, a Workflow's promise."""
+COMPLETE_KINDS = frozenset({"complete_awakeable", "complete_promise"})
+"""The host's operations that resolve or reject an awakeable (by its id) or a Workflow's promise (by its
+name): a wait the handler completes itself is never waited for."""
 _WAITING = frozenset({"sleep", *WAIT_KINDS})
 _LAZY_READS = ("Command: GetLazyState",)
 """A state read the server answers (lazy state, `GetLazyState` and `GetLazyStateKeys`): its command and its
@@ -308,6 +312,13 @@ class _Walk:
         self.waits_open: set[int] = set()
         """The awakeables and promises made and not resolved yet (their operation numbers): a moment met
         now holds their resolutions back until its kill (`CrashPoint.held_waits`)."""
+        self.waits_made: dict[str, int] = {}
+        """Each awakeable's id (promise's name) the handler made: its operation's number."""
+        self.own_signals = 0
+        """Awakeables the handler resolved itself whose signals the walk has not counted yet: each comes
+        once the command is sent."""
+        self.own_promises: set[str] = set()
+        """The promises the handler completed itself: reading one waits for nothing."""
         self.event: StepEvent | None = None
         """The event the walk is at."""
         self.lazy_reads: set[int] = set()
@@ -367,11 +378,21 @@ class _Walk:
                 return
             self.last_key = key
         held = tuple(sorted(self.waits_open))
+        entries = self._caller_waits() if self.event is not None and self.event.sent else self.entries
         self.found.append(
-            CrashPoint(
-                name, len(self.found) + 1, kind, self.entries, begins=self.begins, held_waits=held, **where
-            )
+            CrashPoint(name, len(self.found) + 1, kind, entries, begins=self.begins, held_waits=held, **where)
         )
+
+    def _caller_waits(self) -> int:
+        """The swept handler's entries at a moment of a callee a send started: the caller does not wait for
+        it, so it goes on until it attaches to it (its AttachInvocation command sent) or ends (its output
+        journaled)."""
+        attached = [
+            i
+            for i, label in enumerate(self.journal)
+            if i >= self.entries and label.startswith("Notification: AttachInvocation")
+        ]
+        return attached[0] if attached else len(self.journal)
 
     def _after_entry(self, gate: str) -> None:
         if self.event is not None and self.event.by:
@@ -478,6 +499,9 @@ class _Walk:
         if event.kind in WAIT_KINDS:
             self._wait_op(event)
             return
+        if event.kind in COMPLETE_KINDS:
+            self._completes(event)
+            return
         if event.kind in STATE_OPS and self._lazy_read():
             # Lazy state (or a key the invocation did not bring): the read asks the server, which journals
             # its command and its completion before the handler goes on.
@@ -490,8 +514,8 @@ class _Walk:
             # its command reaches the journal with the next operation's.
             self.unsent += 1
             return
-        self.entries += self.unsent + 1  # its command, and the state's before it
-        self.unsent = 0
+        self._flush()
+        self.entries += 1  # its command
         if event.kind in ("call", "send"):
             # Its invocation id (and a call's result) come back while the callee runs, or at once.
             self.calls_out += 1
@@ -506,6 +530,32 @@ class _Walk:
             self.begins = event.at
             self._add("pause", f"in pause{after}", pause_op=event.n)
             self.entries += 1  # the handler went on, so the pause's completion is journaled
+
+    def _flush(self) -> None:
+        """The commands not sent yet reach the journal with the next one sent; the signals of the
+        awakeables the handler resolved itself (and awaited) follow them."""
+        self.entries += self.unsent
+        self.unsent = 0
+        while self.own_signals and _is_resolution(self._following()):
+            self.entries += 1
+            self.own_signals -= 1
+
+    def _completes(self, event: StepEvent) -> None:
+        """The handler resolves or rejects an awakeable (one command, sent with the next) or a promise (its
+        command and completion, awaited): a wait of its own it never waits for, nor the sweep resolves."""
+        made = self.waits_made.get(event.name)
+        if made is not None:
+            self.waits_open.discard(made)
+        if self.raced is not None and self.raced.name == event.name:
+            self.raced = None
+        if event.kind == "complete_awakeable":
+            self.unsent += 1
+            self.own_signals += 1 if made is not None else 0
+            return
+        self._flush()
+        self.entries += 2
+        self.lazy_reads.add(event.n)  # the handler waited for the server's answer
+        self.own_promises.add(event.name)
 
     def _lazy_read(self) -> bool:
         """Is the state operation just made a read the server answers (GetLazyState, GetLazyStateKeys),
@@ -529,9 +579,16 @@ class _Walk:
         """An awakeable (no entry of its own: a signal of the invocation) or a promise (its GetPromise
         command). Awaited alone, the moment the handler waits for it is a point; its resolution is the next
         entry. Raced against a timer, the moment is the timer's."""
+        if event.kind == "promise" and event.name in self.own_promises:
+            # Completed by the handler itself: the server answers at once, and the handler goes on.
+            self._flush()
+            self.entries += 2
+            self.lazy_reads.add(event.n)
+            return
         self.entries += self.unsent + (1 if event.kind == "promise" else 0)
         self.unsent = 0
         self.waits_open.add(event.n)
+        self.waits_made[event.name] = event.n
         following = self._following()
         if following is None or _is_resolution(following):
             self._waiting(event, f"waiting for the {event.kind}")
