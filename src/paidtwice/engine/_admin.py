@@ -17,6 +17,7 @@ import httpx
 
 from paidtwice._exceptions import AdminError, NotFound, ServerUnreachable
 from paidtwice.engine._http import http
+from paidtwice.engine._startup import load_timeout
 
 __all__ = ["AdminCall", "AdminClient", "Deployment"]
 
@@ -84,10 +85,16 @@ class AdminClient:
     log: list[AdminCall] = field(default_factory=list)
 
     def _request(
-        self, method: str, path: str, *, body: Any = None, ok: tuple[int, ...] = (200, 201, 202)
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        ok: tuple[int, ...] = (200, 201, 202),
+        timeout: float | None = None,
     ) -> httpx.Response:
         try:
-            response = http().request(method, self.url + path, json=body, timeout=self.timeout)
+            response = http().request(method, self.url + path, json=body, timeout=timeout or self.timeout)
         except httpx.ConnectError as err:
             raise ServerUnreachable(
                 f"no Restate admin API answers at {self.url} ({err}); is the server running?"
@@ -123,17 +130,25 @@ class AdminClient:
         own retries of the schema update and answer 500. One that still fails that way is tried again; a
         registration is idempotent for its URI.
         """
+        # The server discovers the endpoint before it answers: an agent loading on a busy machine takes as
+        # long as any load, so the wait is the lab's load timeout, and a request that timed out is repeated.
+        wait = max(self.timeout, load_timeout())
         with _registration_lock(self.url):
-            deadline = time.monotonic() + _REGISTER_RETRY_S
+            deadline = time.monotonic() + max(_REGISTER_RETRY_S, wait)
             while True:
                 try:
-                    response = self._request("POST", "/deployments", body={"uri": uri, "force": force})
+                    response = self._request(
+                        "POST", "/deployments", body={"uri": uri, "force": force}, timeout=wait
+                    )
                     registered = time.monotonic()
                     break
                 except AdminError as err:
                     if err.status < 500 or time.monotonic() > deadline:
                         raise
-                    time.sleep(0.5)
+                except ServerUnreachable as err:
+                    if not isinstance(err.__cause__, httpx.TimeoutException) or time.monotonic() > deadline:
+                        raise
+                time.sleep(0.5)
         answer = response.json()
         keyed = frozenset(
             str(service.get("name"))
