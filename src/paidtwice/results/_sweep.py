@@ -133,7 +133,8 @@ class PointResult:
     """Final status: completed, paused, stuck (a journal mismatch on every retry; killed by the sweep) or
     unanswered (the replay made a model call no turn of the script answers; killed by the sweep); for a
     replay that could not finish (`not_placed` says why), the status it sat in (running, backing-off,
-    suspended)."""
+    suspended); "not reached" for a run that never reached the point's moment, so was never killed nor
+    replayed (`not_placed` says what was missing)."""
     answer_matches: bool
     """The invocation completed with the clean run's answer."""
     answer: str | None

@@ -52,6 +52,8 @@ __all__ = ["point_run"]
 _HOLD_SECONDS = 60.0
 """A held call stays open this long; the kill ends it much sooner (the stub sees the caller leave)."""
 _MOMENT_TIMEOUT = 60.0
+_ENDED_EVERY = 1.0
+"""Seconds between reads of the journal for the run's output while it is not at its moment."""
 _JOURNAL_STILL = 15.0  # stopped there, the journal short and still this long: kill, the point says not placed
 
 
@@ -72,12 +74,22 @@ def point_run(
 ) -> PointResult:
     """Run the target to the point's moment, kill it there, restart it and measure what the replay paid.
     A run whose kill missed the moment (or whose agent never reached it) is run again, on an agent and an
-    invocation of its own, up to `kills.retries` times; the record is the last run's, with the misses.
+    invocation of its own, up to `kills.retries` times; the record is the last run's, with the misses (one
+    that never reached the moment has the status `NOT_REACHED`: not placed, undecided, the sweep goes on).
     With `baseline`, the run is measured against what it returns once the run settled (the clean run and the
     point as the clean run planned it: a point started from a kept plan, beside its clean run), not against
     `clean` and `point`."""
     started = time.time()
     missed: list[str] = []
+    waited = 0.0
+
+    def measured_by() -> tuple[CleanRun, CrashPoint]:
+        nonlocal waited
+        since = time.time()
+        found = baseline() if baseline is not None else (clean, point)
+        waited = time.time() - since
+        return found
+
     while True:
         run = SweepRun(
             lab,
@@ -94,18 +106,19 @@ def point_run(
         with run.agent:
             try:
                 kill, seen = _kill_at_moment(lab, stop, poller, run, point, clean, kills)
-            except _NotReached as err:
-                if len(missed) >= kills.retries:
-                    raise ExperimentError(str(err)) from None
+            except _GaveUp as err:
                 why = str(err)
+                if len(missed) >= kills.retries:
+                    # The other points go on: this one is said not placed, why, with what its run did.
+                    measured, planned = measured_by()
+                    kill = _Kill(started=err.started, at=err.at, up_at=err.at, first=started, waited=waited)
+                    return _point_result(run, script_name, measured, planned, kill, err.seen, missed, why)
             else:
                 why = _kill_missed(run, point, seen, kill.at)
                 if not why or len(missed) >= kills.retries:
-                    waited = time.time()
-                    if baseline is not None:
-                        clean, point = baseline()
-                    kill = dataclasses.replace(kill, first=started, waited=time.time() - waited)
-                    return _point_result(run, script_name, clean, point, kill, seen, missed)
+                    measured, planned = measured_by()
+                    kill = dataclasses.replace(kill, first=started, waited=waited)
+                    return _point_result(run, script_name, measured, planned, kill, seen, missed)
         missed.append(why)
         lab.echo(
             f"paidtwice: {target.mode}/{script_name} #{point.order} {point.name}: the kill missed its moment "
@@ -113,8 +126,23 @@ def point_run(
         )
 
 
+NOT_REACHED = "not reached"
+"""The status of a point whose run never reached its moment after its retries: never killed nor replayed."""
+
+
 class _NotReached(Exception):
     """The agent was not seen at the point's moment in time: its message says what was missing."""
+
+
+class _GaveUp(Exception):
+    """A run the sweep gave up on before its moment (`_NotReached`): why, when it started and when the sweep
+    gave up (wall clock), and what it had done by then."""
+
+    def __init__(self, why: str, *, started: float, at: float, seen: _Seen) -> None:
+        super().__init__(why)
+        self.started = started
+        self.at = at
+        self.seen = seen
 
 
 def _kill_at_moment(
@@ -155,12 +183,13 @@ def _kill_at_moment(
                 f"it did not complete or pause within {SETTLE_TIMEOUT:.0f}s after the restart "
                 f"(it is {status}{failure_of(row)})"
             )
-    except _NotReached:
+    except _NotReached as err:
         # Never killed at its moment: it is not replayed on the lab's server. It may have run past the
         # moment to its end (the server then refuses the kill): what is said is why the moment was missed.
+        gave_up = _GaveUp(str(err), started=started, at=time.time(), seen=_seen_unkilled(run, polled))
         with contextlib.suppress(AdminError):
             lab.admin.kill(invocation_id)
-        raise
+        raise gave_up from None
     finally:
         run.resolver.stop()
         poller.forget(invocation_id)
@@ -168,6 +197,15 @@ def _kill_at_moment(
     # unanswered) is stopped as soon as it settled, whatever the point is measured against.
     seen = _observe(lab, run, polled, kill_at)
     return _Kill(started=started, at=kill_at, up_at=up_at), seen
+
+
+def _seen_unkilled(run: SweepRun, polled: PolledAttempts) -> _Seen:
+    """What a run the sweep gave up on before its moment had done: its journal then, its attempts."""
+    journal = tuple(run.journal())
+    attempts = run.agent.attempts(run.invocation_id)
+    return _Seen(
+        NOT_REACHED, journal, len(journal), attempts, polled.count(attempts), unanswered_calls(run.lane)
+    )
 
 
 def _kill_missed(run: SweepRun, point: CrashPoint, seen: _Seen, kill_at: float) -> str:
@@ -210,27 +248,38 @@ def _stopped_there(run: SweepRun, point: CrashPoint) -> bool:
 
 
 def _wait_for_moment(lab: Lab, stop: threading.Event, run: SweepRun, point: CrashPoint) -> None:
-    """Wait until the agent is stopped at the moment and the journal (read only then) holds its entries."""
+    """Wait until the agent is stopped at the moment and the journal (read only then) holds its entries;
+    `_NotReached` if it is not there in time, or its run ended without stopping there."""
     seen: list[tuple[int, float]] = []  # (journal length, since when), while stopped there
+    ended: list[float] = [time.monotonic()]  # when the journal was last read for the output, while not there
 
     def at_moment() -> bool:
         if not _stopped_there(run, point):
             seen.clear()
+            if time.monotonic() - ended[0] >= _ENDED_EVERY:
+                # A run past its output never comes back to the moment: no need to wait out the timeout.
+                ended[0] = time.monotonic()
+                return run.output_at() is not None and not _stopped_there(run, point)
             return False
         entries = len(run.journal())
         if not seen or seen[0][0] != entries:
             seen[:] = [(entries, time.monotonic())]
         return entries >= point.journal_entries or time.monotonic() - seen[0][1] >= _JOURNAL_STILL
 
+    what = f"{point.name} ({run.invocation_id})"
     try:
-        wait_or_stop(lab, stop, f"{point.name} ({run.invocation_id})", at_moment, timeout=_MOMENT_TIMEOUT)
+        wait_or_stop(lab, stop, what, at_moment, timeout=_MOMENT_TIMEOUT)
+        if _stopped_there(run, point):
+            return
+        missing = f"its run ended (its output journaled) without stopping at {what}"
     except ExperimentError as err:
-        # Say what was missing: the stop (gate, hold, held call) or the journal's entries.
-        made = [(c.call, c.finished is None) for c in run.lane.model_calls(run.invocation_id)]
-        raise _NotReached(
-            f"{err}: stopped there {_stopped_there(run, point)}, journal {len(run.journal())} of "
-            f"{point.journal_entries} entries, model calls (number, open) {made}"
-        ) from None
+        missing = str(err)
+    # Say what was missing: the stop (gate, hold, held call) or the journal's entries.
+    made = [(c.call, c.finished is None) for c in run.lane.model_calls(run.invocation_id)]
+    raise _NotReached(
+        f"{missing}: stopped there {_stopped_there(run, point)}, journal {len(run.journal())} of "
+        f"{point.journal_entries} entries, model calls (number, open) {made}"
+    ) from None
 
 
 def _kill_and_restart(
@@ -301,17 +350,24 @@ def _final_status(
     status = row.status if row else "unknown"
     if status not in ("completed", "paused") and unanswered:
         # Each retry would ask the same call again, and no turn of the script answers it.
-        lab.admin.kill(run.invocation_id)
+        _end(lab, run.invocation_id)
         return "unanswered"
     if status not in ("completed", "paused") and stuck_on_mismatch(attempts, run.target.stuck_after):
         # It would retry (and mismatch) until its retry policy gives up; nothing else can happen.
-        lab.admin.kill(run.invocation_id)
+        _end(lab, run.invocation_id)
         return "stuck"
     if status not in ("completed", "paused") and run.cannot_settle is not None:
         # Its callee would never answer: the status is the one it sat in, the invocation (and the call it
         # waits on) is ended so it does not retry on the lab's server for good.
-        lab.admin.kill(run.invocation_id)
+        _end(lab, run.invocation_id)
     return status
+
+
+def _end(lab: Lab, invocation_id: str) -> None:
+    """Kill a replay the sweep stops; one that ended meanwhile (the server refuses the kill) is left be: the
+    point is said as it was read, and the other points go on."""
+    with contextlib.suppress(AdminError):
+        lab.admin.kill(invocation_id)
 
 
 def _observe(lab: Lab, run: SweepRun, polled: PolledAttempts, kill_at: float) -> _Seen:
@@ -354,9 +410,11 @@ def _point_result(
     kill: _Kill,
     seen: _Seen,
     missed: Sequence[str] = (),
+    never: str = "",
 ) -> PointResult:
     """The point's record: what its run paid against the clean run, what it saw on the way, and why the
-    earlier runs' kills missed (`missed`)."""
+    earlier runs' kills missed (`missed`); `never`: why its run never reached the moment (it was not killed,
+    and its figures are those of a run without a crash, up to where the sweep gave up on it)."""
     status, journal, journal_at_kill = seen.status, seen.journal, seen.journal_at_kill
     agent_attempts, attempt_count, unanswered = seen.attempts, seen.attempt_count, seen.unanswered
     answer = run.answer(status)
@@ -366,7 +424,9 @@ def _point_result(
     steps = run.steps()
     not_placed = why_not_placed(point, journal, journal_at_kill, at_kill.held)
     stuck = run.resolver.waiting_on_nothing() if status != "completed" else None
-    if stuck is not None:
+    if never:
+        not_placed = f"its run never reached the moment ({never})"
+    elif stuck is not None:
         # Its replay sits on a wait the sweep could not resolve: no verdict on what it would have paid.
         not_placed = "; ".join(filter(None, [not_placed, f"its run could not finish: it waits for {stuck}"]))
     elif run.cannot_settle is not None and status != "completed":
@@ -408,8 +468,8 @@ def _point_result(
         invocation_id=run.invocation_id,
         wall_time=round(time.time() - (kill.first or kill.started) - kill.waited, 3),
         started_at=kill.started,
-        killed_at=round(kill.at - kill.started, 3),
-        down_time=round(kill.up_at - kill.at, 3),
+        killed_at=None if never else round(kill.at - kill.started, 3),
+        down_time=None if never else round(kill.up_at - kill.at, 3),
         model_log=model_log_of(
             calls, kill.started, price_model=run.price_model, clean_turns=clean.model_turns
         ),
