@@ -16,7 +16,7 @@ import pytest
 from support import run_paidtwice
 
 from paidtwice.lab import Lab
-from paidtwice.results import SweepMatrix
+from paidtwice.results import SweepMatrix, write_results
 from paidtwice.sweep import Answers, KillPlan, sweep
 from paidtwice.targets import TargetSpec
 
@@ -50,6 +50,8 @@ AGENTS = {
     "remote_agents": {"Router/route", "Billing/reply", "Security/reply"},
     "racing": {"Racer/race", "Racer/careful", "Racer/quick"},
     "human_approval": {"RefundDesk"},
+    "approval_timeout": {"HumanClaimApprovalWithTimeoutsAgent"},
+    "workflow_approval": {"ClaimApproval"},
     "workflow_parallel": {"ClaimPanel"},
     "chat": {"ChatSession/send", "ChatSession/history"},
 }
@@ -113,3 +115,48 @@ def test_an_awakeable_is_resolved_as_for_an_app(corpus: dict[str, Future[list[Sw
     [desk] = corpus["human_approval"].result()
     assert "Notification: Signal" in desk.clean.journal and desk.clean.answer == '"refund approved"'
     assert all(p.answer_matches for p in desk.points)
+
+
+def test_a_workflow_promise_is_resolved_through_its_shared_handler(
+    corpus: dict[str, Future[list[SweepMatrix]]],
+) -> None:
+    """The claim workflow's run waits on `ctx.promise("decision")`; the sweep resolves it by calling the
+    shared handler that resolves it (read from the code), with a value made from that handler's zod schema,
+    in the clean run and in every point's replay."""
+    [workflow] = corpus["workflow_approval"].result()
+    assert "Notification: GetPromise" in workflow.clean.journal, workflow.clean.journal
+    answer = json.loads(workflow.clean.answer or "null")
+    assert answer.startswith(("approved by ", "declined by ")), answer
+    assert workflow.points and all(p.answer_matches for p in workflow.points)
+
+
+def test_an_awakeable_raced_against_a_timer_is_resolved(
+    corpus: dict[str, Future[list[SweepMatrix]]], tmp_path: Path
+) -> None:
+    """Restate's human approval with a timeout (`orTimeout`, three hours): the sweep resolves the approval
+    while the timer runs, in the clean run and in every point's replay; its records pass a check."""
+    [agent] = corpus["approval_timeout"].result()
+    journal = agent.clean.journal
+    assert journal.index("Command: Sleep") < journal.index("Notification: Signal"), journal
+    assert "Notification: Sleep" not in journal and agent.clean.answer == "true"
+    assert {"pause", "after-entry", "in-flight-model"} <= {p.kind for p in agent.points}
+    assert all(p.answer_matches for p in agent.points)
+    records = tmp_path / "sweep.json"
+    write_results(records, list(agent.points))
+    done = run_paidtwice("report", "--check", str(records), "-o", str(tmp_path / "sweep.html"), cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_naive_approval_with_a_timeout_fails_the_check(tmp_path: Path) -> None:
+    """Its model call outside the journal: the replay of a kill after its answer asks the model again."""
+    records = tmp_path / "sweep.json"
+    done = run_paidtwice(
+        "sweep", "--cmd", "node src/approval_timeout_naive.ts", "--cwd", str(CORPUS), "--check",
+        "--json", str(records), "--variation", "steady",
+        cwd=ROOT, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    points = json.loads(records.read_text())
+    assert all(p["confirmed"] for p in points), [p["not_placed"] for p in points]
+    twice = [p["crash_point"] for p in points if p["answers_asked_again"]]
+    assert "after entry 4 (Notification: Signal)" in twice and "paid twice" in done.stderr, done.stderr

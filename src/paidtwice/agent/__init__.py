@@ -10,8 +10,8 @@ What the lab's other packages use of it, by where it lives:
     _app       finding a user's app in its module: `load_app`, `endpoint_of`, `load_problem`
     _preload   which of an app's frameworks a fork server may import for its agents: `framework_preload`
     _command   a deployment in any language started by a command, behind `_proxy`, the protocol proxy that
-               logs its attempts and steps (its stream to the agent: `_h2`): `CommandHost`, `read_wire`,
-               `node_path`
+               logs its attempts and steps (its stream to the agent: `_h2`; what it reads of the command's
+               code: `_sources`): `CommandHost`, `read_wire`, `node_path`
 """
 
 from __future__ import annotations

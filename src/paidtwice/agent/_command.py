@@ -12,7 +12,6 @@ also gets a preload (`listen_port.cjs`) that moves a fixed-port HTTP/2 listen to
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -151,7 +150,7 @@ class CommandHost(LeasedAgent):
             log=self.wire_log,
             tag=tag,
             step_log=step_log,
-            awakeables=mentions_awakeables(cwd if cwd is not None else Path.cwd()),
+            code=cwd if cwd is not None else Path.cwd(),
         )
         self._process: Process | None = None
         self._start_at: float | None = None
@@ -362,34 +361,3 @@ def command_manifest(
         return manifest
     finally:
         agent.close()
-
-
-_SOURCES = frozenset({".ts", ".tsx", ".mts", ".cts", ".js", ".mjs", ".cjs", ".py", ".go", ".java", ".kt"})
-_NOT_THE_APP = frozenset({"node_modules", ".venv", "venv", ".git", "__pycache__", "target", ".tox"})
-_MOST_FILES = 5000
-
-
-def mentions_awakeables(folder: Path) -> bool:
-    return _mentions_awakeables(str(folder.resolve()))
-
-
-@functools.lru_cache(maxsize=64)
-def _mentions_awakeables(folder: str) -> bool:
-    """Whether the code under `folder` (the command's directory, not its dependencies) names an awakeable:
-    nothing on the wire says one was made, so a quiet attempt is taken as waiting on one only then. True when
-    the folder is too large to read, or cannot be read: a guess too many costs less than a wait unanswered."""
-    read = 0
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if d not in _NOT_THE_APP]
-        for name in files:
-            if Path(name).suffix not in _SOURCES:
-                continue
-            read += 1
-            if read > _MOST_FILES:
-                return True
-            try:
-                if b"wakeable" in (Path(root) / name).read_bytes()[: 1 << 20]:
-                    return True
-            except OSError:
-                continue
-    return False

@@ -29,6 +29,7 @@ import httpx
 from paidtwice._exceptions import ServerStartError
 from paidtwice.agent._frames import RawFrames, awakeable_id, packed_varints, renamed_frame
 from paidtwice.agent._h2 import H2Stream, StreamClosed
+from paidtwice.agent._sources import mentions_awakeables, promise_resolvers_in
 from paidtwice.agent._wire import (
     END,
     ERROR,
@@ -53,6 +54,7 @@ FIRST_AWAKEABLE = 17
 """The first signal index an SDK gives `ctx.awakeable()` (those below are the protocol's own: 1 is cancel)."""
 SIGNAL_NOTIFICATION = 0xFBFF
 GET_PROMISE_COMMAND = 0x0409
+SLEEP_COMMAND = 0x040C
 COMPLETING_COMMANDS = frozenset(
     {0x0402, 0x0406, 0x0409, 0x040A, 0x040B, 0x040C, 0x040D, 0x0411, 0x0412, 0x0413}
 )
@@ -61,6 +63,10 @@ promise reads, promise completion, sleep, call, run, attach, invocation output."
 QUIET = 1.0
 """An attempt that has awaited nothing the journal can bring, and passed no frame, for this long waits on an
 awakeable (a signal: nothing on the wire says it was made)."""
+TIMER_HORIZON = 10.0
+"""A timer that ends further off than this does not keep a quiet attempt from being taken as waiting on an
+awakeable: an approval raced against a timeout (`orTimeout`, `select`) waits on both, and the SDK says
+which only when it suspends, a minute later. A nearer timer is let fire first."""
 _START_TIMEOUT = 60.0
 _VALUE_LOGGED = 1 << 16
 """Bytes of a step's result the log keeps: enough to find a model answer in it."""
@@ -105,7 +111,7 @@ class Proxy:
         log: Path,
         tag: str = "",
         step_log: Path | None = None,
-        awakeables: bool = True,
+        code: Path | None = None,
     ) -> None:
         self.target_port = target_port
         """The port of the process behind the proxy; a replacement's once it is to be up (see
@@ -118,9 +124,14 @@ class Proxy:
         """The code's name of each service -> the run's; filled in by discovery."""
         self.step_log = step_log
         """Where each awakeable the handler waits on is written, as the host writes it."""
-        self.awakeables = awakeables
+        self.code = code
+        """The folder of the deployment's code, where what the wire does not say is read (`_sources`)."""
+        self.awakeables = code is None or mentions_awakeables(code)
         """The deployment may make awakeables: a quiet attempt is taken as waiting on one. Off where its code
         never names one, where a quiet attempt is only busy (a slow import, a call outside the journal)."""
+        self.promise_schemas: dict[str, Any] = {}
+        """The input schema of the shared handler that resolves each Workflow promise, by the promise's name:
+        what its value is made from."""
         self.log = log
         self._lease: PortLease = lease_port()
         self._fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -258,15 +269,38 @@ class Proxy:
         content_type = response.headers.get("content-type", "application/json")
         if path.startswith("/discover") and response.status_code == 200:
             manifest = json.loads(content)
+            self._write_promise_resolvers(manifest)
             for service in manifest.get("services", []):
-                name = str(service.get("name"))
-                if name not in self.served:
-                    self.served[name] = (
-                        f"{re.sub(r'[^A-Za-z0-9_]', '_', name)}_{self.tag}" if self.tag else name
-                    )
-                service["name"] = self.served[name]
+                service["name"] = self._served_name(str(service.get("name")))
             content = json.dumps(manifest).encode()
         await self._respond(send, response.status_code, content, content_type)
+
+    def _write_promise_resolvers(self, manifest: dict[str, Any]) -> None:
+        """Which shared handler resolves each promise of the deployment's Workflows, read from its code and
+        written to the step log as the host writes it (the sweep resolves a promise through it)."""
+        if self.step_log is None or self.code is None:
+            return
+        shared: dict[str, list[str]] = {}
+        inputs: dict[tuple[str, str], Any] = {}
+        for service in manifest.get("services", []):
+            if str(service.get("ty", "")).upper() != "WORKFLOW":
+                continue
+            name = str(service.get("name"))
+            handlers = [h for h in service.get("handlers", []) if str(h.get("ty", "")).upper() == "SHARED"]
+            shared[name] = [str(h.get("name")) for h in handlers]
+            inputs |= {(name, str(h.get("name"))): (h.get("input") or {}).get("jsonSchema") for h in handlers}
+        found = promise_resolvers_in(self.code, shared) if shared else {}
+        self.promise_schemas = {p: inputs[(w, h)] for w, ps in found.items() for p, h in ps.items()}
+        served = {self._served_name(w): ps for w, ps in found.items()}
+        line = {"event": "promise_resolvers", "services": served, "at": time.time()}
+        with open(self.step_log, "a") as log:
+            log.write(json.dumps(line) + "\n")
+
+    def _served_name(self, name: str) -> str:
+        """The run's name of a deployment's service (the swept one's `renamed`, the others' `NAME_TAG`)."""
+        if name not in self.served:
+            self.served[name] = f"{re.sub(r'[^A-Za-z0-9_]', '_', name)}_{self.tag}" if self.tag else name
+        return self.served[name]
 
     async def _invoke(self, path: str, headers: list[tuple[str, str]], receive: Any, send: Any) -> None:
         """One attempt, both ways at once (the protocol is a bidirectional stream)."""
@@ -289,6 +323,8 @@ class Proxy:
         if kind == "awakeable":
             # Its type is in the code only: an approval (true) unless --resolve or the script says otherwise.
             line["schema"] = {"const": True}
+        elif self.promise_schemas.get(name) is not None:
+            line["schema"] = self.promise_schemas[name]
         if guess:
             line["guess"] = True
         with open(self.step_log, "a") as log:
@@ -339,6 +375,8 @@ class _Attempt:
         """The waits (signal indexes, promise completion ids) written to the step log by this attempt."""
         self.open: set[int] = set()
         """Completion ids of the commands whose result has not come back."""
+        self.timers: dict[int, float] = {}
+        """When each timer (SleepCommand, by completion id) ends, wall clock."""
         self.promises: dict[int, str] = {}
         """Promise names by the completion id of their GetPromiseCommand."""
         self.signals: set[int] = set()
@@ -459,6 +497,8 @@ class _Attempt:
             key = fields.get(1, b"")
             if kind == GET_PROMISE_COMMAND and isinstance(key, bytes):
                 self.promises[completion] = key.decode(errors="replace")
+            elif kind == SLEEP_COMMAND:
+                self.timers[completion] = int(fields.get(1, 0)) / 1000  # wake_up_time, epoch millis
         elif kind == SIGNAL_NOTIFICATION:
             signal = int(read_fields(body).get(2, 0))
             if signal >= FIRST_AWAKEABLE:
@@ -468,7 +508,7 @@ class _Attempt:
 
     async def watch_quiet(self) -> None:
         """Write what the handler waits on once it went quiet: the promises it awaits, or else (nothing it
-        awaits can come from the journal) the next awakeable it made."""
+        awaits can come from the journal, but a timer far off) the next awakeable it made."""
         while not self.done:
             await asyncio.sleep(QUIET / 4)
             if self.done or self.held or time.time() - self.last_frame < QUIET or not self.invocation:
@@ -480,7 +520,8 @@ class _Attempt:
                     n = 1_000_000 + completion
                     self.guessed.add(-completion)
                     self.proxy.write_wait(self.invocation, n, "promise", name, guess=True)
-            if self.open or not self.raw_id or not self.proxy.awakeables:
+            far = {c for c, ends in self.timers.items() if ends - time.time() > TIMER_HORIZON}
+            if self.open - far or not self.raw_id or not self.proxy.awakeables:
                 continue
             signal = FIRST_AWAKEABLE + len(self.signals)
             if signal not in self.waited:
