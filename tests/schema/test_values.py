@@ -378,3 +378,23 @@ def test_an_unsatisfiable_schema_names_the_path(schema: Any, path: str, words: s
     if words is not None:
         assert words in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_a_default_is_the_value_where_the_schema_lists_it_required_too() -> None:
+    """zod's schema (as @restatedev/restate-sdk's serde.schema gives it) of `z.object({...}).default(...)`
+    fields: each field required and with its default. The input is the author's example, not made up."""
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "claim": {"default": "Claim 7731", "type": "string"},
+            "amount": {"default": 540, "type": "number"},
+            "clinic": {"type": "string"},
+        },
+        "required": ["claim", "amount", "clinic"],
+        "additionalProperties": False,
+    }
+    made = value_for(schema, seed="zod")
+    assert made["claim"] == "Claim 7731" and made["amount"] == 540
+    assert isinstance(made["clinic"], str) and made["clinic"]
+    jsonschema.validate(made, schema)

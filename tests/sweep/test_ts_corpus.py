@@ -36,8 +36,9 @@ def test_the_template_is_swept_with_nothing_but_its_command(tmp_path: Path) -> N
     points = json.loads(records.read_text())
     assert points and all(p["confirmed"] for p in points), [p["not_placed"] for p in points]
     assert {p["service"] for p in points} == {"WeatherAgent"} and {p["handler"] for p in points} == {"ask"}
-    # The input was made from the handler's zod schema: the object it asks for.
-    assert all(isinstance(p["input"], dict) and isinstance(p["input"]["message"], str) for p in points)
+    # The input was made from the handler's zod schema: the object it asks for, with the default it gives.
+    question = "Should I take an umbrella in Lisbon today?"
+    assert all(p["input"] == {"message": question} for p in points), points[0]["input"]
     assert not any(p["pays_twice"] for p in points)
     assert {"after-entry", "in-flight-model"} <= {p["kind"] for p in points}
     assert "WeatherAgent/ask: " in done.stdout and "none pays twice" in done.stdout

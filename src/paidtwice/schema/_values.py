@@ -369,9 +369,9 @@ class _Walk:
                 raise UnsatisfiableSchema(
                     f"{path}.{name}", "required but not allowed (additionalProperties false)"
                 )
-            if name not in required and isinstance(sub, Mapping) and "default" in sub:
+            if isinstance(sub, Mapping) and "default" in sub:
                 # The model's own default says more than a made-up value (msgspec's schema of a datetime
-                # says only "string").
+                # says only "string"); zod's schema of a field with a default also lists it as required.
                 if _matches(sub, sub["default"], self):
                     made[name] = sub["default"]
                     continue
