@@ -86,12 +86,10 @@ def test_every_handler_is_found_and_every_kill_placed(
     swept = list(matrices)
     assert all(m.clean.status == "completed" for m in swept)
     missed = [(m.mode, p.crash_point, p.not_placed) for m in swept for p in m.points if not p.confirmed]
-    if name == "workflow_parallel":
-        pytest.xfail("three steps answered at once: the wire's placement of parallel steps (#43 item 1)")
     assert not missed
 
 
-@pytest.mark.parametrize("name", sorted(set(AGENTS) - {"workflow_parallel"}))
+@pytest.mark.parametrize("name", sorted(AGENTS))
 def test_a_journaled_agent_pays_twice_nowhere(
     corpus: dict[str, Future[list[SweepMatrix]]], name: str
 ) -> None:

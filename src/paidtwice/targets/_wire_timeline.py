@@ -229,6 +229,14 @@ def _call_outstanding(labels: Sequence[str], n: int) -> bool:
     return most > 1 and labels[n - 1] == "Notification: Call"
 
 
+def _results_on_the_way(wire: _Wire, labels: Sequence[str], n: int, at: float) -> bool:
+    """Whether the agent had proposed more step results when the frame bringing the journal to `n` entries
+    passed the proxy than the journal's first `n` entries hold: the server journals those whatever the proxy
+    holds back from the agent (parallel steps answered at once), so the journal cannot be held at `n`."""
+    proposed = sum(1 for step in wire.steps if step.proposed is not None and step.proposed <= at)
+    return proposed > sum(1 for label in labels[:n] if label == "Notification: Run")
+
+
 def _frame_moments(wire: _Wire, labels: Sequence[str]) -> list[_Moment]:
     """After each entry an attempt started with, or a completion brought: the proxy holds that frame."""
     moments: list[_Moment] = []
@@ -242,6 +250,8 @@ def _frame_moments(wire: _Wire, labels: Sequence[str]) -> list[_Moment]:
             continue
         if _call_outstanding(labels, n) or (0 < n <= len(labels) and labels[n - 1] == "Command: Output"):
             continue  # a callee may move the journal on; after the output there is no moment left
+        if record["event"] == "notification" and _results_on_the_way(wire, labels, n, float(record["at"])):
+            continue
         if n not in held:
             held.add(n)
             name = f"after entry {n - 1} ({labels[n - 1]})" if n - 1 < len(labels) else f"after entry {n - 1}"
