@@ -25,6 +25,7 @@ from paidtwice.cli._options import (
     output_width,
     price_model_option,
     results_dir_option,
+    retries_option,
     wide_option,
     writable,
     write_report,
@@ -102,6 +103,7 @@ __all__ = ["sweep"]
             show_default=True,
             help="Crash points run at once.",
         ),
+        retries_option,
     ],
 )
 @json_option(
