@@ -30,6 +30,7 @@ from paidtwice.engine import (
     load_timeout,
     loaded_in,
     too_slow,
+    wait_for_load,
     wait_until,
 )
 
@@ -159,8 +160,14 @@ def wait_alive(
             raise error(exited())
         return ready()
 
-    if not wait_until(up, timeout=timeout, interval=interval):
-        raise error(too_slow(late if isinstance(late, str) else late(), timeout))
+    pid = process.pid
+    waited = (
+        wait_for_load(up, pid, timeout=timeout, interval=interval)
+        if pid is not None
+        else (None if wait_until(up, timeout=timeout, interval=interval) else timeout)
+    )
+    if waited is not None:
+        raise error(too_slow(late if isinstance(late, str) else late(), waited))
 
 
 class LeasedAgent:

@@ -33,7 +33,14 @@ from paidtwice.engine._sql import (
     invocation_status,
     journal_from_rows,
 )
-from paidtwice.engine._startup import LOAD_TIMEOUT, load_timeout, loaded_in, too_slow
+from paidtwice.engine._startup import (
+    LOAD_TIMEOUT,
+    group_cpu_seconds,
+    load_timeout,
+    loaded_in,
+    too_slow,
+    wait_for_load,
+)
 
 __all__ = [
     "HOST",
@@ -66,6 +73,7 @@ __all__ = [
     "ensure_server_binary",
     "epoch",
     "forget",
+    "group_cpu_seconds",
     "invocation_status",
     "journal_from_rows",
     "lease_port",
@@ -74,5 +82,6 @@ __all__ = [
     "port_is_listening",
     "remove_at_exit",
     "too_slow",
+    "wait_for_load",
     "wait_until",
 ]

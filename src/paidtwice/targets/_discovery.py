@@ -12,12 +12,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from paidtwice._exceptions import UsageError
 from paidtwice.agent import agent_env
-from paidtwice.engine import load_timeout, loaded_in, too_slow
+from paidtwice.engine import load_timeout, loaded_in, too_slow, wait_for_load
 
 __all__ = [
     "NOT_PUBLIC",
@@ -147,17 +148,23 @@ def load_in_host(app: str, args: Sequence[str], *, cwd: str) -> subprocess.Compl
     than twice `load_timeout()`."""
     timeout = 2 * load_timeout()
     began = time.monotonic()
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "paidtwice.agent.host", app, *args],
-            capture_output=True,
-            text=True,
-            cwd=cwd,
-            env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        raise UsageError(too_slow(f"{app} did not load", timeout)) from None
+    with subprocess.Popen(
+        [sys.executable, "-m", "paidtwice.agent.host", app, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
+    ) as process:
+        # Read while waiting: a full pipe would stop the load.
+        reading = ThreadPoolExecutor(1).submit(process.communicate)
+        waited = wait_for_load(reading.done, process.pid, timeout=timeout)
+        if waited is not None:
+            process.kill()
+            reading.result()
+            raise UsageError(too_slow(f"{app} did not load", waited))
+        stdout, stderr = reading.result()
+    done = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     loaded_in(time.monotonic() - began)
     return done
 
