@@ -52,6 +52,15 @@ def test_the_same_answer_outside_any_step_is_paid_outside_the_journal() -> None:
     assert (at_kill.held, at_kill.in_flight, at_kill.asked_again) == (1, 1, 1)
 
 
+def test_an_answer_sent_as_the_agent_died_is_cut_off_in_flight() -> None:
+    # Call 2's answer finished sending 2 ms after the kill (delivered, to a dying process), call 3's before
+    # it; both steps in flight. Seen under load with three parallel steps: the replay's two calls were paid
+    # twice once call 2 was counted neither answered nor cut off.
+    calls = [replace(CALLS[1], finished=10.002, delivered=True), *CALLS[2:]]
+    at_kill = calls_at_kill([CALLS[0], *calls], KILL, clean(in_steps=(1, 2, 3, 4)))
+    assert (at_kill.held, at_kill.in_flight, at_kill.answered, at_kill.asked_again) == (1, 2, 2, 0)
+
+
 def journal_of(types: list[str]) -> list[JournalEntry]:
     return [JournalEntry(i, kind, "", f"2026-12-05T23:00:{i:02d}.000Z") for i, kind in enumerate(types)]
 

@@ -27,7 +27,7 @@ class CallsAtKill:
     """The point's model calls, seen from the kill (the stub's ledger)."""
 
     held: int
-    """Made before the kill, answer never delivered."""
+    """Made before the kill, answer not delivered before it."""
     in_flight: int
     """Cut off in flight: those, and the answers delivered inside a step whose result the journal did not
     hold yet (asked again by the replay, which runs a step again only then)."""
@@ -46,7 +46,9 @@ class CallsAtKill:
 def calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) -> CallsAtKill:
     answered = [c for c in calls if c.delivered and c.finished is not None and c.finished <= kill_at]
     after = [c for c in calls if c.started > kill_at]
-    held = sum(1 for c in calls if c.started < kill_at and c.delivered is False)
+    # Made before the kill and not answered before it: cut off, also when the stub finished sending just after
+    # the kill (delivered, to a process that was dying: the replay asks again, as for any call in flight).
+    held = sum(1 for c in calls if c.started < kill_at and c not in answered)
     # A call the clean run made inside a step, asked again: its step ran again, which a replay does only for
     # a step whose result was not journaled. Its answer died with the process, in flight. Under
     # explicit_recovery a retry runs every step again, journaled or not: each answer asked again is paid.
