@@ -20,14 +20,12 @@ fi
 .venv/bin/ruff check .
 .venv/bin/mypy
 # --quick: the quick tier (tests/tiers.py: the pure logic and one real-server smoke per command). The test files
-# run on PAIDTWICE_TEST_WORKERS workers (default 4), a file's tests on one worker, so a file's servers and sweeps
-# are made once. The tests mostly wait on real servers, pauses, retries and restarts: a busy worker used 0.25
-# (the CLI's files) to 0.41 (the deck's and the patterns' sweeps) of a core, all its processes counted, so 3
-# workers left most of a core of 2 idle and a whole run was bound by worker time (about 2,750 s over 3). A whole
-# run with 3 workers beside other test runs (load 15 to 19) passed; 4 have not had one yet (3 again:
-# PAIDTWICE_TEST_WORKERS=3).
+# run on PAIDTWICE_TEST_WORKERS workers (default 3), a file's tests on one worker, so a file's servers and sweeps
+# are made once. A busy worker uses 0.25 to 0.41 of a core (the tests mostly wait on real servers), so 4 workers
+# finish sooner (about 2,750 worker-seconds); two whole runs with 4 beside other engineers' load each had
+# failures from load and port races still being fixed, so 3 stays the default until 4 has passed whole.
 args=()
 for arg in "$@"; do
     if [ "$arg" = --quick ]; then args+=(-m quick); else args+=("$arg"); fi
 done
-exec .venv/bin/pytest -n "${PAIDTWICE_TEST_WORKERS:-4}" --dist loadfile "${args[@]}"
+exec .venv/bin/pytest -n "${PAIDTWICE_TEST_WORKERS:-3}" --dist loadfile "${args[@]}"
