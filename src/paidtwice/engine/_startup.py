@@ -99,15 +99,15 @@ def wait_for_load(
     used = group_cpu_seconds(pid)
     while not done():
         now = time.monotonic()
-        if now - checked >= _CPU_EVERY_S:
+        window = min(_STALLED_S, timeout)
+        # The CPU is read only where a stall could end the wait: a load done in time never scans /proc.
+        if now - began >= timeout - window and now - checked >= _CPU_EVERY_S:
             checked = now
             seen = group_cpu_seconds(pid)
             if seen is not None and seen != used:
                 used, last_change = seen, now
         waited = now - began
-        if waited >= patience * timeout or (
-            waited >= timeout and now - last_change >= min(_STALLED_S, timeout)
-        ):
+        if waited >= patience * timeout or (waited >= timeout and now - last_change >= window):
             return waited
         time.sleep(interval)
     return None

@@ -48,7 +48,8 @@ def calls_at_kill(calls: Sequence[ModelCall], kill_at: float, clean: CleanRun) -
     after = [c for c in calls if c.started > kill_at]
     # Made before the kill and not answered before it: cut off, also when the stub finished sending just after
     # the kill (delivered, to a process that was dying: the replay asks again, as for any call in flight).
-    held = sum(1 for c in calls if c.started < kill_at and c not in answered)
+    answered_ids = {id(c) for c in answered}
+    held = sum(1 for c in calls if c.started < kill_at and id(c) not in answered_ids)
     # A call the clean run made inside a step, asked again: its step ran again, which a replay does only for
     # a step whose result was not journaled. Its answer died with the process, in flight. Under
     # explicit_recovery a retry runs every step again, journaled or not: each answer asked again is paid.

@@ -148,16 +148,19 @@ def load_in_host(app: str, args: Sequence[str], *, cwd: str) -> subprocess.Compl
     than twice `load_timeout()`."""
     timeout = 2 * load_timeout()
     began = time.monotonic()
-    with subprocess.Popen(
-        [sys.executable, "-m", "paidtwice.agent.host", app, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=cwd,
-        env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
-    ) as process:
+    with (
+        subprocess.Popen(
+            [sys.executable, "-m", "paidtwice.agent.host", app, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
+        ) as process,
+        ThreadPoolExecutor(1) as pool,
+    ):
         # Read while waiting: a full pipe would stop the load.
-        reading = ThreadPoolExecutor(1).submit(process.communicate)
+        reading = pool.submit(process.communicate)
         waited = wait_for_load(reading.done, process.pid, timeout=timeout)
         if waited is not None:
             process.kill()
