@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -179,32 +180,54 @@ def wait_until_paused(port: int, service: str, handler: str) -> None:
     )
 
 
+@dataclass
+class LiveWatch:
+    """A running `paidtwice watch` and the port its metrics are served on."""
+
+    process: subprocess.Popen[str]
+    metrics_port: int
+    """The port the watch picked for `--metrics 127.0.0.1:0` and said on stderr."""
+
+
 @contextmanager
-def live_watch(lab: LabUp, work: Path, port: int, *args: str) -> Iterator[subprocess.Popen[str]]:
-    """`paidtwice watch` refreshing every half second, with metrics on `port`, each snapshot written to
-    work/live.json and a pause hook that appends each record it gets to work/hook.jsonl, its output in
-    work/watch.out and .err; yielded once it has read the server (so it sees what is sent next from its
-    start), stopped with Ctrl-C."""
+def live_watch(lab: LabUp, work: Path, *args: str) -> Iterator[LiveWatch]:
+    """`paidtwice watch` refreshing every half second, with metrics on a port it picks itself (port 0, read
+    back from its stderr: a port picked here and released for it could be taken by another process before
+    the watch binds it), each snapshot written to work/live.json and a pause hook that appends each record it
+    gets to work/hook.jsonl, its output in work/watch.out and .err; yielded once it has read the server (so
+    it sees what is sent next from its start), stopped with Ctrl-C."""
     hook = work / "hook.jsonl"
     command = f"cat >> {hook}; echo >> {hook}"
+    said = work / "watch.err"
     # Its table goes to files: a pipe nobody reads would fill up and stop it.
-    with (work / "watch.out").open("w") as out, (work / "watch.err").open("w") as err:
+    with (work / "watch.out").open("w") as out, said.open("w") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "paidtwice", "watch", *admin_args(lab), "--interval", "0.5"]
-            + ["--metrics", f"127.0.0.1:{port}", "--on-pause", command, "--profile", str(PROFILE)]
+            + ["--metrics", "127.0.0.1:0", "--on-pause", command, "--profile", str(PROFILE)]
             + ["--json", str(work / "live.json"), *args],
             stdout=out,
             stderr=err,
             text=True,
         )
     try:
+        ports: list[int] = []
+
+        def serving() -> bool:
+            found = re.search(r"^metrics: http://127\.0\.0\.1:(\d+)/metrics$", said.read_text(), re.MULTILINE)
+            if found:
+                ports.append(int(found[1]))
+            return found is not None or process.poll() is not None
+
+        assert_eventually(serving, timeout=120, what="the live watch to say its metrics port")
+        assert process.poll() is None, said.read_text()
+        port = ports[0]
         assert_eventually(
             lambda: metric(port, "paidtwice_watch_up") == 1.0 or process.poll() is not None,
             timeout=120,
             what="the live watch's first read",
         )
-        assert process.poll() is None, (work / "watch.err").read_text()
-        yield process
+        assert process.poll() is None, said.read_text()
+        yield LiveWatch(process, port)
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGINT)

@@ -8,14 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from paidtwice._exceptions import UsageError
+from paidtwice.engine import port_is_listening
 from paidtwice.report._watch import format_watch, watch_section
 from paidtwice.results import Mismatch
 from paidtwice.stub._usage import TokenUsage
 from paidtwice.watch import (
     AttemptCost,
+    MetricsServer,
     StuckInvocation,
     WatchSnapshot,
     WayOutLine,
@@ -85,9 +88,21 @@ def test_what_is_not_a_profile_is_one_line(tmp_path: Path) -> None:
 def test_metrics_listen_address_is_checked() -> None:
     assert parse_listen("127.0.0.1:9464") == ("127.0.0.1", 9464)
     assert parse_listen("[::1]:9464") == ("::1", 9464)
-    for bad in ("9464", "host:", "host:99999", ":80"):
+    assert parse_listen("127.0.0.1:0") == ("127.0.0.1", 0)
+    for bad in ("9464", "host:", "host:99999", ":80", "host:-1"):
         with pytest.raises(UsageError):
             parse_listen(bad)
+
+
+def test_metrics_on_port_0_serve_on_the_free_port_they_say() -> None:
+    metrics = MetricsServer("127.0.0.1", 0)
+    try:
+        assert metrics.port > 0
+        assert port_is_listening(metrics.port)
+        assert "paidtwice_watch_up 0.0" in httpx.get(f"http://127.0.0.1:{metrics.port}/metrics").text
+    finally:
+        metrics.close()
+    assert not port_is_listening(metrics.port)
 
 
 def _stuck(state: str) -> StuckInvocation:

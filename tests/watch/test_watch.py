@@ -59,10 +59,8 @@ class Scene:
 @pytest.fixture(scope="module")
 def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
     work = tmp_path_factory.mktemp("watch")
-    lease = lease_port()
-    port = lease.port
-    lease.release()  # the watch process binds it
-    with lab_up(work) as lab, live_watch(lab, work, port) as watcher:
+    with lab_up(work) as lab, live_watch(lab, work) as watcher:
+        port = watcher.metrics_port
         invocation_id = lab.send("timeout-1")
         retrying = wait_for_entry(
             live_entry(work, invocation_id),
@@ -72,7 +70,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
         wait_until_paused(port, "Checkout", "pay")
         poll = listed(lab, invocation_id, "--profile", str(PROFILE))
         paused = wait_for_entry(poll, lambda e: e["state"] == "paused", what="the invocation listed paused")
-        yield Scene(lab, work, invocation_id, port, watcher, retrying, paused)
+        yield Scene(lab, work, invocation_id, port, watcher.process, retrying, paused)
 
 
 def test_a_mismatch_loop_is_listed_with_its_attempts_index_and_price(scene: Scene) -> None:
@@ -180,9 +178,8 @@ def test_a_real_prometheus_scrapes_it(scene: Scene, tmp_path: Path) -> None:
     prometheus = shutil.which("prometheus")
     if prometheus is None:
         pytest.skip("prometheus is not installed (Debian's prometheus package; scripts/test.sh installs it)")
-    lease = lease_port()
+    lease = lease_port()  # held until Prometheus is gone: no other lab picks the port it binds
     web = lease.port
-    lease.release()
     config = tmp_path / "prometheus.yml"
     config.write_text(
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
@@ -210,6 +207,7 @@ def test_a_real_prometheus_scrapes_it(scene: Scene, tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
+        lease.release()
 
 
 def test_promtool_checks_and_tests_the_alert_rules() -> None:

@@ -19,14 +19,10 @@ from watch.labup import (
     wait_until_paused,
 )
 
-from paidtwice.engine._ports import lease_port
-
 
 def test_watch_on_a_three_node_cluster(tmp_path: Path) -> None:
-    lease = lease_port()
-    port = lease.port
-    lease.release()  # the watch process binds it
-    with lab_up(tmp_path, "--cluster", "3") as lab, live_watch(lab, tmp_path, port):
+    with lab_up(tmp_path, "--cluster", "3") as lab, live_watch(lab, tmp_path) as watcher:
+        port = watcher.metrics_port
         assert len(lab.admin_urls) == 3
         invocation_id = lab.send("timeout-cluster")
         retrying = wait_for_entry(

@@ -98,7 +98,7 @@ def _headers(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     "metrics_at",
     metavar="HOST:PORT",
     default=None,
-    help="Serve Prometheus metrics at http://HOST:PORT/metrics.",
+    help="Serve Prometheus metrics at http://HOST:PORT/metrics (port 0: a free port, said on stderr).",
 )
 @click.option(
     "--on-pause",
@@ -163,7 +163,8 @@ def watch(
         if listen is not None:
             metrics = MetricsServer(*listen)
             stack.callback(metrics.close)
-            echo_err(f"metrics: http://{listen[0]}:{metrics.port}/metrics")
+            host = f"[{listen[0]}]" if ":" in listen[0] else listen[0]
+            echo_err(f"metrics: http://{host}:{metrics.port}/metrics")
         runner = Watch(scanner, metrics=metrics, on_pause=on_pause, records=records, warn=echo_err)
         last = _loop(runner, first=first, once=once, interval=interval, to_stdout=to_stdout)
     sys.exit(EXIT_STUCK if last.stuck else 0)

@@ -1,4 +1,5 @@
-"""`watch --metrics HOST:PORT`: the latest snapshot as Prometheus text (prometheus-client).
+"""`watch --metrics HOST:PORT`: the latest snapshot as Prometheus text (prometheus-client). Port 0 picks a
+free port, which the watch says on stderr.
 
 Labelled by service, handler and reason, never by invocation: an RT0016 storm must not become a label
 explosion in the user's Prometheus. Every family is rebuilt from the latest snapshot at each scrape (a
@@ -28,16 +29,17 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from paidtwice._exceptions import UsageError
+from paidtwice.engine import PortLease, lease_port
 from paidtwice.results import WatchSnapshot
 
 __all__ = ["MetricsServer", "parse_listen"]
 
 
 def parse_listen(text: str) -> tuple[str, int]:
-    """HOST:PORT (IPv6 in brackets); UsageError in one line otherwise."""
+    """HOST:PORT (IPv6 in brackets; port 0: a free one); UsageError in one line otherwise."""
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise UsageError(f"--metrics {text!r} is not HOST:PORT (e.g. 127.0.0.1:9464)")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise UsageError(f"--metrics {text!r} is not HOST:PORT (e.g. 127.0.0.1:9464; port 0: a free one)")
     return host.strip("[]"), int(port)
 
 
@@ -111,17 +113,23 @@ class _Latest(Collector):
 
 
 class MetricsServer:
-    """Serves /metrics on HOST:PORT from a thread until `close`."""
+    """Serves /metrics on HOST:PORT from a thread until `close`; port 0 serves on a free port (`port`)."""
 
     def __init__(self, host: str, port: int) -> None:
         self._latest = _Latest()
         registry = CollectorRegistry(auto_describe=True)
         registry.register(self._latest)
+        # Port 0 is leased, not left to the kernel: its pick could be the port a paidtwice lab on this
+        # machine leased for an agent that is down for its restart.
+        self._lease: PortLease | None = lease_port() if port == 0 else None
+        listen = self._lease.port if self._lease is not None else port
         try:
-            self._server, self._thread = start_http_server(port, addr=host, registry=registry)
+            self._server, self._thread = start_http_server(listen, addr=host, registry=registry)
         except OSError as err:
+            self._release()
             raise UsageError(f"--metrics {host}:{port}: cannot listen there ({err.strerror})") from None
-        self.port = self._server.server_port
+        self.port: int = self._server.server_port
+        """The port it serves on."""
 
     @property
     def server(self) -> WSGIServer:
@@ -142,3 +150,8 @@ class MetricsServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5.0)
+        self._release()
+
+    def _release(self) -> None:
+        if self._lease is not None:
+            self._lease.release()
