@@ -19,7 +19,14 @@ from paidtwice.results import CleanRun
 from paidtwice.stub import Lane, Script
 from paidtwice.sweep._approvals import Resolver, lane_idle
 from paidtwice.sweep._callees import Companions, failure_of, unserved_call
-from paidtwice.sweep._not_swept import NO_MODEL_CALL, NotSwept, WaitsOnNothing, before_first_call
+from paidtwice.sweep._not_swept import (
+    NO_MODEL_CALL,
+    CleanRunFails,
+    NotSwept,
+    WaitsOnNothing,
+    before_first_call,
+    first_line,
+)
 from paidtwice.sweep._options import ModelStub
 from paidtwice.targets import Launch, Target
 
@@ -27,6 +34,7 @@ __all__ = [
     "FAILED_ATTEMPTS",
     "NO_MODEL_CALL",
     "SETTLE_TIMEOUT",
+    "CleanRunFails",
     "NotSwept",
     "SweepRun",
     "clean_run",
@@ -332,10 +340,15 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, polled: Polled
         raise WaitsOnNothing(f"the clean run of {name} waits for {waiting[0]}")
     if run.lane.model_calls() and failed_attempts() >= FAILED_ATTEMPTS and not settled(polled.last):
         row = lab.sql.invocation(run.invocation_id)
+        failures = lab.sql.failures(run.invocation_id)
         lab.admin.kill(run.invocation_id)
-        raise UsageError(
+        error = first_line(row, failures)
+        raise CleanRunFails(
             f"the clean run of {name} fails: {failed_attempts()} attempts ended in an error"
-            f"{failure_of(row)}; a sweep needs a handler that completes without a crash"
+            f"{', the last attempt failed: ' + error if error else ''}; a sweep needs a handler that "
+            "completes without a crash",
+            name=name,
+            error=error,
         )
 
 
@@ -353,11 +366,13 @@ def _check_clean(lab: Lab, run: SweepRun, target: Target, polled: PolledAttempts
     row = lab.sql.invocation(run.invocation_id)
     status = row.status if row else "unknown"
     name = f"{target.service}/{target.handler}"
-    ended = None if run.lane.model_calls() else before_first_call(name, target.input, row, [])
+    made = target.input_made
+    ended = None if run.lane.model_calls() else before_first_call(name, target.input, row, [], made=made)
     if ended is not None:
         if not settled(polled.last):
             lab.admin.kill(run.invocation_id)
-        raise before_first_call(name, target.input, row, lab.sql.failures(run.invocation_id)) or ended
+        failures = lab.sql.failures(run.invocation_id)
+        raise before_first_call(name, target.input, row, failures, made=made) or ended
     counted = len(run.lane.model_calls())
     seen = run.trace.model_calls_seen(run.invocation_id)
     # A trace that cannot see the requests (the wire's) has its points from the stub and the wire.
@@ -382,6 +397,12 @@ def _check_clean(lab: Lab, run: SweepRun, target: Target, polled: PolledAttempts
             lab.admin.kill(run.invocation_id)
         where = f"model call {unanswered[0].call} of the clean run of {target.service}/{target.handler}"
         raise ScriptFileError(f"{unanswered[0].answer.text} ({where})")
+    if status == "paused":
+        # Its retry policy gave up on its failures (it pauses rather than retrying for good).
+        error = first_line(row, lab.sql.failures(run.invocation_id))
+        lab.admin.kill(run.invocation_id)
+        said = f", the last attempt failed: {error}" if error else ""
+        raise CleanRunFails(f"the clean run of {name} ended paused{said}", name=name, error=error)
     if status != "completed":
         raise ExperimentError(f"the clean run of {target.service}/{target.handler} ended {status}")
     return status

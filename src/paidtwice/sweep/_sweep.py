@@ -26,9 +26,10 @@ from paidtwice.results import CleanRun, CrashPoint, PointResult, SweepMatrix
 from paidtwice.stub import AutoBook, Script, script_by_name
 from paidtwice.sweep._callees import Companions
 from paidtwice.sweep._kept import kept_durations, kept_plan, plan_key
+from paidtwice.sweep._not_swept import made_up_input
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
 from paidtwice.sweep._point import point_run
-from paidtwice.sweep._runs import NotSwept, SweepRun, clean_run
+from paidtwice.sweep._runs import CleanRunFails, NotSwept, SweepRun, clean_run
 from paidtwice.sweep._schedule import Baseline, Matrix, Schedule
 from paidtwice.targets import Target, TargetSpec
 
@@ -91,6 +92,12 @@ def sweep_targets(
             # One handler's wait nothing resolves, or its run ended before any model call: its points are
             # not swept, the others' are.
             return _NO_CLEAN_RUN, str(err), None, False
+        except CleanRunFails as err:
+            # On the user's own input, or for a handler they named, a failing run is theirs to fix; on an
+            # input paidtwice made up it may be the input: that handler is listed, the others swept.
+            if not target.input_made:
+                raise
+            return _NO_CLEAN_RUN, made_up_input(err, target.input), None, False
         return record, "", _plan(run), not run.serves_others()
 
     def run_point(

@@ -17,8 +17,8 @@ Adding a kind (a deployment already running somewhere, say) touches four files:
 tests/cli/test_target_kinds.py fails on a kind without its option or its branch.
 
 The class is a frozen dataclass that has:
-- the fields every target has: `mode`, `service`, `handler`, `input`, `env`, `key`, `state`, `resolution`,
-  `stuck_after` (`Target` says what each means);
+- the fields every target has: `mode`, `service`, `handler`, `input`, `input_made`, `env`, `key`, `state`,
+  `resolution`, `stuck_after` (`Target` says what each means);
 - a constructor that checks the user's input before anything starts and raises `UsageError` in one line
   (as `AppTarget.checked`, `CommandTarget.checked`): the service and handler it serves, its directory;
 - `recorded_as()`: the service, handler and input a point's record names;

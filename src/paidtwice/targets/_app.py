@@ -168,6 +168,7 @@ class DeckTarget:
     service = "Agent"
     handler = "run"
     input = QUESTION
+    input_made = False
     label = ""
     deck_stub = True
     input_type = None
@@ -236,6 +237,8 @@ class AppTarget:
     """Settle a point as stuck after this many journal mismatches in a row; None: wait until it pauses. A
     mismatch is deterministic: the next attempts replay the same code against the same journal. (A service
     without a retry policy of its own gets the server's: 70 attempts, up to a minute apart, then pause.)"""
+    input_made: bool = False
+    """`input` was made from the handler's schema, the handler not named (`Target.input_made`)."""
 
     deck_stub = False
     not_soakable = None
@@ -267,6 +270,7 @@ class AppTarget:
                 f"not swept: {handler.name}, a Workflow's shared handler, works beside the workflow's run "
                 f"(name it to sweep it alone: --handler {handler.name})"
             )
+        inputs = {h.name: _input(h, input, seed) for h in chosen}
         # Named by what is swept: two handlers of one app (a journaled and a naive form) are two matrices,
         # two heatmaps, never "app" twice.
         return [
@@ -274,10 +278,11 @@ class AppTarget:
                 app,
                 h.service,
                 h.handler,
-                _input(h, input, seed),
+                inputs[h.name],
                 mode=h.name,
                 cwd=cwd,
                 input_type=h.input_type if h.input_type and "json" not in h.input_type else None,
+                input_made=input is None and inputs[h.name] is not None and h.name not in handlers,
             )
             for h in chosen
         ]

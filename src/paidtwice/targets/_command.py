@@ -154,6 +154,8 @@ class CommandTarget:
     """As `AppTarget.resolution`."""
     stuck_after: int | None = 3
     """As `AppTarget.stuck_after`."""
+    input_made: bool = False
+    """As `AppTarget.input_made`."""
 
     deck_stub = False
     input_type = None
@@ -203,15 +205,17 @@ class CommandTarget:
                 f"not swept: {handler.name}, a Workflow's shared handler, works beside the workflow's run "
                 f"(name it to sweep it alone: --handler {handler.name})"
             )
+        inputs = {h.name: _input(h, input, seed) for h in chosen}
         return [
             CommandTarget(
                 command,
                 h.service,
                 h.handler,
-                _input(h, input, seed),
+                inputs[h.name],
                 command_label(h.service if len(chosen) == 1 else h.name, command),
                 cwd=str(where),
                 port_env=port_env,
+                input_made=input is None and inputs[h.name] is not None and h.name not in handlers,
             )
             for h in chosen
         ]

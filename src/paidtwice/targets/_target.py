@@ -213,6 +213,12 @@ class Target(Protocol):
         ...
 
     @property
+    def input_made(self) -> bool:
+        """The input is one paidtwice made from the handler's schema, for a handler the user did not name
+        (SERVICE/HANDLER): a clean run that fails on it lists the handler as not swept, the others swept."""
+        ...
+
+    @property
     def input_type(self) -> str | None:
         """The content type the input is sent with when the handler takes other than JSON (bytes); None:
         JSON."""
