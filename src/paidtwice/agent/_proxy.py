@@ -386,6 +386,11 @@ class _Attempt:
         self.done = False
         self.guessed: set[int] = set()
         """Waits written from a quiet attempt: void once another frame passes (the handler was busy)."""
+        self.proposed: set[int] = set()
+        """Completion ids of step results sent to the server whose notification has not come back: each is
+        an entry the server will journal whatever the proxy holds back from the agent."""
+        self.blocked = False
+        """The agent's frames are kept from the server: one more would take the journal past the held entry."""
 
     def log(self, event: str, **fields: Any) -> None:
         self.proxy._write(invocation=self.invocation, attempt=self.number, event=event, **fields)
@@ -398,6 +403,21 @@ class _Attempt:
             return True
         hold = self.proxy.hold_entries
         return hold is not None and self.entries == hold
+
+    def holds_back(self, kind: int) -> bool:
+        """Whether the agent's frame of `kind`, and every one after it, stays at the proxy: it would add an
+        entry past the held one (parallel steps whose results come at once would otherwise be journaled
+        together, and no kill could land between them)."""
+        if not self.blocked:
+            hold = self.proxy.hold_entries
+            adds = FIRST_COMMAND <= kind < FIRST_NOTIFICATION or kind == PROPOSE_RUN_COMPLETION
+            if hold is None or not adds or self.proxy._released_flag:
+                return False
+            if self.entries + len(self.proposed) < hold:
+                return False
+            self.blocked = True
+            self.log("held", entries=self.entries, outbound=True)
+        return True
 
     async def run(self, path: str, headers: list[tuple[str, str]]) -> None:
         # The StartMessage and the journal it announces come first; an attempt that starts at the held entry
@@ -474,6 +494,7 @@ class _Attempt:
                     self.log_callee(raw[8:])
             elif kind >= FIRST_NOTIFICATION:
                 self.entries += 1
+                self.proposed.discard(int(read_fields(raw[8:]).get(1, 0)))
                 self.track(kind, raw[8:])
                 self.log("notification", frame=kind, entries=self.entries)
                 if kind == CALL_INVOCATION_ID:
@@ -579,6 +600,8 @@ class _Attempt:
         async for chunk in stream.chunks():
             frames = []
             for kind, raw in outbound.feed(chunk):
+                if self.holds_back(kind):
+                    continue  # never reaches the server: the agent is killed before it would
                 self.log_outbound(kind, raw[8:])
                 if kind in (CALL_COMMAND, ONE_WAY_CALL_COMMAND):
                     raw = renamed_frame(raw, self.proxy.served)  # to the run's copy of the callee
@@ -614,6 +637,7 @@ class _Attempt:
         elif kind == PROPOSE_RUN_COMPLETION:
             fields = read_fields(body)
             done = int(fields.get(1, 0))
+            self.proposed.add(done)
             self.proxy.open_steps = self.proxy.open_steps - {(self.number, done)}
             value = fields.get(14, b"")
             # The result as text (a failure has none): the sweep looks for the model's answer in it.
