@@ -114,6 +114,8 @@ def test_an_awakeable_is_resolved_as_for_an_app(corpus: dict[str, Future[list[Sw
     [desk] = corpus["human_approval"].result()
     assert "Notification: Signal" in desk.clean.journal and desk.clean.answer == '"refund approved"'
     assert all(p.answer_matches for p in desk.points)
+    # The wait is said reached: the signal that resolved it proves the guess read from the quiet attempt.
+    assert all(p.coverage.waits_resolved == ("awakeable 1",) for p in desk.points)
 
 
 def test_a_workflow_promise_is_resolved_through_its_shared_handler(

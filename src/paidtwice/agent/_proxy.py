@@ -390,7 +390,7 @@ class _Attempt:
         """Completion ids of step results sent to the server whose notification has not come back: each is
         an entry the server will journal whatever the proxy holds back from the agent."""
         self.blocked = False
-        """The agent's frames are kept from the server: one more would take the journal past the held entry."""
+        """The agent's frames are kept from the server: one more would take the journal past the held one."""
 
     def log(self, event: str, **fields: Any) -> None:
         self.proxy._write(invocation=self.invocation, attempt=self.number, event=event, **fields)
@@ -507,10 +507,12 @@ class _Attempt:
     def track(self, kind: int, body: bytes) -> None:
         """What the handler can be waiting for: commands without their result, awakeables resolved."""
         self.last_frame = time.time()
-        for n in self.guessed:
-            # The quiet was work the wire does not show (a call outside the journal, say), not a wait.
+        # The frame that ends a guessed wait (the awakeable's signal, the promise's completion) proves it;
+        # any other frame says the quiet was work the wire does not show (a call outside the journal).
+        wrong = self.guessed - {self.wait_ended_by(kind, body)}
+        for n in wrong:
             self.proxy.write_void(self.invocation, n)
-        self.waited -= self.guessed
+        self.waited -= wrong
         self.guessed.clear()
         if kind in COMPLETING_COMMANDS:
             fields = read_fields(body)
@@ -527,6 +529,16 @@ class _Attempt:
                 self.signals.add(signal)
         elif kind >= FIRST_NOTIFICATION:
             self.open.discard(int(read_fields(body).get(1, 0)))
+
+    @staticmethod
+    def wait_ended_by(kind: int, body: bytes) -> int | None:
+        """The guessed wait a notification ends, as `guessed` names it: a signal by its index, a promise by
+        its completion id negated."""
+        if kind == SIGNAL_NOTIFICATION:
+            return int(read_fields(body).get(2, 0))
+        if kind >= FIRST_NOTIFICATION:
+            return -int(read_fields(body).get(1, 0))
+        return None
 
     async def watch_quiet(self) -> None:
         """Write what the handler waits on once it went quiet: the promises it awaits, or else (nothing it
