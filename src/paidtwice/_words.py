@@ -1,5 +1,5 @@
 """Numbers in words: the noun that fits the count, and a difference with its sign; a swept agent's name; where
-in a journal something is.
+in a journal something is; an exception in one line.
 
 One index names a journal entry everywhere: the journal's own entry index, as `sys_journal`, the journal file,
 `paidtwice journal` and the sweep's points count it (commands and notifications; 0 is the input). The SDK and
@@ -9,7 +9,7 @@ beside the entry, named as such, never in its place.
 
 from __future__ import annotations
 
-__all__ = ["agent_name", "count", "entry_at", "signed"]
+__all__ = ["agent_name", "count", "entry_at", "error_line", "signed"]
 
 
 def count(number: int, noun: str, plural: str | None = None, *, sign: bool = False) -> str:
@@ -37,3 +37,14 @@ def entry_at(index: int | None, command_index: int | None = None) -> str:
             return "an unknown entry"
         return f"command index {command_index} (no such entry in the journal)"
     return f"entry {index}" + ("" if command_index is None else f" (command index {command_index})")
+
+
+def error_line(err: BaseException, *, most: int = 300) -> str:
+    """An exception in one line: its type and the first line of its message that is not blank, cut at
+    `most` characters. A library's message often runs on (pydantic's ends with "For further information
+    visit ..."): its first line names what failed."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    said = lines[0] if lines else ""
+    if len(said) > most:
+        said = said[: most - 3] + "..."
+    return f"{type(err).__name__}: {said}" if said else type(err).__name__

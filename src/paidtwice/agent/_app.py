@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from paidtwice._pins import MANIFEST_VERSIONS, RESTATE_SERVER_VERSION
+from paidtwice._words import error_line
 
 __all__ = [
     "check",
@@ -70,9 +71,9 @@ def load_problem(target: str) -> str | None:
         package = _PACKAGES.get((err.name or "").split(".")[0])
         if package is not None and err.name != module_name:
             return f"cannot import {module_name}: it needs {package}, which is not installed ({err})"
-        return f"cannot import {module_name}: {type(err).__name__}: {err}"
+        return f"cannot import {module_name}: {error_line(err)}"
     except Exception as err:  # noqa: BLE001 - the user's import fails in any way it likes
-        return f"cannot import {module_name}: {type(err).__name__}: {err}"
+        return f"cannot import {module_name}: {error_line(err)}"
     if attr and not hasattr(module, attr):
         return f"module {module_name} has no attribute {attr!r}"
     if not attr and not _services(module):
@@ -134,7 +135,7 @@ def check(target: str, service: str, handler: str) -> str | None:
     try:
         services = {s["name"]: s for s in manifest(load_app(target)).get("services", [])}
     except Exception as err:  # noqa: BLE001 - the object named may be anything
-        return f"{target} is not a Restate app: {type(err).__name__}: {err}"
+        return f"{target} is not a Restate app: {error_line(err)}"
     if service not in services:
         found = ", ".join(sorted(services)) or "none"
         return f"no Restate service {service!r} in {target} (services found: {found})"
@@ -375,6 +376,6 @@ def print_manifest(target: str) -> int:
             print(json.dumps(found))
             return 0
         except Exception as err:  # noqa: BLE001 - the object named may be anything
-            problem = f"{target} is not a Restate app: {type(err).__name__}: {err}"
+            problem = f"{target} is not a Restate app: {error_line(err)}"
     print(f"paidtwice: {problem}", file=sys.stderr)
     return 2

@@ -54,7 +54,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from paidtwice._words import count
+from paidtwice._words import count, error_line
 from paidtwice.agent import OFFLINE_DEFAULTS, endpoint_of, load_problem
 from paidtwice.agent import load_app as served_app
 from paidtwice.replay._answers import replay_script
@@ -119,7 +119,7 @@ def load_app(target: str, *, app_dir: str | Path | None = None) -> Any:
     try:
         module = importlib.import_module(module_name)
     except Exception as err:  # noqa: BLE001 - the user's import fails in any way it likes
-        raise AppError(f"cannot import {module_name}: {type(err).__name__}: {err}") from None
+        raise AppError(f"cannot import {module_name}: {error_line(err)}") from None
     if not attribute:
         return _the_app(module, module_name)
     app = getattr(module, attribute, None)
