@@ -21,6 +21,7 @@ HERE = Path(__file__).parent
 CORPUS = HERE / "corpus_ts"
 ROOT = HERE.parent.parent
 TS_AGENT = ROOT / "examples" / "ts_agent" / "agent.ts"
+SWEPT = ROOT / "tests" / "ts_corpus" / "src"  # the agents the sweep's tests run, linted where they are
 SARIF_SCHEMA = ROOT / "tests" / "check" / "sarif-schema-2.1.0.json"
 EXPECT = re.compile(r"//.*\bexpect:\s*(?P<codes>PT\d{3}(?:\s*,\s*PT\d{3})*)")
 PAUSE = 'onJournalMismatchErrors: "pause"'
@@ -65,6 +66,18 @@ def test_precision_and_recall_on_the_ts_corpus_are_total() -> None:
     assert flagged == {f"{a.stem}_naive.ts" for a in agents()}
     assert {code for _, _, code in expected} == {"PT001", "PT002", "PT003", "PT004", "PT005"}
     assert result.handlers >= 25
+
+
+def test_the_swept_corpus_is_flagged_at_its_naive_model_calls_only() -> None:
+    """The TypeScript agents tests/sweep sweeps with `--cmd` (tests/ts_corpus): each naive copy at every
+    model call it moved out of ctx.run, its journaled agent nowhere; as the sweep finds them paying twice."""
+    result = lint_paths([SWEPT])
+    found = {(str(Path(f.path).relative_to(SWEPT)), f.line, f.code) for f in result.findings}
+    assert found == expected_findings(SWEPT) and not result.undecided, result.undecided
+    journaled = sorted(p.stem for p in SWEPT.glob("*.ts") if "restate.serve(" in p.read_text())
+    journaled = [name for name in journaled if not name.endswith("_naive")]
+    assert len(journaled) >= 9
+    assert {Path(f.path).stem for f in result.findings} == {f"{name}_naive" for name in journaled}
 
 
 def test_a_finding_names_its_handler_and_the_helper_it_goes_through() -> None:

@@ -22,7 +22,7 @@ async function run(ctx: restate.Context, { message }: z.infer<typeof Prompt>) {
     "* if the amount is more than 1000, ask for human approval, " +
     "* if the amount is less than 1000, decide by yourself. " +
     `Evaluate this claim: ${message}`;
-  const { text, toolCalls } = await askModel(prompt, tools); // not journaled: paid again on every replay
+  const { text, toolCalls } = await askModel(prompt, tools); // not journaled: paid again on every replay (expect: PT001)
   if (toolCalls[0]?.toolName !== "humanApproval") return text;
   const approval = ctx.awakeable<boolean>();
   await ctx.run("request-review", () => requestClaimReview(message, approval.id));
