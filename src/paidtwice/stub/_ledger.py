@@ -65,6 +65,9 @@ class ModelCall:
     replied: float | None = None
     """When the stub began sending the answer (`finished` is when it had sent it all); None until then. On a
     lane that settles first (`Lane.settle`), every frame the agent had sent before had passed the proxy."""
+    settling: float | None = None
+    """When the stub, its answer ready, began waiting for the lane to settle (until `replied`): time the
+    agent would not have spent without the stub, left out of the clean run's shares. None: it did not."""
     offered: tuple[str, ...] = ()
     """The function tools the request offered, by name."""
     hosted: tuple[str, ...] = ()
@@ -190,6 +193,11 @@ class Ledger:
     def model_call(self, slot: int) -> ModelCall:
         with self._lock:
             return self._model[slot]
+
+    def settle_model_call(self, slot: int) -> None:
+        """The call's answer is ready; the stub waits for the lane to settle before sending it."""
+        with self._lock:
+            self._model[slot] = replace(self._model[slot], settling=time.time())
 
     def reply_model_call(self, slot: int) -> None:
         """The stub begins sending the call's answer."""

@@ -359,6 +359,7 @@ class StubModel:
                 self.ledger.close_model_call(slot, delivered=False, generated=generated)
                 return
         if lane.settle is not None:
+            self.ledger.settle_model_call(slot)
             await lane.settle()
         self.ledger.reply_model_call(slot)
         answer = record.answer

@@ -645,15 +645,32 @@ def _is_resolution(label: str | None) -> bool:
     return resolves and ("Signal" in str(label) or "Promise" in str(label))
 
 
-def with_cover(points: list[CrashPoint], ended: float) -> list[CrashPoint]:
-    """The points with the share of the clean run's time each covers: from its moment to the next one's."""
+def with_cover(
+    points: list[CrashPoint], ended: float, stub_waits: Sequence[tuple[float, float]] = ()
+) -> list[CrashPoint]:
+    """The points with the share of the clean run's time each covers: from its moment to the next one's,
+    less the `stub_waits` (spans the stub held a ready answer back for its own reasons, not the agent's)."""
     if not points:
         return points
     # The agent's log and the server's append times are read from two processes: a millisecond's
     # disorder between them must not make a share negative or the shares add up past the whole.
     ends = [p.begins for p in points[1:]] + [max(ended, points[-1].begins)]
-    widths = [max(0.0, end - p.begins) for p, end in zip(points, ends, strict=True)]
+    widths = [
+        max(0.0, end - p.begins - _overlap(p.begins, end, stub_waits))
+        for p, end in zip(points, ends, strict=True)
+    ]
     span = sum(widths)
     if span <= 0:
         return points
     return [dataclasses.replace(p, covers=width / span) for p, width in zip(points, widths, strict=True)]
+
+
+def _overlap(start: float, end: float, spans: Sequence[tuple[float, float]]) -> float:
+    """How much of [start, end] the spans cover (parallel calls' spans overlap: counted once)."""
+    covered, reached = 0.0, start
+    for a, b in sorted(spans):
+        a, b = max(a, reached), min(b, end)
+        if b > a:
+            covered += b - a
+            reached = b
+    return covered

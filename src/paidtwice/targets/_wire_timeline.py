@@ -55,7 +55,9 @@ def wire_points(
     # Each moment lasts until the next one begins, the last until the server journaled the output.
     appended = [epoch(entry.appended_at) or 0.0 for entry in journal]
     output = [at for entry, at in zip(journal, appended, strict=True) if entry.type == "Command: Output"]
-    return with_cover(points, output[0] if output else max(appended, default=0.0))
+    # The stub's wait for the proxy to catch up before it answers (`Lane.settle`) is no time of the agent's.
+    waits = [(c.settling, c.replied) for c in calls if c.settling is not None and c.replied is not None]
+    return with_cover(points, output[0] if output else max(appended, default=0.0), waits)
 
 
 def wire_model_calls_in_steps(
