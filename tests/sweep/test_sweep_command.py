@@ -132,7 +132,8 @@ def test_changed_ends_stuck_with_rt0016_after_the_tool_step(
     matrix = matrices[("naive", "changed")]
     tool_step = matrix.clean.journal.index("Command: Run weather") + 1  # entries once the step is journaled
     after = [p for p in matrix.points if p.journal_at_kill >= tool_step]
-    assert after and all(p.status in ("paused", "stuck") and p.mismatches >= 1 for p in after)
+    seen = [(p.crash_point, p.status, p.mismatches, p.journal_at_kill, p.model_calls) for p in after]
+    assert after and all(p.status in ("paused", "stuck") and p.mismatches >= 1 for p in after), seen
     before = [p for p in matrix.points if p.journal_at_kill < tool_step]
     assert before and all(p.status == "completed" and p.mismatches == 0 for p in before)
 
