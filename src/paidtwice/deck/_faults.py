@@ -20,9 +20,11 @@ Adding a kind: the recipe is in the package's docstring (`paidtwice.deck`).
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from paidtwice._exceptions import ExperimentError
@@ -67,6 +69,8 @@ class FaultedRun:
     """Sleep, unless the lab is interrupted."""
     invocation_id: str = ""
     """The run's invocation, once sent."""
+    landed: threading.Event = field(default_factory=threading.Event)
+    """Set once the fault has landed: an answer `arm` held back for its moment may go."""
     hold_pause: bool = False
     """Set by `arm`: the agent's first process (or, for a command, its proxy) withholds the end of its first
     live durable pause until its attempt's connection ends (a kill of the agent, the server or a node), so it
@@ -310,9 +314,9 @@ class NodeKillInPause(Fault):
 @dataclass(frozen=True)
 class PauseMidCall(Fault):
     """The operator's pause (the admin API's PATCH /invocations/{id}/pause) sent `after` seconds into model
-    call `call`, whose answer the stub holds back for a while (the row's `hold`); once the invocation is
-    paused, resumed on its pinned deployment. Nothing is killed: what the pause did to the call in flight
-    is read from the stub's ledger (was it answered, was it asked again)."""
+    call `call`, whose answer the stub holds back for a while (the row's `hold`), and on until the pause was
+    sent; once the invocation is paused, resumed on its pinned deployment. Nothing is killed: what the pause
+    did to the call in flight is read from the stub's ledger (was it answered, was it asked again)."""
 
     kind: ClassVar[str] = "pause-mid-call"
     call: int = 1
@@ -323,21 +327,27 @@ class PauseMidCall(Fault):
     def describe(self) -> str:
         return f"operator's pause {self.after:g} s into model call {self.call}, then resume"
 
+    def arm(self, run: FaultedRun) -> None:
+        run.lane.settle = _answer_once_landed(run, self.call, run.lane.settle)
+
     def land(self, run: FaultedRun) -> Landing:
         def calls() -> list[ModelCall]:
             return run.lane.model_calls(run.invocation_id)
 
-        run.wait(f"model call {self.call} to be in flight", lambda: len(calls()) >= self.call, 60.0)
-        run.sleep(calls()[self.call - 1].started + self.after - time.time())
-        if calls()[self.call - 1].finished is not None:
-            raise ExperimentError(f"{run.name}: model call {self.call} finished before the pause")
         admin, sql = run.engine.admin, run.engine.sql
+        try:
+            run.wait(f"model call {self.call} to be in flight", lambda: len(calls()) >= self.call, 60.0)
+            run.sleep(calls()[self.call - 1].started + self.after - time.time())
+            if calls()[self.call - 1].finished is not None:
+                raise ExperimentError(f"{run.name}: model call {self.call} finished before the pause")
+            admin.pause(run.invocation_id)
+        finally:
+            run.landed.set()
 
         def status() -> str:
             row = sql.invocation(run.invocation_id)
             return row.status if row is not None else "unknown"
 
-        admin.pause(run.invocation_id)
         run.wait("the invocation to pause", lambda: status() in ("paused", "completed"), 120.0)
         if status() == "paused":
             admin.resume(run.invocation_id)
@@ -345,6 +355,25 @@ class PauseMidCall(Fault):
             # invocation to end (a later pause, as its retry policy's, is what the run then reads).
             run.wait("the resumed invocation to complete", lambda: status() == "completed", 120.0)
         return Landing(None, None)
+
+
+_LANDING_WAIT = 120.0
+"""Seconds a held answer waits for its fault to land, at most (the lab may have given up on the run)."""
+
+
+def _answer_once_landed(
+    run: FaultedRun, call: int, before: Callable[[], Awaitable[None]] | None
+) -> Callable[[], Awaitable[None]]:
+    """The stub's wait before each answer on the run's lane: model call `call`'s waits until the fault has
+    landed; the others go as they would."""
+
+    async def settle() -> None:
+        if before is not None:
+            await before()
+        if len(run.lane.model_calls(run.invocation_id)) == call and not run.landed.is_set():
+            await asyncio.to_thread(run.landed.wait, _LANDING_WAIT)
+
+    return settle
 
 
 FAULT_KINDS: dict[str, type[Fault]] = {
