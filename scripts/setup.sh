@@ -18,3 +18,6 @@ echo "setup: tests/sweep/ts_shapes installed"
 # The TypeScript corpus the tests sweep with nothing but --cmd (the Vercel AI SDK, zod), pinned the same way.
 (cd tests/ts_corpus && npm ci --no-audit --no-fund --loglevel=error)
 echo "setup: tests/ts_corpus installed"
+# The TypeScript conformance corpus (every context method and option of @restatedev/restate-sdk), pinned likewise.
+(cd tests/conformance/ts_apps && npm ci --no-audit --no-fund --loglevel=error)
+echo "setup: tests/conformance/ts_apps installed"
