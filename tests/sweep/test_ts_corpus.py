@@ -2,7 +2,8 @@
 @ai-sdk/openai, zod input schemas with defaults, `restate.serve({ ..., port: 9080 })`), each swept with
 nothing but `--cmd`: its handlers, their inputs and the model's answers found by the sweep, its fixed port
 moved to the run's own; trees, self-calls and awakeables as for `--app`. Journaled agents: every point
-placed, none pays twice. (Naive copies and their verdicts: tests/sweep for --cmd verdicts.)"""
+placed, none pays twice. Each has a naive copy (NAME_naive.ts: its model calls moved out of `ctx.run`, nothing
+else changed), swept the same way: some point pays twice, found with no configuration but the command."""
 
 from __future__ import annotations
 
@@ -58,6 +59,9 @@ AGENTS = {
 }
 
 
+NAIVE = [f"{name}_naive" for name in AGENTS]
+
+
 def _sweep_agent(lab: Lab, name: str) -> list[SweepMatrix]:
     what = TargetSpec(command=f"node src/{name}.ts", app_dir=CORPUS)
     # 4 points at a time per agent, three agents at once, on a machine the suite shares.
@@ -66,9 +70,10 @@ def _sweep_agent(lab: Lab, name: str) -> list[SweepMatrix]:
 
 @pytest.fixture(scope="module")
 def corpus(lab: Lab) -> Iterator[dict[str, Future[list[SweepMatrix]]]]:
-    """Every agent of the corpus swept on the session's server (`--cmd 'node src/NAME.ts'`), three at once."""
+    """Every agent of the corpus and its naive copy swept on the session's server (`--cmd 'node
+    src/NAME.ts'`), three at once, the journaled agents first."""
     with ThreadPoolExecutor(max_workers=3) as pool:
-        yield {name: pool.submit(_sweep_agent, lab, name) for name in AGENTS}
+        yield {name: pool.submit(_sweep_agent, lab, name) for name in [*AGENTS, *NAIVE]}
 
 
 def _label(matrix: SweepMatrix) -> str:
@@ -148,16 +153,37 @@ def test_an_awakeable_raced_against_a_timer_is_resolved(
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_the_naive_approval_with_a_timeout_fails_the_check(tmp_path: Path) -> None:
-    """Its model call outside the journal: the replay of a kill after its answer asks the model again."""
+# A model call outside ctx.run whose answer only commands follow (state, the output: nothing the handler waits
+# on) has no moment the --cmd sweep can hold between its answer and the end: every point of those two copies
+# passes (a false pass, to be fixed in targets/_wire_timeline.py).
+UNCAUGHT = pytest.mark.xfail(strict=True, reason="no --cmd point between a naive model answer and the output")
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=UNCAUGHT) if n in ("chat", "racing") else n for n in sorted(AGENTS)]
+)
+def test_a_naive_copy_pays_twice(corpus: dict[str, Future[list[SweepMatrix]]], name: str) -> None:
+    """Its model calls outside the journal: swept as its journaled agent is, same handlers, it fails a check
+    (some point's replay asks the model again for an answer it had), and is refused nowhere."""
+    matrices = corpus[f"{name}_naive"].result()
+    assert {_label(m) for m in matrices} == AGENTS[name]
+    assert not [m.not_swept for m in matrices if m.not_swept]
+    points = [p for m in matrices for p in m.points]
+    assert [p.crash_point for p in points if p.answers_asked_again and p.pays_twice], [
+        (p.crash_point, p.status, p.not_placed) for p in points
+    ]
+
+
+def test_the_naive_approval_with_a_timeout_fails_the_check(
+    corpus: dict[str, Future[list[SweepMatrix]]], tmp_path: Path
+) -> None:
+    """Its model call outside the journal: the replay of a kill after its answer asks the model again, and
+    its records fail a check."""
+    [agent] = corpus["approval_timeout_naive"].result()
+    assert all(p.confirmed for p in agent.points), [p.not_placed for p in agent.points]
+    twice = [p.crash_point for p in agent.points if p.answers_asked_again]
+    assert "after entry 4 (Notification: Signal)" in twice, twice
     records = tmp_path / "sweep.json"
-    done = run_paidtwice(
-        "sweep", "--cmd", "node src/approval_timeout_naive.ts", "--cwd", str(CORPUS), "--check",
-        "--json", str(records), "--variation", "steady",
-        cwd=ROOT, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
-    points = json.loads(records.read_text())
-    assert all(p["confirmed"] for p in points), [p["not_placed"] for p in points]
-    twice = [p["crash_point"] for p in points if p["answers_asked_again"]]
-    assert "after entry 4 (Notification: Signal)" in twice and "paid twice" in done.stderr, done.stderr
+    write_results(records, list(agent.points))
+    done = run_paidtwice("report", "--check", str(records), "-o", str(tmp_path / "sweep.html"), cwd=ROOT)
+    assert done.returncode == 1 and " pay twice" in done.stdout, done.stdout + done.stderr
