@@ -81,11 +81,12 @@ def _members(name: str, declared: dict[str, tree_sitter.Node]) -> list[tuple[str
     """The members a declaration lists itself (and through the same file's types it intersects), in order:
     (name, whether it is a method). An interface's `extends` are not followed: each context is read alone."""
     node = declared[name]
+    bodies: list[tree_sitter.Node | None]
     if node.type == "interface_declaration":
         bodies = [node.child_by_field_name("body")]
     elif node.type == "type_alias_declaration":
         value = node.child_by_field_name("value")
-        bodies = [value] if value is None or value.type != "intersection_type" else value.named_children
+        bodies = [value] if value is None or value.type != "intersection_type" else [*value.named_children]
     else:  # a declared function: the fields of the object its parameter is
         bodies = [next((n for n in _walk(node) if n.type == "object_type"), None)]
     members: list[tuple[str, bool]] = []
