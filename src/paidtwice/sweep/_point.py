@@ -257,9 +257,10 @@ def _wait_for_moment(lab: Lab, stop: threading.Event, run: SweepRun, point: Cras
         if not _stopped_there(run, point):
             seen.clear()
             if time.monotonic() - ended[0] >= _ENDED_EVERY:
-                # A run past its output never comes back to the moment: no need to wait out the timeout.
+                # A tree past its end never comes back to the moment: no need to wait out the timeout. (Its
+                # root's output alone is not its end: a handler it sent to may still be on its way there.)
                 ended[0] = time.monotonic()
-                return run.output_at() is not None and not _stopped_there(run, point)
+                return run.tree_ended() and not _stopped_there(run, point)
             return False
         entries = len(run.journal())
         if not seen or seen[0][0] != entries:
@@ -271,7 +272,7 @@ def _wait_for_moment(lab: Lab, stop: threading.Event, run: SweepRun, point: Cras
         wait_or_stop(lab, stop, what, at_moment, timeout=_MOMENT_TIMEOUT)
         if _stopped_there(run, point):
             return
-        missing = f"its run ended (its output journaled) without stopping at {what}"
+        missing = f"its run ended (its output journaled, what it sent completed) without stopping at {what}"
     except ExperimentError as err:
         missing = str(err)
     # Say what was missing: the stop (gate, hold, held call) or the journal's entries.

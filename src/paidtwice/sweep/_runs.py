@@ -182,6 +182,14 @@ class SweepRun:
         output = [e.appended_at for e in self.journal() if e.type == "Command: Output"]
         return epoch(output[0]) if output else None
 
+    def tree_ended(self) -> bool:
+        """The invocation journaled its output and what it sent to other handlers completed (theirs too): no
+        moment of its tree is still ahead. A send's callee runs on after its caller's output."""
+        if self.output_at() is None:
+            return False
+        sent = any(e.type == "Command: OneWayCall" for e in self.journal())
+        return not sent or not self.lab.sql.callees_open(self.invocation_id)
+
     def steps(self) -> tuple[tuple[str, int], ...]:
         return self.trace.steps(self.invocation_id)
 
