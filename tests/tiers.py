@@ -27,6 +27,7 @@ QUICK: tuple[str, ...] = (
     "tests/test_layout.py",
     "tests/watch/test_attempts.py",
     "tests/conformance/test_corpus_coverage.py",
+    "tests/conformance/test_ts_corpus_coverage.py",
     "tests/results/test_kinds.py",
     "tests/engine/test_journal_reader.py",
     "tests/stub/test_ledger.py",
@@ -108,6 +109,7 @@ LONGEST: dict[str, float] = {
     "tests/sweep/test_sweep_cmd_vs_app.py": 265,
     "tests/sweep/test_sweep_app.py": 252,
     "tests/soak/test_soak.py": 244,
+    "tests/conformance/test_ts_corpus_sweep.py": 196,  # its own run beside other test runs
     "tests/sweep/test_sent_callee.py": 179,  # measured at load 30 to 50, an upper bound
     "tests/sweep/test_sweep_auto.py": 174,
     "tests/sweep/test_made_input.py": 174,  # measured at load 30 to 50, an upper bound
