@@ -15,6 +15,9 @@ echo "setup: examples/ts_agent installed"
 # The TypeScript shapes the sweep tests tell apart (Restate's template, naive and journaled), pinned likewise.
 (cd tests/sweep/ts_shapes && npm ci --no-audit --no-fund --loglevel=error)
 echo "setup: tests/sweep/ts_shapes installed"
+# Restate's Vercel AI template on @restatedev/vercel-ai-middleware (durableCalls) and its naive twin, pinned likewise.
+(cd tests/sweep/ts_durable && npm ci --no-audit --no-fund --loglevel=error)
+echo "setup: tests/sweep/ts_durable installed"
 # The TypeScript corpus the tests sweep with nothing but --cmd (the Vercel AI SDK, zod), pinned the same way.
 (cd tests/ts_corpus && npm ci --no-audit --no-fund --loglevel=error)
 echo "setup: tests/ts_corpus installed"

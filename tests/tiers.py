@@ -135,6 +135,7 @@ LONGEST: dict[str, float] = {
     "tests/sweep/test_sweep_deck.py": 64,
     "tests/soak/test_targets.py": 64,
     "tests/cli/test_smoke.py": 61,
+    "tests/sweep/test_sweep_durable_calls.py": 59,
     "tests/sweep/test_sweep_patterns.py": 58,
     "tests/report/test_report_replay_check.py": 58,
     "tests/sweep/test_sweep_paths.py": 47,

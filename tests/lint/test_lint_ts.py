@@ -22,6 +22,7 @@ CORPUS = HERE / "corpus_ts"
 ROOT = HERE.parent.parent
 TS_AGENT = ROOT / "examples" / "ts_agent" / "agent.ts"
 SWEPT = ROOT / "tests" / "ts_corpus" / "src"  # the agents the sweep's tests run, linted where they are
+DURABLE = ROOT / "tests" / "sweep" / "ts_durable"  # Restate's template on durableCalls, and its naive twin
 SARIF_SCHEMA = ROOT / "tests" / "check" / "sarif-schema-2.1.0.json"
 EXPECT = re.compile(r"//.*\bexpect:\s*(?P<codes>PT\d{3}(?:\s*,\s*PT\d{3})*)")
 PAUSE = 'onJournalMismatchErrors: "pause"'
@@ -78,6 +79,23 @@ def test_the_swept_corpus_is_flagged_at_its_naive_model_calls_only() -> None:
     journaled = [name for name in journaled if not name.endswith("_naive")]
     assert len(journaled) >= 9
     assert {Path(f.path).stem for f in result.findings} == {f"{name}_naive" for name in journaled}
+
+
+def test_durable_calls_are_journaled_and_the_naive_twin_is_flagged_at_its_model_call() -> None:
+    """The template as Restate ships it (tests/sweep/ts_durable, swept there): the model wrapped with the
+    middleware's durableCalls is no finding; without it, generateText() is flagged where the twin says."""
+    files = [DURABLE / "agent.ts", DURABLE / "agent_naive.ts"]
+    result = lint_paths(files)
+    found = {(Path(f.path).name, f.line, f.code) for f in result.findings}
+    expected = {
+        (path.name, number, "PT001")
+        for path in files
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if EXPECT.search(line)
+    }
+    assert found == expected and not result.undecided, (found, result.undecided)
+    assert {name for name, _, _ in found} == {"agent_naive.ts"} and result.handlers == 2
+    assert "generateText() with a model outside durableCalls" in result.findings[0].message
 
 
 def test_a_finding_names_its_handler_and_the_helper_it_goes_through() -> None:
