@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from paidtwice._exceptions import UsageError
+from paidtwice.agent import AgentAttempt
 from paidtwice.report import format_soak_progress
 from paidtwice.results import KillSnapshot
 from paidtwice.soak import SoakOptions, SoakProgress, soak_timeout
 from paidtwice.soak._bound import snapshot
+from paidtwice.soak._node_kills import NodeEvent, _cut_off
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
 
@@ -90,3 +92,36 @@ def test_the_deadline_grows_with_the_work_unless_given() -> None:
     assert SoakOptions(invocations=2000).deadline == soak_timeout(2000) == 260.0
     assert SoakOptions(invocations=60, node_kills=2).deadline == 60.0 + 6.0 + 120.0
     assert SoakOptions(invocations=2000, timeout=30.0).deadline == 30.0
+
+
+class _Calls:
+    """The stub's ledger of one lane, as the node kills' count reads it."""
+
+    def __init__(self, calls: list[ModelCall]) -> None:
+        self.calls = calls
+
+    def model_calls(self, invocation_id: str | None = None) -> list[ModelCall]:
+        return [c for c in self.calls if invocation_id in (None, c.invocation_id)]
+
+
+def _attempt(at: float, last_event: str | None, model_requests: int) -> AgentAttempt:
+    return AgentAttempt("inv", at, 7, 0, True, None, last_event=last_event, model_requests=model_requests)
+
+
+def test_a_node_kill_cut_off_counts_the_calls_its_attempts_made_after_the_next_one_began() -> None:
+    """The CI failure: a handler cut off by the node kill read a pause's end that had come before the kill,
+    asked the model after the next attempt had started, and only then read the end of its stream. By time
+    its call was the next attempt's, which ended well, so the bound missed it."""
+    kill = NodeEvent("node-3", (), killed_at=5.0, back_at=7.0)
+    first = _call("inv", 1, 1.0, 1.1, True)
+    calls = [first, _call("inv", 2, 5.8, 5.9, True), _call("inv", 2, 6.3, 6.4, True)]
+    attempts = [_attempt(0.5, None, 2), _attempt(5.7, "end", 1)]
+    answers = {"inv": [1.2, 6.5]}  # the first call's answer, and the next attempt's
+    assert _cut_off(_Calls(calls), attempts, [kill], answers) == [1]  # type: ignore[arg-type]
+    # A cut-off attempt whose only request was journaled cost nothing; nor did one that asked nothing.
+    journaled = [_attempt(0.5, None, 1), _attempt(5.7, None, 0), _attempt(6.0, "end", 1)]
+    two = [first, _call("inv", 2, 6.3, 6.4, True)]
+    assert _cut_off(_Calls(two), journaled, [kill], answers) == [0]  # type: ignore[arg-type]
+    # A call paid again by an attempt that ended well is no kill's: the bound does not take it.
+    well = [_attempt(0.5, "suspend", 1), _attempt(5.7, "end", 2)]
+    assert _cut_off(_Calls(calls), well, [kill], answers) == [0]  # type: ignore[arg-type]

@@ -96,6 +96,8 @@ class AgentAttempt:
     journal_waits: tuple[float, ...] = ()
     """Seconds from each `ctx.run` result the agent proposed to the next frame the server sent back (the
     result journaled): the journal round trips the handler waited on, in order."""
+    model_requests: int = 0
+    """Model requests its handler began (the host sees each one a handler makes)."""
 
 
 def attempt_of(records: Sequence[dict[str, Any]], pid: int) -> AgentAttempt | None:
@@ -119,6 +121,7 @@ def attempt_of(records: Sequence[dict[str, Any]], pid: int) -> AgentAttempt | No
         last_event=endings[-1]["event"] if endings else None,
         # A proposal the kill cut off before its answer has no ack: zip leaves it out.
         journal_waits=tuple(ack - sent for sent, ack in zip(proposed, acked, strict=False)),
+        model_requests=sum(1 for r in records if r["event"] == "model"),
     )
 
 

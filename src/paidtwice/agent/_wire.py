@@ -39,6 +39,7 @@ __all__ = [
     "MISMATCH_ERROR_CODE",
     "AttemptWire",
     "FrameReader",
+    "asked_model",
     "attempt_invocation",
     "attempt_position",
     "read_fields",
@@ -125,14 +126,15 @@ def read_fields(data: bytes) -> dict[int, int | bytes]:
 
 
 class _AttemptCell:
-    """The invocation id of one attempt, filled in when its StartMessage arrives ("" until then), and the
-    context operations its handler has made so far."""
+    """The invocation id of one attempt, filled in when its StartMessage arrives ("" until then), the
+    context operations its handler has made so far, and how to log an event of it."""
 
-    __slots__ = ("invocation", "ops")
+    __slots__ = ("invocation", "log", "ops")
 
     def __init__(self) -> None:
         self.invocation = ""
         self.ops = 0
+        self.log: Callable[[str], None] | None = None
 
 
 _ATTEMPT: ContextVar[_AttemptCell | None] = ContextVar("paidtwice_attempt", default=None)
@@ -144,6 +146,15 @@ def attempt_invocation() -> str:
     """The invocation id of the attempt the calling code serves, from its StartMessage; "" outside one."""
     cell = _ATTEMPT.get()
     return cell.invocation if cell is not None else ""
+
+
+def asked_model() -> None:
+    """Log that the attempt the calling code serves begins a model request; nothing outside an attempt.
+    A handler cut off on the server may go on until it reads the end of its stream, while the next attempt
+    already runs: this says which attempt made each request, where times could not."""
+    cell = _ATTEMPT.get()
+    if cell is not None and cell.log is not None:
+        cell.log("model")
 
 
 def attempt_position() -> int:
@@ -194,6 +205,8 @@ class AttemptWire:
 
         def log(event: str, **fields: Any) -> None:
             self._write(invocation=state["invocation"], attempt=attempt, event=event, **fields)
+
+        cell.log = log
 
         async def receive_logged() -> Message:
             message = await receive()

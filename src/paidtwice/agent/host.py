@@ -79,7 +79,7 @@ from paidtwice.agent._app import (
 )
 from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_ALONE, SERVICE_AS, STEP_LOG
 from paidtwice.agent._tree import TREE, Tree, tree_renames
-from paidtwice.agent._wire import HOLD_PAUSE, AttemptWire, attempt_invocation, attempt_position
+from paidtwice.agent._wire import HOLD_PAUSE, AttemptWire, asked_model, attempt_invocation, attempt_position
 
 __all__ = ["APP_LINE", "explicit_handlers", "main"]
 
@@ -198,6 +198,7 @@ class _ModelRequests:
         invocation = _invocation()
         if not invocation or not _is_model_request(url):
             return None
+        asked_model()
         tag = invocation
         place = self.tree.place_of(invocation) if self.tree is not None else None
         if place is not None:

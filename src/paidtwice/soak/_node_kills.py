@@ -132,13 +132,14 @@ def _cut_off(
     """The model calls each node kill cut off, whose answer never reached the journal.
 
     The node kills come after the agent's own kills, so only attempts served by the agent's last process
-    count here. Such an attempt that ended without its last frame was cut off by the cluster; it is put
-    to the kill whose window holds the start of the invocation's next attempt. Each model call belongs to
-    the attempt that had started last when it was made, and was paid for in vain if no model answer was
-    journaled between its start and the next call's (a journaled agent asks one question at a time)."""
-    calls: dict[str, list[float]] = {}
-    for call in lane.model_calls():
-        calls.setdefault(call.invocation_id, []).append(call.started)
+    count here, and the calls and answers of that life. Such an attempt that ended without its last frame
+    was cut off by the cluster; it is put to the kill whose window holds the start of the invocation's next
+    attempt. A journaled agent asks one question at a time and goes on only once its answer is journaled,
+    so a cut-off attempt that made a model request paid at most its last one in vain. An invocation's calls
+    paid in vain (its calls in that life less the model answers journaled since) are put, one each, to its
+    cut-off attempts that made a request, up to as many as it paid in vain. Which attempt made a request is
+    the host's word, not a time: a handler cut off on the server goes on until it reads the end of its
+    stream, and may ask the model again after the next attempt has started."""
     last_pid = attempts[-1].pid if attempts else -1
     served: dict[str, list[AgentAttempt]] = {}
     for attempt in attempts:
@@ -147,26 +148,18 @@ def _cut_off(
     ends = [event.killed_at for event in events[1:]] + [float("inf")]
     cut_off = [0] * len(events)
     for invocation, its in served.items():
-        starts = sorted(calls.get(invocation, []))
+        since = its[0].at
+        made = sum(1 for call in lane.model_calls(invocation) if call.started >= since)
+        in_vain = made - sum(1 for at in answers.get(invocation, []) if at >= since)
         for attempt, following in zip(its, its[1:], strict=False):
-            if attempt.last_event is not None:
+            if in_vain <= 0:
+                break
+            if attempt.last_event is not None or not attempt.model_requests:
                 continue
             window = next(
                 (n for n, event in enumerate(events) if event.killed_at <= following.at < ends[n]), None
             )
             if window is not None:
-                cut_off[window] += _unjournaled(starts, attempt.at, following.at, answers.get(invocation, []))
+                cut_off[window] += 1
+                in_vain -= 1
     return cut_off
-
-
-def _unjournaled(starts: list[float], since: float, until: float, answers: list[float]) -> int:
-    """Of the model calls started at `starts`, those started in [`since`, `until`) with no model answer
-    journaled between their start and the next call's."""
-    count = 0
-    for n, start in enumerate(starts):
-        if not since <= start < until:
-            continue
-        next_start = starts[n + 1] if n + 1 < len(starts) else float("inf")
-        if not any(start <= at < next_start for at in answers):
-            count += 1
-    return count
