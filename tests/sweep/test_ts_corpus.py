@@ -153,15 +153,7 @@ def test_an_awakeable_raced_against_a_timer_is_resolved(
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-# A model call outside ctx.run whose answer only commands follow (state, the output: nothing the handler waits
-# on) has no moment the --cmd sweep can hold between its answer and the end: every point of those two copies
-# passes (a false pass, to be fixed in targets/_wire_timeline.py).
-UNCAUGHT = pytest.mark.xfail(strict=True, reason="no --cmd point between a naive model answer and the output")
-
-
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=UNCAUGHT) if n in ("chat", "racing") else n for n in sorted(AGENTS)]
-)
+@pytest.mark.parametrize("name", sorted(AGENTS))
 def test_a_naive_copy_pays_twice(corpus: dict[str, Future[list[SweepMatrix]]], name: str) -> None:
     """Its model calls outside the journal: swept as its journaled agent is, same handlers, it fails a check
     (some point's replay asks the model again for an answer it had), and is refused nowhere."""

@@ -139,7 +139,11 @@ class Proxy:
         self._attempts = 0
         self.hold_entries: int | None = None
         """Hold (never pass on) the first frame from the server that brings the journal to this many entries,
-        or the whole attempt if it starts with them; until the agent is killed, then never again."""
+        or the whole attempt if it starts with them; until the agent is killed, then never again. The agent's
+        frames that would take the journal past it are held too (`_Attempt.holds_back`)."""
+        self.hold_inbound = True
+        """False: only the agent's frames are held at `hold_entries` (a moment after work the journal does
+        not see, a model answer outside every step: the agent reaches it with every frame it was sent)."""
         self.hold_pause = False
         """Hold the end of the first live durable pause (a SleepCompletionNotification beyond the journal the
         attempt replays) until the agent is killed, as the host's `HOLD_PAUSE` does: a kill aimed at the pause
@@ -402,7 +406,7 @@ class _Attempt:
         if kind == SLEEP_COMPLETION and self.proxy.hold_pause:
             return True
         hold = self.proxy.hold_entries
-        return hold is not None and self.entries == hold
+        return hold is not None and self.entries == hold and self.proxy.hold_inbound
 
     def holds_back(self, kind: int) -> bool:
         """Whether the agent's frame of `kind`, and every one after it, stays at the proxy: it would add an

@@ -99,6 +99,8 @@ def point_run(
             gate=point.gate,
             model=model,
             hold=point.hold_entries,
+            # After an answer outside the journal the agent must have every frame: it stops at its next entry.
+            hold_inbound=point.kind != "model-returned",
             hold_at=point.journal_entries,
             hold_ops=_held_waits(point),
             alone=True,

@@ -69,6 +69,7 @@ class SweepRun:
         gate: str | None,
         model: ModelStub = ModelStub(),
         hold: int | None = None,
+        hold_inbound: bool = True,
         hold_at: int | None = None,
         hold_ops: frozenset[int] = frozenset(),
         alone: bool = False,
@@ -104,6 +105,7 @@ class SweepRun:
             hold,
             alone,
             preloading=lambda modules, cwd: lab.forkserver_for(modules, env=env, cwd=cwd),
+            hold_inbound=hold_inbound,
         )
         self.agent, self.trace = target.launch(launch)
         self.invocation_id = ""

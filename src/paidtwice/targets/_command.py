@@ -247,6 +247,7 @@ class CommandTarget:
             step_log=launch.step_log,
         )
         agent.proxy.hold_entries = launch.hold_entries
+        agent.proxy.hold_inbound = launch.hold_inbound
         # The wire tells a call made in a step from one made before it only if the proxy has read the step's
         # RunCommand by the time the answer goes back.
         launch.lane.settle = agent.proxy.caught_up

@@ -171,6 +171,8 @@ class Launch:
     preloading: Callable[[Sequence[str], Path | None], ForkServer] | None = None
     """A fork server that has also imported these modules (a framework the app imports), for agents run in
     this directory with this launch's environment (`Lab.forkserver_for`); None: `forkserver` alone."""
+    hold_inbound: bool = True
+    """False: at `hold_entries`, hold only what the agent sends, not what the server sends it."""
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ def wire_points(
     wire = _Wire(wire_log, invocation_id, steps)
     moments = [
         *_frame_moments(wire, [e.label() for e in journal]),
+        *_answer_moments(wire, [e.label() for e in journal], calls),
         *_model_moments(wire, calls),
         *_tool_moments(wire, tools),
         *_pause_moments(wire, journal),
@@ -258,6 +259,39 @@ def _frame_moments(wire: _Wire, labels: Sequence[str]) -> list[_Moment]:
             held.add(n)
             name = f"after entry {n - 1} ({labels[n - 1]})" if n - 1 < len(labels) else f"after entry {n - 1}"
             moments.append((float(record["at"]), CrashPoint(name, 0, "after-entry", n, hold_entries=n)))
+    return moments
+
+
+_RUN = "Command: Run"
+
+
+def _answer_moments(wire: _Wire, labels: Sequence[str], calls: Sequence[ModelCall]) -> list[_Moment]:
+    """After each model answer the wire proves was made outside every step, where the agent's next frame is
+    a command (its state, a call, its output; not a step's, whose action runs as it is sent) and no other
+    model call began before it: the proxy holds that command back (the point's `hold_entries`, the agent's
+    frames only), so the kill lands with the answer back and not journaled, as the host's gate
+    `model:N:after` does. An answer only commands follow has no other moment: a kill in flight is a call
+    cut off, and after the output there is none.
+
+    Not in a tree: a command's lane does not say which invocation of it made a call."""
+    if any(r["event"] in ("call", "callee") for r in wire.records):
+        return []
+    frames = [r for r in wire.records if r["event"] in ("start", "notification", "command")]
+    moments: list[_Moment] = []
+    for call in calls:
+        replied = call.replied if call.replied is not None else call.finished
+        if not call.delivered or replied is None or place_call(call, wire.steps) != (None, True):
+            continue
+        n = max([0, *(entries for at, entries in wire.marks if at <= replied)])
+        after = [r for r in frames if float(r["at"]) > replied]
+        if not after or after[0]["event"] != "command" or int(after[0]["entries"]) != n + 1:
+            continue
+        if n == 0 or n >= len(labels) or not labels[n].startswith("Command") or labels[n].startswith(_RUN):
+            continue  # a step's action runs as its command is sent, held or not: the step's own moments
+        if any(replied < other.started < float(after[0]["at"]) for other in calls):
+            continue  # the agent asked again before its next entry: that call's moments hold it
+        name = f"after model call {call.call} returned (not journaled)"
+        moments.append((replied, CrashPoint(name, 0, "model-returned", n, hold_entries=n)))
     return moments
 
 
