@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from paidtwice.stub import Lane
 from paidtwice.targets import HostTrace
@@ -82,3 +83,59 @@ def test_a_call_the_host_could_not_follow_is_said(tmp_path: Path) -> None:
     trace = HostTrace(log, Lane.__new__(Lane))
     [said] = trace.unfollowed("inv_root", [])
     assert said.startswith("Billing/charge, because Billing is not a service of this app")
+
+
+def test_a_gate_names_its_callee_by_its_place_and_counts_its_own() -> None:
+    """Two clerks, sent at position 1 and called at position 3 of the root's attempt: each one's gates
+    count its own steps and operations after its place, the root's its own, whatever ran in between (the
+    tree's count of a moment depends on the order its callees happened to run in)."""
+    journal = ["Command: Input", "Command: OneWayCall", "Notification: CallInvocationId", "Command: Sleep"]
+    journal += ["Notification: Sleep", "Command: Call", "Notification: CallInvocationId"]
+    journal += ["Notification: Call", "Command: Run", "Notification: Run", "Command: Output"]
+    sent: dict[str, Any] = {"by": "inv_sent", "handler": "Clerk/file", "place": "1", "sent": True}
+    called: dict[str, Any] = {"by": "inv_called", "handler": "Clerk/file", "place": "3"}
+    events = [
+        StepEvent("op", 1, "Clerk/file", "send", 0.0),
+        StepEvent("op", 2, "", "sleep", 0.1),
+        StepEvent("op", 3, "write", "run", 0.2, **sent),
+        StepEvent("step_start", 1, "write", "", 0.3, **sent),
+        StepEvent("step_end", 1, "write", "", 0.4, **sent),
+        StepEvent("op", 4, "Clerk/file", "call", 1.1),
+        StepEvent("op", 5, "write", "run", 1.2, **called),
+        StepEvent("step_start", 2, "write", "", 1.3, **called),
+        StepEvent("step_end", 2, "write", "", 1.4, **called),
+        StepEvent("op", 6, "save", "run", 2.0),
+        StepEvent("step_start", 3, "save", "", 2.1),
+        StepEvent("step_end", 3, "save", "", 2.2),
+    ]
+    gates = [(p.name, p.gate) for p in derive_points(events, journal, ended=3.0) if p.gate]
+    # The root's call is its third operation, its step its first: the clerks' are their own.
+    assert gates == [
+        ("after entry 0 (Command: Input)", "op:1:before"),
+        ("in Clerk/file: before run write", "1/op:1:before"),
+        ("in flight: step write in Clerk/file", "1/step:1:inside"),
+        ("after entry 4 (Notification: Sleep)", "op:3:before"),
+        ("in Clerk/file: before run write", "3/op:1:before"),
+        ("in flight: step write in Clerk/file", "3/step:1:inside"),
+        ("after entry 7 (Notification: Call)", "op:4:before"),
+        ("after entry 8 (Command: Run)", "step:1:before"),
+        ("in flight: step save", "step:1:inside"),
+    ]
+
+
+def test_callees_called_at_once_are_held_together_before_the_first_begins() -> None:
+    """Two workers gathered: the moment before the first begins holds the other too (its result would
+    reach the caller's journal before the kill), whichever of them begins first in the point's run."""
+    journal = ["Command: Input", "Command: Call", "Notification: CallInvocationId", "Command: Call"]
+    journal += ["Notification: CallInvocationId", "Notification: Call", "Notification: Call"]
+    journal += ["Command: Output"]
+    a: dict[str, Any] = {"by": "inv_a", "handler": "Worker/write", "place": "1"}
+    b: dict[str, Any] = {"by": "inv_b", "handler": "Worker/write", "place": "2"}
+    events = [
+        StepEvent("op", 1, "Worker/write", "call", 0.0, pos=1),
+        StepEvent("op", 2, "Worker/write", "call", 0.1, pos=2),
+        StepEvent("op", 3, "write", "run", 1.0, **b),
+        StepEvent("op", 4, "write", "run", 1.1, **a),
+    ]
+    gates = [p.gate for p in derive_points(events, journal, ended=3.0) if p.name.startswith("in Worker")]
+    assert gates == ["2/op:1:before,1/op:1:before"]

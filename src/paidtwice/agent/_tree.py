@@ -7,13 +7,17 @@ one run's calls reaching another run's process, and
 - every call or send a handler makes to a service of the app goes to that run's copy of it, with the
   `x-paidtwice-root` header (`ROOT_HEADER`) naming the tree's root invocation: the callee's request carries
   it on every attempt, so the callee (and its own callees) know the tree they belong to; a send's adds
-  ` sent` to it (its callee runs on its own, its caller does not wait for it). One header, which a saved
-  journal's call commands lose (`paidtwice.replay._untree`): the code replayed offline sends none;
+  ` sent` to it (its callee runs on its own, its caller does not wait for it). The header also gives the
+  callee its place in the tree (`Tree.place_in_tree`), the same in every run however its callees race. One
+  header, which a saved journal's call commands lose (`paidtwice.replay._untree`): the code replayed offline
+  sends none;
 - the step log's lines and the model requests' invocation tag name the root, and count the model calls,
-  operations and steps of the whole tree in one sequence: the sweep plans and gates the tree as it does one
-  invocation. A callee's lines add `by` (its invocation) and `handler` (its SERVICE/HANDLER as the user's
-  code names it); its model requests' tag adds the handler after a space, so the stub's ledger says which
-  handler made each call. A callee that was sent adds `sent: true`.
+  operations and steps of the whole tree in one sequence: the sweep plans the tree as it does one
+  invocation. A callee's lines add `by` (its invocation), `handler` (its SERVICE/HANDLER as the user's
+  code names it) and `place` (its place in the tree); its model requests' tag adds the handler after a
+  space, so the stub's ledger says which handler made each call. A callee that was sent adds `sent: true`.
+  A gate names a moment of a callee by its place and the callee's own count (`PLACE/step:N:before`): the
+  tree's count of a moment depends on the order the callees of sends and calls happened to run in.
 
 A call to a service the app does not serve goes where it would have gone, unfollowed (its step-log line
 says `follows: false`): the sweep says it could not follow it.
@@ -29,8 +33,8 @@ from paidtwice.agent._env import ROOT_HEADER, TREE
 
 __all__ = ["ROOT_HEADER", "TREE", "Tree", "tree_renames"]
 
-_SENT = " sent"
-"""Ends the root header's value on a send (a call's is the root alone)."""
+_SENT = "sent"
+"""Ends the root header's value on a send (a call's is the root and the callee's place)."""
 
 
 def tree_renames(services: list[str], given: list[str], tag: str) -> list[str]:
@@ -51,6 +55,8 @@ class Tree:
     """Invocation -> (its tree's root, its SERVICE/HANDLER as the code names it)."""
     sent: set[str] = field(default_factory=set)
     """The callees a send started (their caller goes on without them)."""
+    places: dict[str, str] = field(default_factory=dict)
+    """Callee -> its place in the tree (`place_in_tree`)."""
 
     @staticmethod
     def of(renames: list[str]) -> Tree:
@@ -68,10 +74,12 @@ class Tree:
         own: str = request.id
         if own not in self.roots:
             headers = {str(k).lower(): str(v) for k, v in (request.headers or {}).items()}
-            root = headers.get(ROOT_HEADER) or own
-            if root.endswith(_SENT):
-                root = root.removesuffix(_SENT)
+            root, *words = (headers.get(ROOT_HEADER) or own).split()
+            if words and words[-1] == _SENT:
+                words.pop()
                 self.sent.add(own)
+            if words:
+                self.places[own] = words[0]
             self.roots[own] = (root, self.handler_of(ctx))
         root, handler = self.roots[own]
         return root, own, handler
@@ -91,29 +99,42 @@ class Tree:
         root, handler = self.roots[own]
         return root, own, handler
 
+    def place_in_tree(self, own: str) -> str:
+        """Where `own` sits in its tree, the same in every run of it: "" for the root; for a callee, the
+        position in its caller's attempt of the call or send that started it, after its caller's place
+        ("7", "7.2"). The code makes its calls in the same order in every run, whichever callee runs first."""
+        return self.places.get(own, "")
+
     def fields(self, root: str, own: str, handler: str) -> dict[str, str | bool]:
-        """What a step-log line of `own` adds: nothing for the root, `by` and `handler` for a callee (and
-        `sent` for one a send started)."""
+        """What a step-log line of `own` adds: nothing for the root, `by`, `handler` and `place` for a
+        callee (and `sent` for one a send started)."""
         if own == root:
             return {}
-        return {"by": own, "handler": handler, **({"sent": True} if own in self.sent else {})}
+        sent = {"sent": True} if own in self.sent else {}
+        return {"by": own, "handler": handler, "place": self.place_in_tree(own), **sent}
+
+    def follows(self, service: str) -> bool:
+        """A call to `service` goes to this run's copy of it (a service of the app)."""
+        return service in self.follow
 
     def route(
-        self, ctx: Any, service: str, args: tuple[Any, ...], kwargs: dict[str, Any], *, sent: bool
-    ) -> tuple[str, bool, tuple[Any, ...], dict[str, Any]]:
-        """A call's service as served in this run, whether it is followed, and its arguments with the root
-        header added, marked on a send (do_raw_call's `headers`, its 8th argument after service and
-        handler)."""
+        self, ctx: Any, service: str, args: tuple[Any, ...], kwargs: dict[str, Any], *, sent: bool, at: int
+    ) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
+        """A call's service as served in this run, and its arguments with the root header added (do_raw_call's
+        `headers`, its 8th argument after service and handler): the root, the callee's place (the call made
+        at position `at` of its caller's attempt), marked on a send."""
         served = self.follow.get(service)
         if served is None:
-            return service, False, args, kwargs
-        root, _, _ = self.place(ctx)
-        ours = {ROOT_HEADER: root + (_SENT if sent else "")}
+            return service, args, kwargs
+        root, own, _ = self.place(ctx)
+        caller = self.place_in_tree(own)
+        words = [root, f"{caller}.{at}" if caller else str(at), *([_SENT] if sent else [])]
+        ours = {ROOT_HEADER: " ".join(words)}
         if len(args) > 7:
             args = (*args[:7], {**(args[7] or {}), **ours}, *args[8:])
         else:
             kwargs = {**kwargs, "headers": {**(kwargs.get("headers") or {}), **ours}}
-        return served, True, args, kwargs
+        return served, args, kwargs
 
     def is_callee(self, own: str) -> bool:
         """`own` is an invocation of the tree other than its root."""

@@ -33,8 +33,11 @@ A gate (`--gate`, or env PAIDTWICE_GATE) stops the handler for good at one momen
 line, so a sweep can kill the process exactly there: `model:N:before`, `model:N:after` (the N-th model
 request of an invocation), `op:N:before` (the N-th context operation; a callee of a tree is held at its next
 flush instead, its caller going on), `step:N:before`, `step:N:inside` (the N-th executed step, before or
-after its execution started). Several gates, comma-separated, stop each
-of several branches in flight at once (`model:2:after,model:3:after`: both parallel answers came back).
+after its execution started). In a tree (`_tree`), N counts the invocation's own, and a callee's gate
+starts with its place in the tree (`7/step:1:before`: the first step of the callee that the call at
+position 7 of the root's attempt started), so it names the same moment whichever order callees run in.
+Several gates, comma-separated, stop each of several branches in flight at once
+(`model:2:after,model:3:after`: both parallel answers came back).
 
 `--service-as OLD=NEW` serves service OLD under the name NEW, so several copies of one app can be
 registered on one server: renamed in the app's own endpoint (found in the SDK's ASGI closure, or under a
@@ -53,7 +56,6 @@ import functools
 import http.client
 import importlib
 import inspect
-import json
 import os
 import socket
 import sys
@@ -78,6 +80,7 @@ from paidtwice.agent._app import (
     served,
 )
 from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_ALONE, SERVICE_AS, STEP_LOG
+from paidtwice.agent._step_log import StepLog
 from paidtwice.agent._tree import TREE, Tree, tree_renames
 from paidtwice.agent._wire import HOLD_PAUSE, AttemptWire, asked_model, attempt_invocation, attempt_position
 
@@ -87,43 +90,6 @@ __all__ = ["APP_LINE", "explicit_handlers", "main"]
 _STEP: ContextVar[int] = ContextVar("paidtwice_step", default=0)
 """The executed step (its number in the step log) the current code runs in; 0 outside any step. A context
 variable, so each of several steps in flight at once (each its own task) sees its own."""
-
-
-class _StepLog:
-    """Writes the step log and holds the gates; counters are per invocation (per tree, with a `Tree`: a
-    callee's lines are filed under its root, `_tree`), for this process's life."""
-
-    def __init__(self, fd: int, gate: str | None, tree: Tree | None = None) -> None:
-        self.fd = fd
-        self.gates = frozenset(g for g in (gate or "").split(",") if g)
-        self.tree = tree
-        self._counts: dict[tuple[str, str], int] = {}
-        self._lock = threading.Lock()
-
-    def _filed(self, invocation: str) -> tuple[str, dict[str, str | bool]]:
-        """The invocation a line is filed under, and what it adds (a callee's own id and handler)."""
-        place = self.tree.place_of(invocation) if self.tree is not None else None
-        if self.tree is None or place is None:
-            return invocation, {}
-        return place[0], self.tree.fields(*place)
-
-    def next(self, invocation: str, kind: str) -> int:
-        key = self._filed(invocation)[0]
-        with self._lock:
-            n = self._counts.get((key, kind), 0) + 1
-            self._counts[(key, kind)] = n
-            return n
-
-    def write(self, invocation: str, event: str, **fields: Any) -> None:
-        filed, extra = self._filed(invocation)
-        line = json.dumps({"invocation": filed, "event": event, **fields, **extra, "at": time.time()})
-        os.write(self.fd, (line + "\n").encode())
-
-    def gated(self, invocation: str, gate: str) -> bool:
-        if gate not in self.gates:
-            return False
-        self.write(invocation, "gate", gate=gate)
-        return True
 
 
 def _invocation() -> str:
@@ -179,6 +145,8 @@ class _Begun:
     """The invocation it serves."""
     n: int
     """The n-th model request of that invocation (of its tree, `_tree`; 0 without a log)."""
+    gate: str
+    """Its gates' name, without the moment (`StepLog.next`; "" without a log)."""
     tag: str
     """The stub's invocation header: the invocation (the root and the caller's SERVICE/HANDLER in a tree)."""
 
@@ -187,7 +155,7 @@ class _ModelRequests:
     """Tags, and with a step log logs and gates, model requests, whichever HTTP client makes them; the
     invocation is the attempt's own (in a tree, its root's, `_tree`)."""
 
-    def __init__(self, log: _StepLog | None, tree: Tree | None = None) -> None:
+    def __init__(self, log: StepLog | None, tree: Tree | None = None) -> None:
         self.log = log
         self.tree = tree
 
@@ -204,14 +172,14 @@ class _ModelRequests:
         if place is not None:
             root, _, handler = place
             tag = f"{root} {handler}"
-        n = self.log.next(invocation, "model") if self.log is not None else 0
-        return _Begun(invocation, n, tag)
+        n, gate = self.log.next(invocation, "model") if self.log is not None else (0, "")
+        return _Begun(invocation, n, gate, tag)
 
     def start(self, begun: _Begun) -> bool:
         """Log the request's start; True when the gate before it holds the handler."""
         if self.log is None:
             return False
-        if self.log.gated(begun.invocation, f"model:{begun.n}:before"):
+        if self.log.gated(begun.invocation, f"{begun.gate}:before"):
             return True
         self.log.write(begun.invocation, "model_start", n=begun.n, step=_STEP.get())
         return False
@@ -222,7 +190,7 @@ class _ModelRequests:
             return False
         status = getattr(response, "status_code", None) or getattr(response, "status", None)
         self.log.write(begun.invocation, "model_end", n=begun.n, status=status)
-        return self.log.gated(begun.invocation, f"model:{begun.n}:after")
+        return self.log.gated(begun.invocation, f"{begun.gate}:after")
 
     async def send_async(self, begun: _Begun | None, send: Callable[[], Awaitable[Any]]) -> Any:
         if begun is None:
@@ -257,7 +225,7 @@ _HTTPX_MODULES = ("httpx", "httpx2")
 """httpx, and httpx2 (the openai and anthropic clients', from 3.0 and 2.0)."""
 
 
-def _instrument_http(log: _StepLog | None, tree: Tree | None) -> None:
+def _instrument_http(log: StepLog | None, tree: Tree | None) -> None:
     """Model requests made through httpx, httpx2, aiohttp and http.client (urllib, requests, urllib3)."""
     requests = _ModelRequests(log, tree)
     for name in _HTTPX_MODULES:
@@ -354,17 +322,17 @@ def _patch_http_client(requests: _ModelRequests) -> None:
 
 
 def _wrap_action(
-    log: _StepLog, invocation: str, name: str, action: Callable[..., Any], pos: int
+    log: StepLog, invocation: str, name: str, action: Callable[..., Any], pos: int
 ) -> Callable[..., Any]:
     """The step's action, logging each real execution (with `pos`, its operation's position in the
     attempt); the SDK calls it only when not replaying."""
 
     def begin() -> tuple[int, bool]:
-        n = log.next(invocation, "step")
-        if log.gated(invocation, f"step:{n}:before"):
+        n, gate = log.next(invocation, "step")
+        if log.gated(invocation, f"{gate}:before"):
             return n, True
         log.write(invocation, "step_start", name=name, n=n, pos=pos)
-        return n, log.gated(invocation, f"step:{n}:inside")
+        return n, log.gated(invocation, f"{gate}:inside")
 
     # Keep the action's kind: the SDK runs a sync action on an executor thread, a coroutine on the loop.
     if inspect.iscoroutinefunction(action):
@@ -395,24 +363,25 @@ def _wrap_action(
 
 
 def _raw_call(
-    log: _StepLog, op: Callable[..., tuple[str, int]], original: Callable[..., Any]
+    log: StepLog, op: Callable[..., tuple[str, int]], original: Callable[..., Any]
 ) -> Callable[..., Any]:
     """Every call and send of another handler (service_call, object_send, generic_call, ...), logged; in a
     tree (`_tree`), sent to this run's copy of the service with the root's header."""
 
     def raw_call(self: Any, service: str, handler: str, *args: Any, **kwargs: Any) -> Any:
         send = kwargs.get("send", args[5] if len(args) > 5 else False)
-        served, follows = service, None
+        followed = {} if log.tree is None else {"follows": log.tree.follows(service)}
+        _, pos = op(self, "send" if send else "call", f"{service}/{handler}", **followed)
+        served = service
         if log.tree is not None:
-            served, follows, args, kwargs = log.tree.route(self, service, args, kwargs, sent=bool(send))
-        followed = {} if follows is None else {"follows": follows}
-        op(self, "send" if send else "call", f"{service}/{handler}", **followed)
+            # The call's position in the attempt is the callee's place in the tree, the same in every run.
+            served, args, kwargs = log.tree.route(self, service, args, kwargs, sent=bool(send), at=pos)
         return original(self, served, handler, *args, **kwargs)
 
     return raw_call
 
 
-def _instrument_context(log: _StepLog) -> None:
+def _instrument_context(log: StepLog) -> None:
     from restate.server_context import ServerInvocationContext as Ctx
 
     original_run, original_run_typed, original_sleep = Ctx.run, Ctx.run_typed, Ctx.sleep
@@ -423,10 +392,10 @@ def _instrument_context(log: _StepLog) -> None:
         invocation: str = self.request().id
         if log.tree is not None:
             log.tree.place(self)  # its tree: from its request's headers
-        n = log.next(invocation, "op")
+        n, gate = log.next(invocation, "op")
         pos = attempt_position()
         log.write(invocation, "op", kind=kind, name=name, n=n, pos=pos, **fields)
-        if log.gated(invocation, f"op:{n}:before"):
+        if log.gated(invocation, f"{gate}:before"):
             if log.tree is not None and log.tree.is_callee(invocation):
                 # A callee waits at its next flush instead: the loop goes on, so its caller (and the rest of
                 # the tree) run to where they wait on it or end, as they would with the callee slow there.
@@ -661,7 +630,7 @@ def main(argv: list[str] | None = None) -> int:
     log = None
     if args.step_log:
         log_fd = os.open(args.step_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        log = _StepLog(log_fd, args.gate, tree)
+        log = StepLog(log_fd, args.gate, tree)
         _instrument_context(log)
         # Once per process, for no invocation: which handlers replay nothing on a retry (a sweep must not
         # call their journaled answers kept).

@@ -10,7 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["StepEvent", "explicit_handlers", "model_calls_in_steps", "read_step_log", "step_runs"]
+__all__ = [
+    "StepEvent",
+    "called_together",
+    "explicit_handlers",
+    "gate_names",
+    "model_calls_in_steps",
+    "read_step_log",
+    "step_runs",
+]
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,8 @@ class StepEvent:
     `name`); 0 where the host did not say."""
     sent: bool = False
     """A callee's line: a send started it (its caller goes on without waiting for it)."""
+    place: str = ""
+    """A callee's line: its place in the tree (`paidtwice.agent._tree`), which its gates are named by."""
 
 
 def read_step_log(step_log: Path, invocation_id: str) -> list[StepEvent]:
@@ -72,6 +82,7 @@ def read_step_log(step_log: Path, invocation_id: str) -> list[StepEvent]:
                     bool(raw.get("follows", True)),
                     int(raw.get("pos", 0)),
                     bool(raw.get("sent", False)),
+                    str(raw.get("place", "")),
                 )
             )
     return events
@@ -117,3 +128,65 @@ def model_calls_in_steps(events: Sequence[StepEvent]) -> tuple[int, ...]:
         elif event.event == "model_start" and (event.step or open_steps):
             inside.append(event.n)
     return tuple(inside)
+
+
+_GATED = {"op": "op", "step_start": "step", "model_start": "model"}
+"""The events the host counts for its gates, and the kind of gate each is."""
+
+
+def gate_names(events: Sequence[StepEvent]) -> dict[tuple[str, int], str]:
+    """(kind, n) of each operation, step and model call -> the name of its gates without the moment, as
+    the host names them: `kind:N`, N the count of its own invocation's, after a callee's place in the tree
+    (`7/step:1`). A callee's moment is its own whichever order the tree's callees ran in."""
+    counts: dict[tuple[str, str], int] = {}
+    names: dict[tuple[str, int], str] = {}
+    for event in events:
+        kind = _GATED.get(event.event)
+        if kind is None:
+            continue
+        own = counts[(event.by, kind)] = counts.get((event.by, kind), 0) + 1
+        names[(kind, event.n)] = f"{event.place}/{kind}:{own}" if event.place else f"{kind}:{own}"
+    return names
+
+
+def called_together(events: Sequence[StepEvent]) -> dict[int, tuple[str, ...]]:
+    """At a called callee's first event (its index in the log): the first gates of the other callees its
+    caller called in the same breath (calls made one after another, `restate.gather`) that had not begun
+    yet. Held with it, their results cannot reach the caller's journal before the kill, as in the clean run;
+    a callee of a send adds nothing to it, and is left to run."""
+    names = gate_names(events)
+    by_place = {e.place: e.by for e in events if e.by}
+    batches: dict[tuple[str, int], int] = {}  # (caller, position of its call) -> its run of calls
+    last: dict[str, StepEvent] = {}
+    first: dict[str, int] = {}
+    for i, event in enumerate(events):
+        if event.by and event.by not in first:
+            first[event.by] = i
+        if event.event == "op" and event.kind in ("call", "send"):
+            before = last.get(event.by)
+            chained = before is not None and before.event == "op" and before.kind in ("call", "send")
+            batch = batches.get((event.by, before.pos)) if chained and before is not None else None
+            batches.setdefault((event.by, event.pos), i if batch is None else batch)
+        last[event.by] = event
+
+    def batch_of(callee: str) -> int | None:
+        place = next((p for p, by in by_place.items() if by == callee), "")
+        caller, _, at = place.rpartition(".")
+        return batches.get((by_place.get(caller, ""), int(at))) if at.isdigit() else None
+
+    called = {e.by: batch_of(e.by) for e in events if e.by and not e.sent}
+    held: dict[int, tuple[str, ...]] = {}
+    for callee, batch in called.items():
+        i = first[callee]
+        others = [c for c, b in called.items() if c != callee and batch is not None and b == batch]
+        others = [c for c in others if first[c] > i]
+        gates = [_first_gate(events[first[c]], names) for c in others]
+        held[i] = tuple(g for g in gates if g)
+    return held
+
+
+def _first_gate(event: StepEvent, names: dict[tuple[str, int], str]) -> str:
+    """The gate before a callee's first event ("" if the host has none there)."""
+    kind = _GATED.get(event.event)
+    name = names.get((kind, event.n)) if kind is not None else None
+    return f"{name}:before" if name else ""

@@ -16,7 +16,9 @@ from typing import Any
 from paidtwice.results import CrashKind, CrashPoint
 from paidtwice.targets._step_log import (
     StepEvent,
+    called_together,
     explicit_handlers,
+    gate_names,
     model_calls_in_steps,
     read_step_log,
     step_runs,
@@ -326,10 +328,16 @@ class _Walk:
         self.calls_out = 0
         """Calls and sends the swept handler made whose invocation ids and results the walk has not
         counted yet: they reach its journal while its callees run."""
+        self.gate_names = gate_names(events)
+        """Each operation's, step's and model call's gates, named as the host names them."""
+        self.called_together = called_together(events)
+        """At a callee's first event: the gates of the callees called with it that had not begun yet."""
+        self.at = 0
+        """The index of the event the walk is at."""
 
     def points(self) -> list[CrashPoint]:
         for i, event in enumerate(self.events):
-            self.event = event
+            self.event, self.at = event, i
             self._calls_answered(event)
             # An "after entry" moment began when the event before it ended (a pause ends only when the
             # handler goes on, at this event); every other moment begins at its own event.
@@ -394,9 +402,14 @@ class _Walk:
         ]
         return attached[0] if attached else len(self.journal)
 
+    def _gate(self, kind: str, n: int, moment: str) -> str:
+        """The host's gate at `moment` ("before", "inside", "after") of the n-th `kind` of the log."""
+        return f"{self.gate_names.get((kind, n), f'{kind}:{n}')}:{moment}"
+
     def _after_entry(self, gate: str) -> None:
         if self.event is not None and self.event.by:
             # A callee's moment: the swept handler's journal waits on the call; the callee's is its own.
+            gate = ",".join([gate, *self.called_together.get(self.at, ())])
             self._add("after-entry", f"in {self.event.handler}: before {_action(self.event)}", gate=gate)
             return
         index = self.entries - 1
@@ -407,7 +420,7 @@ class _Walk:
         """Inside a parallel group: keep counting, but its only moments are the group's own: before any of
         its steps starts (their commands journaled), and all of them in flight."""
         if i == group.first and group.steps:
-            self._after_entry(",".join(f"step:{n}:before" for n in group.steps))
+            self._after_entry(",".join(self._gate("step", n, "before") for n in group.steps))
         if event.event in self.counts:
             self.counts[event.event] += 1
         if event.event == "op" and event.by:
@@ -436,7 +449,7 @@ class _Walk:
                 len(self.found) + 1,
                 "in-flight-parallel",
                 self.group_entries,
-                gate=",".join(f"step:{n}:inside" for n, _ in group.quiet_steps) or None,
+                gate=",".join(self._gate("step", n, "inside") for n, _ in group.quiet_steps) or None,
                 model_holds=group.model_calls,
                 begins=event.at,
                 held_waits=tuple(sorted(self.waits_open)),
@@ -446,13 +459,13 @@ class _Walk:
             self._add(
                 "model-returned",
                 f"after {named} returned (not journaled){inside}",
-                gate=",".join(f"model:{n}:after" for n in group.model_calls),
+                gate=",".join(self._gate("model", n, "after") for n in group.model_calls),
             )
         self.group = None
 
     def _model_start(self, event: StepEvent) -> None:
         if self.in_step is None:
-            self._after_entry(f"model:{event.n}:before")
+            self._after_entry(self._gate("model", event.n, "before"))
         self.counts["model_start"] += 1
         self.begins = event.at
         if event.n in self.joined:
@@ -468,7 +481,7 @@ class _Walk:
         self.begins = event.at
         if self.in_step is None:
             name = f"after model call {event.n} returned (not journaled)"
-            self._add("model-returned", name, gate=f"model:{event.n}:after")
+            self._add("model-returned", name, gate=self._gate("model", event.n, "after"))
 
     def _waited_out(self) -> bool:
         """Did the handler wait for the sleep whose command was just counted? A sleep awaited alone is a
@@ -495,7 +508,7 @@ class _Walk:
             and before.n not in self.lazy_reads
         )
         if not follows_op:
-            self._after_entry(f"op:{event.n}:before")
+            self._after_entry(self._gate("op", event.n, "before"))
         if event.kind in WAIT_KINDS:
             self._wait_op(event)
             return
@@ -569,7 +582,7 @@ class _Walk:
         before = self.events[i - 1] if i > 0 else None
         chained = before is not None and before.event == "op" and before.by == event.by
         if not chained or before is None or before.kind == "call":
-            self._after_entry(f"op:{event.n}:before")
+            self._after_entry(self._gate("op", event.n, "before"))
 
     def _following(self) -> str | None:
         """The journal's entry after those counted so far (None past its end)."""
@@ -616,7 +629,7 @@ class _Walk:
 
     def _step_start(self, i: int, event: StepEvent) -> None:
         self.in_step = event
-        self._after_entry(f"step:{event.n}:before")
+        self._after_entry(self._gate("step", event.n, "before"))
         self.counts["step_start"] += 1
         self.begins = event.at
         if event.n in self.step_has_model:
@@ -627,7 +640,7 @@ class _Walk:
         if tool:
             self._add("in-flight-step", name, tool_hold=tool[0])
         else:
-            self._add("in-flight-step", name, gate=f"step:{event.n}:inside")
+            self._add("in-flight-step", name, gate=self._gate("step", event.n, "inside"))
 
 
 def _action(event: StepEvent) -> str:
