@@ -150,38 +150,30 @@ def gate_names(events: Sequence[StepEvent]) -> dict[tuple[str, int], str]:
 
 
 def called_together(events: Sequence[StepEvent]) -> dict[int, tuple[str, ...]]:
-    """At a called callee's first event (its index in the log): the first gates of the other callees its
-    caller called in the same breath (calls made one after another, `restate.gather`) that had not begun
-    yet. Held with it, their results cannot reach the caller's journal before the kill, as in the clean run;
-    a callee of a send adds nothing to it, and is left to run."""
+    """At a called callee's first event (its index in the log): the first gates of the callees already
+    called then that had not begun yet (`restate.gather` of calls). Held with it, their results cannot reach
+    their caller's journal before the kill, as in the clean run; a callee of a send adds nothing to it, and
+    is left to run."""
     names = gate_names(events)
     by_place = {e.place: e.by for e in events if e.by}
-    batches: dict[tuple[str, int], int] = {}  # (caller, position of its call) -> its run of calls
-    last: dict[str, StepEvent] = {}
+    calls: dict[tuple[str, int], int] = {}  # (caller, position of its call) -> the call's index
     first: dict[str, int] = {}
     for i, event in enumerate(events):
         if event.by and event.by not in first:
             first[event.by] = i
         if event.event == "op" and event.kind in ("call", "send"):
-            before = last.get(event.by)
-            chained = before is not None and before.event == "op" and before.kind in ("call", "send")
-            batch = batches.get((event.by, before.pos)) if chained and before is not None else None
-            batches.setdefault((event.by, event.pos), i if batch is None else batch)
-        last[event.by] = event
+            calls.setdefault((event.by, event.pos), i)
 
-    def batch_of(callee: str) -> int | None:
-        place = next((p for p, by in by_place.items() if by == callee), "")
+    def called_at(place: str) -> int | None:
         caller, _, at = place.rpartition(".")
-        return batches.get((by_place.get(caller, ""), int(at))) if at.isdigit() else None
+        return calls.get((by_place.get(caller, ""), int(at))) if at.isdigit() else None
 
-    called = {e.by: batch_of(e.by) for e in events if e.by and not e.sent}
+    called = {e.by: called_at(e.place) for e in events if e.by and not e.sent}
     held: dict[int, tuple[str, ...]] = {}
-    for callee, batch in called.items():
+    for callee in called:
         i = first[callee]
-        others = [c for c, b in called.items() if c != callee and batch is not None and b == batch]
-        others = [c for c in others if first[c] > i]
-        gates = [_first_gate(events[first[c]], names) for c in others]
-        held[i] = tuple(g for g in gates if g)
+        others = [c for c, at in called.items() if at is not None and at < i < first[c]]
+        held[i] = tuple(g for g in (_first_gate(events[first[c]], names) for c in others) if g)
     return held
 
 
