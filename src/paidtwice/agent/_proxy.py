@@ -40,7 +40,7 @@ from paidtwice.agent._wire import (
     SUSPENSION,
     read_fields,
 )
-from paidtwice.engine import HOST, PortLease, lease_port, port_is_listening, wait_until
+from paidtwice.engine import HOST, PortLease, lease_port, load_timeout, port_is_listening, wait_until
 
 __all__ = ["Proxy"]
 
@@ -135,7 +135,10 @@ class Proxy:
         what its value is made from."""
         self.log = log
         self._lease: PortLease = lease_port()
-        self._fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fd: int | None = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fd_lock = threading.Lock()
+        """Held while the log's descriptor is written or closed: an attempt still logging as the proxy closes
+        must not write to (or close) a number the process has given to another file or socket since."""
         self._attempts = 0
         self.hold_entries: int | None = None
         """Hold (never pass on) the first frame from the server that brings the journal to this many entries,
@@ -164,7 +167,10 @@ class Proxy:
         return f"http://{HOST}:{self.target_port}"
 
     def _write(self, **fields: Any) -> None:
-        os.write(self._fd, (json.dumps({**fields, "at": time.time()}) + "\n").encode())
+        line = (json.dumps({**fields, "at": time.time()}) + "\n").encode()
+        with self._fd_lock:
+            if self._fd is not None:
+                os.write(self._fd, line)
 
     def start(self) -> None:
         from hypercorn.asyncio import serve
@@ -188,8 +194,10 @@ class Proxy:
                 await self._client.aclose()
 
         served = self._served = asyncio.run_coroutine_threadsafe(run(), loop)
-        if not wait_until(lambda: port_is_listening(self.port) or served.done(), timeout=_START_TIMEOUT):
-            raise ServerStartError(f"protocol proxy did not listen on :{self.port}")
+        # As long as loads take here: on a loaded machine the proxy's loop thread starts late as well.
+        started = max(_START_TIMEOUT, load_timeout())
+        if not wait_until(lambda: port_is_listening(self.port) or served.done(), timeout=started):
+            raise ServerStartError(f"protocol proxy did not listen on :{self.port} in {started:.0f}s")
         if served.done():
             served.result()
 
@@ -222,8 +230,11 @@ class Proxy:
                 except Exception:  # noqa: BLE001 - shutting down; the port lease is what matters
                     pass
         finally:
-            os.close(self._fd)
-            self._lease.release()
+            with self._fd_lock:
+                fd, self._fd = self._fd, None
+            if fd is not None:
+                os.close(fd)
+                self._lease.release()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":

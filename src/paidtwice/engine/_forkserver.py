@@ -73,16 +73,28 @@ class ForkedChild:
         self.stdin = stdin
         self.returncode: int | None = None
         """Never known here: the kernel reaps the child for the fork server (which ignores SIGCHLD)."""
+        self._lock = threading.Lock()
+        """Held while the pidfd is polled or closed: two threads waiting for one child must not both close
+        it (the second close would close a descriptor the process has given to a socket since)."""
 
     def running(self) -> bool:
-        return self._pidfd is not None and not _readable(self._pidfd, timeout_ms=0)
+        with self._lock:
+            return self._pidfd is not None and not _readable(self._pidfd, timeout_ms=0)
 
     def wait(self) -> None:
-        """Block until the child has exited."""
-        if self._pidfd is not None:
-            _readable(self._pidfd, timeout_ms=None)
-            os.close(self._pidfd)
-            self._pidfd = None
+        """Block until the child has exited (on a copy of the pidfd: `running` is not held up meanwhile)."""
+        with self._lock:
+            if self._pidfd is None:
+                return
+            copy = os.dup(self._pidfd)
+        try:
+            _readable(copy, timeout_ms=None)
+        finally:
+            os.close(copy)
+        with self._lock:
+            if self._pidfd is not None:
+                os.close(self._pidfd)
+                self._pidfd = None
 
 
 def _readable(fd: int, *, timeout_ms: int | None) -> bool:
