@@ -18,7 +18,7 @@ import pydantic
 import pytest
 
 from paidtwice.stub import StubModel
-from paidtwice.stub._auto import AutoBook, auto_script
+from paidtwice.stub._auto import AutoBook, auto_script, reach_script
 from paidtwice.stub._turns import load_script_file
 
 WEATHER = {
@@ -176,6 +176,39 @@ def test_variations_drift_in_words_and_change_from_the_second_ask(stub: StubMode
     assert steady[0] == steady[1]
     assert drifting[0][1] == drifting[1][1] and drifting[0][0] != drifting[1][0]
     assert changed[0] == steady[0] and changed[1][1] != changed[0][1]
+
+
+def test_a_reach_script_calls_its_tool_first_and_answers_as_auto_otherwise(stub: StubModel) -> None:
+    def first_turn(script: Any, ask: int = 1, **options: Any) -> list[tuple[str, str]]:
+        lane = stub.open_lane(script)
+        client = openai.OpenAI(base_url=lane.base_url, api_key="stub", max_retries=0)
+        made = None
+        for _ in range(ask):
+            made = client.chat.completions.create(
+                model="m",
+                messages=[{"role": "user", "content": "Weather in Paris, and a hotel?"}],
+                tools=chat_tools(),  # type: ignore[arg-type]
+                **options,
+            )
+        assert made is not None
+        return [(c.function.name, c.function.arguments) for c in made.choices[0].message.tool_calls or []]
+
+    one = {"parallel_tool_calls": False}
+    [(chosen, arguments)] = first_turn(auto_script("steady", seed=7), **one)
+    other = next(name for name in SCHEMAS if name != chosen)
+    # The tool the seed did not choose is called, with the arguments auto answers make for it; the one it
+    # chose, when asked for, is called as auto calls it.
+    [(reached, made)] = first_turn(reach_script("steady", other, seed=7), **one)
+    assert reached == other
+    jsonschema.validate(json.loads(made), SCHEMAS[other])
+    assert first_turn(reach_script("steady", chosen, seed=7), **one) == [(chosen, arguments)]
+    assert first_turn(reach_script("steady", other, seed=7), **one) == [(reached, made)]
+    # Parallel calls allowed: both, the reached one first; `changed` calls another tool when asked again.
+    assert [name for name, _ in first_turn(reach_script("steady", other, seed=7))] == [other, chosen]
+    [(again, _)] = first_turn(reach_script("changed", other, seed=7), ask=2, **one)
+    assert again == chosen
+    # A tool the request does not offer changes nothing.
+    assert first_turn(reach_script("steady", "absent", seed=7), **one) == [(chosen, arguments)]
 
 
 def test_pydantic_ai_and_agents_sdk_output_types_parse(stub: StubModel) -> None:

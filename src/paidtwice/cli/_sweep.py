@@ -84,6 +84,13 @@ __all__ = ["sweep"]
     help="With --record: the real model's base URL (OpenAI-, Responses- or Anthropic-compatible), its key "
     "read from OPENAI_API_KEY or ANTHROPIC_API_KEY.",
 )
+@click.option(
+    "--every-tool",
+    is_flag=True,
+    help="With auto answers: once swept, each tool the model was offered that no clean run called gets a "
+    "clean run per variation whose first answer calls it, and that run's points are swept too, so what "
+    "follows every tool is swept (script VARIATION+TOOL; each such run adds its points to the sweep's).",
+)
 @variation_option(many=True)
 @grouped(
     "kills",
@@ -146,6 +153,7 @@ def sweep(
     write_script: Path | None,
     record_path: Path | None,
     upstream: str | None,
+    every_tool: bool,
     variations: tuple[str, ...],
     kills: KillPlan,
     json_path: Path | None,
@@ -174,6 +182,10 @@ def sweep(
     a step run again; never a call cut off in flight), or when a point stayed undecided (not placed, or its
     replay could not finish), naming the points, unless --allow-undecided; 2 on bad input; otherwise 0.
 
+    After the matrices, what the sweep reached of each handler and what not: the tools offered and those
+    the answers called, the waits resolved. With --every-tool, each tool no clean run called gets runs of
+    its own (script VARIATION+TOOL), whose first answer calls it, swept as the others.
+
     Then, per script and mode side by side, the expected extra dollars of one crash at a uniformly random
     moment of the clean run (each point's extra dollars weighted by the share of the run's time it covers),
     and with --crash-rate R (crashes per 1,000 invocations) that cost per 1,000 invocations.
@@ -189,6 +201,8 @@ def sweep(
         paidtwice sweep --app agent --handler Chain/run --handler Chain/run_naive \\
             --input '"Revenue grew 45%"' --script examples/chain_agent/script.toml \\
             --app-dir examples/chain_agent --shard 1/2 --sarif sweep.sarif --junit sweep.xml
+        paidtwice sweep --app agent:app --app-dir tests/sweep/coverage_agent --variation steady \\
+            --input '"A weekend in Paris"' --every-tool
         paidtwice sweep --app agent:app --handler Approval/refund --input '"a refund"' \\
             --resolve '{"approved": true, "reviewer": "ann"}' --resolve-after 2 \\
             --app-dir tests/sweep/approval_agent --script tests/sweep/approval_agent/script.toml --check
@@ -212,6 +226,7 @@ def sweep(
         write_script=write_script,
         record=record_path,
         upstream=upstream,
+        every_tool=every_tool,
     )
     model = ModelStub(latency=model_latency or 0.0, price_model=price_model)
     with errors(), ExitStack() as stack:
@@ -256,6 +271,7 @@ def _answers(
     write_script: Path | None,
     record: Path | None,
     upstream: str | None,
+    every_tool: bool,
 ) -> Answers:
     """Where the model's answers come from, once the files they go to are writable; said on stderr.
     `user_code`: the user's code (an app or a command) is swept, not the deck's agent."""
@@ -266,6 +282,11 @@ def _answers(
     writable(record, "the recorded answers")
     if (record is None) != (upstream is None):
         raise BadInput("recording needs both the file (--record FILE) and the model (--upstream URL)")
+    if every_tool and (not user_code or not auto or record is not None):
+        raise BadInput(
+            "--every-tool makes auto answers call each tool: it goes with --app or --cmd, no --script FILE "
+            "and no --record"
+        )
     if record is not None:
         echo_err(f"answers: recorded from {upstream}, each call once, into {record}")
     elif user_code and auto:
@@ -281,6 +302,7 @@ def _answers(
         write_script=write_script,
         upstream=upstream,
         record=record,
+        every_tool=every_tool,
     )
 
 
@@ -331,7 +353,7 @@ def _print_sweep(
     for line in unswept:
         # Not a verdict on that handler: nothing of it was measured. Said, with what it waits for.
         echo_err(line)
-    wall = matrices[0].wall_time if matrices else 0.0
+    wall = max((m.wall_time for m in matrices), default=0.0)
     click.echo(f"{count(len(ordered), 'crash point')} in {wall:.1f}s; every point's record: {json_path}")
     click.echo(KillsPlaced.of(ordered).words(retries))
     write_report(html_path, "paidtwice sweep", sweep_sections(ordered), [json_path])

@@ -52,7 +52,8 @@ def not_reached(coverage: Coverage) -> str:
     if coverage.tools_not_called:
         missed.append(
             f"tools no answer called: {_listed(coverage.tools_not_called)} (what follows them is not swept; "
-            "another --seed or a script file that calls them reaches them)"
+            "--every-tool reaches those a conversation's first turn offers, a script file that calls them "
+            "any)"
         )
     if coverage.hosted_tools:
         missed.append(

@@ -389,6 +389,9 @@ class CleanRun:
     unfollowed: tuple[str, ...] = ()
     """The calls and sends of the handler the sweep could not follow into its tree, each "TARGET, because
     WHY": their callees' model calls, steps and kills are not in this sweep."""
+    tools_called: tuple[str, ...] = ()
+    """The function tools its answers called, by name: every point's run starts on this path, so what follows
+    a tool no clean run called is in no point (`sweep --every-tool` gives each such tool a clean run)."""
     explicit_recovery: bool = False
     """The handler runs under restate-sdk's preview `explicit_recovery` (the agent host saw it on the
     handler or its service): a retry replays nothing, so its journaled model calls and steps are made again
@@ -408,7 +411,8 @@ class SweepMatrix:
     points: tuple[PointResult, ...]
     """One result per crash point, in time order."""
     wall_time: float
-    """Seconds the matrix took (points ran concurrently with every other point of the sweep)."""
+    """Seconds from the sweep's start until the matrix's points were done (they ran concurrently with every
+    other point of the sweep; those of a `--every-tool` round after the rounds before it)."""
     not_swept: str = ""
     """Why no point of it could be run, in words ("" when they were): in a sweep of several handlers, its
     clean run waits on an awakeable or a promise nothing resolves, while the other handlers are swept."""

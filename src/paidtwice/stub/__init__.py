@@ -1,6 +1,6 @@
 """The stub model: an OpenAI-compatible chat-completions server with scripts, tool endpoints and ledgers."""
 
-from paidtwice.stub._auto import AUTO, DEFAULT_SEED, AutoBook, auto_script, script_for
+from paidtwice.stub._auto import AUTO, DEFAULT_SEED, AutoBook, auto_script, reach_script, script_for
 from paidtwice.stub._ledger import INVOCATION_HEADER, Booking, Ledger, ModelCall, ToolRun
 from paidtwice.stub._record import RecordingScript, recording_script
 from paidtwice.stub._resolve import resolve_script
@@ -33,6 +33,7 @@ __all__ = [
     "answer_marks",
     "auto_script",
     "load_script_file",
+    "reach_script",
     "recording_script",
     "resolve_script",
     "script_by_name",

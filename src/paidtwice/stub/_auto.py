@@ -21,6 +21,9 @@ and the variation: `steady` answers the same every time; `drifting` says the sam
 ask; `changed`, from a call's second ask on, calls another tool with other arguments (the same tool when it
 is the only one) or gives another final answer. The calls answered are kept in an `AutoBook`, which
 `write` turns into a script file.
+
+A reach script (`reach_script`, for `sweep --every-tool`) answers the same but puts one tool first in every
+first turn that offers it, so a run calls the tool the plain answers never chose.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ __all__ = [
     "Tool",
     "auto_script",
     "offered_tools",
+    "reach_script",
     "script_for",
     "write_turns",
 ]
@@ -213,8 +217,32 @@ def auto_script(variation: str, *, seed: int = DEFAULT_SEED, book: AutoBook | No
     )
 
 
-def answer_to(asked: Asked, *, seed: int, variation: str, ask: int) -> Answer:
-    """The auto answer to one request (see the module's docstring)."""
+@dataclass(frozen=True)
+class ReachScript(AutoScript):
+    """Auto answers whose first turns call one tool first wherever it is offered (`sweep --every-tool`)."""
+
+    first_tool: str = ""
+    """The tool called first."""
+
+    def respond(self, asked: Asked, *, turn: int, ask: int, call: int, model_up: bool = True) -> Answer:
+        # Not noted in the book: `write` keeps what the seed chose, not what was forced.
+        return answer_to(asked, seed=self.seed, variation=self.variation, ask=ask, first=self.first_tool)
+
+
+def reach_script(variation: str, tool: str, *, seed: int = DEFAULT_SEED) -> ReachScript:
+    """The auto script in one variation, its first turns calling `tool` first wherever it is offered."""
+    return ReachScript(
+        name=f"{variation}+{tool}",
+        description=f"auto answers from each request, {variation}, seed {seed}, calling {tool} first",
+        variation=variation,
+        seed=seed,
+        first_tool=tool,
+    )
+
+
+def answer_to(asked: Asked, *, seed: int, variation: str, ask: int, first: str | None = None) -> Answer:
+    """The auto answer to one request (see the module's docstring); `first`: a tool called first whenever
+    a first turn offers it."""
     reading = read_request(asked)
     user, system = prompts(asked.chat)
     position = conversation_turn(asked.chat)
@@ -230,6 +258,7 @@ def answer_to(asked: Asked, *, seed: int, variation: str, ask: int) -> Answer:
     if ordinary and position <= TOOL_TURNS:
         order = list(ordinary)
         rng.shuffle(order)
+        order.sort(key=lambda t: t.name != first)  # stable: the seed's order otherwise
         if changed and len(order) > 1:
             order = order[1:] + order[:1]
         chosen = [order[0]]

@@ -10,6 +10,7 @@
     _options   the options as frozen objects: `Answers`, `ModelStub`, `KillPlan`
     _missed    why a point's kill missed its moment, where its journal tells (`short_pause`)
     _approvals the awakeables and Workflow promises a run waits for, resolved as a person would
+    _reach     `--every-tool`: runs whose answers call each offered tool no answer called, swept too
 
 What is swept is a target (`paidtwice.targets`): the kinds differ in how their agent starts and what their
 runs show; the sweep asks the target, never which kind it is.

@@ -98,6 +98,9 @@ class Answers:
     """With `record`: the real model's base URL; each call answered by it once."""
     record: Path | None = None
     """With `upstream`: the file the real model's answers are written to, as a script file."""
+    every_tool: bool = False
+    """With auto answers: once swept, each tool offered that no answer called gets a clean run per variation
+    whose first turns call it first, and its points are swept too (`sweep --every-tool`)."""
 
     def check(self, *, own: bool) -> RecordingScript | None:
         """`UsageError` for options that do not go together; the recording script when recording. `own`: the
@@ -110,6 +113,11 @@ class Answers:
         if self.write_script is not None and not auto:
             raise UsageError(
                 "--write-script writes auto answers: it goes with --app or --cmd and no script file"
+            )
+        if self.every_tool and (not auto or self.upstream is not None or self.record is not None):
+            raise UsageError(
+                "--every-tool chooses auto answers that call each tool: it goes with --app or --cmd, "
+                "no script file and no recording"
             )
         return self.recording(own=own, auto=auto)
 

@@ -288,6 +288,7 @@ def _clean(lab: Lab, stop: threading.Event, poller: Poller, run: SweepRun) -> Cl
         calls_undecided=run.trace.calls_undecided(run.invocation_id),
         model_callers=tuple(c.by for c in calls) if any(c.by for c in calls) else (),
         unfollowed=missed,
+        tools_called=tuple(dict.fromkeys(t.name for c in calls if c.delivered for t in c.answer.tool_calls)),
         explicit_recovery=run.trace.explicit_recovery(f"{run.service}/{target.handler}"),
     )
 

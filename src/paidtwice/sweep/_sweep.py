@@ -29,6 +29,7 @@ from paidtwice.sweep._kept import kept_durations, kept_plan, plan_key
 from paidtwice.sweep._not_swept import made_up_input
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
 from paidtwice.sweep._point import point_run
+from paidtwice.sweep._reach import reach_every_tool
 from paidtwice.sweep._runs import CleanRunFails, NotSwept, SweepRun, clean_run
 from paidtwice.sweep._schedule import Baseline, Matrix, Schedule
 from paidtwice.targets import Target, TargetSpec
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 
-_TargetScript = tuple[Target, str, Script]
+TargetScript = tuple[Target, str, Script]
 """One matrix of a sweep: the target, the script's name, the script."""
 
 
@@ -72,15 +73,32 @@ def sweep_targets(
     time, each point on an agent, lane and invocation of its own. `on_point` sees each result as soon as it
     is measured. The calls are priced as `model.price_model` says, else as the lab's price model.
     """
+    pairs: list[TargetScript] = [(t, name, s) for t in targets for name, s in scripts]
+    return sweep_pairs(lab, pairs, kills=kills, model=model, on_point=on_point)
+
+
+def sweep_pairs(
+    lab: Lab,
+    pairs: Sequence[TargetScript],
+    *,
+    kills: KillPlan,
+    model: ModelStub,
+    on_point: Callable[[PointResult], None] | None,
+    reaching: bool = False,
+    started: float | None = None,
+) -> list[SweepMatrix]:
+    """`sweep_targets` of the (target, script name, script) pairs given. `reaching`: the scripts are reach
+    scripts (`--every-tool`), so a clean run that fails or is not swept is said in its matrix, never raised:
+    the answers that made it are paidtwice's choice, not the user's. The matrices' wall time counts from
+    `started` (a reach round's, from the sweep's start), else from now."""
     priced = check_price_model(model.price_model) if model.price_model else lab.price_model
     model = dataclasses.replace(model, price_model=priced)
     poller = Poller(lambda: lab.sql, lab.cancelled)
     companions = Companions()
-    started = time.time()
+    started = time.time() if started is None else started
     stop = threading.Event()
     # Service names, lanes and work directories are the sweep's own, also when a lab sweeps more than once.
     sweep_id = lab.next_id()
-    pairs: list[_TargetScript] = [(t, name, s) for t in targets for name, s in scripts]
     matrices = [_matrix(lab, pair, model, kills) for pair in pairs]
 
     def run_clean(i: int) -> tuple[CleanRun, str, list[CrashPoint] | None, bool]:
@@ -95,6 +113,8 @@ def sweep_targets(
         except CleanRunFails as err:
             # On the user's own input, or for a handler they named, a failing run is theirs to fix; on an
             # input paidtwice made up it may be the input: that handler is listed, the others swept.
+            if reaching:
+                return _NO_CLEAN_RUN, f"{err} (answers {name})", None, False
             if not target.input_made:
                 raise
             return _NO_CLEAN_RUN, made_up_input(err, target.input), None, False
@@ -121,7 +141,7 @@ def sweep_targets(
     finally:
         poller.stop()
         companions.close()
-    if all(m.plan is None for m in matrices):
+    if all(m.plan is None for m in matrices) and not reaching:
         raise NotSwept("; ".join(dict.fromkeys(m.not_swept for m in matrices if m.not_swept)))
     wall = round(time.time() - started, 3)
     return [
@@ -130,7 +150,7 @@ def sweep_targets(
     ]
 
 
-def _matrix(lab: Lab, pair: _TargetScript, model: ModelStub, kills: KillPlan) -> Matrix:
+def _matrix(lab: Lab, pair: TargetScript, model: ModelStub, kills: KillPlan) -> Matrix:
     """A matrix of the sweep, with the plan kept from the last sweep of the same code, if it may use one
     (a shard's points are dealt over every matrix's plan, so it plans after every clean run)."""
     target, name, script = pair
@@ -179,7 +199,8 @@ def sweep(
     `answers.variations`: the deck's agent under the stub's scripts of those names; the user's code under
     the script file's variations, answers made from each request (`auto`, the default, derived from
     `answers.seed`, written to `answers.write_script` if given), or a real model's answers recorded once
-    (`answers.upstream` into `answers.record`).
+    (`answers.upstream` into `answers.record`). With `answers.every_tool`, each tool offered that no
+    answer called is then reached by runs of its own, swept too (`_reach`).
     `model` sets the stub model's latency and price model; `kills` the restart delay, how many points run
     at once and the shard. A `lab` can be shared (it is not changed); otherwise one is started (a
     restate-server, or a cluster of `cluster` nodes, and a stub) and stopped before returning. `on_point`
@@ -203,8 +224,20 @@ def sweep(
     kills.check()
 
     def run(on: Lab) -> list[SweepMatrix]:
-        return sweep_targets(
-            on, targets=targets, scripts=scripts, kills=kills, model=model, on_point=on_point
+        pairs: list[TargetScript] = [(t, name, s) for t in targets for name, s in scripts]
+        started = time.time()
+        matrices = sweep_pairs(on, pairs, kills=kills, model=model, on_point=on_point, started=started)
+        if not answers.every_tool:
+            return matrices
+
+        def sweep_more(more: list[TargetScript]) -> list[SweepMatrix]:
+            return sweep_pairs(
+                on, more, kills=kills, model=model, on_point=on_point, reaching=True, started=started
+            )
+
+        swept = list(zip(pairs, matrices, strict=True))
+        return matrices + reach_every_tool(
+            sweep_more, swept, variations=answers.variations, seed=answers.seed
         )
 
     if lab is not None:
