@@ -31,6 +31,12 @@ RUN_BY: dict[str, str] = {
     'paidtwice sweep --app agent:app --service Planner --handler run_naive --input \'{"city": "Lyon", "nights": 2}\' --app-dir tests/sweep/auto_agent --script answers.toml': (
         "tests/sweep/test_record.py::test_record_then_sweep_offline"
     ),
+    "paidtwice sweep --app agent:app --app-dir tests/sweep/coverage_agent --variation steady --input '\"A weekend in Paris\"'": (
+        "tests/sweep/test_sweep_coverage.py::test_every_tool_reaches_the_tool_no_answer_called_and_sweeps_what_follows_it"
+    ),
+    "paidtwice sweep --app agent:app --app-dir tests/sweep/coverage_agent --variation steady --input '\"A weekend in Paris\"' --every-tool": (
+        "tests/sweep/test_sweep_coverage.py::test_every_tool_reaches_the_tool_no_answer_called_and_sweeps_what_follows_it"
+    ),
     "paidtwice sweep --app handoff_naive --app-dir tests/sweep/tree_agents --variation steady --check": (
         "tests/sweep/test_sweep_tree.py::test_the_naive_callee_is_found_and_named"
     ),
