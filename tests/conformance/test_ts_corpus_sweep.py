@@ -25,16 +25,6 @@ SWEPT = {
     "signals_app": {"Relay"},
 }
 
-#: Kills the sweep does not place yet (a product bug each, reported).
-NOT_PLACED = {
-    "signals_app": pytest.mark.xfail(
-        reason="two Relay points are planned between entries the server appends at once: 'in pause after "
-        "ask' (6 entries) and 'after entry 6 (Notification: Signal)' (7) find 8 at the kill, the two "
-        "Notification: Signal of the awakeables the handler resolves and rejects itself",
-        strict=False,
-    ),
-}
-
 
 def _sweep_app(lab: Lab, name: str) -> list[SweepMatrix]:
     what = TargetSpec(command=f"node src/{name}.ts", app_dir=APPS)
@@ -52,10 +42,7 @@ def _label(matrix: SweepMatrix) -> str:
     return matrix.mode.split(" (")[0]
 
 
-@pytest.mark.parametrize(
-    "app",
-    [pytest.param(app, marks=NOT_PLACED[app]) if app in NOT_PLACED else app for app in sorted(SWEPT)],
-)
+@pytest.mark.parametrize("app", sorted(SWEPT))
 def test_every_handler_is_found_and_every_kill_placed(
     started: dict[str, Future[list[SweepMatrix]]], app: str
 ) -> None:

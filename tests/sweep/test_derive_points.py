@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from paidtwice.agent import WireStep
+from paidtwice.agent._frames import awakeable_id, completed_signal
 from paidtwice.engine import IngressClient, JournalEntry
 from paidtwice.results import CrashPoint
 from paidtwice.stub import ModelCall
@@ -356,7 +357,8 @@ def test_a_workflow_promise_is_its_get_command_then_the_wait() -> None:
 TIMELINES = Path(__file__).resolve().parents[1] / "fixtures" / "timelines"
 """Clean runs of examples/parallel_agent's `run` (two model calls in steps gathered with `restate.gather`),
 captured from sweeps on a loaded machine: the host's step log in process (parallel-app), and by command the
-proxy's log, the stub's ledger and the journal (parallel-cmd-*)."""
+proxy's log, the stub's ledger and the journal (parallel-cmd-*); and by command the clean run of
+tests/conformance/ts_apps' signals_app (signals-cmd)."""
 
 
 def captured_cmd(name: str) -> tuple[list[CrashPoint], list[ModelCall], list[WireStep]]:
@@ -406,6 +408,35 @@ def test_calls_held_together_plan_the_journal_a_held_run_reaches_in_process_and_
     planned = [[(p.name, p.model_holds, p.journal_entries) for p in points if p.kind == "in-flight-parallel"]
                for points in (late_call, late_commands)]  # fmt: skip
     assert planned == [[(held.name, held.model_holds, held.journal_entries)]] * 2
+
+
+def test_no_moment_is_planned_between_the_signals_of_awakeables_the_handler_completes_itself() -> None:
+    """signals_app's Relay by command: the handler resolves one awakeable and rejects another, then awaits
+    them raced against a timer. The server appends their signals as it journals the completions, whatever
+    the proxy holds back from the agent: a moment after the timer's command, or after the first signal,
+    found the journal past it at every kill ('not placed'). The timer is no pause: the handler goes on."""
+    points, _, _ = captured_cmd("signals-cmd")
+    meta = json.loads((TIMELINES / "signals-cmd.json").read_text())
+    labels = [JournalEntry(**e).label() for e in meta["journal"]]
+    completed = [i for i, label in enumerate(labels) if label == "Command: CompleteAwakeable"]
+    assert completed, labels
+    for point in points:
+        held = labels[: point.journal_entries]
+        assert held.count("Command: CompleteAwakeable") <= held.count("Notification: Signal"), point.name
+    assert not [p.name for p in points if p.kind == "pause"]
+    # Once both signals came, the moment is the journal's again.
+    signals = [i for i, label in enumerate(labels) if label == "Notification: Signal"]
+    assert (f"after entry {signals[1]} (Notification: Signal)", signals[1] + 1) in [
+        (p.name, p.journal_entries) for p in points
+    ]
+
+
+def test_the_signal_index_of_an_awakeable_the_invocation_completes_is_read_from_its_id() -> None:
+    mine, other = bytes(range(17)), bytes(range(1, 18))
+    body = b"\x0a" + bytes([len(awakeable_id(mine, 18))]) + awakeable_id(mine, 18).encode()
+    assert completed_signal(body, mine) == 18
+    assert completed_signal(body, other) is None  # another invocation's awakeable
+    assert completed_signal(b"\x0a\x05prom_", mine) is None
 
 
 def _op(n: int, kind: str, name: str, at: float, **callee: Any) -> StepEvent:

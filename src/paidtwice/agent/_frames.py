@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import base64
 
-from paidtwice.agent._wire import _varint
+from paidtwice.agent._wire import _varint, read_fields
 
-__all__ = ["RawFrames", "awakeable_id", "packed_varints", "renamed_frame"]
+__all__ = ["RawFrames", "awakeable_id", "completed_signal", "packed_varints", "renamed_frame"]
 
 
 def awakeable_id(raw_invocation_id: bytes, signal: int) -> str:
@@ -16,6 +16,24 @@ def awakeable_id(raw_invocation_id: bytes, signal: int) -> str:
     shared core makes it."""
     encoded = base64.urlsafe_b64encode(raw_invocation_id + signal.to_bytes(4, "big")).decode()
     return "sign_1" + encoded.rstrip("=")
+
+
+def completed_signal(body: bytes, raw_invocation_id: bytes) -> int | None:
+    """The signal index of the awakeable a CompleteAwakeableCommand's body completes (its id, field 1, as
+    `awakeable_id` makes it), when the invocation made it; None for another invocation's awakeable, or an id
+    in another form."""
+    awakeable = read_fields(body).get(1, b"")
+    text = awakeable.decode(errors="replace") if isinstance(awakeable, bytes) else ""
+    if not text.startswith("sign_1") or not raw_invocation_id:
+        return None
+    encoded = text[len("sign_1") :]
+    try:
+        raw = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+    except ValueError:
+        return None
+    if len(raw) != len(raw_invocation_id) + 4 or not raw.startswith(raw_invocation_id):
+        return None
+    return int.from_bytes(raw[-4:], "big")
 
 
 def _encode_varint(value: int) -> bytes:

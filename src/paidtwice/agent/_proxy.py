@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import ServerStartError
-from paidtwice.agent._frames import RawFrames, awakeable_id, packed_varints, renamed_frame
+from paidtwice.agent._frames import RawFrames, awakeable_id, completed_signal, packed_varints, renamed_frame
 from paidtwice.agent._h2 import H2Stream, StreamClosed
 from paidtwice.agent._sources import mentions_awakeables, promise_resolvers_in
 from paidtwice.agent._wire import (
@@ -53,6 +53,8 @@ CALL_INVOCATION_ID = 0x800E
 FIRST_AWAKEABLE = 17
 """The first signal index an SDK gives `ctx.awakeable()` (those below are the protocol's own: 1 is cancel)."""
 SIGNAL_NOTIFICATION = 0xFBFF
+COMPLETE_AWAKEABLE_COMMAND = 0x0414
+"""CompleteAwakeableCommand: the handler resolves or rejects an awakeable by its id (field 1)."""
 GET_PROMISE_COMMAND = 0x0409
 SLEEP_COMMAND = 0x040C
 COMPLETING_COMMANDS = frozenset(
@@ -397,6 +399,8 @@ class _Attempt:
         """Promise names by the completion id of their GetPromiseCommand."""
         self.signals: set[int] = set()
         """The awakeables (signal indexes) resolved in the journal so far."""
+        self.completed: set[int] = set()
+        """The awakeables (signal indexes) the handler resolved or rejected itself: never waited for."""
         self.last_frame = time.time()
         self.done = False
         self.guessed: set[int] = set()
@@ -509,9 +513,12 @@ class _Attempt:
                     self.log_callee(raw[8:])
             elif kind >= FIRST_NOTIFICATION:
                 self.entries += 1
-                self.proposed.discard(int(read_fields(raw[8:]).get(1, 0)))
+                fields = read_fields(raw[8:])
+                self.proposed.discard(int(fields.get(1, 0)))
                 self.track(kind, raw[8:])
-                self.log("notification", frame=kind, entries=self.entries)
+                signal = fields.get(2) if kind == SIGNAL_NOTIFICATION else None  # an awakeable's index
+                named = {"signal": signal} if isinstance(signal, int) else {}
+                self.log("notification", frame=kind, entries=self.entries, **named)
                 if kind == CALL_INVOCATION_ID:
                     self.log_callee(raw[8:])
                 if self.hold_here(kind):
@@ -572,7 +579,8 @@ class _Attempt:
             far = {c for c, ends in self.timers.items() if ends - time.time() > TIMER_HORIZON}
             if self.open - far or not self.raw_id or not self.proxy.awakeables:
                 continue
-            signal = FIRST_AWAKEABLE + len(self.signals)
+            taken = self.signals | self.completed  # resolved, or completed by the handler: never waited for
+            signal = min(set(range(FIRST_AWAKEABLE, FIRST_AWAKEABLE + len(taken) + 1)) - taken)
             if signal not in self.waited:
                 self.waited.add(signal)
                 self.guessed.add(signal)
@@ -670,6 +678,12 @@ class _Attempt:
             # The result as text (a failure has none): the sweep looks for the model's answer in it.
             text = value[:_VALUE_LOGGED].decode(errors="replace") if isinstance(value, bytes) else ""
             self.log("step", id=done, name=self.names.get(done, ""), value=text)
+        elif kind == COMPLETE_AWAKEABLE_COMMAND:
+            signal = completed_signal(body, self.raw_id)
+            if signal is not None:
+                # One of its own: the server appends its signal whatever the proxy holds from the agent.
+                self.completed.add(signal)
+                self.log("completes", signal=signal, entries=self.entries)
         elif kind == ERROR:
             self.log("error", code=int(read_fields(body).get(1, 0)))
         elif kind in (END, SUSPENSION):

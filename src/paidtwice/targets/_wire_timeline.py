@@ -41,13 +41,15 @@ def wire_points(
     goes on at once): that moment is not a point here, and its time counts to the call's in-flight point,
     whose crash costs the same. Each point covers the clean run's time from its moment to the next one."""
     wire = _Wire(wire_log, invocation_id, steps)
-    moments = [
-        *_frame_moments(wire, [e.label() for e in journal]),
-        *_answer_moments(wire, [e.label() for e in journal], calls),
+    labels = [e.label() for e in journal]
+    planned = [
+        *_frame_moments(wire, labels),
+        *_answer_moments(wire, labels, calls),
         *_model_moments(wire, calls),
         *_tool_moments(wire, tools),
         *_pause_moments(wire, journal),
     ]
+    moments = [moment for m in planned if (moment := _with_own_signals(wire, labels, m)) is not None]
     moments.sort(key=lambda m: m[0])
     points = [
         dataclasses.replace(point, order=order, begins=at)
@@ -138,6 +140,26 @@ class _Wire:
         self.steps = steps
         self.frames = [float(r["at"]) for r in self.records if r["event"] in ("start", "notification")]
         """When each frame the server sent (an attempt's start, a completion) passed the proxy."""
+        signals = {
+            int(r["signal"]): int(r["entries"])
+            for r in self.records
+            if r["event"] == "notification" and "signal" in r
+        }
+        self.own_signals = sorted(
+            (int(r["entries"]), signals[int(r["signal"])])
+            for r in self.records
+            if r["event"] == "completes" and int(r["signal"]) in signals
+        )
+        """(entries with the command, entries with the signal) of each awakeable the handler completed
+        itself: the server appends its signal whatever the proxy holds back from the agent."""
+
+    def owed(self, n: int) -> int:
+        """The journal's size once the server appended the signals it owes the journal's first `n` entries:
+        those of the awakeables the handler completed itself by then whose signals come later."""
+        for command, signal in self.own_signals:
+            if command <= n < signal:
+                n = signal
+        return n
 
     def batch(self, step: WireStep) -> int:
         """The server frames (the attempt's start, completions) that had passed the proxy before the step's
@@ -212,6 +234,22 @@ class _Wire:
             if other is step or (step is None and other.commanded <= t <= (other.proposed or float("inf"))):
                 n = max(n, *(entries for at, entries in self.marks if at <= other.commanded + 1e-6))
         return n
+
+
+def _with_own_signals(wire: _Wire, labels: Sequence[str], moment: _Moment) -> _Moment | None:
+    """The moment, with the journal it holds once the signals of the awakeables the handler completed
+    itself come (`_Wire.owed`): a call or step held in flight, or a pause the handler still waits in,
+    holds them too. None for a moment that holds the journal exactly where such a signal is still to come
+    (a frame, or the agent's next command, held back: the server appends it anyway), and for a timer the
+    handler does not wait out once they came (raced against them: the handler goes on)."""
+    at, point = moment
+    n = wire.owed(point.journal_entries)
+    if n == point.journal_entries:
+        return moment
+    waits = point.kind == "pause" and n < len(labels) and labels[n].startswith("Notification")
+    if point.kind.startswith("in-flight") or waits:
+        return at, dataclasses.replace(point, journal_entries=n)
+    return None
 
 
 def _call_outstanding(labels: Sequence[str], n: int) -> bool:
