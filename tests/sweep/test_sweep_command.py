@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -185,8 +184,8 @@ def test_a_command_sweep_is_named_after_its_service_and_command(
     assert format_sweep(matrices[("naive", "steady")]).startswith("naive agent, script steady:")
 
 
-def _sweep_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_paidtwice("sweep", *args, cwd=ROOT, timeout=300)
+def _sweep_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return run_paidtwice("sweep", *args, cwd=ROOT, env=env, timeout=300)
 
 
 @pytest.mark.parametrize(
@@ -198,18 +197,23 @@ def _sweep_cli(*args: str) -> subprocess.CompletedProcess[str]:
     ],
 )
 def test_a_bad_command_is_a_one_line_error_naming_its_log(
-    command: str, service: str, handler: str, says: str
+    tmp_path: Path, command: str, service: str, handler: str, says: str
 ) -> None:
+    """The log is kept in the results folder, where the user looks for what a run left; the temporary
+    folder the command was checked in is gone."""
+    scratch, results = tmp_path / "tmp", tmp_path / "results"
+    scratch.mkdir()
     done = _sweep_cli(
         "--cmd", command, "--cwd", str(EXAMPLE), "--service", service, "--handler", handler,
-        "--input", json.dumps(QUESTION), "--script", str(SCRIPT),
+        "--input", json.dumps(QUESTION), "--script", str(SCRIPT), "--results-dir", str(results),
+        env={"TMPDIR": str(scratch)},
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and says in lines[0] and "command.log" in lines[0], done.stderr
-    log = Path(lines[0].rsplit("its log: ", 1)[1])
-    assert log.is_file()
-    shutil.rmtree(log.parent)  # kept for the user to read; this test has read it
+    assert len(lines) == 1 and says in lines[0], done.stderr
+    log = Path(lines[0].rsplit("its log: ", 1)[1].split(")")[0])
+    assert log.parent == results and log.name.startswith("command-check-"), lines[0]
+    assert log.is_file() and not [p.name for p in scratch.iterdir()]
 
 
 def test_the_deck_agent_through_cmd_measures_what_its_own_path_does(

@@ -3,6 +3,7 @@ moment of a clean run and measure what each replay paid again."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -236,6 +237,8 @@ def sweep(
             lab = stack.enter_context(Lab(echo=echo_err, price_model=price_model, cluster=cluster))
         stack.enter_context(sink)
         on_point = _point_done(sink, save_journals, lab)
+        # A command that cannot be swept leaves its log beside the records.
+        target = dataclasses.replace(target, results_dir=results_dir)
         matrices = run_sweep(
             target, answers=answers, model=model, kills=kills, lab=lab, cluster=cluster, on_point=on_point
         )

@@ -25,7 +25,7 @@ from paidtwice.agent import (
     renamed_service,
 )
 from paidtwice.engine import JournalEntry
-from paidtwice.results import CrashPoint
+from paidtwice.results import DEFAULT_RESULTS, RESULTS_ENV, CrashPoint, default_records_path
 from paidtwice.stub import Lane
 from paidtwice.targets._discovery import (
     NOT_PUBLIC,
@@ -177,26 +177,31 @@ class CommandTarget:
         cwd: str | Path | None,
         port_env: str,
         seed: int,
+        results_dir: Path | None = None,
     ) -> list[CommandTarget]:
         """The `handlers` named (SERVICE/HANDLER or SERVICE), or every handler the deployment's discovery
         manifest lists, once the command is started once and seen to serve them; `UsageError` in one line,
-        naming its log, if it does not. A handler given no `input` gets one made from its input schema, or
-        a string when the manifest has none (an untyped TypeScript parameter: a string reads as text, and
-        destructuring one, `{ message }`, gives undefined fields rather than a TypeError)."""
+        naming its log (kept in `results_dir`, `_kept_log`), if it does not. A handler given no `input` gets
+        one made from its input schema, or a string when the manifest has none (an untyped TypeScript
+        parameter: a string reads as text, and destructuring one, `{ message }`, gives undefined fields
+        rather than a TypeError)."""
         where = Path(cwd or ".").resolve()
         if not where.is_dir():
             raise UsageError(f"no directory {where}")
-        check_dir = Path(tempfile.mkdtemp(prefix="paidtwice-check-"))
         # Only asked what it serves: no stub runs yet, nothing is sent.
         check_env = {
             **os.environ,
             **agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
             **node_path(),
         }
-        chosen, left_out = command_handlers(
-            command, handlers, env=check_env, workdir=check_dir, port_env=port_env, cwd=where
-        )
-        shutil.rmtree(check_dir, ignore_errors=True)  # kept only when the error names the log in it
+        with tempfile.TemporaryDirectory(prefix="paidtwice-check-", ignore_cleanup_errors=True) as scratch:
+            check_dir = Path(scratch)
+            try:
+                chosen, left_out = command_handlers(
+                    command, handlers, env=check_env, workdir=check_dir, port_env=port_env, cwd=where
+                )
+            except UsageError as err:
+                raise UsageError(_kept_log(str(err), check_dir / "command.log", results_dir)) from None
         for handler in left_out:
             if handler.private:
                 note(f"not swept alone: {handler.name} {NOT_PUBLIC}")
@@ -264,6 +269,22 @@ def _input(handler: AppHandler, given: Any, seed: int) -> Any:
     if not needs_input(handler.input_schema):
         return None
     return made_input(handler.input_schema, handler=handler.name, seed=seed)
+
+
+def _kept_log(message: str, log: Path, results_dir: Path | None) -> str:
+    """`message`, naming the command's log where it is kept: copied from the check's scratch folder (which
+    goes) to the results folder (`results_dir`, by default $PAIDTWICE_RESULTS or paidtwice-results), where
+    the user finds the records of the commands they run."""
+    if str(log) not in message or not log.is_file():
+        return message
+    folder = results_dir or Path(os.environ.get(RESULTS_ENV) or DEFAULT_RESULTS)
+    kept = default_records_path(folder, "command-check").with_suffix(".log")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(log, kept)
+    except OSError as err:
+        return message.replace(str(log), f"not kept ({err.strerror}: {folder})")
+    return message.replace(str(log), str(kept))
 
 
 def command_handlers(

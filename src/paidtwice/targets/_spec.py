@@ -50,6 +50,9 @@ class TargetSpec:
     """The state (names, JSON values) set under the key before each run; None: the script's `[state]`."""
     resolution: Resolution | None = None
     """How awakeables and promises are answered; None: each target's default."""
+    results_dir: Path | None = None
+    """Where a command's log is kept when the command cannot be swept; None: $PAIDTWICE_RESULTS, else
+    paidtwice-results, where the records go."""
 
     @property
     def user_code(self) -> bool:
@@ -67,7 +70,13 @@ class TargetSpec:
         if self.command is not None:
             targets = [
                 *CommandTarget.discovered(
-                    self.command, wanted, self.input, cwd=self.app_dir, port_env=self.port_env, seed=seed
+                    self.command,
+                    wanted,
+                    self.input,
+                    cwd=self.app_dir,
+                    port_env=self.port_env,
+                    seed=seed,
+                    results_dir=self.results_dir,
                 )
             ]
         elif self.app is None:
