@@ -111,6 +111,32 @@ def test_a_finding_names_its_handler_and_the_helper_it_goes_through() -> None:
     assert PAUSE not in findings[("clock_random_env_naive.ts", 12)].message
 
 
+def test_a_handler_is_named_by_its_service_however_the_code_names_the_service(tmp_path: Path) -> None:
+    """Services named by a factory's parameter (remote_agents_naive.ts's specialists, one per call), by a
+    constant, by a template literal, defined inside the array `restate.serve` is given: each handler is
+    named SERVICE/HANDLER as the server registers it, never `?`."""
+    result = lint_paths([SWEPT / "remote_agents_naive.ts"])
+    assert not [f.message for f in result.findings if "?/" in f.message]
+    assert any("in handlers Billing/reply and Security/reply;" in f.message for f in result.findings)
+    assert result.handlers == 3  # Router/route, and reply in each specialist
+    app = tmp_path / "agents.ts"
+    fetch = 'async (ctx: restate.Context) => { await fetch("https://example.com"); }'
+    app.write_text(
+        'import * as restate from "@restatedev/restate-sdk";\n'
+        'const PLANNER = "Planner" as const;\n'
+        "export const worker = (name: string) =>\n"
+        f"  restate.service({{ name, handlers: {{ run: {fetch} }} }});\n"
+        "restate.serve({ services: [\n"
+        f"  restate.service({{ name: PLANNER, handlers: {{ plan: {fetch} }} }}),\n"
+        f"  restate.service({{ name: `Checker`, handlers: {{ check: {fetch} }} }}),\n"
+        '  worker("Worker"),\n'
+        "] });\n"
+    )
+    found = lint_paths([app])
+    named = {f.message.split(" in handler ")[-1] for f in found.findings}
+    assert named == {"Worker/run", "Planner/plan", "Checker/check"}, [f.message for f in found.findings]
+
+
 def test_the_ts_agent_is_flagged_once_at_its_naive_model_call() -> None:
     result = lint_paths([TS_AGENT])
     [finding] = result.findings

@@ -42,8 +42,8 @@ _PAUSE_HINT = (
 
 @dataclass(frozen=True)
 class _Handler:
-    service: str
-    """The service's name, as given (or the variable's when the name is not a literal)."""
+    services: tuple[str, ...]
+    """The service's names (one, or each a factory function makes it under; `_service_names`)."""
     name: str
     """The handler's key."""
     function: Node
@@ -52,6 +52,14 @@ class _Handler:
     """The module the function is in."""
     pauses: bool
     """Its service or handler sets onJournalMismatchErrors."""
+
+    @property
+    def label(self) -> str:
+        """ "handler Billing/reply", "handlers Billing/reply and Security/reply"."""
+        named = [f"{service}/{self.name}" for service in self.services]
+        if len(named) == 1:
+            return f"handler {named[0]}"
+        return f"handlers {', '.join(named[:-1])} and {named[-1]}"
 
 
 class TsLint:
@@ -84,7 +92,7 @@ class TsLint:
             return []
         findings: dict[tuple[int, str], Finding] = {}
         for handler in _handlers(self.project, module):
-            self.handlers += 1
+            self.handlers += len(handler.services)
             walker = TsWalker(self.summaries, handler.module, handler.function, _context(handler.function))
             walker.walk_body()
             for why, node in walker.undecided:
@@ -106,8 +114,7 @@ class TsLint:
                     at,
                     effect.node.start_point[1] + 1,
                     effect.code,
-                    f"{CODES[effect.code].kind}: {effect.what} in handler {handler.service}/{handler.name}"
-                    f"{via}{hint}",
+                    f"{CODES[effect.code].kind}: {effect.what} in {handler.label}{via}{hint}",
                 )
         return list(findings.values())
 
@@ -136,7 +143,7 @@ def _handlers(project: TsProject, module: TsModule) -> Iterator[_Handler]:
         if handlers is None or handlers.type != "object":
             continue
         name_node = property_value(definition, "name")
-        service = _service_name(node, name_node)
+        services = _service_names(module, node, name_node)
         service_pauses = PAUSE_OPTION in text(property_value(definition, "options"))
         for entry in handlers.named_children:
             value: Node | None
@@ -157,7 +164,7 @@ def _handlers(project: TsProject, module: TsModule) -> Iterator[_Handler]:
                 value = wrapped[-1] if wrapped else None
             found = _function(project, module, value)
             if found is not None:
-                yield _Handler(service, key, found[1], found[0], pauses)
+                yield _Handler(services, key, found[1], found[0], pauses)
 
 
 def _function(project: TsProject, module: TsModule, value: Node | None) -> tuple[TsModule, Node] | None:
@@ -177,12 +184,75 @@ def _function(project: TsProject, module: TsModule, value: Node | None) -> tuple
     return None
 
 
-def _service_name(call: Node, name: Node | None) -> str:
-    """The service's name when it is a literal; else the name of the constant it is assigned to."""
-    if name is not None and name.type == "string":
-        return text(name).strip("\"'")
+_NAMES = ("identifier", "shorthand_property_identifier")
+"""A name as an expression: `x`, or `{ x }` in an object literal."""
+
+
+def _service_names(module: TsModule, call: Node, name: Node | None) -> tuple[str, ...]:
+    """The service's names, as Restate's TypeScript code gives them: a literal, a module constant holding
+    one, or a parameter of the function that makes the service (a factory: `specialist("Billing")`), each
+    literal the module calls it with; else the name of the constant the service is assigned to, or "?"."""
+    named = name is not None and name.type in _NAMES
+    passed = _passed(module, text(name), call) if named else None
+    if passed:
+        return passed
+    found = _literal(module, name) if passed is None else None  # a parameter's name shadows a constant's
+    if found is not None:
+        return (found,)
     parent = call.parent
     target = parent.child_by_field_name("name") if parent is not None else None
     if parent is not None and parent.type == "variable_declarator" and target is not None:
-        return text(target)
-    return "?"
+        return (text(target),)
+    return ("?",)
+
+
+def _literal(module: TsModule, node: Node | None) -> str | None:
+    """The string an expression is: a literal (`"a"`, `` `a` ``, `"a" as const`), or a module constant
+    holding one."""
+    while node is not None and node.type in (
+        "as_expression",
+        "satisfies_expression",
+        "parenthesized_expression",
+    ):
+        node = node.named_children[0] if node.named_children else None
+    if node is None:
+        return None
+    if node.type == "string" or (
+        node.type == "template_string" and not any(c.type == "template_substitution" for c in node.children)
+    ):
+        return text(node)[1:-1]
+    if node.type in _NAMES and text(node) in module.constants:
+        constant = module.constants[text(node)]
+        # One step: a constant that names another constant may name itself.
+        return _literal(module, constant) if constant.type not in _NAMES else None
+    return None
+
+
+def _passed(module: TsModule, name: str, inside: Node) -> tuple[str, ...] | None:
+    """For `name`, a parameter of a function around `inside` (None for any other name): the literal each
+    call of that function in the module passes it, in order."""
+    function = inside.parent
+    while function is not None and function.type not in FUNCTION_TYPES:
+        function = function.parent
+    if function is None:
+        return None
+    params = [text(p) if p.type == "identifier" else "" for p in parameters(function)]
+    if name not in params:
+        return _passed(module, name, function)  # a parameter of a function further out, or a module name
+    at = params.index(name)
+    maker = function.child_by_field_name("name")
+    if maker is None and function.parent is not None and function.parent.type == "variable_declarator":
+        maker = function.parent.child_by_field_name("name")
+    found: list[str] = []
+    stack = [module.root]
+    while stack and maker is not None:
+        node = stack.pop()
+        stack.extend(reversed(node.named_children))
+        callee = node.child_by_field_name("function") if node.type == "call_expression" else None
+        if callee is None or callee.type != "identifier" or text(callee) != text(maker):
+            continue
+        args = arguments(node)
+        value = _literal(module, args[at]) if at < len(args) else None
+        if value is not None and value not in found:
+            found.append(value)
+    return tuple(found)
