@@ -61,6 +61,7 @@ def sweep_app(
     app_dir: str | Path | None = None,
     lab: Lab | None = None,
     key: str | None = None,
+    every_tool: bool = False,
 ) -> list[SweepMatrix]:
     """Sweep a user's handler at every crash point, one matrix per handler and script variation: the
     `service`/`handler` named, or (neither named) every handler the app registers. `app` is MODULE:APP
@@ -69,8 +70,9 @@ def sweep_app(
     `CommandTarget`), which names its own service, handler, input and directory. A Virtual Object's or a
     Workflow's handler is called with `key` (by default "paidtwice"). Without `script` (or with "auto"), the
     stub answers a user's code from each request (the deck's agent, from the stub's scripts named by
-    `variations`); without `input`, a handler gets one made from its input schema."""
-    answers = Answers(script=script, variations=tuple(variations))
+    `variations`); without `input`, a handler gets one made from its input schema. With `every_tool` (auto
+    answers), each tool offered that no clean run called gets runs of its own, swept too."""
+    answers = Answers(script=script, variations=tuple(variations), every_tool=every_tool)
     if isinstance(app, str):
         spec = TargetSpec(app=app, service=service, handler=handler, input=input, app_dir=app_dir, key=key)
         return sweep(spec, answers=answers, lab=lab)

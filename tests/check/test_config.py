@@ -54,6 +54,10 @@ def check(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
             "pyproject.toml: tool.paidtwice.sweep[0].scirpt: unknown key",
         ),
         (
+            '[[tool.paidtwice.sweep]]\napp = "a:app"\nscript = "s.toml"\nevery-tool = true\n',
+            "pyproject.toml: tool.paidtwice.sweep[0].every-tool: expected false beside a script file",
+        ),
+        (
             '[[tool.paidtwice.sweep]]\nhandler = "run"\n',
             "pyproject.toml: tool.paidtwice.sweep[0].app: expected",
         ),
@@ -83,6 +87,7 @@ def test_paths_are_relative_to_the_file(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "paidtwice.toml").write_text(
         'app-dir = "agents"\n\n[[sweep]]\napp = "app"\nscript = "agents/s.toml"\ninput = \'{"a": [1]}\'\n\n'
+        '[[sweep]]\napp = "app:app"\nevery-tool = true\n\n'
         '[replay-check]\napp = "app:app"\njournals = "journals"\n\n'
         "[budget]\nexpected-extra-usd-per-1000 = 0.05\n"
     )
@@ -91,9 +96,11 @@ def test_paths_are_relative_to_the_file(tmp_path: Path) -> None:
     config = load_config(found)
     assert config.app_dir == tmp_path / "agents"
     assert config.lint == (tmp_path / "agents",)
-    (sweep,) = config.sweeps
+    sweep, every = config.sweeps
+    assert every.every_tool and every.script is None
     assert sweep.script == tmp_path / "agents" / "s.toml" and sweep.input == {"a": [1]}
     assert sweep.variations == ("steady", "drifting", "changed") and sweep.service is None
+    assert not sweep.every_tool
     assert config.replay_check is not None and config.replay_check.journals == tmp_path / "journals"
     assert config.budget.expected_extra_usd_per_1000 == 0.05 and config.budget.repaid_model_calls is None
 

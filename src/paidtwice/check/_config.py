@@ -55,6 +55,8 @@ class SweepConfig:
     """What made answers and made inputs are derived from."""
     variations: tuple[str, ...]
     """The script's variations swept."""
+    every_tool: bool
+    """With auto answers: each tool offered that no clean run called gets runs of its own, swept too."""
     key: str | None
     """The key a Virtual Object's or a Workflow's handler is called with; None: paidtwice's."""
 
@@ -273,6 +275,11 @@ def _sweep(path: Path, name: str, data: Any, app_dir: Path) -> SweepConfig:
     if bad:
         table.fail(table.key("variations"), f"variations among {', '.join(VARIATIONS)}", bad[0])
     script = table.string("script")
+    every_tool = table.take("every-tool", lambda v: isinstance(v, bool), "true or false", False)
+    if every_tool and script not in (None, AUTO):
+        table.fail(
+            table.key("every-tool"), "false beside a script file (it makes auto answers call each tool)", True
+        )
     config = SweepConfig(
         app=app,
         app_dir=table.path("app-dir", app_dir) or app_dir,
@@ -284,6 +291,7 @@ def _sweep(path: Path, name: str, data: Any, app_dir: Path) -> SweepConfig:
             "seed", lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer", DEFAULT_SEED
         ),
         variations=variations,
+        every_tool=every_tool,
         key=table.string("key"),
     )
     table.done()

@@ -110,7 +110,12 @@ def run_sweeps(
             app_dir=entry.app_dir,
             key=entry.key,
         )
-        answers = Answers(script=entry.script, variations=tuple(entry.variations), seed=entry.seed)
+        answers = Answers(
+            script=entry.script,
+            variations=tuple(entry.variations),
+            seed=entry.seed,
+            every_tool=entry.every_tool,
+        )
         kills = KillPlan(shard=shard, retries=config.retries)
         matrices = sweep(what, answers=answers, kills=kills, lab=lab, on_point=on_point)
         allow = allow_undecided or config.allow_undecided
