@@ -196,3 +196,39 @@ def test_a_point_not_placed_says_what_the_journal_held_instead() -> None:
     )
     assert why_not_placed(point, journal, 5, 1) == ""
     assert "0 of the 1 held model calls" in why_not_placed(point, journal, 5, 0)
+
+
+CHAT = "inv_159XUeFGyxlc1DDuDEQwdzs2lsmqr2ugmE"
+CHAT_WIRE = [
+    {"event": "start", "retry": 0, "known": 1, "at": 0.0564},
+    {"event": "progress", "frame": 1031, "at": 0.9274},
+    {"event": "command", "frame": 1031, "entries": 2, "at": 0.9275},
+    {"event": "command", "frame": 1041, "entries": 3, "at": 0.9275},
+    {"event": "run", "id": 2, "name": "model", "at": 0.9275},
+    {"event": "step", "id": 2, "name": "model", "value": '{"text":"Retries, then calm."}', "at": 1.4833},
+    {"event": "notification", "frame": 32785, "entries": 4, "at": 1.6649},
+    {"event": "command", "frame": 1027, "entries": 5, "at": 1.7990},
+    {"event": "command", "frame": 1025, "entries": 6, "at": 1.7990},
+    {"event": "end", "at": 1.7990},
+]
+"""The proxy's log of a clean run of tests/ts_corpus's ChatSession/send beside two CPU-bound processes
+(times from its start, the answer shortened): the agent's state read and its step's RunCommand, which the
+TypeScript SDK writes together, read 17 ms after the step's model call began at the stub."""
+
+
+def test_a_command_read_late_with_the_step_s_is_counted_in_the_call_s_moment(tmp_path: Path) -> None:
+    """The moment in flight holds the state read as well as the step's command: the agent sent both before
+    it asked the model (planned 2 entries, the kill found 3, in every retry)."""
+    wire = tmp_path / "wire.jsonl"
+    wire.write_text("".join(json.dumps({"invocation": CHAT, "attempt": 1, **r}) + "\n" for r in CHAT_WIRE))
+    answer = Answer(text="Retries, then calm.")
+    asked = ModelCall("lane", CHAT, 1, 1, 1, 1, answer, 0.9107, 1.2802, True, replied=1.1153)
+    model = WireStep("model", 1, 0.9275, 1.4833, '{"text":"Retries, then calm."}')
+    assert model.commanded > asked.started  # the order the load made
+    types = ["Command: Input", "Command: GetEagerState", "Command: Run", "Notification: Run"]
+    journal = journal_of([*types, "Command: SetState", "Command: Output"])
+    points = wire_points(
+        journal=journal, wire_log=wire, invocation_id=CHAT, steps=[model], calls=[asked], tools=[]
+    )
+    (in_flight,) = [p for p in points if p.kind == "in-flight-model"]
+    assert (in_flight.name, in_flight.journal_entries) == ("in flight: model call 1", 3)

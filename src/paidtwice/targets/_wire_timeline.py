@@ -138,6 +138,8 @@ class _Wire:
                 self.sent.setdefault(int(record["entries"]), float(record["at"]))
                 self.commands.append((float(record["at"]), int(record["entries"])))
         self.steps = steps
+        self.attempts = {int(r["attempt"]) for r in self.records}
+        """The proxy's numbers of the invocation's own attempts (a callee's steps are in other attempts)."""
         self.frames = [float(r["at"]) for r in self.records if r["event"] in ("start", "notification")]
         """When each frame the server sent (an attempt's start, a completion) passed the proxy."""
         signals = {
@@ -212,14 +214,19 @@ class _Wire:
         Every entry that passed the proxy before the last of the calls began, unless one of them had been
         answered (or one of their steps had sent its result) by then: what passed after that came of an
         answer a held run never gets (that step's result, the completion the server sent for it); in the
-        clean run a call may begin only after its sibling's step was journaled. And each RunCommand of
-        the steps that passed the proxy later: the agent sends those whatever the answers, but an SDK may
-        send them after the steps' actions began, and the proxy may read them late."""
+        clean run a call may begin only after its sibling's step was journaled. And the RunCommands of the
+        steps that passed the proxy later, with every command the agent sent before them: the agent sends
+        those whatever the answers, but an SDK may send them after the steps' actions began, and the proxy
+        may read them late (the TypeScript SDK sends a state read and the step's command in one write)."""
         ends = [c.finished for c in held if c.finished is not None]
         results = [s.proposed for s in in_steps if s.proposed is not None]
         cut = min([max(c.started for c in held), *ends, *results])
         n = max([1, *(entries for at, entries in self.marks if at <= cut)])
-        return n + sum(1 for step in dict.fromkeys([*in_steps, *together]) if self.command_of(step) > n)
+        steps = [s for s in dict.fromkeys([*in_steps, *together]) if self.command_of(s) > n]
+        own = [s.commanded for s in steps if s.attempt in self.attempts]
+        # Only commands: a notification read after the cut may have come of an answer the held run lacks.
+        late = sum(1 for at, _ in self.commands if cut < at <= max(own) + 1e-6) if own else 0
+        return n + late + sum(1 for s in steps if s.attempt not in self.attempts)
 
     def command_of(self, step: WireStep) -> int:
         """The journal's size with the step's RunCommand (the command the proxy logged just before it)."""
