@@ -77,6 +77,39 @@ def started(lab: Lab, journals: Path) -> Iterator[dict[str, _Swept]]:
         }
 
 
+_Checked = Future[tuple[list[str], subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def replayed(
+    started: dict[str, _Swept], journals: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, _Checked]]:
+    """Each app's journals replay-checked as soon as its sweep ended, beside the sweeps still running: the
+    journals saved, `replay-check` of them on the app as it is, and on a copy with the model step renamed
+    (the two at once). They use the CPU while the sweeps mostly wait; after the sweeps, one by one, they
+    added their whole time to the file's. Started with the module, as the sweeps are."""
+    copies = {app: tmp_path_factory.mktemp(f"renamed-{app}") / "apps" for app in SWEPT}
+
+    def check(
+        app: str,
+    ) -> tuple[list[str], subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+        started[app].result()
+        saved = [str(p) for p in sorted((journals / app).glob("*[0-9].json"))]
+        renamed = copies[app]
+        shutil.copytree(APPS, renamed, ignore=shutil.ignore_patterns("__pycache__"))
+        source = renamed / f"{app}.py"
+        source.write_text(re.sub(r'(run_typed\(\s*)"ask"', r'\1"ask_again"', source.read_text()))
+        with ThreadPoolExecutor(max_workers=2) as both:
+            kept = both.submit(paidtwice, "replay-check", "--app", app, "--app-dir", ".", *saved)
+            moved = both.submit(
+                paidtwice, "replay-check", "--app", app, "--app-dir", ".", *saved, cwd=renamed
+            )
+            return saved, kept.result(), moved.result()
+
+    with ThreadPoolExecutor(max_workers=len(SWEPT)) as pool:
+        yield {app: pool.submit(check, app) for app in SWEPT}
+
+
 def test_the_corpus_has_no_lint_finding() -> None:
     done = paidtwice("lint", ".")
     assert done.returncode == 0 and "0 findings" in done.stdout + done.stderr, done.stdout + done.stderr
@@ -95,19 +128,10 @@ def test_every_kill_is_placed_and_nothing_is_paid_twice(started: dict[str, _Swep
 
 
 @pytest.mark.parametrize("app", SWEPT)
-def test_the_journals_replay_and_a_renamed_step_diverges(
-    started: dict[str, _Swept], journals: Path, app: str, tmp_path: Path
-) -> None:
-    started[app].result()
-    saved = [str(p) for p in sorted((journals / app).glob("*[0-9].json"))]
+def test_the_journals_replay_and_a_renamed_step_diverges(replayed: dict[str, _Checked], app: str) -> None:
+    saved, kept, moved = replayed[app].result()
     assert saved, f"no journal saved for {app}"
-    kept = paidtwice("replay-check", "--app", app, "--app-dir", ".", *saved)
     assert kept.returncode == 0, kept.stdout + kept.stderr
-    renamed = tmp_path / "apps"
-    shutil.copytree(APPS, renamed, ignore=shutil.ignore_patterns("__pycache__"))
-    source = renamed / f"{app}.py"
-    source.write_text(re.sub(r'(run_typed\(\s*)"ask"', r'\1"ask_again"', source.read_text()))
-    moved = paidtwice("replay-check", "--app", app, "--app-dir", ".", *saved, cwd=renamed)
     assert moved.returncode == 1 and "Traceback" not in moved.stderr, moved.stdout + moved.stderr
 
 
