@@ -21,9 +21,10 @@ fi
 .venv/bin/mypy
 # --quick: the quick tier (tests/tiers.py: the pure logic and one real-server smoke per command). The test files
 # run on PAIDTWICE_TEST_WORKERS workers (default 3), a file's tests on one worker, so a file's servers and sweeps
-# are made once. A busy worker uses 0.25 to 0.41 of a core (the tests mostly wait on real servers), so 4 workers
-# finish sooner (about 2,750 worker-seconds); two whole runs with 4 beside other engineers' load each had
-# failures from load and port races still being fixed, so 3 stays the default until 4 has passed whole.
+# are made once (the files sharing the deck's run go to one worker together: tests/tiers.py's SHARED_FILES). A
+# busy worker uses 0.25 to 0.41 of a core (the tests mostly wait on real servers), so 4 workers finish sooner
+# (about 2,750 worker-seconds); two whole runs with 4 beside other engineers' load each had failures from load
+# and port races still being fixed, so 3 stays the default until 4 has passed whole.
 args=()
 for arg in "$@"; do
     if [ "$arg" = --quick ]; then args+=(-m quick); else args+=("$arg"); fi

@@ -8,9 +8,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from tiers import LONGEST, QUICK
+from tiers import LONGEST, QUICK, SHARED_FILES, SHARED_FIXTURES
+from xdist.scheduler import LoadFileScheduling
 
 from paidtwice.deck import EXPERIMENTS, Deck
 from paidtwice.lab import Lab
@@ -36,6 +38,25 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.loadscopereorder = False
 
 
+class _FileOrSharedScheduling(LoadFileScheduling):
+    """`--dist loadfile`, but tests/tiers.py's SHARED_FILES are one unit: one worker runs them all, so the
+    session fixtures they share (a run of the deck, three replay-checks) are made once in the run."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        path = nodeid.split("::", 1)[0]
+        return _SHARED_UNIT if path in SHARED_FILES else path
+
+
+_SHARED_UNIT = "tests/tiers.py::SHARED_FILES"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadFileScheduling | None:
+    if config.getoption("dist") == "loadfile":
+        return _FileOrSharedScheduling(config, log)
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the quick tier (tests/tiers.py). An entry whose file was collected but that names no test is a
@@ -53,21 +74,55 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     stale = [entry for entry in QUICK if entry not in matched and entry.split("::")[0] in files]
     if stale:
         raise pytest.UsageError(f"tests/tiers.py names tests that do not exist: {', '.join(stale)}")
+    _check_shared(config, items)
     _longest_first(config, items)
 
 
+def _check_shared(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """SHARED_FILES are exactly the files whose tests use a SHARED_FIXTURES fixture: one left out would
+    make the fixture again on another worker, one listed that uses none would only lengthen the unit."""
+    root = Path(str(config.rootpath))
+    missing = [path for path in SHARED_FILES if not (root / path).is_file()]
+    using: dict[str, bool] = {}
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        uses = bool(set(getattr(item, "fixturenames", ())) & set(SHARED_FIXTURES))
+        using[path] = using.get(path, False) or uses
+    unlisted = sorted(path for path, uses in using.items() if uses and path not in SHARED_FILES)
+    idle = sorted(path for path, uses in using.items() if not uses and path in SHARED_FILES)
+    if missing or unlisted or idle:
+        raise pytest.UsageError(
+            "tests/tiers.py's SHARED_FILES must be the files using "
+            f"{', '.join(SHARED_FIXTURES)}: missing {missing}, not listed {unlisted}, using none {idle}"
+        )
+
+
 def _longest_first(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Collect the files of tests/tiers.py's LONGEST first, longest first (each file's tests in their own
-    order, so a module's fixtures are still made once), the others after them as found."""
+    """Collect the units of work longest first by tests/tiers.py's LONGEST (a file, or SHARED_FILES as one
+    unit of their summed time; each file's tests together and in their own order, so a module's fixtures
+    are still made once), the others after them as found."""
     root = Path(str(config.rootpath))
     missing = [path for path in LONGEST if not (root / path).is_file()]
     if missing:
         raise pytest.UsageError(
             f"tests/tiers.py's LONGEST names files that do not exist: {', '.join(missing)}"
         )
-    rank = {path: n for n, path in enumerate(sorted(LONGEST, key=lambda p: -LONGEST[p]))}
+
+    def unit(path: str) -> str:
+        return _SHARED_UNIT if path in SHARED_FILES else path
+
+    seconds = {_SHARED_UNIT: sum(LONGEST.get(path, 0) for path in SHARED_FILES)}
+    seconds.update({path: figure for path, figure in LONGEST.items() if path not in SHARED_FILES})
+    first: dict[str, int] = {}
+    for n, item in enumerate(items):
+        first.setdefault(unit(item.nodeid.split("::")[0]), n)
     order = {id(item): n for n, item in enumerate(items)}
-    items.sort(key=lambda item: (rank.get(item.nodeid.split("::")[0], len(rank)), order[id(item)]))
+
+    def key(item: pytest.Item) -> tuple[float, int, float, int]:
+        path = item.nodeid.split("::")[0]
+        return (-seconds.get(unit(path), 0), first[unit(path)], -LONGEST.get(path, 0), order[id(item)])
+
+    items.sort(key=key)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -70,7 +70,6 @@ QUICK: tuple[str, ...] = (
     "tests/lint/test_target_version.py",
     "tests/schema/test_values.py",
     "tests/stub/test_auto.py",
-    "tests/docs/test_commands_in_docs.py",
     "tests/docs/test_site.py",
 )
 
@@ -94,6 +93,27 @@ SMOKES: dict[str, str] = {
     "sweep": "tests/cli/test_smoke.py::test_sweep_of_the_journaled_agent_passes_its_check",
     "watch": "tests/cli/test_smoke.py::test_lab_up_serves_until_sigterm_and_watch_finds_nothing_stuck_on_it",
 }
+
+#: Session fixtures (tests/conftest.py) that cost each worker making them a run of the whole deck or three
+#: replay-checks (about 40 s on CI): the files that use them run on one worker, one after the other, so each
+#: is made once, not once on every worker (conftest.py's scheduler keeps these files together; a file that
+#: uses one and is not listed in SHARED_FILES, or one listed that uses none, stops the run).
+SHARED_FIXTURES: tuple[str, ...] = ("deck_records", "replay_check_results")
+SHARED_FILES: tuple[str, ...] = (
+    "tests/cli/test_cli.py",
+    "tests/docs/test_schemas.py",
+    "tests/knobs/test_defaults_rows.py",
+    "tests/knobs/test_knob_rows.py",
+    "tests/lab/test_bill.py",
+    "tests/lab/test_deck_runs.py",
+    "tests/lab/test_mismatch_runs.py",
+    "tests/lab/test_recover.py",
+    "tests/replay/test_replay_recover.py",
+    "tests/report/test_report_browser.py",
+    "tests/report/test_report_replay_check.py",
+    "tests/sweep/test_sweep_words.py",
+    "tests/test_hygiene.py",
+)
 
 #: The longest test files, with their summed test time in seconds on CI (2 cores, 3 workers). From CI's list
 #: of its 25 slowest durations, for the files it names (a file's longest fixture or test: at least that); for
