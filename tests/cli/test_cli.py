@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 from paidtwice.cli import cli
 from paidtwice.lab import Lab
 from paidtwice.results import RunRecord
+from paidtwice.sweep import KillPlan
 
 
 def commands() -> list[str]:
@@ -160,6 +162,7 @@ def test_soak_bad_input() -> None:
             "--handler run: name its service (--handler SERVICE/run, or --service)",
         ),
         (["--resolve", "true"], "--resolve goes with --app or --cmd"),
+        (["--shard", "3/2"], "--shard 3/2: expected K/N with 1 <= K <= N"),
         (
             ["--app", "agent:app", "--script", "s.toml", "--service", "A", "--handler", "h", "--input", "{"],
             "--input is not JSON: ",
@@ -169,6 +172,12 @@ def test_soak_bad_input() -> None:
 def test_sweep_bad_input(args: list[str], message: str) -> None:
     # Refused before anything starts: no server, no agent.
     assert message in one_line_error(["sweep", *args])
+
+
+def test_every_field_of_the_sweep_s_kill_plan_is_an_option() -> None:
+    # A field left without its option is a default the user cannot change (--retries, then --shard, were).
+    options = {param.name for param in cli.commands["sweep"].params}
+    assert {field.name for field in dataclasses.fields(KillPlan)} <= options
 
 
 @pytest.mark.parametrize(

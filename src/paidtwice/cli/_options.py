@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import click
 
@@ -18,23 +19,27 @@ from paidtwice.cli._bad_input import BadInput
 from paidtwice.engine import MAX_NODES, check_size
 from paidtwice.lab import DEFAULT_PRICE_MODEL, Lab, check_price_model
 from paidtwice.report import Section, write_html
-from paidtwice.results import DEFAULT_RESULTS, RESULTS_ENV
-from paidtwice.sweep import DEFAULT_RETRIES
+from paidtwice.results import DEFAULT_RESULTS, RESULTS_ENV, RecordSink
+from paidtwice.sweep import DEFAULT_RETRIES, ModelStub
 
 __all__ = [
+    "Option",
     "admin_url_option",
     "allow_undecided_option",
     "check_outputs",
     "cluster_option",
     "echo_err",
+    "grouped",
     "html_option",
     "json_on_stdout",
     "json_option",
     "model_latency_option",
+    "model_stub_options",
     "not_over",
     "open_lab",
     "output_width",
     "price_model_option",
+    "records_option",
     "results_dir_option",
     "retries_option",
     "save_journals_option",
@@ -46,6 +51,35 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Option(Protocol):
+    """A click option, or several: a decorator that hands the command back with them."""
+
+    def __call__(self, command: F, /) -> F: ...
+
+
+def grouped(name: str, build: Callable[..., Any], options: Sequence[Option]) -> Option:
+    """Options a command takes as one object: their values go to `build`, and its result to the command as
+    `name` (click hands the command each option's value; the command wants what they make together)."""
+
+    def holder() -> None: ...
+
+    for option in options:
+        option(holder)
+    names = [param.name for param in getattr(holder, "__click_params__", [])]
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def with_object(*args: Any, **values: Any) -> Any:
+            given = {n: values.pop(n) for n in names}
+            return command(*args, **{name: build(**given)}, **values)
+
+        for option in reversed(options):
+            with_object = option(with_object)
+        return with_object  # type: ignore[return-value]
+
+    return decorate
 
 
 def _check_price_model(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -324,3 +358,21 @@ retries_option = click.option(
     help="Times a point whose kill missed its moment is run again, on an agent of its own, before it is "
     "called not placed (undecided).",
 )
+
+
+def records_option(help: str, *, stem: str) -> Option:
+    """--json FILE|- and --results-dir, handed to the command as `sink`: the `RecordSink` its records go
+    through (RESULTS_DIR/STEM-TIME-PID.json when no file is given)."""
+
+    def sink(json_path: Path | None, results_dir: Path) -> RecordSink:
+        return RecordSink.at(json_path, results_dir=results_dir, stem=stem)
+
+    return grouped("sink", sink, [json_option(help), results_dir_option])
+
+
+def _model_stub(price_model: str, model_latency: float | None) -> ModelStub:
+    return ModelStub(latency=model_latency or 0.0, price_model=price_model)
+
+
+model_stub_options = grouped("model", _model_stub, [price_model_option, model_latency_option])
+"""--price-model and --model-latency, handed to the command as `model`, a `ModelStub`."""

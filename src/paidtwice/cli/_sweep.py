@@ -7,32 +7,33 @@ import dataclasses
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from paidtwice._words import agent_name, count
 from paidtwice.cli._bad_input import BadInput
-from paidtwice.cli._ci import CiOutputs, app_source, ci_options
+from paidtwice.cli._ci import CiOutputs, app_source, ci_outputs
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (
     allow_undecided_option,
     check_outputs,
     cluster_option,
     echo_err,
+    grouped,
     html_option,
-    json_option,
-    model_latency_option,
+    model_stub_options,
     output_width,
-    price_model_option,
-    results_dir_option,
+    records_option,
     retries_option,
+    shard_option,
     wide_option,
     writable,
     write_report,
 )
-from paidtwice.cli._target import grouped, script_option, target_options, variation_option
-from paidtwice.lab import DEFAULT_RESTART_DELAY, Lab
+from paidtwice.cli._target import script_option, target_options, variation_option
+from paidtwice.lab import DEFAULT_PRICE_MODEL, DEFAULT_RESTART_DELAY, Lab
 from paidtwice.replay import save_point_journals
 from paidtwice.report import (
     format_crash_cost,
@@ -51,48 +52,117 @@ from paidtwice.targets import TargetSpec
 __all__ = ["sweep"]
 
 
+@dataclass(frozen=True)
+class AnswerOptions:
+    """Where the model's answers come from, as the sweep's options give it; `answers` makes the sweep's
+    `Answers` of it once the target says whose code is swept."""
+
+    scripts: tuple[str, ...]
+    """--script: the deck's scripts by name, or the user's one script file (or `auto`)."""
+    seed: int
+    """--seed: what auto answers are derived from."""
+    write_script: Path | None
+    """--write-script: where auto answers are written as a script file."""
+    record_path: Path | None
+    """--record: where a real model's answers are written."""
+    upstream: str | None
+    """--upstream: the real model."""
+    every_tool: bool
+    """--every-tool: each tool no clean run called gets runs whose first answer calls it."""
+    variations: tuple[str, ...]
+    """--variation: the script file's variations swept."""
+
+    def answers(self, target: TargetSpec) -> Answers:
+        """The sweep's answers, once the files they go to are writable (`BadInput` else); said on stderr."""
+        user_code = target.user_code
+        if not user_code and (target.handlers or self.variations):
+            raise BadInput("--service, --handler and --variation go with --app or --cmd")
+        if user_code and len(self.scripts) > 1:
+            kind = "app" if target.command is None else "cmd"
+            raise BadInput(f"with --{kind}, give one script file (--script FILE) or none (auto answers)")
+        auto = self.scripts in ((), (AUTO,))
+        if self.write_script is not None and (not user_code or not auto):
+            raise BadInput(
+                "--write-script writes auto answers: it goes with --app or --cmd and no --script FILE"
+            )
+        writable(self.write_script, "the script file")
+        writable(self.record_path, "the recorded answers")
+        if (self.record_path is None) != (self.upstream is None):
+            raise BadInput("recording needs both the file (--record FILE) and the model (--upstream URL)")
+        if self.every_tool and (not user_code or not auto or self.record_path is not None):
+            raise BadInput(
+                "--every-tool makes auto answers call each tool: it goes with --app or --cmd, no --script "
+                "FILE and no --record"
+            )
+        if self.record_path is not None:
+            echo_err(f"answers: recorded from {self.upstream}, each call once, into {self.record_path}")
+        elif user_code and auto:
+            echo_err(
+                f"answers: auto, made from each request (seed {self.seed}; --seed to change, --script FILE "
+                "to pin)"
+            )
+        return Answers(
+            # The deck's agent takes the stub's scripts by name; your own code, one script file's variations
+            # or auto answers.
+            script=self.scripts[0] if user_code and self.scripts else None,
+            variations=(self.variations if user_code else self.scripts) or VARIATIONS,
+            seed=self.seed,
+            write_script=self.write_script,
+            upstream=self.upstream,
+            record=self.record_path,
+            every_tool=self.every_tool,
+        )
+
+
 @click.command("sweep")
 @target_options(approvals=True, modes="many")
-@script_option(many=True)
-@click.option(
-    "--seed",
-    type=int,
-    default=DEFAULT_SEED,
-    show_default=True,
-    help="With auto answers: what every answer is derived from (the same seed answers the same).",
+@grouped(
+    "answers",
+    AnswerOptions,
+    [
+        script_option(many=True),
+        click.option(
+            "--seed",
+            type=int,
+            default=DEFAULT_SEED,
+            show_default=True,
+            help="With auto answers: what every answer is derived from (the same seed answers the same).",
+        ),
+        click.option(
+            "--write-script",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            metavar="FILE",
+            help="With auto answers: write the answers given to FILE as a script file (TOML for .toml, else "
+            "JSON), to read, edit and pass with --script.",
+        ),
+        click.option(
+            "--record",
+            "record_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            metavar="FILE",
+            help="With --upstream: the model's answers come from a real model, each call once, and are "
+            "written to FILE as a script file later sweeps replay offline (see `paidtwice record`).",
+        ),
+        click.option(
+            "--upstream",
+            metavar="URL",
+            default=None,
+            help="With --record: the real model's base URL (OpenAI-, Responses- or Anthropic-compatible), "
+            "its key read from OPENAI_API_KEY or ANTHROPIC_API_KEY.",
+        ),
+        click.option(
+            "--every-tool",
+            is_flag=True,
+            help="With auto answers: once swept, each tool the model was offered that no clean run called "
+            "gets a clean run per variation whose first answer calls it, and that run's points are swept "
+            "too, so what follows every tool is swept (script VARIATION+TOOL; each such run adds its "
+            "points to the sweep's).",
+        ),
+        variation_option(many=True),
+    ],
 )
-@click.option(
-    "--write-script",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="With auto answers: write the answers given to FILE as a script file (TOML for .toml, else JSON), "
-    "to read, edit and pass with --script.",
-)
-@click.option(
-    "--record",
-    "record_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="With --upstream: the model's answers come from a real model, each call once, and are written to "
-    "FILE as a script file later sweeps replay offline (see `paidtwice record`).",
-)
-@click.option(
-    "--upstream",
-    metavar="URL",
-    default=None,
-    help="With --record: the real model's base URL (OpenAI-, Responses- or Anthropic-compatible), its key "
-    "read from OPENAI_API_KEY or ANTHROPIC_API_KEY.",
-)
-@click.option(
-    "--every-tool",
-    is_flag=True,
-    help="With auto answers: once swept, each tool the model was offered that no clean run called gets a "
-    "clean run per variation whose first answer calls it, and that run's points are swept too, so what "
-    "follows every tool is swept (script VARIATION+TOOL; each such run adds its points to the sweep's).",
-)
-@variation_option(many=True)
 @grouped(
     "kills",
     KillPlan,
@@ -112,13 +182,14 @@ __all__ = ["sweep"]
             help="Crash points run at once.",
         ),
         retries_option,
+        shard_option,
     ],
 )
-@json_option(
+@records_option(
     "Where every point's record is written, after each finished point "
-    "(default: RESULTS_DIR/sweep-TIME-PID.json)."
+    "(default: RESULTS_DIR/sweep-TIME-PID.json).",
+    stem="sweep",
 )
-@results_dir_option
 @click.option(
     "--check",
     is_flag=True,
@@ -135,8 +206,7 @@ __all__ = ["sweep"]
     help="Write each point's final journal file here and, beside it (NAME.prefix.json), the journal as it "
     "stood when the kill landed.",
 )
-@price_model_option
-@model_latency_option
+@model_stub_options
 @click.option(
     "--crash-rate",
     type=click.FloatRange(min=0),
@@ -145,31 +215,21 @@ __all__ = ["sweep"]
     help="Crashes per 1,000 invocations: also print the expected extra cost per 1,000 invocations.",
 )
 @cluster_option
-@ci_options()
+@ci_outputs()
 @wide_option
 def sweep(
     target: TargetSpec,
-    scripts: tuple[str, ...],
-    seed: int,
-    write_script: Path | None,
-    record_path: Path | None,
-    upstream: str | None,
-    every_tool: bool,
-    variations: tuple[str, ...],
+    answers: AnswerOptions,
     kills: KillPlan,
-    json_path: Path | None,
-    results_dir: Path,
+    sink: RecordSink,
     check: bool,
     allow_undecided: bool,
     html_path: Path | None,
     save_journals: Path | None,
-    price_model: str,
-    model_latency: float | None,
+    model: ModelStub,
     crash_rate: float | None,
     cluster: int,
-    sarif_path: Path | None,
-    junit_path: Path | None,
-    output_format: str,
+    outputs: CiOutputs,
     wide: bool,
 ) -> None:
     """Kill the agent at every moment of a clean run and measure what survives and what is paid again.
@@ -210,37 +270,20 @@ def sweep(
         paidtwice sweep --cmd 'node agent.ts' --cwd examples/ts_agent --service Agent --handler run \\
             --input '"What should I wear in Paris today?"' --script examples/ts_agent/script.toml
     """
-    if not target.user_code and (target.handlers or variations):
-        raise BadInput("--service, --handler and --variation go with --app or --cmd")
-    if target.user_code and len(scripts) > 1:
-        kind = "app" if target.command is None else "cmd"
-        raise BadInput(f"with --{kind}, give one script file (--script FILE) or none (auto answers)")
-    outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
-    outputs.check()
-    sink = RecordSink.at(json_path, results_dir=results_dir, stem="sweep")
+    chosen = answers.answers(target)
     check_outputs(sink.path, html_path, journals=save_journals)
-    answers = _answers(
-        user_code=target.user_code,
-        scripts=scripts,
-        variations=variations,
-        seed=seed,
-        write_script=write_script,
-        record=record_path,
-        upstream=upstream,
-        every_tool=every_tool,
-    )
-    model = ModelStub(latency=model_latency or 0.0, price_model=price_model)
     with errors(), ExitStack() as stack:
         lab = None
         if save_journals is not None:
             # The sweep's lab is ours, so its server still runs when each point's journal is captured.
-            lab = stack.enter_context(Lab(echo=echo_err, price_model=price_model, cluster=cluster))
+            priced = model.price_model or DEFAULT_PRICE_MODEL
+            lab = stack.enter_context(Lab(echo=echo_err, price_model=priced, cluster=cluster))
         stack.enter_context(sink)
         on_point = _point_done(sink, save_journals, lab)
         # A command that cannot be swept leaves its log beside the records.
-        target = dataclasses.replace(target, results_dir=results_dir)
+        target = dataclasses.replace(target, results_dir=sink.results_dir)
         matrices = run_sweep(
-            target, answers=answers, model=model, kills=kills, lab=lab, cluster=cluster, on_point=on_point
+            target, answers=chosen, model=model, kills=kills, lab=lab, cluster=cluster, on_point=on_point
         )
         points = [p for m in matrices for p in m.points]
         if check and not points:
@@ -257,56 +300,20 @@ def sweep(
         html_path=html_path,
         width=output_width(wide),
     )
+    _emit_ci(outputs, target, points, allow_undecided=allow_undecided)
+    sys.exit(status)
+
+
+def _emit_ci(
+    outputs: CiOutputs, target: TargetSpec, points: list[PointResult], *, allow_undecided: bool
+) -> None:
+    """The points as findings and test cases; a finding names its handler's line where SARIF or GitHub show
+    it (read from the app, so only then)."""
     source = None
     if outputs.sarif or outputs.github:
         source = app_source(target.app, Path(target.app_dir or "."), Path.cwd())
     findings = sweep_findings(points, source, allow_undecided=allow_undecided)
     outputs.emit(findings, sweep_cases(points, allow_undecided=allow_undecided))
-    sys.exit(status)
-
-
-def _answers(
-    *,
-    user_code: bool,
-    scripts: tuple[str, ...],
-    variations: tuple[str, ...],
-    seed: int,
-    write_script: Path | None,
-    record: Path | None,
-    upstream: str | None,
-    every_tool: bool,
-) -> Answers:
-    """Where the model's answers come from, once the files they go to are writable; said on stderr.
-    `user_code`: the user's code (an app or a command) is swept, not the deck's agent."""
-    auto = scripts in ((), (AUTO,))
-    if write_script is not None and (not user_code or not auto):
-        raise BadInput("--write-script writes auto answers: it goes with --app or --cmd and no --script FILE")
-    writable(write_script, "the script file")
-    writable(record, "the recorded answers")
-    if (record is None) != (upstream is None):
-        raise BadInput("recording needs both the file (--record FILE) and the model (--upstream URL)")
-    if every_tool and (not user_code or not auto or record is not None):
-        raise BadInput(
-            "--every-tool makes auto answers call each tool: it goes with --app or --cmd, no --script FILE "
-            "and no --record"
-        )
-    if record is not None:
-        echo_err(f"answers: recorded from {upstream}, each call once, into {record}")
-    elif user_code and auto:
-        echo_err(
-            f"answers: auto, made from each request (seed {seed}; --seed to change, --script FILE to pin)"
-        )
-    return Answers(
-        # The deck's agent takes the stub's scripts by name; your own code, one script file's variations
-        # or auto answers.
-        script=scripts[0] if user_code and scripts else None,
-        variations=(variations if user_code else scripts) or VARIATIONS,
-        seed=seed,
-        write_script=write_script,
-        upstream=upstream,
-        record=record,
-        every_tool=every_tool,
-    )
 
 
 def _point_done(sink: RecordSink, journals: Path | None, lab: Lab | None) -> Callable[[PointResult], None]:

@@ -9,48 +9,17 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal
 
 import click
 
 from paidtwice.cli._bad_input import BadInput
+from paidtwice.cli._options import Option, grouped
 from paidtwice.stub import AUTO, SCRIPTS, VARIATIONS
 from paidtwice.targets import DECK_MODES, Resolution, TargetSpec
 
-__all__ = ["grouped", "script_option", "target_options", "variation_option"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-class Option(Protocol):
-    """A click option, or several: a decorator that hands the command back with them."""
-
-    def __call__(self, command: F, /) -> F: ...
-
-
-def grouped(name: str, build: Callable[..., Any], options: Sequence[Option]) -> Option:
-    """Options a command takes as one object: their values go to `build`, and its result to the command as
-    `name` (click hands the command each option's value; the command wants what they make together)."""
-
-    def holder() -> None: ...
-
-    for option in options:
-        option(holder)
-    names = [param.name for param in getattr(holder, "__click_params__", [])]
-
-    def decorate(command: F) -> F:
-        @functools.wraps(command)
-        def with_object(*args: Any, **values: Any) -> Any:
-            given = {n: values.pop(n) for n in names}
-            return command(*args, **{name: build(**given)}, **values)
-
-        for option in reversed(options):
-            with_object = option(with_object)
-        return with_object  # type: ignore[return-value]
-
-    return decorate
+__all__ = ["script_option", "target_options", "variation_option"]
 
 
 def target_options(

@@ -50,9 +50,12 @@ class RecordSink:
     in memory, so a long sweep or replay-check does not grow; `publish=False` writes the results file at
     `close` only (a replay-check of thousands of journals would copy the list once per journal)."""
 
-    def __init__(self, path: Path, *, publish: bool = True) -> None:
+    def __init__(self, path: Path, *, publish: bool = True, results_dir: Path | None = None) -> None:
         self.path = path
         """The results file."""
+        self.results_dir = results_dir
+        """The command's results folder (--results-dir), where what it keeps beside its records goes; None:
+        the default one."""
         self.publish = publish
         """Every `add` replaces the results file (else `close` does, once)."""
         self.added = 0
@@ -62,7 +65,7 @@ class RecordSink:
     @classmethod
     def at(cls, path: Path | None, *, results_dir: Path, stem: str, publish: bool = True) -> RecordSink:
         """The sink of `path`, or of RESULTS_DIR/STEM-TIME-PID.json when no file was given."""
-        return cls(path or default_records_path(results_dir, stem), publish=publish)
+        return cls(path or default_records_path(results_dir, stem), publish=publish, results_dir=results_dir)
 
     def __enter__(self) -> RecordSink:
         return self
