@@ -192,17 +192,18 @@ class Lab:
             return self.forkserver
         return server
 
+    # The clients are the engine's; a new one at each read, as the engine of each run has its own.
     @property
     def admin(self) -> AdminClient:
-        return AdminClient(self.server.admin_url)
+        return self.engine.admin
 
     @property
     def sql(self) -> SqlClient:
-        return sql_of(self.server)
+        return self.engine.sql
 
     @property
     def ingress(self) -> IngressClient:
-        return IngressClient(self.server.ingress_url)
+        return self.engine.ingress
 
     def __enter__(self) -> Lab:
         try:
@@ -216,7 +217,7 @@ class Lab:
             if self._stub is None:
                 self._stub = StubModel().start()
             self._forkserver.wait_ready()
-            self._poller = Poller(lambda: self.sql, self.cancelled)
+            self._poller = Poller(lambda: sql_of(self.server), self.cancelled)
         except BaseException:
             self.close()
             raise
