@@ -166,7 +166,7 @@ def _kill_at_moment(
         kill_at, up_at = _kill_and_restart(lab, stop, run, kills.restart_delay)
         callees = CalleeWatch(
             lambda: lab.sql.callees(invocation_id),
-            own=run.agent.uri,
+            agent=run.agent.uri,
             calls="Command: Call" in clean.journal,
         )
         try:
@@ -405,6 +405,21 @@ class _Seen:
     """Calls no turn of the script answers."""
 
 
+def _undecided_because(run: SweepRun, point: CrashPoint, seen: _Seen, held: int, never: str) -> str:
+    """Why the point has no verdict ("" when it has one): its kill missed the moment, its run never reached
+    it, or its replay could not finish."""
+    not_placed = why_not_placed(point, seen.journal, seen.journal_at_kill, held)
+    if never:
+        return f"its run never reached the moment ({never})"
+    stuck = run.resolver.waiting_on_nothing() if seen.status != "completed" else None
+    if stuck is not None:
+        # Its replay sits on a wait the sweep could not resolve: no verdict on what it would have paid.
+        return "; ".join(filter(None, [not_placed, f"its run could not finish: it waits for {stuck}"]))
+    if run.cannot_settle is not None and seen.status != "completed":
+        return "; ".join(filter(None, [not_placed, f"its run could not finish: {run.cannot_settle}"]))
+    return not_placed
+
+
 def _point_result(
     run: SweepRun,
     script_name: str,
@@ -425,15 +440,7 @@ def _point_result(
     tools = run.lane.tool_runs()
     at_kill = calls_at_kill(calls, kill.at, clean)
     steps = run.steps()
-    not_placed = why_not_placed(point, journal, journal_at_kill, at_kill.held)
-    stuck = run.resolver.waiting_on_nothing() if status != "completed" else None
-    if never:
-        not_placed = f"its run never reached the moment ({never})"
-    elif stuck is not None:
-        # Its replay sits on a wait the sweep could not resolve: no verdict on what it would have paid.
-        not_placed = "; ".join(filter(None, [not_placed, f"its run could not finish: it waits for {stuck}"]))
-    elif run.cannot_settle is not None and status != "completed":
-        not_placed = "; ".join(filter(None, [not_placed, f"its run could not finish: {run.cannot_settle}"]))
+    not_placed = _undecided_because(run, point, seen, at_kill.held, never)
     paid = bill(calls, run.price_model)
     service, handler, input = run.target.recorded_as()
     return PointResult(
