@@ -37,7 +37,7 @@ def looks(watch: CalleeWatch, n: int) -> list[bool]:
 
 
 def test_a_paused_callee_is_said_at_the_first_look() -> None:
-    watch = CalleeWatch(lambda: [row("paused", "boom\nmore")], own="http://127.0.0.1:1", calls=True)
+    watch = CalleeWatch(lambda: [row("paused", "boom\nmore")], agent="http://127.0.0.1:1", calls=True)
     assert looks(watch, 1) == [True]
     assert (
         watch.why == "the call to Rates/rate (inv_callee) it waits on is paused (its retries given up): boom"
@@ -46,7 +46,7 @@ def test_a_paused_callee_is_said_at_the_first_look() -> None:
 
 def test_a_callee_whose_deployment_is_gone_is_said_at_the_second_look(free_port: int) -> None:
     failure = f"[500 Internal] error when calling 'http://127.0.0.1:{free_port}/': Connection refused"
-    watch = CalleeWatch(lambda: [row("backing-off", failure)], own="http://127.0.0.1:1", calls=True)
+    watch = CalleeWatch(lambda: [row("backing-off", failure)], agent="http://127.0.0.1:1", calls=True)
     assert looks(watch, 2) == [False, True]
     assert watch.why is not None and "cannot run, nothing serves it any more" in watch.why
 
@@ -54,14 +54,14 @@ def test_a_callee_whose_deployment_is_gone_is_said_at_the_second_look(free_port:
 def test_the_points_own_agent_down_for_its_restart_is_waited_for(free_port: int) -> None:
     failure = f"error when calling 'http://127.0.0.1:{free_port}/': Connection refused"
     watch = CalleeWatch(
-        lambda: [row("backing-off", failure)], own=f"http://127.0.0.1:{free_port}", calls=True
+        lambda: [row("backing-off", failure)], agent=f"http://127.0.0.1:{free_port}", calls=True
     )
     assert looks(watch, 3) == [False, False, False]
 
 
 def test_a_callee_failing_in_its_own_code_is_waited_for() -> None:
     watch = CalleeWatch(
-        lambda: [row("backing-off", "ValueError: no rate")], own="http://127.0.0.1:1", calls=True
+        lambda: [row("backing-off", "ValueError: no rate")], agent="http://127.0.0.1:1", calls=True
     )
     assert looks(watch, 3) == [False, False, False]
 
@@ -70,7 +70,7 @@ def test_a_handler_that_made_no_call_asks_nothing() -> None:
     def callees() -> list[InvocationRow]:
         raise AssertionError("queried")
 
-    assert looks(CalleeWatch(callees, own="http://127.0.0.1:1", calls=False), 2) == [False, False]
+    assert looks(CalleeWatch(callees, agent="http://127.0.0.1:1", calls=False), 2) == [False, False]
 
 
 class Closing:

@@ -25,7 +25,9 @@ class StepLog:
         self.gates = frozenset(g for g in (gate or "").split(",") if g)
         self.tree = tree
         self._counts: dict[tuple[str, str], int] = {}
-        self._own: dict[tuple[str, str], int] = {}
+        """Per (filed invocation, kind): the number a line has in the log (a tree's count)."""
+        self._per_invocation: dict[tuple[str, str], int] = {}
+        """Per (invocation, kind): the count a gate names (a callee's own, whatever its tree does)."""
         self._lock = threading.Lock()
 
     def _filed(self, invocation: str) -> tuple[str, dict[str, str | bool]]:
@@ -43,9 +45,9 @@ class StepLog:
         with self._lock:
             n = self._counts.get((key, kind), 0) + 1
             self._counts[(key, kind)] = n
-            own = self._own.get((invocation, kind), 0) + 1
-            self._own[(invocation, kind)] = own
-        return n, f"{place}/{kind}:{own}" if place else f"{kind}:{own}"
+            its = self._per_invocation.get((invocation, kind), 0) + 1
+            self._per_invocation[(invocation, kind)] = its
+        return n, f"{place}/{kind}:{its}" if place else f"{kind}:{its}"
 
     def write(self, invocation: str, event: str, **fields: Any) -> None:
         filed, extra = self._filed(invocation)

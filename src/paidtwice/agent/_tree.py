@@ -69,49 +69,50 @@ class Tree:
         return f"{code}/{handler.name}"
 
     def place(self, ctx: Any) -> tuple[str, str, str]:
-        """(root, own invocation, SERVICE/HANDLER) of the invocation `ctx` serves."""
+        """(root, invocation, SERVICE/HANDLER) of the invocation `ctx` serves."""
         request = ctx.request()
-        own: str = request.id
-        if own not in self.roots:
+        invocation: str = request.id
+        if invocation not in self.roots:
             headers = {str(k).lower(): str(v) for k, v in (request.headers or {}).items()}
-            root, *words = (headers.get(ROOT_HEADER) or own).split()
+            root, *words = (headers.get(ROOT_HEADER) or invocation).split()
             if words and words[-1] == _SENT:
                 words.pop()
-                self.sent.add(own)
+                self.sent.add(invocation)
             if words:
-                self.places[own] = words[0]
-            self.roots[own] = (root, self.handler_of(ctx))
-        root, handler = self.roots[own]
-        return root, own, handler
+                self.places[invocation] = words[0]
+            self.roots[invocation] = (root, self.handler_of(ctx))
+        root, handler = self.roots[invocation]
+        return root, invocation, handler
 
-    def place_of(self, own: str) -> tuple[str, str, str] | None:
-        """(root, own, SERVICE/HANDLER) of an invocation seen before (or served by the current context)."""
-        if own not in self.roots:
+    def place_of(self, invocation: str) -> tuple[str, str, str] | None:
+        """(root, invocation, SERVICE/HANDLER) of an invocation seen before (or served by the current
+        context)."""
+        if invocation not in self.roots:
             from restate.server_context import current_context
 
             try:
                 ctx = current_context()
             except LookupError:
                 ctx = None
-            if ctx is None or ctx.request().id != own:
+            if ctx is None or ctx.request().id != invocation:
                 return None
             return self.place(ctx)
-        root, handler = self.roots[own]
-        return root, own, handler
+        root, handler = self.roots[invocation]
+        return root, invocation, handler
 
-    def place_in_tree(self, own: str) -> str:
-        """Where `own` sits in its tree, the same in every run of it: "" for the root; for a callee, the
-        position in its caller's attempt of the call or send that started it, after its caller's place
+    def place_in_tree(self, invocation: str) -> str:
+        """Where `invocation` sits in its tree, the same in every run of it: "" for the root; for a callee,
+        the position in its caller's attempt of the call or send that started it, after its caller's place
         ("7", "7.2"). The code makes its calls in the same order in every run, whichever callee runs first."""
-        return self.places.get(own, "")
+        return self.places.get(invocation, "")
 
-    def fields(self, root: str, own: str, handler: str) -> dict[str, str | bool]:
-        """What a step-log line of `own` adds: nothing for the root, `by`, `handler` and `place` for a
+    def fields(self, root: str, invocation: str, handler: str) -> dict[str, str | bool]:
+        """What a step-log line of `invocation` adds: nothing for the root, `by`, `handler` and `place` for a
         callee (and `sent` for one a send started)."""
-        if own == root:
+        if invocation == root:
             return {}
-        sent = {"sent": True} if own in self.sent else {}
-        return {"by": own, "handler": handler, "place": self.place_in_tree(own), **sent}
+        sent = {"sent": True} if invocation in self.sent else {}
+        return {"by": invocation, "handler": handler, "place": self.place_in_tree(invocation), **sent}
 
     def follows(self, service: str) -> bool:
         """A call to `service` goes to this run's copy of it (a service of the app)."""
@@ -126,8 +127,8 @@ class Tree:
         served = self.follow.get(service)
         if served is None:
             return service, args, kwargs
-        root, own, _ = self.place(ctx)
-        caller = self.place_in_tree(own)
+        root, invocation, _ = self.place(ctx)
+        caller = self.place_in_tree(invocation)
         words = [root, f"{caller}.{at}" if caller else str(at), *([_SENT] if sent else [])]
         ours = {ROOT_HEADER: " ".join(words)}
         if len(args) > 7:
@@ -136,7 +137,7 @@ class Tree:
             kwargs = {**kwargs, "headers": {**(kwargs.get("headers") or {}), **ours}}
         return served, args, kwargs
 
-    def is_callee(self, own: str) -> bool:
-        """`own` is an invocation of the tree other than its root."""
-        place = self.roots.get(own)
-        return place is not None and place[0] != own
+    def is_callee(self, invocation: str) -> bool:
+        """`invocation` is of the tree but not its root."""
+        place = self.roots.get(invocation)
+        return place is not None and place[0] != invocation

@@ -94,9 +94,9 @@ class CalleeWatch:
     paused (its retries given up), or retrying, twice in a row, against a deployment address nothing
     listens on that is not the run's own agent (which listens again after its restart)."""
 
-    def __init__(self, callees: Callable[[], Sequence[InvocationRow]], *, own: str, calls: bool) -> None:
+    def __init__(self, callees: Callable[[], Sequence[InvocationRow]], *, agent: str, calls: bool) -> None:
         self._callees = callees
-        self._own = own.rstrip("/").rsplit(":", 1)[-1]
+        self._agent_port = agent.rstrip("/").rsplit(":", 1)[-1]
         self._calls = calls
         """Only a handler whose clean run made a call waits on one; no other point pays the query."""
         self._next = 0.0
@@ -128,7 +128,7 @@ class CalleeWatch:
             return "is paused (its retries given up)" + (f": {failure}" if failure else "")
         if row.status != "backing-off":
             return None
-        ports = [port for port in _ADDRESS.findall(failure) if port != self._own]
+        ports = [port for port in _ADDRESS.findall(failure) if port != self._agent_port]
         if not ports or any(port_is_listening(int(port)) for port in ports):
             self._seen.discard(row.id)
             return None

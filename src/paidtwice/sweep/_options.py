@@ -74,7 +74,7 @@ class KillPlan:
     """Only the K-th of N shares of the crash points (every clean run is made: the points come from it)."""
     retries: int = DEFAULT_RETRIES
     """Times a point whose kill missed its moment (or whose agent never reached it) is run again, on an agent
-    and an invocation of its own, before the point is called not placed."""
+    and an invocation of its user_code, before the point is called not placed."""
 
     def check(self) -> None:
         if self.retries < 0:
@@ -102,14 +102,14 @@ class Answers:
     """With auto answers: once swept, each tool offered that no answer called gets a clean run per variation
     whose first turns call it first, and its points are swept too (`sweep --every-tool`)."""
 
-    def check(self, *, own: bool) -> RecordingScript | None:
-        """`UsageError` for options that do not go together; the recording script when recording. `own`: the
-        user's code, not the deck's agent."""
+    def check(self, *, user_code: bool) -> RecordingScript | None:
+        """`UsageError` for options that do not go together; the recording script when recording. `user_code`:
+        the user's code, not the deck's agent."""
         unknown = [name for name in self.variations if name not in VARIATIONS]
         if unknown or not self.variations:
             known = ", ".join(VARIATIONS)
             raise UsageError(f"unknown script {', '.join(unknown) or '(none)'} (known: {known})")
-        auto = own and (self.script is None or str(self.script) == AUTO)
+        auto = user_code and (self.script is None or str(self.script) == AUTO)
         if self.write_script is not None and not auto:
             raise UsageError(
                 "--write-script writes auto answers: it goes with --app or --cmd and no script file"
@@ -119,26 +119,26 @@ class Answers:
                 "--every-tool chooses auto answers that call each tool: it goes with --app or --cmd, "
                 "no script file and no recording"
             )
-        return self.recording(own=own, auto=auto)
+        return self.recording(user_code=user_code, auto=auto)
 
     def scripts(
-        self, *, own: bool, book: AutoBook, recording: RecordingScript | None
+        self, *, user_code: bool, book: AutoBook, recording: RecordingScript | None
     ) -> list[tuple[str, Script]]:
         """(variation, script) for each variation: the stub's named scripts for the deck's agent; for the
         user's code, the recording, or the script file's variation (auto answers without one)."""
-        if not own:
+        if not user_code:
             return [(name, script_by_name(name)) for name in self.variations]
         if recording is not None:
             return [(name, recording) for name in self.variations]
         return [(name, script_for(self.script, name, seed=self.seed, book=book)) for name in self.variations]
 
-    def recording(self, *, own: bool, auto: bool) -> RecordingScript | None:
+    def recording(self, *, user_code: bool, auto: bool) -> RecordingScript | None:
         """The recording script of a sweep that records (`upstream` and `record` given); None otherwise."""
         if self.upstream is None and self.record is None:
             return None
         if self.upstream is None or self.record is None:
             raise UsageError("recording needs both the file (--record FILE) and the model (--upstream URL)")
-        if not own or not auto:
+        if not user_code or not auto:
             raise UsageError("recording answers goes with --app or --cmd and no --script")
         if list(self.variations) != ["steady"]:
             raise UsageError(

@@ -212,14 +212,14 @@ def sweep(
     book = AutoBook()
     if isinstance(what, TargetSpec):
         user_code = what.user_code
-        recording = answers.check(own=user_code)
+        recording = answers.check(user_code=user_code)
         # The targets are checked (an app imported, a command asked what it serves) before a script is read.
         targets = what.build(seed=answers.seed)
     else:
         user_code = not what.deck_stub
-        recording = answers.check(own=user_code)
+        recording = answers.check(user_code=user_code)
         targets = [what]
-    scripts = answers.scripts(own=user_code, book=book, recording=recording)
+    scripts = answers.scripts(user_code=user_code, book=book, recording=recording)
     model.check()
     kills.check()
 
@@ -255,7 +255,7 @@ def record_answers(what: TargetSpec, *, upstream: str, record: Path, lab: Lab | 
     answers = Answers(variations=("steady",), upstream=upstream, record=record)
     if not what.user_code:
         raise UsageError("record the answers of an app (--app) or a command (--cmd)")
-    recording = answers.recording(own=True, auto=True)
+    recording = answers.recording(user_code=True, auto=True)
     assert recording is not None
     targets = what.build(seed=answers.seed)
 
