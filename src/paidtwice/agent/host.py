@@ -4,45 +4,12 @@
                                    [--step-log FILE] [--gate GATE] [--service-as OLD=NEW]
     python -m paidtwice.agent.host MODULE:APP --discover
 
-The app is the user's code, unchanged: MODULE:APP is that app object as given, whatever modules its
-services come from; MODULE alone is an app of every Restate service the module's globals hold (examples
-often build theirs only under `if __name__ == "__main__":`). `--discover` prints the app's own discovery
-manifest (what a Restate server reads at registration) and where each handler is defined, as JSON.
-
-With an attempt log the host reads each attempt's protocol frames on
-their way through (`paidtwice.agent._wire`) and logs its start, the server's count of failed attempts since
-the last progress, its first new command and its failure code: that is how the lab counts attempts,
-including those made while the agent was down, and mismatches, without sampling the server.
-It serves one process (no hypercorn workers), with HTTP/2 cleartext so the server streams.
-
-With a step log (`--step-log`, or env PAIDTWICE_STEP_LOG) the host also records, one JSON line each, what the
-handler does: every model request (`model_start`/`model_end`: a request to a chat-completions, responses or
-Anthropic Messages path, through httpx/httpx2 (openai, anthropic, litellm), aiohttp, or http.client (urllib,
-requests); `step` names the executed step it was made in, 0 if none, so calls in flight at once are told
-apart), every context operation (`op`: run, run_typed, sleep, a call or send of another handler, the
-state's get, set, clear, clear_all, state_keys, an awakeable or a Workflow promise made, read, resolved or
-rejected) and every real execution of a `ctx.run`/`ctx.run_typed` action (`step_start`/`step_end`; a step
-replayed from the journal does not execute, so it logs nothing).
-
-With a step log or without, every model request a handler makes carries the invocation it serves in the
-`x-paidtwice-invocation` header (added unless the request has one): the attempt's id, as the wire showed
-it (`paidtwice.agent._wire.attempt_invocation`). So the stub counts a user's calls per invocation, with many
-in flight at once in one process, the user's code unchanged.
-
-A gate (`--gate`, or env PAIDTWICE_GATE) stops the handler for good at one moment, after logging a `gate`
-line, so a sweep can kill the process exactly there: `model:N:before`, `model:N:after` (the N-th model
-request of an invocation), `op:N:before` (the N-th context operation; a callee of a tree is held at its next
-flush instead, its caller going on), `step:N:before`, `step:N:inside` (the N-th executed step, before or
-after its execution started). In a tree (`_tree`), N counts the invocation's own, and a callee's gate
-starts with its place in the tree (`7/step:1:before`: the first step of the callee that the call at
-position 7 of the root's attempt started), so it names the same moment whichever order callees run in.
-Several gates, comma-separated, stop each of several branches in flight at once
-(`model:2:after,model:3:after`: both parallel answers came back).
-
-`--service-as OLD=NEW` serves service OLD under the name NEW, so several copies of one app can be
-registered on one server: renamed in the app's own endpoint (found in the SDK's ASGI closure, or under a
-middleware's `app`), so the app served is still the one named. With `--alone` the renamed services are the
-only ones served: a sweep point's agent, killed and then closed, never serves a service another run calls.
+The app is the user's code, unchanged (MODULE alone: every Restate service the module's globals hold);
+`--discover` prints its discovery manifest and where each handler is defined, as JSON. One process, HTTP/2
+cleartext so the server streams. The attempt log (each attempt read off the wire), the step log (the
+handler's model requests, context operations and executed steps), the gates (`model:N:before`, ...: where
+the handler is stopped for a sweep's kill), the invocation header on model requests and `--service-as`
+are described in docs/explanation/lab.md, "The agent host".
 """
 
 from __future__ import annotations

@@ -1,54 +1,17 @@
 """Script files: a user's own model answers, call by call, in JSON or TOML.
 
-    [[turn]]                                                 # answers the router's classification call
-    when = "select the most appropriate support team"        # a regex, searched in the last user message
+    [[turn]]
+    when = "select the most appropriate support team"   # answers the calls whose last user message matches
     text = "<selection>billing</selection>"
 
-    [[turn]]                                                 # answers the specialist, by its system prompt
-    when_system = "billing support"
-    position = 1                                             # ... when it is its conversation's first turn
-    text = "Let me look up your invoice."
-    tool = "invoice"
-
-    [[turn]]                                                 # the specialist after the tool's result
-    when_system = "billing support"
-    position = 2
-    text = "Your refund is on its way."
-
-    [[turn]]                                                 # no `when`: the conversation's first turn
+    [[turn]]                                            # no `when`: the conversation's first turn
     text = "I'll convert that first."
     tool = "convert"
     arguments = { amount = 100, source = "EUR", target = "USD" }
-    drift = ["Converting now.", "One moment, converting."]   # drifting: other words on each ask
-    changed = { text = "About 108 USD." }                    # changed: the answer from the 2nd ask on
-    usage = { prompt_tokens = 1200, completion_tokens = 40 } # optional: the tokens this turn reports
-    # parallel = [{ tool = "convert", arguments = { amount = 5, source = "EUR", target = "GBP" } }]
-    #                                                        # optional: more tools called in the same answer
-    # errors = [{ status = 429, retry_after = 2 }, { status = 500 }, { timeout = 30 }]
-    #                                                        # optional: HTTP errors for the first asks
 
-    [[turn]]                                                 # no `when`: the conversation's second turn
-    text = "100 EUR is 108.00 USD."
-
-A turn with `when` (a regular expression searched in the request's last user message) or `when_system`
-(searched in its system prompt; both given, both must match) answers every call it matches, whatever the
-conversation's position, unless it also gives `position` (the conversation's turn it answers: 1 for the
-first ask, 2 after the first tool result, ...), for a matched conversation with a tool loop. The turns
-without `when` or `when_system` answer by position: the n-th of them answers the
-conversation's n-th turn (turn 1: the question; turn 2: after the first tool result; ...). In a script of
-positional turns only, turns past the last one answer like the last, as before. Once a script matches by
-`when`, a call no turn answers is not given a default: the stub answers it with an error saying so, and the
-ledger records it. Two turns that match one call are an error too.
-
-"How often this turn was asked" counts per call: per turn that answered, and for a matched turn that answers
-several calls (one `when` for every worker), per call it answers, told apart by its last user message, system
-prompt and position. So each call has its own `changed`: asked again, it changes its mind. Each file
-gives three variations: `steady` (the same answer every time), `drifting` (the same decision in other words)
-and `changed` (from the second ask of a turn on, that turn's `changed` answer).
-
-A turn's `errors` answer its first asks, one each, before its answer: an HTTP status (with `Retry-After`
-from `retry_after`) or a `timeout` (the call held that long, then a 504). A top-level `[state]` table is the
-state a Virtual Object is given before each run of a sweep. The whole format: docs/reference/script-format.md.
+A turn with `when`/`when_system` answers every call it matches (with `position`, only that turn of the
+conversation); the others answer by position. Each file gives three variations (`steady`, `drifting`,
+`changed`), counted per call. The whole format, errors and state included: docs/reference/script-format.md.
 """
 
 from __future__ import annotations
