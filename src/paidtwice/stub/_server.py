@@ -346,32 +346,19 @@ class StubModel:
         hold = lane.script.hold_of(record.call)
         # A scripted timeout holds its call at least that long: a client that waits less gives up on it.
         wait = max(hold.seconds if hold is not None else lane.latency, record.answer.delay)
-        if record.call == lane.model_call_held:
-            began = time.monotonic()
-            await _caller_left_within(receive, None)
+        held = record.call == lane.model_call_held
+        began = time.monotonic()
+        # A held call is never answered: it ends when its caller leaves (killed); a slow one may end so too.
+        if (held or wait > 0) and await _caller_left_within(receive, None if held else wait):
             generated = (time.monotonic() - began) / wait if wait > 0 else 1.0
             self.ledger.close_model_call(slot, delivered=False, generated=generated)
             return
-        if wait > 0:
-            began = time.monotonic()
-            if await _caller_left_within(receive, wait):
-                generated = (time.monotonic() - began) / wait
-                self.ledger.close_model_call(slot, delivered=False, generated=generated)
-                return
         if lane.settle is not None:
             self.ledger.settle_model_call(slot)
             await lane.settle()
         self.ledger.reply_model_call(slot)
-        answer = record.answer
-        payload = _payload(api, request, messages, answer, turn, record.usage)
-        if answer.status == 200 and api == GEMINI and stream:
-            await _respond_events(send, gemini_stream(payload))
-        elif answer.status == 200 and api != GEMINI and wants_stream(request):
-            await _respond_events(send, stream_events(api, request, payload))
-        else:
-            after = answer.retry_after
-            retry = () if after is None else ((b"retry-after", f"{after:g}".encode()),)
-            await _respond(send, answer.status, payload, headers=retry)
+        payload = _payload(api, request, messages, record.answer, turn, record.usage)
+        await _send_answer(send, api, request, payload, record.answer, stream=stream)
         self.ledger.close_model_call(slot, delivered=True)
 
     async def _book(self, lane: Lane, invocation_id: str, key: str, receive: Receive, send: Send) -> None:
@@ -631,6 +618,20 @@ async def _read_body(receive: Receive) -> bytes | None:
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+async def _send_answer(
+    send: Send, api: str, request: Any, payload: dict[str, Any], answer: Answer, *, stream: bool
+) -> None:
+    """The answer as its API sends it: events when the request streams, else one body (with Retry-After)."""
+    if answer.status == 200 and api == GEMINI and stream:
+        await _respond_events(send, gemini_stream(payload))
+    elif answer.status == 200 and api != GEMINI and wants_stream(request):
+        await _respond_events(send, stream_events(api, request, payload))
+    else:
+        after = answer.retry_after
+        retry = () if after is None else ((b"retry-after", f"{after:g}".encode()),)
+        await _respond(send, answer.status, payload, headers=retry)
 
 
 async def _caller_left_within(receive: Receive, seconds: float | None) -> bool:
