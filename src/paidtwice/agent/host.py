@@ -404,16 +404,41 @@ def _instrument_context(log: StepLog) -> None:
         op(self, "sleep", str(kwargs.get("name") or ""))
         return original_sleep(self, *args, **kwargs)
 
-    def state(kind: str, original: Callable[..., Any]) -> Callable[..., Any]:
-        """ctx.get / set / clear / clear_all / state_keys: each one command in the journal (a get of a
-        Virtual Object's state, which the server sends with the invocation, is answered at once), so the
-        timeline counts the journal's entries right for an agent that keeps its conversation in state."""
+    for attribute, method in (
+        ("run", step(original_run)),
+        ("take_and_send_output", flush(Ctx.take_and_send_output)),
+        ("leave", flush(Ctx.leave)),
+        ("run_typed", step(original_run_typed)),
+        ("sleep", sleep),
+        ("do_raw_call", _raw_call(log, op, Ctx.do_raw_call)),
+        *(
+            (name, _state_op(op, name, getattr(Ctx, name)))
+            for name in ("get", "set", "clear", "clear_all", "state_keys")
+        ),
+    ):
+        setattr(Ctx, attribute, method)
+    _instrument_signals(op)
 
-        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-            op(self, kind, str(args[0]) if args and isinstance(args[0], str) else "")
-            return original(self, *args, **kwargs)
 
-        return call
+def _state_op(
+    op: Callable[..., tuple[str, int]], kind: str, original: Callable[..., Any]
+) -> Callable[..., Any]:
+    """ctx.get / set / clear / clear_all / state_keys: each one command in the journal (a get of a
+    Virtual Object's state, which the server sends with the invocation, is answered at once), so the
+    timeline counts the journal's entries right for an agent that keeps its conversation in state."""
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        op(self, kind, str(args[0]) if args and isinstance(args[0], str) else "")
+        return original(self, *args, **kwargs)
+
+    return call
+
+
+def _instrument_signals(op: Callable[..., tuple[str, int]]) -> None:
+    """Awakeables and a Workflow's durable promises, each made, read, resolved or rejected, logged as a
+    context operation (`op`) so the lab can answer the waits and tell them from those the handler answers."""
+    from restate.server_context import ServerDurablePromise
+    from restate.server_context import ServerInvocationContext as Ctx
 
     def completes(kind: str, original: Callable[..., Any]) -> Callable[..., Any]:
         """ctx.resolve_awakeable / reject_awakeable: one command, sent with the next; the handler resolving
@@ -433,8 +458,6 @@ def _instrument_context(log: StepLog) -> None:
         made = original_awakeable(self, *args, **kwargs)
         op(self, "awakeable", made[0], schema=_schema_of(args, kwargs))
         return made
-
-    from restate.server_context import ServerDurablePromise
 
     original_value = ServerDurablePromise.value
 
@@ -457,22 +480,9 @@ def _instrument_context(log: StepLog) -> None:
     ServerDurablePromise.value = promise_value  # type: ignore[method-assign]
     ServerDurablePromise.resolve = promise_completes(ServerDurablePromise.resolve)  # type: ignore[method-assign]
     ServerDurablePromise.reject = promise_completes(ServerDurablePromise.reject)  # type: ignore[method-assign]
-    for attribute, method in (
-        ("run", step(original_run)),
-        ("awakeable", awakeable),
-        ("resolve_awakeable", completes("complete_awakeable", Ctx.resolve_awakeable)),
-        ("reject_awakeable", completes("complete_awakeable", Ctx.reject_awakeable)),
-        ("take_and_send_output", flush(Ctx.take_and_send_output)),
-        ("leave", flush(Ctx.leave)),
-        ("run_typed", step(original_run_typed)),
-        ("sleep", sleep),
-        ("do_raw_call", _raw_call(log, op, Ctx.do_raw_call)),
-        *(
-            (name, state(name, getattr(Ctx, name)))
-            for name in ("get", "set", "clear", "clear_all", "state_keys")
-        ),
-    ):
-        setattr(Ctx, attribute, method)
+    Ctx.awakeable = awakeable  # type: ignore[method-assign]
+    Ctx.resolve_awakeable = completes("complete_awakeable", Ctx.resolve_awakeable)  # type: ignore[method-assign]
+    Ctx.reject_awakeable = completes("complete_awakeable", Ctx.reject_awakeable)  # type: ignore[method-assign]
 
 
 def _schema_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
