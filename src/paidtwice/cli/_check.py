@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -105,17 +106,18 @@ def check(
                 ) from None
         if "sweep" in wanted and config.sweeps:
             writable(sink.path, "the sweeps' records")
+            stack.enter_context(sink)
             lab = stack.enter_context(open_check_lab(config))
             for outcome in run_sweeps(
                 config,
                 lab=lab,
                 shard=shard,
                 source=lambda entry: app_source(entry.app, entry.app_dir, root),
-                on_point=_progress,
+                on_point=functools.partial(_point_done, sink),
                 allow_undecided=allow_undecided,
             ):
                 outcomes.append(_echo(outcome))
-                # Each sweep's points on disk before the next sweep starts.
+                # Each point went to disk as it finished; once a sweep ends, its points in its order.
                 sink.replace([p for o in outcomes for p in o.points])
             sink.close()
             click.echo(f"every crash point's record: {sink.path}")
@@ -156,5 +158,7 @@ def _echo(outcome: Outcome) -> Outcome:
     return outcome
 
 
-def _progress(point: PointResult) -> None:
+def _point_done(sink: RecordSink, point: PointResult) -> None:
+    """A point as soon as it is measured: its record on disk, a line on stderr."""
+    sink.add(point)
     echo_err(f"  {point.mode}/{point.script} #{point.order} {point.crash_point}: {point.status}")
