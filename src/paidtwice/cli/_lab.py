@@ -19,6 +19,7 @@ from paidtwice.cli._options import (
     open_lab,
     output_width,
     price_model_option,
+    records_option,
     results_dir_option,
     save_journals_option,
     server_version_option,
@@ -115,10 +116,10 @@ def experiments_listing() -> str:
 
 @click.command("deck")
 @click.option("--only", "only", multiple=True, metavar="NAME", help="Run only these experiments.")
-@json_option(
-    "Where the full records are written, after each finished run (default: RESULTS_DIR/deck-TIME-PID.json)."
+@records_option(
+    "Where the full records are written, after each finished run (default: RESULTS_DIR/deck-TIME-PID.json).",
+    stem="deck",
 )
-@results_dir_option
 @click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
 @html_option
 @save_journals_option
@@ -128,8 +129,7 @@ def experiments_listing() -> str:
 @wide_option
 def deck(
     only: tuple[str, ...],
-    json_path: Path | None,
-    results_dir: Path,
+    sink: RecordSink,
     serial: bool,
     html_path: Path | None,
     save_journals: Path | None,
@@ -150,7 +150,6 @@ def deck(
         paidtwice deck --cluster 3
     """
     rows = _rows(only)
-    sink = RecordSink.at(json_path, results_dir=results_dir, stem="deck")
     check_outputs(sink.path, html_path, journals=save_journals)
     with errors():
         where = f"a {cluster}-node cluster of " if cluster > 1 else ""

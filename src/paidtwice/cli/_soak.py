@@ -17,10 +17,9 @@ from paidtwice.cli._options import (
     cluster_option,
     echo_err,
     html_option,
-    json_option,
     open_lab,
     price_model_option,
-    results_dir_option,
+    records_option,
     server_version_option,
     write_report,
 )
@@ -61,10 +60,11 @@ __all__ = ["soak"]
 )
 @target_options(command=False)
 @script_option(default=None)
-@json_option(
-    "Where the soak's record is written, also when Ctrl-C stops it (default: RESULTS_DIR/soak-TIME-PID.json)."
+@records_option(
+    "Where the soak's record is written, also when Ctrl-C stops it "
+    "(default: RESULTS_DIR/soak-TIME-PID.json).",
+    stem="soak",
 )
-@results_dir_option
 @html_option
 @server_version_option
 @price_model_option
@@ -77,8 +77,7 @@ def soak(
     node_kills: int,
     target: TargetSpec,
     script: str | None,
-    json_path: Path | None,
-    results_dir: Path,
+    sink: RecordSink,
     html_path: Path | None,
     server_version: str,
     price_model: str,
@@ -121,7 +120,6 @@ def soak(
     except UsageError as err:
         raise BadInput(str(err)) from None
     soaked, answers = _soaked(target, script)
-    sink = RecordSink.at(json_path, results_dir=results_dir, stem="soak")
     check_outputs(sink.path, html_path, what="the soak's record")
     progress = _show_progress if on_terminal else _log_progress
     with errors():
