@@ -272,24 +272,11 @@ def sweep(
     """
     chosen = answers.answers(target)
     check_outputs(sink.path, html_path, journals=save_journals)
-    with errors(), ExitStack() as stack:
-        lab = None
-        if save_journals is not None:
-            # The sweep's lab is ours, so its server still runs when each point's journal is captured.
-            priced = model.price_model or DEFAULT_PRICE_MODEL
-            lab = stack.enter_context(Lab(echo=echo_err, price_model=priced, cluster=cluster))
-        stack.enter_context(sink)
-        on_point = _point_done(sink, save_journals, lab)
-        # A command that cannot be swept leaves its log beside the records.
-        target = dataclasses.replace(target, results_dir=sink.results_dir)
-        matrices = run_sweep(
-            target, answers=chosen, model=model, kills=kills, lab=lab, cluster=cluster, on_point=on_point
+    with errors():
+        matrices = _swept(
+            target, chosen, model, kills, sink, journals=save_journals, cluster=cluster, check=check
         )
-        points = [p for m in matrices for p in m.points]
-        if check and not points:
-            raise BadInput("; ".join(_unswept(matrices)) or "--check found no crash point to check")
-        # The points as the matrices order them (they were added as each finished).
-        sink.replace(points)
+    points = [p for m in matrices for p in m.points]
     status = _print_sweep(
         matrices,
         json_path=sink.path,
@@ -302,6 +289,39 @@ def sweep(
     )
     _emit_ci(outputs, target, points, allow_undecided=allow_undecided)
     sys.exit(status)
+
+
+def _swept(
+    target: TargetSpec,
+    answers: Answers,
+    model: ModelStub,
+    kills: KillPlan,
+    sink: RecordSink,
+    *,
+    journals: Path | None,
+    cluster: int,
+    check: bool,
+) -> list[SweepMatrix]:
+    """The sweep's matrices, each point's record on disk (and its journals saved) as soon as it finished,
+    then all of them in the matrices' order."""
+    with ExitStack() as stack:
+        lab = None
+        if journals is not None:
+            # The sweep's lab is ours, so its server still runs when each point's journal is captured.
+            priced = model.price_model or DEFAULT_PRICE_MODEL
+            lab = stack.enter_context(Lab(echo=echo_err, price_model=priced, cluster=cluster))
+        stack.enter_context(sink)
+        on_point = _point_done(sink, journals, lab)
+        # A command that cannot be swept leaves its log beside the records.
+        target = dataclasses.replace(target, results_dir=sink.results_dir)
+        matrices = run_sweep(
+            target, answers=answers, model=model, kills=kills, lab=lab, cluster=cluster, on_point=on_point
+        )
+        points = [p for m in matrices for p in m.points]
+        if check and not points:
+            raise BadInput("; ".join(_unswept(matrices)) or "--check found no crash point to check")
+        sink.replace(points)
+    return matrices
 
 
 def _emit_ci(
