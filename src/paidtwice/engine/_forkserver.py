@@ -26,8 +26,9 @@ thread's work is gone. So a fork server forks only while it runs no thread but i
 refuses, says why, and the lab starts that process as a new interpreter (`ForkRefused`).
 
 Wire: a SOCK_SEQPACKET socket pair. The fork server sends `{"ready": true}` once its imports are done.
-A request is `{"module", "args", "env", "cwd"}` (and `"serve": true` for a fork server, whose args are its
-preload) with two file descriptors (the child's stdin, and its log for stdout and stderr). The answer is
+A request is `{"module", "args", "env", "cwd", "pass_fds"}` (and `"serve": true` for a fork server, whose args
+are its preload) with the child's stdin, its log for stdout and stderr, then one descriptor for each number of
+`pass_fds`, which the child gets at that number (as a plain start's `pass_fds` keeps it). The answer is
 `{"pid"}` with the child's pidfd, `{"pid", "exited": true}` if the child was already gone, or
 `{"refused": WHY}` if it did not fork.
 """
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import importlib
 import json
 import os
@@ -57,6 +59,8 @@ from paidtwice.engine._startup import load_timeout, too_slow
 __all__ = ["ForkRefused", "ForkServer", "ForkedChild"]
 
 _MAX_MESSAGE = 1 << 20
+_MAX_FDS = 8
+"""Descriptors a request may carry: stdin, the log, and a few the child inherits."""
 
 
 class ForkRefused(ServerStartError):
@@ -207,15 +211,29 @@ class ForkServer:
             self._ready = True
 
     def spawn(
-        self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | None, log_fd: int, stdin: bool
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: Path | None,
+        log_fd: int,
+        stdin: bool,
+        pass_fds: Sequence[int] = (),
     ) -> ForkedChild:
-        """Fork `argv` (which must read `PYTHON -m MODULE ARGS...`) with this environment and directory."""
+        """Fork `argv` (which must read `PYTHON -m MODULE ARGS...`) with this environment and directory; the
+        child inherits `pass_fds` at their numbers."""
         if len(argv) < 3 or argv[1] != "-m":
             raise ValueError(f"the fork server runs only `python -m MODULE ...`, not {list(argv)!r}")
         stdin_read, stdin_write = os.pipe() if stdin else (os.open(os.devnull, os.O_RDONLY), -1)
-        request = {"module": argv[2], "args": list(argv[3:]), "env": dict(env), "cwd": str(cwd or "")}
+        request = {
+            "module": argv[2],
+            "args": list(argv[3:]),
+            "env": dict(env),
+            "cwd": str(cwd or ""),
+            "pass_fds": list(pass_fds),
+        }
         try:
-            answer, fds = self._request(request, stdin_read, log_fd)
+            answer, fds = self._request(request, stdin_read, log_fd, *pass_fds)
         except BaseException:
             if stdin_write >= 0:
                 os.close(stdin_write)
@@ -226,7 +244,7 @@ class ForkServer:
         return ForkedChild(int(answer["pid"]), fds[0] if fds else None, writer)
 
     def _request(
-        self, request: dict[str, Any], stdin_fd: int, log_fd: int
+        self, request: dict[str, Any], stdin_fd: int, log_fd: int, *passed: int
     ) -> tuple[dict[str, Any], list[int]]:
         what = f"forking {request['module']}"
         with self._lock:
@@ -234,7 +252,7 @@ class ForkServer:
             assert self._socket is not None
             self._socket.settimeout(load_timeout())
             try:
-                socket.send_fds(self._socket, [json.dumps(request).encode()], [stdin_fd, log_fd])
+                socket.send_fds(self._socket, [json.dumps(request).encode()], [stdin_fd, log_fd, *passed])
             except OSError as err:
                 raise self._failed(what, err) from None
             answer, fds = self._receive(what, timeout=load_timeout())
@@ -278,12 +296,13 @@ def _child(channel: socket.socket, parent: int, request: dict[str, Any], fds: li
         if os.getppid() != parent:
             os._exit(1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        stdin, log = fds
+        stdin, log, *passed = fds
         os.dup2(stdin, 0)
         os.dup2(log, 1)
         os.dup2(log, 2)
         os.close(stdin)
         os.close(log)
+        _pass_fds(passed, request.get("pass_fds", []))
         os.environ.clear()
         os.environ.update(request["env"])
         if request["cwd"]:
@@ -309,12 +328,24 @@ def _child(channel: socket.socket, parent: int, request: dict[str, Any], fds: li
         os._exit(code)
 
 
+def _pass_fds(received: list[int], numbers: list[int]) -> None:
+    """Put each descriptor received at the number the lab asked for, inheritable, and close the rest."""
+    # Moved above every number asked for first, so that no dup2 lands on a descriptor still to be moved.
+    floor = max([*numbers, *received, 2]) + 1
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, floor) for fd in received]
+    for fd in received:
+        os.close(fd)
+    for fd, number in zip(moved, numbers, strict=True):
+        os.dup2(fd, number)
+        os.close(fd)
+
+
 def _serve(channel: socket.socket) -> None:
     parent = os.getpid()
     channel.send(json.dumps({"ready": True}).encode())
     while True:
         try:
-            data, fds, _flags, _address = socket.recv_fds(channel, _MAX_MESSAGE, 2)
+            data, fds, _flags, _address = socket.recv_fds(channel, _MAX_MESSAGE, _MAX_FDS)
         except OSError:
             return
         if not data:

@@ -142,7 +142,7 @@ class Process:
         self.stdin_pipe = stdin_pipe
         """Give the process a pipe on stdin, for `send_line()`."""
         self.pass_fds = list(pass_fds)
-        """File descriptors the child inherits (a plain start only)."""
+        """File descriptors the child inherits, at their numbers."""
         self.forkserver = forkserver
         """Fork the process from this fork server (argv must read `PYTHON -m MODULE ...`) instead of
         starting a new interpreter."""
@@ -200,6 +200,7 @@ class Process:
                 cwd=self.cwd,
                 log_fd=log.fileno(),
                 stdin=self.stdin_pipe,
+                pass_fds=self.pass_fds,
             )
         except ForkRefused as refused:
             _log.debug("%s started as a new interpreter, not forked: %s", self.name, refused)
