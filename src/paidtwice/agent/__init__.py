@@ -34,6 +34,7 @@ if _typing.TYPE_CHECKING:
         CLEAN_JOURNALED_JOURNAL,
         CLEAN_NAIVE_JOURNAL,
         DECK_AGENT,
+        DECK_RETRY,
         QUESTION,
         AgentMode,
     )
@@ -93,7 +94,14 @@ _LAZY = {
         "paidtwice.agent._env",
     ),
     **dict.fromkeys(
-        ("CLEAN_JOURNALED_JOURNAL", "CLEAN_NAIVE_JOURNAL", "DECK_AGENT", "QUESTION", "AgentMode"),
+        (
+            "CLEAN_JOURNALED_JOURNAL",
+            "CLEAN_NAIVE_JOURNAL",
+            "DECK_AGENT",
+            "DECK_RETRY",
+            "QUESTION",
+            "AgentMode",
+        ),
         "paidtwice.agent._deck",
     ),
     **dict.fromkeys(("framework_preload", "preload_enabled", "preload_env"), "paidtwice.agent._preload"),
@@ -122,6 +130,7 @@ __all__ = [
     "CLEAN_JOURNALED_JOURNAL",
     "CLEAN_NAIVE_JOURNAL",
     "DECK_AGENT",
+    "DECK_RETRY",
     "END",
     "ERROR",
     "EXPLICIT_RECOVERY",

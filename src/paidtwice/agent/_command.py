@@ -248,9 +248,10 @@ class CommandHost(LeasedAgent):
             error=error,
         )
 
-    def kill(self, *, listen_after: float | None = None) -> float:
+    def kill(self, *, listen_after: float | None = None, refuse: int = 0) -> float:
         """SIGKILL the command's group; returns when it was sent. With `listen_after`, the replacement is
-        started at once (on a port of its own) to be up that many seconds after the kill."""
+        started at once (on a port of its own) to be up that many seconds after the kill. `refuse` is not
+        counted here: the proxy lets the replacement be reached on the clock alone."""
         at = time.time()
         if self._process is not None:
             self._process.kill()

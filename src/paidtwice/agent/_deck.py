@@ -4,14 +4,33 @@ Nothing here imports the agent's SDK."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["CLEAN_JOURNALED_JOURNAL", "CLEAN_NAIVE_JOURNAL", "DECK_AGENT", "QUESTION", "AgentMode"]
+__all__ = [
+    "CLEAN_JOURNALED_JOURNAL",
+    "CLEAN_NAIVE_JOURNAL",
+    "DECK_AGENT",
+    "DECK_RETRY",
+    "QUESTION",
+    "AgentMode",
+]
 
 DECK_AGENT = "paidtwice.agent.weather:app"
 """The deck's agent, as MODULE:APP."""
 QUESTION = "What should I wear in Paris today?"
 """What every deck run asks it."""
+DECK_RETRY: dict[str, Any] = {
+    "max_attempts": 20,
+    "on_max_attempts": "pause",
+    "initial_interval_s": 0.2,
+    "max_interval_s": 2.0,
+    "exponentiation_factor": 2.0,
+}
+"""The agent's retry policy unless a row sets its own, in the form of PAIDTWICE_RETRY_POLICY: 20 attempts (the
+first included), then pause; the backoff doubles from 200 ms up to 2 s, so that the retries made while the
+agent is down are told apart by the restart delay: Restate adds up to 30% jitter to each interval, and with
+these intervals the windows in which the first five retries can land are apart by at least 0.3 s, room for a
+busy server's late timers."""
 
 AgentMode = Literal["naive", "journaled"]
 """How the deck's agents call the model: outside the journal, or journaled with ctx.run."""

@@ -1,8 +1,11 @@
 """An agent process the lab owns: a user's app (or the deck's agent) served by `paidtwice.agent.host`.
 
-It keeps its port across restarts, so Restate's deployment URI stays valid. `prepare()` starts a replacement
-that loads the app but keeps its port closed; `go()` opens it. The lab uses the two to make a restart's down
-time exactly the experiment's restart delay, not the delay plus Python's import time.
+It keeps its port across restarts, so Restate's deployment URI stays valid: the lab binds the port's listening
+socket and every process of the agent inherits it. `prepare()` starts a replacement that loads the app but
+does not accept yet; `go()` lets it serve. The lab uses the two to make a restart's down time exactly the
+experiment's restart delay, not the delay plus Python's import time. From a kill to that moment the
+replacement resets every connection the server opens (`paidtwice.agent._go`): to Restate the agent is down,
+as with the port closed, and the socket never waits for the killed process to let go of it.
 
 Given the lab's fork server, each process is forked from one that has imported `AGENT_PRELOAD` already, so
 starting an agent costs a fork and the app's own import, not the SDK's and the web server's.
@@ -10,7 +13,9 @@ starting an agent costs a fork and the app's own import, not the SDK's and the w
 
 from __future__ import annotations
 
+import errno
 import json
+import socket
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +25,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from paidtwice._exceptions import PaidtwiceError, ServerStartError
-from paidtwice.agent._wire import HOLD_PAUSE
+from paidtwice.agent._go import go_line
 from paidtwice.engine import (
     HOST,
     ForkServer,
@@ -31,6 +36,7 @@ from paidtwice.engine import (
     loaded_in,
     too_slow,
     wait_for_load,
+    wait_port_free,
     wait_until,
 )
 
@@ -249,7 +255,9 @@ class AgentHost(LeasedAgent):
         self._pending: list[tuple[Process, Path]] = []
         self._spawned: dict[Path, float] = {}
         """When each pending process was started (wall clock), by its ready file: its load is measured."""
-        """Processes loading (or loaded) but not serving yet, oldest first, with their ready files."""
+        self._listener: socket.socket | None = None
+        """The port's listening socket, which every process of the agent inherits; None until a process is
+        started, and again once a kill left no process to turn the server's connections away."""
 
     @property
     def attempt_log(self) -> Path:
@@ -279,17 +287,21 @@ class AgentHost(LeasedAgent):
             "--ready-file",
             str(ready),
         ]
+        if self._listener is None:
+            self._listener = _listen(self.port)
+        listen_fd = self._listener.fileno()
+        argv += ["--listen-fd", str(listen_fd)]
         spawned = time.time()
         process = Process(
             argv,
             name=f"{self.name} on :{self.port}",
             env=self.env,
             log_path=self.log_path,
-            ports=[self.port],
             cwd=self.cwd,
             stdin_pipe=True,
+            pass_fds=[listen_fd],
             forkserver=self.forkserver,
-            # A replacement is prepared while the old process still serves the port; it binds only on go().
+            # A replacement is prepared while the old process still serves the port; it accepts only on go().
         ).start(ports_free=False)
         self._pending.append((process, ready))
         self._spawned[ready] = spawned
@@ -327,14 +339,14 @@ class AgentHost(LeasedAgent):
         self.release(at, hold_pause=hold_pause)
         return self.wait_up()
 
-    def release(self, at: float | None = None, *, hold_pause: bool = False) -> None:
-        """Tell the prepared process to open its port, at wall-clock time `at` if given; do not wait."""
+    def release(self, at: float | None = None, *, hold_pause: bool = False, refuse: int = 0) -> None:
+        """Tell the prepared process to serve from wall-clock time `at` if given (else now), once it has
+        reset `refuse` connections; do not wait."""
         self.wait_ready()
         if self._process is not None and self._process.alive():
             raise RuntimeError(f"{self.name}: the old process still serves port {self.port}")
         self._process, self._ready = self._pending.pop(0)
-        words = ["now" if at is None else repr(at), *([HOLD_PAUSE] if hold_pause else [])]
-        self._process.send_line(" ".join(words))
+        self._process.send_line(go_line(at, hold_pause=hold_pause, refuse=refuse))
 
     def wait_up(self) -> float:
         """Block until the released process listens; returns the time it started listening."""
@@ -359,21 +371,27 @@ class AgentHost(LeasedAgent):
         )
         return listening[0]
 
-    def kill(self, *, listen_after: float | None = None) -> float:
+    def kill(self, *, listen_after: float | None = None, refuse: int = 0) -> float:
         """SIGKILL the serving process's group; returns when it was sent. The port stays leased.
 
-        With `listen_after`, the prepared replacement is told, as soon as the signal is sent, to listen that
-        many seconds after it (binding once the port is free): the lab's confirmation that the group is
-        gone, slow on a busy machine, is then no part of the down time."""
+        With `listen_after`, the prepared replacement is told, as soon as the signal is sent, to serve that
+        many seconds after it and once it has reset `refuse` connections (the retries the down time stands
+        for): the lab's confirmation that the group is gone, slow on a busy machine, is then no part of the
+        down time. Without, a prepared replacement resets connections until it is released; with none
+        prepared, the port is closed once the group is gone."""
         at = time.time()
         process, self._process = self._process, None
         if process is not None:
             process.send_kill()
         if listen_after is not None:
-            self.release(at + listen_after)
+            self.release(at + listen_after, refuse=refuse)
+        elif self._pending:
+            self._pending[0][0].send_line(go_line(None, hold=True))
+        elif self._listener is not None:
+            self._listener.close()
+            self._listener = None
         if process is not None:
-            # The group is confirmed gone; the port may already be the replacement's.
-            process.kill(ports_free=listen_after is None)
+            process.kill()
         return at
 
     def alive(self) -> bool:
@@ -402,12 +420,37 @@ class AgentHost(LeasedAgent):
 
     def close(self) -> None:
         try:
-            # The serving process first: a prepared replacement never bound the port, so its kill checks
-            # that the port is free only once the process that did bind it is gone.
             for process in (self._process, *(p for p, _ in self._pending)):
                 if process is not None:
                     process.kill()
+            if self._listener is not None:
+                self._listener.close()
+                self._listener = None
+                if not wait_port_free(self.port, timeout=5.0):
+                    raise ServerStartError(f"{self.name} was closed but port {self.port} is still taken")
         finally:
             self._pending = []
             self._process = None
             self._lease.release()
+
+
+_BIND_TIMEOUT = 10.0
+"""Seconds the lab waits for the agent's port to be free to bind it (a killed process may still hold it)."""
+
+
+def _listen(port: int) -> socket.socket:
+    """The agent's listening socket on `port`, inheritable by its processes."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    deadline = time.monotonic() + _BIND_TIMEOUT
+    while True:
+        try:
+            sock.bind((HOST, port))
+            break
+        except OSError as err:
+            if err.errno != errno.EADDRINUSE or time.monotonic() > deadline:
+                sock.close()
+                raise ServerStartError(f"the agent's port {port} could not be bound: {err}") from err
+            time.sleep(0.005)
+    sock.listen(1024)
+    return sock

@@ -47,9 +47,10 @@ from paidtwice.agent._app import (
     served,
 )
 from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_ALONE, SERVICE_AS, STEP_LOG
+from paidtwice.agent._go import Go, Lines, turn_away
 from paidtwice.agent._step_log import StepLog
 from paidtwice.agent._tree import TREE, Tree, tree_renames
-from paidtwice.agent._wire import HOLD_PAUSE, AttemptWire, asked_model, attempt_invocation, attempt_position
+from paidtwice.agent._wire import AttemptWire, asked_model, attempt_invocation, attempt_position
 
 __all__ = ["APP_LINE", "explicit_handlers", "main"]
 
@@ -551,6 +552,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--ready-file", help="created once the app is loaded (with --wait-for-go)")
     parser.add_argument(
+        "--listen-fd",
+        type=int,
+        help="serve on this inherited listening socket (the lab's, bound to --port) instead of binding one",
+    )
+    parser.add_argument(
         "--step-log",
         default=os.environ.get(STEP_LOG) or None,
         help="file that gets one JSON line per model request, context operation and step execution",
@@ -622,20 +628,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.ready_file:
         with open(args.ready_file, "w") as ready:
             ready.write(f"loaded {os.getpid()}\n")
+    listener = socket.socket(fileno=args.listen_fd) if args.listen_fd is not None else None
     if args.wait_for_go:
-        # A restart's start-up cost (imports) is paid while the agent is still down; the port opens at the
-        # moment the lab says, so the down time is the experiment's, not Python's. The line may name that
-        # moment (a wall-clock time, else "now"): this idle process keeps it better than a busy lab would.
+        # A restart's start-up cost (imports) is paid while the agent is still down; the process serves from
+        # the moment the lab says, so the down time is the experiment's, not Python's, and only once the
+        # connections it stands for were turned away (`paidtwice.agent._go`). This idle process keeps the
+        # moment better than a busy lab would.
+        lines, go = Lines(sys.stdin.fileno()), Go()
+        for words in lines.wait():
+            go.read(words)
+        sock = listener or _listen(args.port)
+        serving_at = turn_away(sock, lines, go)
         # It may add `hold-pause`: the moment the lab will kill in is the pause, held open (`AttemptWire`).
-        words = sys.stdin.readline().split()
-        if words and words[0] != "now":
-            time.sleep(max(0.0, float(words[0]) - time.time()))
-        app.hold_pause = HOLD_PAUSE in words[1:]
-    sock = _listen(args.port)
+        app.hold_pause = go.hold_pause
+    else:
+        sock = listener or _listen(args.port)
+        serving_at = time.time()
     if args.ready_file:
         # The moment the agent is up for the server, for the lab's down time: no polling of the port.
         with open(args.ready_file, "a") as ready:
-            ready.write(f"listening {time.time()!r}\n")
+            ready.write(f"listening {serving_at!r}\n")
     asyncio.run(_serve(app, sock))
     return 0
 

@@ -29,6 +29,8 @@ import httpx2
 import restate
 from restate._preview import explicit_recovery
 
+from paidtwice.agent._deck import DECK_RETRY
+
 MODEL_URL = os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
 TOOLS_URL = os.environ.get("PAIDTWICE_TOOLS_URL", "http://127.0.0.1:8000/tools")
 JOURNALED = os.environ.get("PAIDTWICE_AGENT_MODE", "naive") == "journaled"
@@ -36,17 +38,20 @@ RATE_LIMIT_PAUSE = timedelta(seconds=float(os.environ.get("PAIDTWICE_PAUSE_S", "
 
 SERVICE = os.environ.get("PAIDTWICE_SERVICE", "Agent")
 
-DECK_RETRY_POLICY = restate.InvocationRetryPolicy(
-    initial_interval=timedelta(milliseconds=200),
-    exponentiation_factor=2.0,
-    max_interval=timedelta(seconds=2),
-    max_attempts=20,
-    on_max_attempts="pause",
-)
-"""20 attempts (the first included), then pause, as in the deck. The backoff doubles from 200 ms up to 2 s, so
-that the retries made while the agent is down are told apart by the restart delay: Restate adds up to 30%
-jitter to each interval, and with these intervals the windows in which the first five retries can land are
-apart by at least 0.3 s, room for a busy server's late timers."""
+
+def _policy(given: dict[str, Any]) -> restate.InvocationRetryPolicy:
+    """A retry policy from its PAIDTWICE_RETRY_POLICY form (`DECK_RETRY`)."""
+    return restate.InvocationRetryPolicy(
+        initial_interval=timedelta(seconds=float(given["initial_interval_s"])),
+        exponentiation_factor=float(given["exponentiation_factor"]),
+        max_interval=timedelta(seconds=float(given["max_interval_s"])),
+        max_attempts=int(given["max_attempts"]),
+        on_max_attempts=given["on_max_attempts"],
+    )
+
+
+DECK_RETRY_POLICY = _policy(DECK_RETRY)
+"""The deck's policy (`DECK_RETRY`)."""
 
 
 def retry_policy(spec: str) -> restate.InvocationRetryPolicy | None:
@@ -57,14 +62,7 @@ def retry_policy(spec: str) -> restate.InvocationRetryPolicy | None:
         return DECK_RETRY_POLICY
     if spec == "server":
         return None
-    given = json.loads(spec)
-    return restate.InvocationRetryPolicy(
-        initial_interval=timedelta(seconds=float(given["initial_interval_s"])),
-        exponentiation_factor=float(given["exponentiation_factor"]),
-        max_interval=timedelta(seconds=float(given["max_interval_s"])),
-        max_attempts=int(given["max_attempts"]),
-        on_max_attempts=given["on_max_attempts"],
-    )
+    return _policy(json.loads(spec))
 
 
 RETRY_POLICY = retry_policy(os.environ.get("PAIDTWICE_RETRY_POLICY", ""))

@@ -136,11 +136,13 @@ def server_default_checks(lab: Lab, row: Comparison, first: RunRecord, second: R
     short = _server_default(lab, row.first.server_flags)
     own = row.second.retry_policy
     assert isinstance(own, RetryPolicy)
-    want = (_predicted(short, first.down_time or 0.0), _predicted(own, second.down_time or 0.0))
+    # From each run's restart delay: its agent is held down for the retries due in it, however late (as for
+    # a curve's points, `run_curve`).
+    want = (_predicted(short, first.restart_delay), _predicted(own, second.restart_delay))
     got = (first.model_calls, second.model_calls)
     ran = Check(
         f"paid calls, the server's default ({short.describe()}) vs the same policy on the service",
-        f"{_calls(want[0])} vs {_calls(want[1])} (predicted from each policy and down time)",
+        f"{_calls(want[0])} vs {_calls(want[1])} (predicted from each policy and restart delay)",
         f"{got[0]} vs {got[1]}",
         all(low <= calls <= high for (low, high), calls in zip(want, got, strict=True))
         and short.describe().startswith(f"{own.max_attempts} attempts then {own.on_max_attempts}"),

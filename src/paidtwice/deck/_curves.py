@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from paidtwice.deck._experiments import Curve
-from paidtwice.deck._policy import Backoff, RetryPolicy, predict_paid_calls
+from paidtwice.deck._policy import DECK_POLICY, RetryPolicy, predict_paid_calls
 from paidtwice.results import CurvePoint, CurveRecord, RunRecord
 
 if TYPE_CHECKING:
@@ -17,30 +17,20 @@ __all__ = ["run_curve"]
 
 def run_curve(deck: Deck, curve: Curve) -> CurveRecord:
     """Run the curve's base experiment once per point (a restart delay, or a retry policy),
-    concurrently, and predict each point from the policy its agent ran under and its measured down
-    time."""
+    concurrently, and predict each point from the policy its agent ran under and its restart delay.
+
+    The delay, not the measured down time: the replacement agent is held down until the retries due in the
+    delay have found it down (`FaultedRun.refused`), so a busy server that makes them late lengthens the
+    measured down time (reported beside) without giving its retries more time to land."""
     rows = curve.points()
     runs = deck.run_many(list(rows), concurrent=True)
-    # The deck's policy is read from the agent's own module, which the lab imports only now: the import
-    # costs CPU that must not hold up the start of the curve's runs, or land before their kills.
-    from paidtwice.agent import weather
-
     points = []
     for (row, _), run in zip(rows, runs, strict=True):
         policy = row.retry_policy
         if policy is not None and not isinstance(policy, RetryPolicy):
             raise ValueError(f"{curve.name}: a curve's points set their own retry policies")
-        backoff = (
-            Backoff.from_policy(weather.DECK_RETRY_POLICY)
-            if policy is None
-            else Backoff(
-                policy.initial_interval,
-                policy.exponentiation_factor,
-                policy.max_interval,
-                policy.max_attempts,
-            )
-        )
-        prediction = predict_paid_calls(backoff, run.down_time or 0.0)
+        backoff = (policy or DECK_POLICY).backoff()
+        prediction = predict_paid_calls(backoff, run.restart_delay)
         points.append(
             CurvePoint(
                 delay=run.restart_delay,

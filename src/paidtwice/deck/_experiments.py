@@ -135,7 +135,7 @@ class Curve:
     """The deck's paid calls at each delay."""
     policies: tuple[RetryPolicy, ...] = ()
     """When set, the curve varies the agent's retry policy instead, at the base row's own restart delay (one
-    point per policy, `delays` unused); each point is predicted from its policy and the measured down time."""
+    point per policy, `delays` unused); each point is predicted from its policy and its restart delay."""
 
     @property
     def varies(self) -> str:
@@ -533,6 +533,10 @@ def _default_policy_run(name: str, policy: RetryPolicy | ServerRetryPolicy, says
                 f"{_SHORT_DEFAULT.initial_interval * 1000:g}ms",
             ),
             ("RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL", f"{_SHORT_DEFAULT.max_interval * 1000:g}ms"),
+            (
+                "RESTATE_DEFAULT_RETRY_POLICY__EXPONENTIATION_FACTOR",
+                f"{_SHORT_DEFAULT.exponentiation_factor:g}",
+            ),
         )
         if isinstance(policy, ServerRetryPolicy)
         else ()

@@ -8,12 +8,14 @@ A run (`Deck._run_on`) calls, on its row's fault:
                      `hold_pause`), and ask for a replacement agent loaded before the invocation is sent
                      (`replacement`)
     land(run)        once the invocation is sent: wait for the moment, confirmed from the journal or the
-                     stub's ledger; kill; bring the agent back after the restart delay; return the `Landing`
+                     stub's ledger; kill; bring the agent back after the restart delay, once the retries
+                     it stands for have found it down (`FaultedRun.refused`); return the `Landing`
     settle(run, ...) once the invocation has completed or paused: bring back what stayed down (a node)
 
 Nothing waits inside a fault's window on anything else: the moment is held until the kill confirms it, so no
 outcome depends on how fast the machine gets there. What the deck checks about a kill (the journal at the
-kill, the paid calls, the attempts while down) is the same whenever in the held moment it lands.
+kill, the paid calls, the attempts while down) is the same whenever in the held moment it lands. The down
+time is held the same way: the replacement counts the retries it stands for, however late they come.
 
 Adding a kind: the recipe is in the package's docstring (`paidtwice.deck`).
 """
@@ -30,7 +32,7 @@ from typing import ClassVar
 from paidtwice._exceptions import ExperimentError
 from paidtwice.agent import AgentHost, CommandHost
 from paidtwice.deck._measures import NodeKill
-from paidtwice.engine import RestateCluster
+from paidtwice.engine import RestateCluster, epoch
 from paidtwice.lab import Engine
 from paidtwice.stub import Booking, Lane, ModelCall
 
@@ -67,6 +69,9 @@ class FaultedRun:
     """Poll a condition until it holds (what, condition, timeout); gives up when the lab is interrupted."""
     sleep: Callable[[float], None]
     """Sleep, unless the lab is interrupted."""
+    refused: int = 0
+    """Retries the row's down time stands for, by its retry policy (`retries_while_down`): the replacement
+    agent resets as many connections before it serves (0: the clock alone keeps the down time)."""
     invocation_id: str = ""
     """The run's invocation, once sent."""
     landed: threading.Event = field(default_factory=threading.Event)
@@ -88,12 +93,14 @@ class FaultedRun:
         )
 
     def kill_agent(self) -> float:
-        """SIGKILL the agent; its replacement opens the port `delay` seconds after. The kill's time."""
-        return self.agent.kill(listen_after=self.delay)
+        """SIGKILL the agent; its replacement serves `delay` seconds after, once the server's `refused`
+        retries have found it down. The kill's time."""
+        return self.agent.kill(listen_after=self.delay, refuse=self.refused)
 
     def agent_back(self, kill_at: float) -> Landing:
-        """Wait until the replacement listens; where the kill landed."""
-        # The replacement keeps the time itself; the lab only waits, and can be interrupted meanwhile.
+        """Wait until the replacement serves; where the kill landed."""
+        # The replacement keeps the time and counts the retries itself; the lab only waits, and can be
+        # interrupted meanwhile.
         self.sleep(kill_at + self.delay - time.time())
         return Landing(kill_at, self.agent.wait_up())
 
@@ -160,8 +167,11 @@ class KillInPause(Fault):
         kill_at = run.kill_agent()
         # The host withholds the pause's end, so the agent cannot have moved on; checked all the same, from
         # what would show it: another model call, or (an agent that asks none after its pause) its output.
-        if len(run.lane.model_calls(run.invocation_id)) > calls_in_pause or any(
-            e.type == "Command: Output" for e in run.engine.sql.journal(run.invocation_id)
+        # Only what began before the kill counts: a busy lab may get here after the replacement served.
+        calls = run.lane.model_calls(run.invocation_id)
+        if len([c for c in calls if c.started < kill_at]) > calls_in_pause or any(
+            e.type == "Command: Output" and (epoch(e.appended_at) or kill_at) < kill_at
+            for e in run.engine.sql.journal(run.invocation_id)
         ):
             raise ExperimentError(
                 f"{run.name}: the agent went on past its durable pause before the kill, though its end was "

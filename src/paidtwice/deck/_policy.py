@@ -16,8 +16,10 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from paidtwice._exceptions import ExperimentError
+from paidtwice.agent import DECK_RETRY
 
 __all__ = [
+    "DECK_POLICY",
     "JITTER",
     "SERVER_RETRY_POLICY",
     "Backoff",
@@ -26,6 +28,7 @@ __all__ = [
     "ServerDefaultPolicy",
     "ServerRetryPolicy",
     "predict_paid_calls",
+    "retries_while_down",
     "server_default_policy",
 ]
 
@@ -63,6 +66,12 @@ class RetryPolicy:
             }
         )
 
+    def backoff(self) -> Backoff:
+        """Its schedule."""
+        return Backoff(
+            self.initial_interval, self.exponentiation_factor, self.max_interval, self.max_attempts
+        )
+
     def describe(self) -> str:
         return (
             f"{self.max_attempts} attempts then {self.on_max_attempts}, {self.initial_interval * 1000:g} ms "
@@ -84,6 +93,15 @@ class ServerRetryPolicy:
 
 
 SERVER_RETRY_POLICY = ServerRetryPolicy()
+
+DECK_POLICY = RetryPolicy(
+    max_attempts=int(DECK_RETRY["max_attempts"]),
+    on_max_attempts=DECK_RETRY["on_max_attempts"],
+    initial_interval=float(DECK_RETRY["initial_interval_s"]),
+    max_interval=float(DECK_RETRY["max_interval_s"]),
+    exponentiation_factor=float(DECK_RETRY["exponentiation_factor"]),
+)
+"""The policy of a row that sets none (`Experiment.retry_policy` None), as the agent runs it."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +180,38 @@ def predict_paid_calls(backoff: Backoff, down_time: float) -> PaidCallPrediction
         if latest + _PER_ATTEMPT * n < down_time:
             fewest += 1
     return PaidCallPrediction(down_time, fewest, most, backoff.max_attempts)
+
+
+_SERVER_FLAGS = {
+    "initial": "RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL",
+    "factor": "RESTATE_DEFAULT_RETRY_POLICY__EXPONENTIATION_FACTOR",
+    "maximum": "RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL",
+    "max_attempts": "RESTATE_DEFAULT_RETRY_POLICY__MAX_ATTEMPTS",
+}
+"""The restate-server settings of its default retry policy, by the `Backoff` field each sets."""
+
+
+def retries_while_down(
+    policy: RetryPolicy | ServerRetryPolicy | None,
+    down_time: float,
+    server_flags: Mapping[str, str],
+) -> int:
+    """Retries due while the agent is down `down_time` seconds after a kill under `policy` (None: the
+    deck's): those whose window opens before it comes back (Restate's jitter only makes a retry later). Under
+    the server's default, as `server_flags` set it whole; else 0 (not known). A restart waits for as many
+    to have found the agent down, so a busy server's late retries count as they would on time."""
+    if isinstance(policy, ServerRetryPolicy):
+        if any(flag not in server_flags for flag in _SERVER_FLAGS.values()):
+            return 0
+        backoff = Backoff(
+            initial=_seconds(server_flags[_SERVER_FLAGS["initial"]]),
+            factor=float(server_flags[_SERVER_FLAGS["factor"]]),
+            maximum=_seconds(server_flags[_SERVER_FLAGS["maximum"]]),
+            max_attempts=int(server_flags[_SERVER_FLAGS["max_attempts"]]),
+        )
+    else:
+        backoff = (policy or DECK_POLICY).backoff()
+    return predict_paid_calls(backoff, down_time).most_down
 
 
 @dataclass(frozen=True)

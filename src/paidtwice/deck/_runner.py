@@ -2,9 +2,9 @@
 
 A run: arm its fault (`_faults`: the moment it kills in is held open); start the agent, load its replacement
 beside it, register it; wait until no other run is starting; send the invocation; let the fault land (wait
-for its moment, kill, keep the agent down for the restart delay, open the replacement's port); wait until the
-invocation completes or pauses; measure. Runs go concurrently on one lab without sharing a count: each has
-its own agent process, port, stub lane, service name and invocation.
+for its moment, kill, keep the agent down for the restart delay and the retries it stands for, let the
+replacement serve); wait until the invocation completes or pauses; measure. Runs go concurrently on one lab
+without sharing a count: each has its own agent process, port, stub lane, service name and invocation.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from paidtwice.deck._curves import run_curve
 from paidtwice.deck._experiments import Comparison, Curve, Experiment, Row, Walk
 from paidtwice.deck._faults import FaultedRun, Landing
 from paidtwice.deck._measures import node_kill_record
+from paidtwice.deck._policy import retries_while_down
 from paidtwice.deck._rows import run_rows
 from paidtwice.deck._run_record import RunSeen, measure_run
 from paidtwice.deck._together import run_together
@@ -143,6 +144,11 @@ class Deck:
         fault = experiment.fault
         with self._agent_for(experiment, lane, service, extra_env) as agent:
             run = FaultedRun(experiment.name, engine, agent, lane, delay, lab.wait, lab.sleep)
+            if not experiment.command:
+                # The deck's agents run the row's policy (a command runs its own, unknown here).
+                run.refused = retries_while_down(
+                    experiment.retry_policy, delay, dict(experiment.server_flags)
+                )
             fault.arm(run)
             with lab.starting_up():
                 # The agent and its replacement load side by side; the replacement is ready before the

@@ -13,7 +13,7 @@ from paidtwice.engine._cluster import (
 from paidtwice.engine._forkserver import ForkRefused, ForkServer
 from paidtwice.engine._ingress import IngressClient, Refused
 from paidtwice.engine._janitor import forget, remove_at_exit
-from paidtwice.engine._ports import HOST, PortLease, lease_port
+from paidtwice.engine._ports import HOST, PortLease, lease_port, wait_port_free
 from paidtwice.engine._process import Process, port_is_listening, wait_until
 from paidtwice.engine._provision import (
     cache_root,
@@ -83,5 +83,6 @@ __all__ = [
     "remove_at_exit",
     "too_slow",
     "wait_for_load",
+    "wait_port_free",
     "wait_until",
 ]

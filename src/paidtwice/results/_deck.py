@@ -340,7 +340,7 @@ class CurvePoint:
     model_calls: int
     """Measured paid model calls."""
     predicted_model_calls: int | None
-    """Paid calls predicted from the retry policy and the measured down time (None if ambiguous)."""
+    """Paid calls predicted from the retry policy and the restart delay (None if ambiguous)."""
     predicted_range: tuple[int, int]
     """Fewest and most paid calls the policy allows for that down time, given Restate's jitter."""
     attempts_while_down: int
@@ -367,7 +367,7 @@ class CurvePoint:
     def agrees(self) -> bool:
         """The measured paid calls lie in the predicted range (equal the prediction when it is exact).
 
-        The range is wider than one count only when the measured down time falls where Restate's jitter alone
+        The range is wider than one count only when the restart delay falls where Restate's jitter alone
         decides whether one more retry lands before the agent is back.
         """
         low, high = self.predicted_range
