@@ -75,19 +75,17 @@ def _sweep_ts(lab: Lab) -> list[SweepMatrix]:
 
 @pytest.fixture(scope="module")
 def swept(lab: Lab) -> Iterator[dict[str, Future[list[SweepMatrix]]]]:
-    """Every agent both ways, and the TypeScript ones by command, all started with the module (the travel
-    example beside the shapes: one after the other, its sweep added its whole time to the file's)."""
+    """Every agent both ways, and the TypeScript ones by command, all started with the module."""
     with ThreadPoolExecutor(max_workers=3) as pool:
         yield {
-            "shapes": pool.submit(_sweep, lab, SHAPES),
-            "travel": pool.submit(_sweep, lab, TRAVEL),
+            "python": pool.submit(lambda: [*_sweep(lab, SHAPES), *_sweep(lab, TRAVEL)]),
             "ts": pool.submit(_sweep_ts, lab),
         }
 
 
 @pytest.fixture(scope="module")
 def matrices(swept: dict[str, Future[list[SweepMatrix]]]) -> dict[str, SweepMatrix]:
-    done = {m.mode: m for way in ("shapes", "travel") for m in swept[way].result()}
+    done = {m.mode: m for m in swept["python"].result()}
     print(table(done))  # the agents both ways, shown with `pytest -rP`
     return done
 
