@@ -62,7 +62,7 @@ def swept(lab: Lab) -> dict[str, SweepMatrix]:
         for app in ("handoff", "orchestrator", "subworkflow")
         for target in TargetSpec(app=app, app_dir=AGENTS).build(seed=answers.seed)
     ]
-    scripts = answers.scripts(own=True, book=AutoBook(), recording=None)
+    scripts = answers.scripts(user_code=True, book=AutoBook(), recording=None)
     return {m.mode: m for m in sweep_targets(lab, targets=targets, scripts=scripts)}
 
 
