@@ -16,7 +16,7 @@ from paidtwice.report._text import format_sweep
 from paidtwice.sweep import sweep
 from paidtwice.sweep._sweep import SweepMatrix
 from paidtwice.targets import TargetSpec
-from paidtwice.targets._app import steps_run_again
+from paidtwice.targets._app import steps_cut_off, steps_run_again
 from paidtwice.targets._timeline import StepEvent
 from paidtwice.testing import assert_pays_once
 
@@ -84,3 +84,20 @@ def test_a_step_is_run_again_only_where_one_ran_before_the_kill() -> None:
     ]
     assert steps_run_again(events, 2.0) == 1
     assert steps_run_again([*events, _start("model", 0, 3.1)], 2.0) is None
+
+
+def test_a_step_that_returned_and_ran_again_after_the_kill_was_cut_off_not_paid_twice() -> None:
+    # A sent callee's step returned just before the kill at 2.0 with its result not yet journaled, and the
+    # retry ran it again: it was cut off, as the one that had not returned was.
+    events = [
+        _start("write", 2, 1.0, by="inv_a"),
+        StepEvent("step_end", 0, "write", "", 1.2),
+        StepEvent("step_start", 1, "write", "", 1.5, by="inv_b", pos=2),
+        StepEvent("step_end", 1, "write", "", 1.9),
+        StepEvent("step_start", 2, "stamp", "", 1.95, pos=4),
+        StepEvent("step_start", 0, "write", "", 2.5, by="inv_b", pos=2),
+        StepEvent("step_start", 1, "stamp", "", 2.7, pos=4),
+    ]
+    assert steps_run_again(events, 2.0) == steps_cut_off(events, 2.0) == 2
+    # Under explicit_recovery a retry runs journaled steps too: only the one that never returned was cut.
+    assert steps_cut_off(events, 2.0, explicit=True) == 1

@@ -47,7 +47,7 @@ from paidtwice.targets._step_log import (
 from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Trace
 from paidtwice.targets._timeline import derive_points
 
-__all__ = ["AppTarget", "DeckTarget", "HostTrace", "check_app", "steps_run_again"]
+__all__ = ["AppTarget", "DeckTarget", "HostTrace", "check_app", "steps_cut_off", "steps_run_again"]
 
 DECK_MODES = ("naive", "journaled")
 
@@ -84,10 +84,8 @@ class HostTrace:
         return step_runs(self.events(invocation_id))
 
     def steps_in_flight(self, invocation_id: str, kill_at: float) -> int:
-        first_life = [e for e in self.events(invocation_id) if e.at < kill_at]
-        started = {e.n for e in first_life if e.event == "step_start"}
-        ended = {e.n for e in first_life if e.event == "step_end"}
-        return len(started - ended)
+        explicit = bool(explicit_handlers(self.step_log))
+        return steps_cut_off(self.events(invocation_id), kill_at, explicit=explicit)
 
     def steps_run_again(self, invocation_id: str, kill_at: float) -> int | None:
         return steps_run_again(self.events(invocation_id), kill_at)
@@ -113,6 +111,20 @@ class HostTrace:
             "none): its model calls, steps and kills are not in this sweep"
             for name in missed
         )
+
+
+def steps_cut_off(events: Sequence[StepEvent], kill_at: float, *, explicit: bool = False) -> int:
+    """Step executions the kill at `kill_at` cut off: started before it and not returned, or returned with
+    their result not yet journaled, which the retry shows by running them again at the same place (Restate
+    runs again only what its journal lacks). `explicit`: some handler runs under explicit_recovery, whose
+    retries run journaled steps too, so running again proves nothing there."""
+    first_life = [e for e in events if e.at < kill_at]
+    started = {e.n: e for e in first_life if e.event == "step_start"}
+    cut = set(started) - {e.n for e in first_life if e.event == "step_end"}
+    if not explicit:
+        again = {(e.by, e.pos, e.name) for e in events if e.event == "step_start" and e.at >= kill_at}
+        cut |= {n for n, e in started.items() if e.pos and (e.by, e.pos, e.name) in again}
+    return len(cut)
 
 
 def steps_run_again(events: Sequence[StepEvent], kill_at: float) -> int | None:
