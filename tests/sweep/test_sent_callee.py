@@ -9,6 +9,10 @@ from pathlib import Path
 
 from support import run_paidtwice
 
+from paidtwice.results import CrashPoint
+from paidtwice.targets._app import held_only_in_sends
+from paidtwice.targets._timeline import StepEvent
+
 AGENT = Path(__file__).resolve().parent / "sent_agent"
 
 
@@ -27,3 +31,22 @@ def test_the_moments_of_a_callee_sent_one_way_are_placed_after_its_caller_ended(
     assert all(p["confirmed"] and p["status"] == "completed" for p in points), [
         (p["crash_point"], p["status"], p["not_placed"]) for p in points
     ]
+
+
+def _line(place: str, *, sent: bool) -> StepEvent:
+    return StepEvent("gate", 1, f"{place}/step:1:inside", "", 1.0, by=f"inv_{place}", place=place, sent=sent)
+
+
+def test_a_root_goes_on_past_a_moment_held_only_in_callees_it_sent() -> None:
+    # The corpus desk sends two notes and returns: held inside both notes' steps, its output may be journaled
+    # before the kill on a busy machine without the kill missing the moment; a called callee's it waits for.
+    events = [_line("7", sent=True), _line("9", sent=True), _line("9.2", sent=False), _line("5", sent=False)]
+
+    def point(gate: str, model_holds: tuple[int, ...] = ()) -> CrashPoint:
+        return CrashPoint("in flight", 1, "in-flight-step", 19, gate=gate, model_holds=model_holds)
+
+    assert held_only_in_sends(events, point("7/step:1:inside,9/step:1:inside"))
+    assert held_only_in_sends(events, point("9.2/step:1:before"))  # a sent callee's own callee
+    assert not held_only_in_sends(events, point("7/step:1:inside,5/step:1:inside"))
+    assert not held_only_in_sends(events, point("step:2:inside"))  # the root's own step
+    assert not held_only_in_sends(events, point("7/step:1:inside", model_holds=(1,)))

@@ -213,7 +213,16 @@ def _seen_unkilled(run: SweepRun, polled: PolledAttempts) -> _Seen:
 def _kill_missed(run: SweepRun, point: CrashPoint, seen: _Seen, kill_at: float) -> str:
     """Why the run's kill did not land at the point's moment ("" when it did)."""
     held = sum(1 for c in run.lane.model_calls() if c.started < kill_at and c.delivered is False)
-    return why_not_placed(point, seen.journal, seen.journal_at_kill, held)
+    return _missed_by(run, point, seen, held)
+
+
+def _missed_by(run: SweepRun, point: CrashPoint, seen: _Seen, held: int) -> str:
+    """`why_not_placed`, where a root that went on while sent callees were held at the moment (as it may in
+    any run: it does not wait for them) is not a miss."""
+    at_kill = seen.journal_at_kill
+    if at_kill > point.journal_entries and run.trace.root_goes_on(run.invocation_id, point):
+        at_kill = point.journal_entries
+    return why_not_placed(point, seen.journal, at_kill, held)
 
 
 def _held_waits(point: CrashPoint) -> frozenset[int]:
@@ -408,7 +417,7 @@ class _Seen:
 def _undecided_because(run: SweepRun, point: CrashPoint, seen: _Seen, held: int, never: str) -> str:
     """Why the point has no verdict ("" when it has one): its kill missed the moment, its run never reached
     it, or its replay could not finish."""
-    not_placed = why_not_placed(point, seen.journal, seen.journal_at_kill, held)
+    not_placed = _missed_by(run, point, seen, held)
     if never:
         return f"its run never reached the moment ({never})"
     stuck = run.resolver.waiting_on_nothing() if seen.status != "completed" else None

@@ -47,7 +47,15 @@ from paidtwice.targets._step_log import (
 from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Trace
 from paidtwice.targets._timeline import derive_points
 
-__all__ = ["AppTarget", "DeckTarget", "HostTrace", "check_app", "steps_cut_off", "steps_run_again"]
+__all__ = [
+    "AppTarget",
+    "DeckTarget",
+    "HostTrace",
+    "check_app",
+    "held_only_in_sends",
+    "steps_cut_off",
+    "steps_run_again",
+]
 
 DECK_MODES = ("naive", "journaled")
 
@@ -80,6 +88,9 @@ class HostTrace:
                 return False
         return point.pause_op is None or any(e.event == "op" and e.n == point.pause_op for e in events)
 
+    def root_goes_on(self, invocation_id: str, point: CrashPoint) -> bool:
+        return held_only_in_sends(self.events(invocation_id), point)
+
     def steps(self, invocation_id: str) -> tuple[tuple[str, int], ...]:
         return step_runs(self.events(invocation_id))
 
@@ -111,6 +122,16 @@ class HostTrace:
             "none): its model calls, steps and kills are not in this sweep"
             for name in missed
         )
+
+
+def held_only_in_sends(events: Sequence[StepEvent], point: CrashPoint) -> bool:
+    """Every gate of the point is in a callee a send started (or one of its own callees), and nothing else
+    holds it: the root does not wait for them, so its journal goes on while they are held."""
+    if not point.gate or point.model_holds or point.tool_hold is not None or point.pause_op is not None:
+        return False
+    sent = {e.place for e in events if e.sent and e.place}
+    places = [gate.rpartition("/")[0] for gate in point.gate.split(",")]
+    return all(p and any(p == s or p.startswith(f"{s}.") for s in sent) for p in places)
 
 
 def steps_cut_off(events: Sequence[StepEvent], kill_at: float, *, explicit: bool = False) -> int:

@@ -71,6 +71,10 @@ class WireTrace:
         """The attempt that starts with the point's journal held at the proxy."""
         return point.hold_entries is None or self.agent.held(invocation_id)
 
+    def root_goes_on(self, invocation_id: str, point: CrashPoint) -> bool:
+        """The proxy holds the root's own journal: it never goes on past the moment."""
+        return False
+
     def steps(self, invocation_id: str) -> tuple[tuple[str, int], ...]:
         # Each ProposeRunCompletion is one execution.
         counts: dict[str, int] = {}

@@ -110,6 +110,11 @@ class Trace(Protocol):
         held journal); the stub's held calls are checked by the caller."""
         ...
 
+    def root_goes_on(self, invocation_id: str, point: CrashPoint) -> bool:
+        """The point's moment is held only where the swept invocation does not wait (a sent callee): its
+        journal may hold more than the moment's entries at the kill without the kill missing."""
+        ...
+
     def steps(self, invocation_id: str) -> tuple[tuple[str, int], ...]:
         """(step name, executions), sorted by name."""
         ...
