@@ -8,6 +8,7 @@ to work."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from paidtwice._exceptions import UsageError
@@ -23,6 +24,11 @@ __all__ = [
     "first_line",
     "made_up_input",
 ]
+
+_UNREACHED = re.compile(
+    r"connect|connection|getaddrinfo|name resolution|not known|unreachable|timed? ?out", re.IGNORECASE
+)
+"""A failure that reads as a model client which could not reach its endpoint."""
 
 NO_MODEL_CALL = "no model call reached the stub: does the app read OPENAI_BASE_URL or ANTHROPIC_BASE_URL?"
 
@@ -95,9 +101,12 @@ def before_first_call(
     if status != "completed":
         kept = first_line(None, failures)
         failed = failure_of(row) or (f", the last attempt failed: {kept}" if kept else "")
+        # A model client that does not reach the stub fails to connect, or hangs: a failure of another kind
+        # (an input refused, a crash on the way) is the cause itself, and the hint would mislead.
+        hint = f"; {NO_MODEL_CALL}" if not failed or _UNREACHED.search(failed) else ""
         return NotSwept(
             f"the clean run of {name} ended before its first model call: it is {status}{failed} "
-            f"(input {given}); {NO_MODEL_CALL}"
+            f"(input {given}){hint}"
         )
     if row is not None and row.completion_failure:
         said = " ".join(row.completion_failure.split())[:300]
