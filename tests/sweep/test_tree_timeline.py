@@ -112,6 +112,7 @@ def test_a_gate_names_its_callee_by_its_place_and_counts_its_own() -> None:
     # The root's call is its third operation, its step its first: the clerks' are their own.
     assert gates == [
         ("after entry 0 (Command: Input)", "op:1:before"),
+        ("in pause", "op:2:pause"),  # the host withholds the pause's end until the kill
         ("in Clerk/file: before run write", "1/op:1:before"),
         ("in flight: step write in Clerk/file", "1/step:1:inside"),
         ("after entry 4 (Notification: Sleep)", "op:3:before"),

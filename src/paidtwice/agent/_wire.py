@@ -42,6 +42,7 @@ __all__ = [
     "asked_model",
     "attempt_invocation",
     "attempt_position",
+    "hold_next_pause",
     "read_fields",
 ]
 
@@ -64,6 +65,16 @@ end of the first durable pause it lives through (not one replayed from the journ
 connection ends, so a kill aimed at the pause lands in it however late it comes."""
 
 _HEADER = struct.Struct(">HHI")
+
+_PAUSES_HELD: set[str] = set()
+"""Invocations whose next live durable pause this process withholds the end of (`hold_next_pause`)."""
+
+
+def hold_next_pause(invocation: str) -> None:
+    """Withhold from `invocation`'s handler the end of the durable pause it is entering, as `HOLD_PAUSE` does
+    for the deck's rows: a sweep's point in that pause is held open until its kill, however late it comes."""
+    _PAUSES_HELD.add(invocation)
+
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -223,8 +234,9 @@ class AttemptWire:
                         continue
                     if state["replayed"]:
                         state["replayed"] -= 1  # a journal entry replayed, not the attempt's own
-                    elif kind == SLEEP_COMPLETION and self.hold_pause:
+                    elif kind == SLEEP_COMPLETION and (self.hold_pause or cell.invocation in _PAUSES_HELD):
                         self.hold_pause, held = False, True
+                        _PAUSES_HELD.discard(state["invocation"])
                     if state["proposed"]:
                         state["proposed"] = False
                         log("ack", frame=kind)
@@ -256,3 +268,4 @@ class AttemptWire:
             # Only the pause of the attempt under way when armed: a retry's pause (after the server was
             # killed before this one's ended) is no moment the lab aims at.
             self.hold_pause = False
+            _PAUSES_HELD.discard(state["invocation"])

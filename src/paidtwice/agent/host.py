@@ -50,7 +50,13 @@ from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_ALONE, SERVICE
 from paidtwice.agent._go import Go, Lines, turn_away
 from paidtwice.agent._step_log import StepLog
 from paidtwice.agent._tree import TREE, Tree, tree_renames
-from paidtwice.agent._wire import AttemptWire, asked_model, attempt_invocation, attempt_position
+from paidtwice.agent._wire import (
+    AttemptWire,
+    asked_model,
+    attempt_invocation,
+    attempt_position,
+    hold_next_pause,
+)
 
 __all__ = ["APP_LINE", "explicit_handlers", "main"]
 
@@ -371,6 +377,8 @@ def _instrument_context(log: StepLog) -> None:
             else:
                 # Blocks the loop on purpose: nothing of this operation may reach the journal.
                 _hold_forever_sync()
+        if kind == "sleep" and log.gated(invocation, f"{gate}:pause"):
+            hold_next_pause(invocation)
         return invocation, pos
 
     held: set[str] = set()

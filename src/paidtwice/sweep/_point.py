@@ -54,6 +54,8 @@ _HOLD_SECONDS = 60.0
 _MOMENT_TIMEOUT = 60.0
 _ENDED_EVERY = 1.0
 """Seconds between reads of the journal for the run's output while it is not at its moment."""
+_PAUSE_ENDED = "Notification: Sleep"
+"""A durable pause's end, as the journal labels it."""
 _JOURNAL_STILL = 15.0  # stopped there, the journal short and still this long: kill, the point says not placed
 
 
@@ -218,10 +220,14 @@ def _kill_missed(run: SweepRun, point: CrashPoint, seen: _Seen, kill_at: float) 
 
 def _missed_by(run: SweepRun, point: CrashPoint, seen: _Seen, held: int) -> str:
     """`why_not_placed`, where a root that went on while sent callees were held at the moment (as it may in
-    any run: it does not wait for them) is not a miss."""
-    at_kill = seen.journal_at_kill
-    if at_kill > point.journal_entries and run.trace.root_goes_on(run.invocation_id, point):
-        at_kill = point.journal_entries
+    any run: it does not wait for them) is not a miss, nor a pause's end journaled while the host withheld
+    it from the handler (the handler was still in the pause)."""
+    at_kill, moment = seen.journal_at_kill, point.journal_entries
+    if at_kill > moment and run.trace.root_goes_on(run.invocation_id, point):
+        at_kill = moment
+    ended = [e.label() for e in seen.journal[moment : moment + 1]]
+    if point.kind == "pause" and at_kill == moment + 1 and ended and ended[0].startswith(_PAUSE_ENDED):
+        at_kill = moment
     return why_not_placed(point, seen.journal, at_kill, held)
 
 

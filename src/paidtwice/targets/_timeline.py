@@ -541,7 +541,7 @@ class _Walk:
             self.pauses.add(event.n)
             after = f" after {self.last_step}" if self.last_step else ""
             self.begins = event.at
-            self._add("pause", f"in pause{after}", pause_op=event.n)
+            self._add("pause", f"in pause{after}", pause_op=event.n, gate=self._gate("op", event.n, "pause"))
             self.entries += 1  # the handler went on, so the pause's completion is journaled
 
     def _flush(self) -> None:
