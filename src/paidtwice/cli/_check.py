@@ -23,7 +23,7 @@ from paidtwice.check import (
     run_sweeps,
 )
 from paidtwice.cli._bad_input import BadInput
-from paidtwice.cli._ci import CiOutputs, app_source, ci_options
+from paidtwice.cli._ci import CiOutputs, app_source, ci_outputs
 from paidtwice.cli._errors import errors
 from paidtwice.cli._options import (
     allow_undecided_option,
@@ -59,16 +59,14 @@ __all__ = ["check"]
 )
 @shard_option
 @allow_undecided_option
-@ci_options()
+@ci_outputs()
 def check(
     config_path: Path | None,
     only: tuple[str, ...],
     json_path: Path | None,
     shard: tuple[int, int] | None,
     allow_undecided: bool,
-    sarif_path: Path | None,
-    junit_path: Path | None,
-    output_format: str,
+    outputs: CiOutputs,
 ) -> None:
     """Run every check the project's [tool.paidtwice] configuration names: lint, every sweep, the
     replay-check of captured journals, and the budgets.
@@ -89,8 +87,6 @@ def check(
     """
     config = _config(config_path)
     root = config.path.parent
-    outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
-    outputs.check()
     wanted = set(only or CHECKS)
     sink = RecordSink.at(json_path, results_dir=config.results_dir, stem="check")
     outcomes: list[Outcome] = []

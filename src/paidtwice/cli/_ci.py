@@ -15,7 +15,7 @@ from paidtwice.cli._options import Option, grouped, writable
 from paidtwice.report import Finding, Source, TestCase, github_annotations, relative, write_junit, write_sarif
 from paidtwice.targets import discover
 
-__all__ = ["CiOutputs", "app_source", "ci_options", "ci_outputs"]
+__all__ = ["CiOutputs", "app_source", "ci_outputs"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,7 +48,7 @@ class CiOutputs:
                 click.echo(line)
 
 
-def ci_options(*, format_option: bool = True) -> Callable[[F], F]:
+def _ci_options(*, format_option: bool = True) -> Callable[[F], F]:
     """--sarif FILE and --junit FILE (and --format text|github, unless the command has a --format)."""
 
     def decorate(f: F) -> F:
@@ -84,14 +84,14 @@ def ci_options(*, format_option: bool = True) -> Callable[[F], F]:
 
 
 def ci_outputs(*, format_option: bool = True) -> Option:
-    """`ci_options`, handed to the command as `outputs`: its `CiOutputs`, checked before anything runs."""
+    """`_ci_options`, handed to the command as `outputs`: its `CiOutputs`, checked before anything runs."""
 
     def outputs(sarif_path: Path | None, junit_path: Path | None, output_format: str = "text") -> CiOutputs:
         built = CiOutputs(sarif_path, junit_path, github=output_format == "github")
         built.check()
         return built
 
-    return grouped("outputs", outputs, [ci_options(format_option=format_option)])
+    return grouped("outputs", outputs, [_ci_options(format_option=format_option)])
 
 
 def app_source(app: str | None, app_dir: Path, root: Path) -> Source | None:

@@ -121,7 +121,7 @@ def experiments_listing() -> str:
     stem="deck",
 )
 @click.option("--serial", is_flag=True, help="One run at a time instead of all at once.")
-@html_option
+@html_option()
 @save_journals_option
 @server_version_option
 @cluster_option
@@ -171,7 +171,7 @@ def deck(
 @click.argument("name")
 @json_option("Where the record is written (default: RESULTS_DIR/NAME-TIME-PID.json).")
 @results_dir_option
-@html_option
+@html_option()
 @save_journals_option
 @server_version_option
 @cluster_option

@@ -6,13 +6,14 @@ A thin layer over the library `paidtwice.lint`, which knows nothing of click.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from paidtwice._words import count
 from paidtwice.cli._bad_input import BadInput
-from paidtwice.cli._ci import CiOutputs, ci_options
+from paidtwice.cli._ci import CiOutputs, ci_outputs
 from paidtwice.lint import (
     CODES,
     OFF_BY_DEFAULT,
@@ -56,14 +57,13 @@ __all__ = ["lint_command"]
     "bound of requires-python in the nearest pyproject.toml). A file this Python cannot parse is parsed by a "
     "newer python3.N on PATH; if the target is newer and none is found, the file is reported as not checked.",
 )
-@ci_options(format_option=False)
+@ci_outputs(format_option=False)
 def lint_command(
     paths: tuple[Path, ...],
     output: str,
     show_codes: bool,
     select: tuple[str, ...],
-    sarif_path: Path | None,
-    junit_path: Path | None,
+    outputs: CiOutputs,
     target_version: str | None,
 ) -> None:
     """Find the calls in Restate handlers that a replay makes, and pays for, again.
@@ -84,8 +84,8 @@ def lint_command(
         paidtwice lint --codes
         paidtwice lint src/ --sarif lint.sarif --junit lint.xml --format github
     """
-    outputs = CiOutputs(sarif_path, junit_path, github=output == "github")
-    outputs.check()
+    # lint's --format is its own (text, json or github): the annotations are asked for there.
+    outputs = replace(outputs, github=output == "github")
     if show_codes:
         _list_codes()
         return

@@ -105,14 +105,19 @@ def _check_cluster(ctx: click.Context, param: click.Parameter, value: int) -> in
     return value
 
 
-html_option = click.option(
-    "--html",
-    "html_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    callback=_check_html_path,
-    help="Also write one self-contained HTML report here (timelines, journals, plots; opens from disk).",
-)
+def html_option(shows: str = "timelines, journals, plots; opens from disk") -> Option:
+    """--html FILE: one self-contained page, refused before anything runs when it cannot be written;
+    `shows` is what the command's page holds, for the help."""
+    return click.option(
+        "--html",
+        "html_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        callback=_check_html_path,
+        help=f"Also write one self-contained HTML report here ({shows}).",
+    )
+
+
 server_version_option = click.option(
     "--server-version",
     type=click.Choice(RESTATE_SERVER_VERSIONS),

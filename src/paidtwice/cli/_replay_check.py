@@ -13,9 +13,10 @@ import click
 from paidtwice._exceptions import PaidtwiceError
 from paidtwice._words import agent_name
 from paidtwice.cli._bad_input import BadInput
-from paidtwice.cli._ci import CiOutputs, app_source, ci_options
+from paidtwice.cli._ci import CiOutputs, app_source, ci_outputs
 from paidtwice.cli._options import (
     admin_url_option,
+    html_option,
     json_on_stdout,
     json_option,
     not_over,
@@ -108,17 +109,11 @@ def capture_command(
     "is checked.",
     flag_form=True,
 )
-@click.option(
-    "--html",
-    "html_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write one self-contained HTML report here (a row per journal, divergences side by side).",
-)
+@html_option("a row per journal, divergences side by side")
 @click.option(
     "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Seconds per journal."
 )
-@ci_options()
+@ci_outputs()
 def replay_check_command(
     paths: tuple[Path, ...],
     target: TargetSpec,
@@ -127,9 +122,7 @@ def replay_check_command(
     json_path: Path | None,
     html_path: Path | None,
     timeout: float,
-    sarif_path: Path | None,
-    junit_path: Path | None,
-    output_format: str,
+    outputs: CiOutputs,
 ) -> None:
     """Check, offline, whether the code replays captured journals (files or directories of them).
 
@@ -149,13 +142,11 @@ def replay_check_command(
         paidtwice replay-check --app agent:app journals/ --sarif replay.sarif --junit replay.xml
         PAIDTWICE_SERVICE=Agent_clean_1 paidtwice replay-check --mode journaled clean.json
     """
-    outputs = CiOutputs(sarif_path, junit_path, output_format == "github")
-    outputs.check()
     code = _code(target)
     to_stdout = json_on_stdout()
     if json_path is not None and not to_stdout:
         _not_an_input(json_path, paths)
-    files = _journal_files(paths, html_path)
+    files = _journal_files(paths)
     # Written at the end only: a file replaced per journal would copy the list once per journal.
     sink = None if json_path is None else RecordSink(json_path, publish=False)
     kept = _Kept(sink, table=not to_stdout, html=html_path is not None, junit=outputs.junit is not None)
@@ -226,19 +217,13 @@ def _not_an_input(path: Path, paths: tuple[Path, ...]) -> None:
     writable(path, "the records")
 
 
-def _journal_files(paths: tuple[Path, ...], html_path: Path | None) -> list[Path]:
-    """The journal files the paths name; BadInput, before any replay, on a path or a page that will not do."""
+def _journal_files(paths: tuple[Path, ...]) -> list[Path]:
+    """The journal files the paths name; BadInput, before any replay, on a path that will not do."""
     if not paths:
         raise BadInput("give at least one journal file or directory")
     missing = [p for p in paths if not p.exists()]
     if missing:
         raise BadInput(f"no such file or directory: {missing[0]}")
-    if html_path is not None:
-        # Before the replays, not after them: a page that cannot be written is bad input.
-        try:
-            html_path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise BadInput(f"cannot write {html_path}: {err.strerror}") from None
     files = journal_paths(paths)
     if not files:
         raise BadInput("no journal files (*.json) under " + ", ".join(str(p) for p in paths))

@@ -65,7 +65,7 @@ __all__ = ["soak"]
     "(default: RESULTS_DIR/soak-TIME-PID.json).",
     stem="soak",
 )
-@html_option
+@html_option()
 @server_version_option
 @price_model_option
 @cluster_option

@@ -197,7 +197,7 @@ class AnswerOptions:
     "its replay unable to finish) unless --allow-undecided: for CI.",
 )
 @allow_undecided_option
-@html_option
+@html_option()
 @click.option(
     "--save-journals",
     type=click.Path(file_okay=False, path_type=Path),
