@@ -11,17 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from paidtwice.deck import (
-    COMPARISONS,
-    EXPERIMENTS,
-    Deck,
-    FaultedRun,
-    KillInPause,
-    KillMidBooking,
-    KillMidCall,
-    Landing,
-    PauseMidCall,
-)
+from paidtwice.deck import COMPARISONS, EXPERIMENTS, Deck, FaultedRun, Landing
+from paidtwice.deck._faults import KillInPause, KillMidBooking, KillMidCall, PauseMidCall
 from paidtwice.lab import Lab
 
 LATE = 3.5

@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 
 from paidtwice.agent import AgentHost
 from paidtwice.agent._go import Go, Lines, go_line, turn_away
-from paidtwice.deck import CURVES, Deck, Experiment, FaultedRun, KillInPause, Landing
+from paidtwice.deck import CURVES, Deck, Experiment, FaultedRun, Landing
+from paidtwice.deck._faults import KillInPause
 from paidtwice.deck._policy import RetryPolicy, predict_paid_calls
 from paidtwice.lab import Lab
 
