@@ -46,9 +46,13 @@ class RecordSink:
     """One results file, written as records come: `add` puts a record on disk before the caller goes on
     (the whole list, replaced atomically), `one` writes a file's one record (a soak, a watch snapshot).
 
-    The records added so far are kept as their JSON text in a file beside the results (`NAME.records`), not
-    in memory, so a long sweep or replay-check does not grow; `publish=False` writes the results file at
-    `close` only (a replay-check of thousands of journals would copy the list once per journal)."""
+    Why the whole list and not JSON Lines appended: a JSON list is what every reader takes (`paidtwice
+    report`, `--json -` piped to jq, the published schemas, records written by earlier releases), and a
+    file replaced by rename is whole however the command is stopped. JSON Lines would append in O(1) but
+    give the records a second format. The list costs a copy per record: 11 ms a record for 500 crash points
+    (2.3 MiB) at load 10, against the seconds each point takes. The records added so far are kept as their
+    JSON text in a file beside the results (`NAME.records`), not in memory; `publish=False` writes the
+    results file at `close` only (a replay-check of thousands of journals, milliseconds each)."""
 
     def __init__(self, path: Path, *, publish: bool = True, results_dir: Path | None = None) -> None:
         self.path = path

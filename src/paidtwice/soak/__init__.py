@@ -7,7 +7,7 @@ a cluster, its nodes), nothing lost and the kills' cost bounded by what they cut
     with Lab() as lab:
         record = soak(lab, SoakOptions(invocations=1000, kills=10))
 
-Its record (`paidtwice.results.SoakRecord`) is written with `paidtwice.results.write_record`.
+Its record (`paidtwice.results.SoakRecord`) is written through `paidtwice.results.RecordSink`.
 """
 
 from paidtwice.soak._monitor import SoakProgress
