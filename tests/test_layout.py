@@ -33,6 +33,8 @@ PRIVATE_ALLOWED: dict[tuple[str, str], str] = {
 """Imports of another package's private module that stay, each with its reason (none today)."""
 MAX_LINES = 700
 """A module of this many lines or more is too long to read as one idea."""
+MAX_DOCSTRING_LINES = 20
+"""A module docstring longer than this is a page of the docs: it says why, and points to docs/ for more."""
 
 
 @dataclass(frozen=True)
@@ -194,6 +196,20 @@ def long_modules(root: Path) -> list[tuple[Path, int]]:
     return sorted((rel, n) for rel, n in sizes if n >= MAX_LINES)
 
 
+def long_docstrings(root: Path) -> list[tuple[Path, int]]:
+    """Modules whose docstring, quotes included, runs over `MAX_DOCSTRING_LINES` lines."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        body = ast.parse(path.read_text(), str(path)).body
+        first = body[0] if body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+            if isinstance(first.value.value, str) and first.end_lineno is not None:
+                lines = first.end_lineno - first.lineno + 1
+                if lines > MAX_DOCSTRING_LINES:
+                    found.append((path.relative_to(root), lines))
+    return found
+
+
 def test_click_is_imported_only_under_cli() -> None:
     outside = click_outside_cli(SOURCE)
     assert not outside, (
@@ -222,6 +238,14 @@ def test_no_module_is_too_long() -> None:
     assert not long, f"modules of {MAX_LINES} lines or more: " + ", ".join(f"{p} ({n})" for p, n in long)
 
 
+def test_module_docstrings_are_short() -> None:
+    long = long_docstrings(SOURCE)
+    assert not long, (
+        f"module docstrings over {MAX_DOCSTRING_LINES} lines (say why; reference detail goes to docs/): "
+        + ", ".join(f"{p} ({n})" for p, n in long)
+    )
+
+
 @pytest.fixture
 def tangled(tmp_path: Path) -> Path:
     """A package in which every rule is broken once."""
@@ -235,6 +259,7 @@ def tangled(tmp_path: Path) -> Path:
         "report/_text.py": "from .. import _words\nfrom ..engine._sql import Sql\n",
         "engine/__init__.py": "",
         "engine/_sql.py": "from paidtwice.lab import Lab\n" + "\n" * MAX_LINES,
+        "report/_long.py": '"""Why.' + "\n" * MAX_DOCSTRING_LINES + '"""\nX = 1\n"""A later string."""\n',
         "cli/__init__.py": "import click\nimport paidtwice\n",
     }
     for name, text in files.items():
@@ -275,6 +300,8 @@ def test_the_checks_see_what_they_check(tangled: Path) -> None:
     ]
     (tangled / "cli" / "_by_name.py").unlink()
     assert long_modules(tangled) == [(Path("engine/_sql.py"), MAX_LINES + 1)]
+    # One line over: the docstring with its quotes, not a string further down.
+    assert long_docstrings(tangled) == [(Path("report/_long.py"), MAX_DOCSTRING_LINES + 1)]
     # A package importing the face back is a cycle through it.
     (tangled / "lab" / "_back.py").write_text("from paidtwice import testing\n")
     assert cycles(package_graph(tangled)) == [cycle, ["lab", FACE, "lab"]]

@@ -1,6 +1,6 @@
 """Assert in your own tests that no crash point makes your agent pay twice.
 
-    from paidtwice.testing import assert_pays_once, sweep_app
+    from paidtwice.testing import assert_pays_once, assert_replays, sweep_app
 
     def test_travel_agent_pays_once(paidtwice_lab):
         matrices = sweep_app(
@@ -9,24 +9,12 @@
         )
         assert_pays_once(matrices)
 
-The `paidtwice_lab` fixture (one restate-server and one stub for the test session) is registered as a
-pytest plugin when paidtwice is installed.
-
-Or a target already built, the one `paidtwice.sweep` and `paidtwice.soak` take:
-
-    from paidtwice.targets import DeckTarget
-
-    def test_the_deck_agent_pays_once(paidtwice_lab):
-        assert_pays_once(DeckTarget("journaled"), variations=["steady"], lab=paidtwice_lab)
-
-And that new code still replays the journals already recorded (captured with `paidtwice capture`), offline:
-
-    from paidtwice.testing import assert_replays
-
     def test_new_code_replays_production_journals():
-        assert_replays("agent:app", ["tests/journals/"])
+        assert_replays("agent:app", ["tests/journals/"])   # captured with `paidtwice capture`, offline
 
-or against a target's code: `assert_replays(DeckTarget("journaled"), [...])`.
+The `paidtwice_lab` fixture (one restate-server and one stub for the session) is registered as a pytest
+plugin when paidtwice is installed. Both asserts also take a target (`DeckTarget("journaled")`): see
+docs/how-to/pytest.md.
 """
 
 from __future__ import annotations

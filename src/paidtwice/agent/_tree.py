@@ -1,26 +1,16 @@
 """An invocation tree in one host process: a swept handler and the handlers of its app it calls or sends to.
 
-With `PAIDTWICE_TREE=TAG` (`TREE`), the host serves every service of the app under a name of its own for
-the run (`NAME_TAG`; the swept one as `--service-as` says), so many runs of one app share a server without
-one run's calls reaching another run's process, and
+Why: a sweep plans and kills a tree as it does one invocation, and many runs of one app share a server. So
+with `PAIDTWICE_TREE=TAG` (`TREE`) the host serves every service of the app under a name of its own for the
+run (`NAME_TAG`), routes each call or send to a service of the app to that run's copy, and marks it with the
+`x-paidtwice-root` header (`ROOT_HEADER`): the root invocation, and the callee's place in the tree
+(`Tree.place_in_tree`), the same in every run however the callees race. The step log and the model requests'
+tag then name the root and count the whole tree's calls, operations and steps in one sequence; a callee's
+lines add who it is (`by`, `handler`, `place`, `sent`), and its gates are named by its place and its own
+count (`PLACE/step:N:before`). A saved journal's call commands lose the header (`paidtwice.replay._untree`).
 
-- every call or send a handler makes to a service of the app goes to that run's copy of it, with the
-  `x-paidtwice-root` header (`ROOT_HEADER`) naming the tree's root invocation: the callee's request carries
-  it on every attempt, so the callee (and its own callees) know the tree they belong to; a send's adds
-  ` sent` to it (its callee runs on its own, its caller does not wait for it). The header also gives the
-  callee its place in the tree (`Tree.place_in_tree`), the same in every run however its callees race. One
-  header, which a saved journal's call commands lose (`paidtwice.replay._untree`): the code replayed offline
-  sends none;
-- the step log's lines and the model requests' invocation tag name the root, and count the model calls,
-  operations and steps of the whole tree in one sequence: the sweep plans the tree as it does one
-  invocation. A callee's lines add `by` (its invocation), `handler` (its SERVICE/HANDLER as the user's
-  code names it) and `place` (its place in the tree); its model requests' tag adds the handler after a
-  space, so the stub's ledger says which handler made each call. A callee that was sent adds `sent: true`.
-  A gate names a moment of a callee by its place and the callee's own count (`PLACE/step:N:before`): the
-  tree's count of a moment depends on the order the callees of sends and calls happened to run in.
-
-A call to a service the app does not serve goes where it would have gone, unfollowed (its step-log line
-says `follows: false`): the sweep says it could not follow it.
+A call to a service the app does not serve goes where it would have gone, unfollowed (`follows: false`): the
+sweep says it could not follow it. The step-log fields of a tree: docs/explanation/lab.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,14 @@
 """What each attempt said on the wire, read from Restate's service protocol as it passes through the host.
 
-An attempt is one `POST /invoke/...` stream. The server opens it with a StartMessage that carries, besides the
-invocation id, `retry_count_since_last_stored_entry`: how many attempts failed since the invocation last
-made progress (the invoker resets the count whenever the agent sends it a new command, and bumps it on every
-failed attempt, a refused connection included). The agent answers with frames of its own: a command beyond
-the replayed journal is progress; an ErrorMessage carries the failure's code (570 is a journal mismatch).
-A ProposeRunCompletion is a `ctx.run` action's result on its way to the journal: the action returns only
-when the server has appended it and sent back its completion, so the host logs the proposal and the next
-frame from the server, the journal round trip the handler waited on.
+Why: polling `sys_invocation` only samples; the wire shows every attempt that reached the agent, its failure
+code (570 is a journal mismatch), and, through the StartMessage's `retry_count_since_last_stored_entry`
+(reset by each new command, bumped by each failed attempt, a refused connection included), the attempts made
+while the agent was down. A ProposeRunCompletion and the server's next frame are the journal round trip a
+`ctx.run` action waited on. Each event is one line, written with one write(2) on an O_APPEND descriptor, so
+it is on disk even if the process is killed right after.
 
-The host also needs, in the handler's own code, the invocation each attempt serves: the middleware puts a
-cell in a context variable before the app runs and fills it from the StartMessage, so every task the
-attempt's handler starts (each inherits the context) reads it with `attempt_invocation()`.
-
-So the attempt log written here counts what polling `sys_invocation` can only sample: every attempt that
-reached the agent, its failure code, and, through the retry count, the attempts made while the agent was
-down. Each event is one line, written with one write(2) on an O_APPEND descriptor, so it is on disk even if
-the process is killed right after.
+The middleware puts a cell in a context variable before the app runs and fills it from the StartMessage, so
+every task of the attempt's handler reads its invocation with `attempt_invocation()`.
 
 Frames (protocol v5 and later): a 64-bit header (16 bits type, 16 bits flags, 32 bits length, big-endian)
 and a protobuf body. Types 0x0000-0x03FF are control messages, 0x0400-0x7FFF commands, 0x8000 and up

@@ -2,20 +2,16 @@
 
 A run (`Deck._run_on`) calls, on its row's fault:
 
-    arm(run)         before its agent starts: hold the fault's moment open, so the kill lands in it however
-                     late the lab gets to it (the stub holds a model call or a booking until its caller
-                     leaves; the agent's host, or a command's proxy, withholds the end of the durable pause,
-                     `hold_pause`), and ask for a replacement agent loaded before the invocation is sent
-                     (`replacement`)
+    arm(run)         before its agent starts: hold the fault's moment open (the stub holds a model call or a
+                     booking; the host or a command's proxy withholds the end of the pause, `hold_pause`),
+                     and ask for a replacement agent loaded before the invocation is sent (`replacement`)
     land(run)        once the invocation is sent: wait for the moment, confirmed from the journal or the
-                     stub's ledger; kill; bring the agent back after the restart delay, once the retries
-                     it stands for have found it down (`FaultedRun.refused`); return the `Landing`
+                     stub's ledger; kill; bring the agent back after the restart delay, once the retries it
+                     stands for have found it down (`FaultedRun.refused`); return the `Landing`
     settle(run, ...) once the invocation has completed or paused: bring back what stayed down (a node)
 
-Nothing waits inside a fault's window on anything else: the moment is held until the kill confirms it, so no
-outcome depends on how fast the machine gets there. What the deck checks about a kill (the journal at the
-kill, the paid calls, the attempts while down) is the same whenever in the held moment it lands. The down
-time is held the same way: the replacement counts the retries it stands for, however late they come.
+Why held: nothing waits inside a fault's window on anything else, so what the deck checks about a kill (the
+journal at the kill, the paid calls, the attempts while down) is the same however late the lab gets there.
 
 Adding a kind: the recipe is in the package's docstring (`paidtwice.deck`).
 """

@@ -1,36 +1,22 @@
 """A fork server: one process imports the agents' libraries once, then forks each agent from itself.
 
-Starting an agent as `python -m paidtwice.agent.host ...` spends a third of a second of CPU or more on
-imports (restate, hypercorn, httpx, ssl). A concurrent deck starts about thirty agents, and on two cores that
-start-up, not the experiment, set every row's wall time. The fork server pays for the imports once. Each
-child is a fork that runs `-m MODULE ARGS` in the environment and directory the lab asked for: the same
-program a plain start would run, without the import.
+Why: an agent's imports (restate, hypercorn, httpx, ssl) cost a third of a second of CPU or more, and on two
+cores a concurrent deck's thirty start-ups, not its experiments, set each row's wall time. A child runs
+`-m MODULE ARGS` in the environment and directory asked for, as a plain start would; the app is never
+imported beforehand (apps read their environment at import time). A fork server can fork another that
+imports more (`ForkServer.forked_from`: an app's framework, `paidtwice.agent._preload`). A fork copies one
+thread, so a fork server with another thread running refuses (`ForkRefused`) and the lab starts a new
+interpreter.
 
-Only the modules named are imported beforehand, never the app: apps read their environment at import time,
-so the child imports its app after its environment is set.
+Ownership: the fork server dies with the lab and each child with the fork server (parent-death signals, the
+child's checked after it is set), so a SIGKILL of paidtwice takes every agent with it; each child leads its
+own session and process group, killed as a group; the lab holds each child's pidfd, and the fork server
+ignores SIGCHLD, so the kernel reaps its children.
 
-Ownership is as for any process of the lab:
-- the fork server dies with the lab (parent-death signal, as `Process` sets for every child);
-- each child dies with the fork server (its own parent-death signal, checked after it is set, in case the
-  server died in between), so a SIGKILL of paidtwice still takes every agent with it;
-- each child is a session and process group of its own, killed by the lab as a group;
-- the lab holds a pidfd for each child, so it can tell when the child has exited without being its parent.
-  The fork server ignores SIGCHLD, so the kernel reaps its children and no zombie lingers.
-
-A fork server can fork another that imports more (`ForkServer.forked_from`): an app's framework, in the
-app's environment and directory (`paidtwice.agent._preload`). That child is a fork server in every way
-above, its socket its stdin, and dies with the one it was forked from.
-
-A fork copies only the thread that forks: a lock another thread held stays held in the child, and the
-thread's work is gone. So a fork server forks only while it runs no thread but its main one; otherwise it
-refuses, says why, and the lab starts that process as a new interpreter (`ForkRefused`).
-
-Wire: a SOCK_SEQPACKET socket pair. The fork server sends `{"ready": true}` once its imports are done.
-A request is `{"module", "args", "env", "cwd", "pass_fds"}` (and `"serve": true` for a fork server, whose args
-are its preload) with the child's stdin, its log for stdout and stderr, then one descriptor for each number of
-`pass_fds`, which the child gets at that number (as a plain start's `pass_fds` keeps it). The answer is
-`{"pid"}` with the child's pidfd, `{"pid", "exited": true}` if the child was already gone, or
-`{"refused": WHY}` if it did not fork.
+Wire: a SOCK_SEQPACKET pair; `{"ready": true}` once imported. A request is `{"module", "args", "env", "cwd",
+"pass_fds"}` (`"serve": true` for a fork server) with the child's stdin, its log, then a descriptor for each
+of `pass_fds`, given to the child at that number. The answer: `{"pid"}` with the child's pidfd,
+`{"pid", "exited": true}`, or `{"refused": WHY}`.
 """
 
 from __future__ import annotations

@@ -1,20 +1,15 @@
 """The janitor: ends the lab's process groups and removes its temporary directories when paidtwice dies
 without running its `finally`.
 
-Every process the lab starts dies with paidtwice (a parent-death signal), however paidtwice dies; but that
-signal is not inherited, so a grandchild (the command `sh -c` runs, a Node or hypercorn worker) would outlive
-it. So the janitor also kills, at the end, every process group still registered: the lab's children each
-lead one (`start_new_session`) and the lab says when it has ended one itself. Its
-directories (`/tmp/paidtwice-lab-*`, `/tmp/paidtwice-restate-*`) are removed by the code that made them, in a
-`finally`, which a SIGKILL (or a SIGTERM in a program that does not handle it) never runs. So one process
-outlives paidtwice by design: the janitor, started on the first directory registered, in a session of its
-own and without a parent-death signal.
+Why: a parent-death signal is not inherited, so a grandchild (what `sh -c` runs, a Node or hypercorn worker)
+would outlive a killed paidtwice, and a SIGKILL never runs the `finally` that removes `/tmp/paidtwice-lab-*`
+and `/tmp/paidtwice-restate-*`. So one process outlives paidtwice by design: the janitor, started on the first
+directory registered, in a session of its own and without a parent-death signal.
 
 It reads a pipe whose write end only paidtwice holds. Lines are JSON: `{"remove": PATH}` when a directory
 is made, `{"keep": PATH}` when its owner has removed it (or hands it to the user), `{"killpg": PGID}` when a
-process group is started and `{"ended": PGID}` when the lab has ended it. The kernel closes the pipe when
-paidtwice exits, whichever way; at end of file the janitor kills every group still registered, removes every
-directory still registered and exits. After a normal exit nothing is left registered, and it exits at once.
+process group is started and `{"ended": PGID}` when the lab has ended it. At end of file (the kernel closes
+the pipe however paidtwice exits) it kills every group and removes every directory still registered.
 
 It is run by path, in isolated mode (`python -I`), and imports nothing but the standard library: it costs a
 few milliseconds to start, not the lab's imports.

@@ -1,25 +1,11 @@
 """Journal files: one invocation's journal, self-contained, read without a server.
 
-A journal file is JSON, format "paidtwice-journal" version 1:
-
-    {
-      "format": "paidtwice-journal", "version": 1,
-      "invocation_id": "inv_1...", "service": "Agent", "handler": "run", "key": null,
-      "protocol_version": 6,            # sys_invocation.pinned_service_protocol_version
-      "status": "paused",               # when captured
-      "deployment_id": "dp_...",        # the deployment it was pinned to, if any
-      "random_seed": "1157...",         # StartMessage.random_seed as a decimal string, or null if unknown
-      "random_seed_source": "derived from the invocation id (restate-server's default)",
-      "captured_from": "http://127.0.0.1:9070", "captured_at": "2026-12-04T16:45:40Z",
-      "entries": [
-        {"index": 0, "type": "Command: Input", "name": "", "appended_at": "...", "raw": "CjEK..."},
-        ...
-      ]
-    }
-
-`raw` is `sys_journal.raw` in base64: the protobuf body of the entry's protocol message, without the frame
-header. The seed is written as a string because it is a 64-bit integer that JSON readers in other languages
-would round.
+A journal file is JSON, format "paidtwice-journal" version 1: the invocation (id, service, handler, key,
+status, deployment, pinned protocol version), its random seed and where that came from, where and when it
+was captured, and its entries, each with `raw`: `sys_journal.raw` in base64, the protobuf body of the entry's
+protocol message without the frame header. The seed is a decimal string: a 64-bit integer that JSON readers
+in other languages would round. The fields: docs/reference/records.md ("Journal files") and
+docs/reference/schemas/journal.schema.json.
 """
 
 from __future__ import annotations

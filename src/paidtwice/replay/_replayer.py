@@ -3,39 +3,17 @@
     with Replayer("agent:app", script="steady") as replayer:
         result = replayer.replay_journal(load_journal(Path("inv_1a2b.json")))  # raises ReplayDivergence
         results = replayer.replay_journals(journals)                           # a batch: a result each
-
-    async with Replayer("agent:app") as replayer:                              # in an async test
-        result = await replayer.replay_journal_async(journal)
-
     for result in replayer.replay_stream(paths):                             # thousands of files
         print(result.verdict)
 
-A batch is replayed on one event loop, against one app and one stub model, `concurrency` journals side by
-side (each in a context of its own, on a stub lane of its own); each gets the result it would get alone.
-Every journal of a batch is read and checked against the app before the first replay. A stream reads its
-journals a chunk at a time and hands each result on in order as its chunk ends, so memory does not grow with
-the number of journals (`replay-check DIR` checks every file with `check` first, then streams them).
-
-Each journal is fed to the real, unchanged restate-sdk endpoint of the app (its ASGI app, called in-process):
-a StartMessage with `known_entries` and the invocation's random seed, then every recorded entry, the input
-closed behind them, exactly as the server opens an attempt. The SDK replays the handler against them and
-answers with frames: an ErrorMessage (570 is a journal mismatch, RT0016), new commands past the journal's
-end, a SuspensionMessage, an EndMessage. The verdict is read from those frames:
-
-    replays    the code reproduced every recorded command in order (and, for a complete journal, the
-               recorded output); nothing new
-    diverges   the SDK's journal mismatch, read with the same reader as `paidtwice explain`
-    continues  the journal is incomplete; the code replays it and would go on live with `next_command`
-    fails      the handler raised, or the SDK reported another error, during the replay
-    undecided  the replay could not tell: the seed is unknown and the outcome depends on it, the code made
-               an HTTP request outside the journal that paidtwice does not send, or it timed out
-
-Nothing reaches a real model or tool. Model requests (chat completions, through httpx: the openai client's)
-are sent to the lab's stub model, on a lane of their own per journal, answered by the script: a call made
-during a replay is a second ask of its turn (the recorded run asked once already), so `changed` and
-`drifting` answer as on a retry. Each such call is listed in the result. Past the journal's end, a step
-action (`ctx.run`, `ctx.run_typed`, `ctx.time()`) is never executed: the replay is stopped before it runs,
-and the result names it. Any other HTTP request the handler makes is not sent: the replay stops there.
+Each journal is fed to the app's real, unchanged restate-sdk endpoint (its ASGI app, called in-process) as
+the server opens an attempt: a StartMessage with `known_entries` and the random seed, then every recorded
+entry. The verdict (replays, diverges, continues, fails, undecided: docs/how-to/replay-check.md) is read from
+the frames the SDK answers with. A batch shares one event loop, app and stub model, each journal on a stub
+lane of its own, so each gets the result it would get alone; a stream reads its journals a chunk at a time,
+so memory does not grow with their number. Nothing reaches a real model or tool: model requests go to the
+stub's script (one made while the journal replays is a second ask of its turn), and past the journal's end
+no step runs.
 """
 
 from __future__ import annotations

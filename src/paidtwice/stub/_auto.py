@@ -1,29 +1,17 @@
 """`--script auto`: answers made from the request itself, for an app nobody wrote a script for.
 
 What a request offers decides what it gets, in each API the stub speaks (chat completions, Responses,
-Anthropic Messages):
+Anthropic Messages): on the first turn, a call to an offered tool (two when parallel calls are allowed),
+its arguments made from the tool's JSON schema (`paidtwice.schema.value_for`) and the question's names and
+numbers; a forced tool whenever asked; after the tools' results (`TOOL_TURNS`), the final answer, valid
+against the structured output asked for. Run-ending tools (pydantic-ai's `final_result*`) come last, and a
+handoff (`transfer_to_*`) is never called beside another tool.
 
-- Tools offered, on the conversation's first turn: a call to one of them (two at once when the request
-  allows parallel calls and offers two ordinary tools), with arguments made from the tool's JSON schema by
-  `paidtwice.schema.value_for`, its free strings and numbers filled first with the names and numbers of the
-  question, as a model does ("120 EUR in USD": 120, "EUR", "USD").
-  Tools that end a run (pydantic-ai's `final_result*`) are kept for last and
-  an Agents SDK handoff (`transfer_to_*`) is never called beside another tool.
-- After the tools' results (turn 2 on: `TOOL_TURNS` is the bound): the final answer.
-- A tool the request forces (OpenAI's named `tool_choice`, Anthropic's `{"type": "tool"}`) is called whenever
-  asked; `required`/`any` after the tool turns calls the run-ending tool.
-- A final answer asked for as structured output (OpenAI's `response_format` json_schema, the Responses API's
-  `text.format`, Anthropic's `output_format`) is JSON valid against that schema; otherwise a sentence about
-  the question.
-
-Every choice is a pure function of the seed, the call (its position, system prompt and last user message)
-and the variation: `steady` answers the same every time; `drifting` says the same in other words on each
-ask; `changed`, from a call's second ask on, calls another tool with other arguments (the same tool when it
-is the only one) or gives another final answer. The calls answered are kept in an `AutoBook`, which
-`write` turns into a script file.
-
-A reach script (`reach_script`, for `sweep --every-tool`) answers the same but puts one tool first in every
-first turn that offers it, so a run calls the tool the plain answers never chose.
+Every choice is a pure function of the seed, the call and the variation, so a run can be replayed:
+`steady` answers the same every time, `drifting` in other words on each ask, `changed` another tool or
+answer from a call's second ask on. `AutoBook.write` turns the calls answered into a script file. A reach
+script (`reach_script`, for `sweep --every-tool`) puts one tool first in every first turn that offers it.
+The rules per API: docs/how-to/answers-without-a-script.md.
 """
 
 from __future__ import annotations

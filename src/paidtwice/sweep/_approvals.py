@@ -1,24 +1,17 @@
 """What a handler waits for from a person (human in the loop), and how a sweep answers it.
 
-The host logs each `ctx.awakeable()` (its id, and the JSON schema of its type when the code names one) and
-each Workflow's `ctx.promise(NAME).value()` as a context operation of kind "awakeable" or "promise", and,
-once per process, which shared handler of a Workflow resolves each of its promises (read from the handler's
-source). A `Resolver` watches one invocation's step log and answers each wait `Resolution.after` seconds
-after the handler began it: an awakeable through the ingress (`POST /restate/awakeables/{id}/resolve`), a
-promise by calling the shared handler that resolves it, with the value a person would give:
+The host logs each `ctx.awakeable()` and each Workflow's `ctx.promise(NAME).value()` as a context operation
+(with the type's JSON schema, and the shared handler that resolves a promise). A `Resolver` watches one
+invocation's step log and answers each wait `Resolution.after` seconds after it began, as a person would:
+an awakeable through the ingress, a promise through its shared handler. The value is `--resolve JSON`, else
+the script file's `[[awakeable]]` values in order, else one made from the wait's type, the same every run.
+A wait nothing answers (`--resolve never`) ends a clean run at once with one line
+(`Resolver.waiting_on_nothing`), unless a timer raced against it can still fire.
 
-1. `--resolve JSON` (every wait gets it);
-2. else the script file's `[[awakeable]]` values, the n-th wait of an invocation the n-th (the last repeats);
-3. else one valid against the wait's type (`paidtwice.schema.value_for`), the same every run.
-
-A wait none of these answers (or `--resolve never`) is resolved by nothing: a clean run stuck on it ends at
-once with one line naming it (`Resolver.waiting_on_nothing`), unless a timer raced against it can still fire.
-
-In a crash point's run, a wait the clean run saw resolved after the point's moment (`CrashPoint.held_waits`,
-the wait a waiting point waits on among them), or one due while the journal already holds the point's
-entries, is held back until the agent was killed, so the kill lands on the journal the point
-names: a handler stopped at a gate looks quiet, as one waiting does. A wait the handler meets before its
-moment is answered as in the clean run.
+In a crash point's run, a wait the clean run saw resolved after the point's moment
+(`CrashPoint.held_waits`), or one due while the journal already holds the point's entries, is held back
+until the agent was killed: a handler stopped at a gate looks quiet, as one waiting does, so the kill must
+land on the journal the point names. Waits before the moment are answered as in the clean run.
 """
 
 from __future__ import annotations
