@@ -56,11 +56,9 @@ def _reached() -> dict[str, type]:
 
 def test_every_kind_of_target_has_its_option_and_its_branch() -> None:
     reached = _reached()
-    assert reached == {
-        "--app": targets.AppTarget,
-        "--cmd": targets.CommandTarget,
-        "--mode": targets.DeckTarget,
-    }
+    # The probe reaches the kinds there are (a new kind's option joins them without an edit here).
+    known = {"--app": targets.AppTarget, "--cmd": targets.CommandTarget, "--mode": targets.DeckTarget}
+    assert reached.items() >= known.items()
     # A new class with no option (or an option TargetSpec builds no kind of its own for) fails here.
     assert set(reached.values()) == _kinds(), "a kind without its option in cli/_target.py"
     assert len(set(reached.values())) == len(reached), "two options build the same kind"
