@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 import websocket
+from support import DEADLINE
 
 from paidtwice.engine._ports import HOST, lease_port
 
@@ -115,7 +116,7 @@ class Browser:
                 self._ws.close()
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self._process.pid, signal.SIGKILL)
-        self._process.wait(timeout=30)
+        self._process.wait(timeout=DEADLINE)
         self._lease.release()
         shutil.rmtree(self._profile, ignore_errors=True)
 

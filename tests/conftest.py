@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import DEADLINE
 from tiers import LONGEST, QUICK, SHARED_FILES, SHARED_FIXTURES
 from xdist.scheduler import LoadFileScheduling
 
@@ -195,7 +196,7 @@ def replay_check_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path
                 "PAIDTWICE_AGENT_MODE": mode,
                 "PAIDTWICE_SERVICE": load_journal(journals[0]).service,
             },
-            timeout=300,
+            timeout=DEADLINE,
         )
         assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
         results.append(out)

@@ -20,19 +20,32 @@ if TYPE_CHECKING:
 
 LOOPBACK = "0100007F"  # 127.0.0.1 as /proc/net/tcp writes it
 
+DEADLINE_VARIABLE = "PAIDTWICE_TEST_DEADLINE"
+
+
+def _deadline() -> float:
+    given = os.environ.get(DEADLINE_VARIABLE, "").strip()
+    return float(given) if given else 1800.0
+
+
+DEADLINE = _deadline()
+"""Seconds a test waits for a process it started (a command, a script, a lab) before calling it hung:
+`PAIDTWICE_TEST_DEADLINE`, or 30 minutes. A guard against a hang, never a speed target: the fixed 60 to
+120 s each call once had tripped on a loaded CI machine while the command was only slow."""
+
 
 def run_paidtwice(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 600.0
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`python -m paidtwice ARGS` as a user runs it, its output captured as text: this environment
-    (unbuffered) plus `env`. The timeout is a deadline against a hung command, not a speed target."""
+    (unbuffered) plus `env`, waited for until the `DEADLINE`."""
     return subprocess.run(
         [sys.executable, "-m", "paidtwice", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
         env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-        timeout=timeout,
+        timeout=DEADLINE,
     )
 
 

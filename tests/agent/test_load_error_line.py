@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 from paidtwice._exceptions import UsageError
 from paidtwice.targets import discover
@@ -67,7 +68,7 @@ def test_the_command_says_it_in_one_line(app_dir: Path, command: list[str]) -> N
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        timeout=300,
+        timeout=DEADLINE,
     )
     assert done.returncode == 2, done.stdout + done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("answers:")]

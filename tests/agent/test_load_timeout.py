@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 from paidtwice._exceptions import UsageError
 from paidtwice.engine import LOAD_TIMEOUT, _startup, load_timeout, loaded_in
@@ -36,7 +37,7 @@ def test_a_load_longer_than_the_wait_is_one_line_naming_the_variable() -> None:
         capture_output=True,
         text=True,
         env={**os.environ, LOAD_TIMEOUT: "1"},
-        timeout=300,
+        timeout=DEADLINE,
     )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr

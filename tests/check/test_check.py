@@ -41,7 +41,7 @@ repaid-model-calls = 0
 
 
 def paidtwice(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run_paidtwice(*args, cwd=cwd, timeout=900)
+    return run_paidtwice(*args, cwd=cwd)
 
 
 def make_project(root: Path, *, handler: str = "") -> Path:

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 from paidtwice.check import ConfigError, find_config, load_config
 from paidtwice.targets import AppTarget
@@ -28,7 +29,7 @@ def check(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         cwd=cwd,
-        timeout=120,
+        timeout=DEADLINE,
     )
 
 
@@ -75,6 +76,27 @@ def test_a_broken_config_is_one_line_and_exit_2(tmp_path: Path, table: str, name
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and named in lines[0], done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_command_ends_with_nothing_left_for_the_collector(tmp_path: Path) -> None:
+    """Its line out, a command exits at once: the interpreter's garbage collection at exit, over everything
+    it imported, took seconds of a loaded machine's time after the line (the objects are frozen instead)."""
+    (tmp_path / "pyproject.toml").write_text('[tool.paidtwice]\nlnit = ["src"]\n')
+    # Registered before paidtwice's own exit handlers, so it runs after them, as the process ends.
+    code = (
+        "import atexit, gc, sys\n"
+        "counts = lambda: print('objects', gc.get_freeze_count(), len(gc.get_objects()), file=sys.stderr)\n"
+        "atexit.register(counts)\n"
+        "from paidtwice.cli import main\n"
+        "sys.argv = ['paidtwice', 'check', '--config', 'pyproject.toml']\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=DEADLINE
+    )
+    assert done.returncode == 2, done.stderr
+    frozen, left = (int(n) for n in done.stderr.splitlines()[-1].split()[1:])
+    assert frozen > 10 * left, done.stderr
 
 
 def test_no_config_says_where_to_put_one(tmp_path: Path) -> None:
@@ -149,7 +171,7 @@ def test_the_pre_commit_hook_lints_with_pre_commit_itself(tmp_path: Path) -> Non
     env |= {"GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 
     def run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(args, capture_output=True, text=True, cwd=repo, env=env, timeout=900)
+        return subprocess.run(args, capture_output=True, text=True, cwd=repo, env=env, timeout=DEADLINE)
 
     def try_repo(name: str, *files: str) -> subprocess.CompletedProcess[str]:
         repo = tmp_path / name

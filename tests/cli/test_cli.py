@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from support import DEADLINE
 
 from paidtwice.cli import cli
 from paidtwice.lab import Lab
@@ -39,7 +40,7 @@ def one_line_error(args: list[str], env: dict[str, str] | None = None) -> str:
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},
-        timeout=120,
+        timeout=DEADLINE,
     )
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
@@ -226,7 +227,7 @@ def test_provision_says_what_each_path_is() -> None:
     # What scripts/setup.sh prints: the server's path on stdout (read by the script), every other line
     # in words, never a path on its own line.
     done = subprocess.run(
-        [sys.executable, "-m", "paidtwice", "provision"], capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "paidtwice", "provision"], capture_output=True, text=True, timeout=DEADLINE
     )
     assert done.returncode == 0, done.stderr
     assert Path(done.stdout.strip()).name == "restate-server"

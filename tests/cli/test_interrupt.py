@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from support import (
+    DEADLINE,
     LOOPBACK,
     alive,
     assert_eventually,
@@ -143,8 +144,8 @@ def test_two_decks_at_once_do_not_collide(tmp_path: Path) -> None:
     first = start_deck(tmp_path, rows, "--json", str(first_out))
     second = start_deck(tmp_path, rows, "--results-dir", str(tmp_path / "second"))
     try:
-        assert first.wait(timeout=180) == 0, first.stderr.read() if first.stderr else ""
-        assert second.wait(timeout=180) == 0, second.stderr.read() if second.stderr else ""
+        assert first.wait(timeout=DEADLINE) == 0, first.stderr.read() if first.stderr else ""
+        assert second.wait(timeout=DEADLINE) == 0, second.stderr.read() if second.stderr else ""
     finally:
         for process in (first, second):
             process.kill()

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import assert_eventually, run_paidtwice
+from support import DEADLINE, assert_eventually, run_paidtwice
 
 from paidtwice.deck import EXPERIMENTS, Deck
 from paidtwice.lab import Lab
@@ -160,6 +160,6 @@ def test_lab_up_serves_until_sigterm_and_watch_finds_nothing_stuck_on_it(tmp_pat
     finally:
         if up.poll() is None:
             up.send_signal(signal.SIGTERM)
-        _, err = up.communicate(timeout=120)
+        _, err = up.communicate(timeout=DEADLINE)
     assert up.returncode == 0, err
     assert not info.exists()

@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 from paidtwice.lab import Lab
 from paidtwice.replay import save_with_prefix
@@ -37,7 +38,7 @@ def paidtwice(*args: str, cwd: Path = APPS) -> subprocess.CompletedProcess[str]:
         text=True,
         cwd=cwd,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        timeout=300,
+        timeout=DEADLINE,
     )
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 import pytest
+from support import DEADLINE
 
 from paidtwice.cli import cli
 
@@ -35,7 +36,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=DEADLINE,
         env={"NO_MKDOCS_2_WARNING": "1", **__import__("os").environ},
     )
     assert done.returncode == 0, done.stdout + done.stderr

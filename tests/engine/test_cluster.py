@@ -12,7 +12,15 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 import pytest
-from support import LOOPBACK, alive, assert_eventually, descendants, listening_addresses, temp_dirs_in_use
+from support import (
+    DEADLINE,
+    LOOPBACK,
+    alive,
+    assert_eventually,
+    descendants,
+    listening_addresses,
+    temp_dirs_in_use,
+)
 
 from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATECTL_VERSION
 from paidtwice.agent import CLEAN_JOURNALED_JOURNAL
@@ -121,7 +129,7 @@ def test_cluster_options_refuse_what_cannot_run() -> None:
         (["deck", "--cluster", "8"], "--cluster takes 1 (one server) or 3 to 7 nodes, not 8"),
     ):
         done = subprocess.run(
-            [sys.executable, "-m", "paidtwice", *args], capture_output=True, text=True, timeout=120
+            [sys.executable, "-m", "paidtwice", *args], capture_output=True, text=True, timeout=DEADLINE
         )
         assert done.returncode == 2, done.stderr
         assert says in done.stderr and "Traceback" not in done.stderr
@@ -178,7 +186,9 @@ def command_line(pid: int) -> str:
 def test_restatectl_is_the_pinned_one_beside_the_server() -> None:
     assert RESTATECTL_VERSION == RESTATE_SERVER_VERSION
     binary = ensure_restatectl(echo=lambda message: None)
-    done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [str(binary), "--version"], capture_output=True, text=True, timeout=DEADLINE, check=True
+    )
     assert done.stdout.split()[:2] == ["restatectl", RESTATECTL_VERSION]
 
 
@@ -206,7 +216,7 @@ def test_ctrl_c_in_a_cluster_soak_ends_every_node_and_keeps_what_it_measured(tmp
         # settle: the Ctrl-C lands around a node's death and restart.
         assert_eventually(lambda: "sent 30/60" in err.read_text(), timeout=180, what="the first wave sent")
         soaking.send_signal(signal.SIGINT)
-        stdout, _ = soaking.communicate(timeout=180)
+        stdout, _ = soaking.communicate(timeout=DEADLINE)
         said = err.read_text()
         assert soaking.returncode == 130, said
         assert "Traceback" not in said and "interrupted" in said

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 import pytest
 from genai_prices import Usage, calc_price
+from support import DEADLINE
 
 from paidtwice._exceptions import UsageError
 from paidtwice.deck import COMPARISONS, Deck
@@ -171,7 +172,7 @@ def test_pricing_works_offline() -> None:
         "import time\n"
         "print(check_price_model('gpt-4o'), _price(TokenUsage(1000, 100), 'gpt-4o', time.time()))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=DEADLINE)
     assert done.returncode == 0, done.stderr
     model, price = done.stdout.split()
     expected = calc_price(Usage(input_tokens=1000, output_tokens=100), "gpt-4o").total_price
@@ -184,7 +185,7 @@ def test_cli_unknown_price_model_is_one_line_and_exit_2() -> None:
             [sys.executable, "-m", "paidtwice", *command, "--price-model", "gpt-4o-mni"],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=DEADLINE,
         )
         assert done.returncode == 2, (command, done.stderr)
         lines = done.stderr.strip().splitlines()

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 from paidtwice.lint import lint_paths
 
@@ -113,7 +114,7 @@ def test_cli_says_what_it_cannot_decide_and_exits_0() -> None:
         [sys.executable, "-m", "paidtwice", "lint", str(OWN_PLUGIN)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=DEADLINE,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support import DEADLINE
+
 import paidtwice.agent.weather as weather
 from paidtwice._words import count
 from paidtwice.lint import CODES, lint_paths, lint_source
@@ -109,7 +111,7 @@ def test_lint_source_resolves_aliases_in_one_module() -> None:
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "paidtwice", "lint", *args], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "paidtwice", "lint", *args], capture_output=True, text=True, timeout=DEADLINE
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jsonschema
 from junitparser import JUnitXml
-from support import run_paidtwice
+from support import DEADLINE, run_paidtwice
 
 from paidtwice.lint import lint_paths
 
@@ -239,7 +239,7 @@ def test_without_its_parser_typescript_is_not_checked_and_python_still_is() -> N
         "print(len(result.unchecked), len(result.findings) > 0)\n"
         "print(result.unchecked[0][1])\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=DEADLINE)
     assert done.returncode == 0, done.stderr
     counts, why = done.stdout.splitlines()
     assert counts == "1 True"

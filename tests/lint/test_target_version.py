@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 PROJECT = Path(__file__).parent / "corpus_py312"
 AGENT = PROJECT / "agent.py"
@@ -39,7 +40,7 @@ def lint(*args: str, path: str | None = None) -> subprocess.CompletedProcess[str
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=DEADLINE,
     )
 
 

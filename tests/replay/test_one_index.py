@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 from paidtwice.lab import Lab
 from paidtwice.recover import read_mismatch
@@ -73,7 +74,7 @@ def test_every_output_names_the_entry_by_the_journals_index(
     args += ["--app-dir", str(HERE), "--script", str(SCRIPT), str(path)]
     env = {**os.environ, "PAIDTWICE_SECOND_STEP": "condense"}
     written = ["--json", str(out), "--html", str(html)]
-    shown = subprocess.run(args + written, capture_output=True, text=True, env=env, timeout=120)
+    shown = subprocess.run(args + written, capture_output=True, text=True, env=env, timeout=DEADLINE)
     assert shown.returncode == 1, shown.stderr
     assert f"diverges at entry {entry} (command index {command})" in shown.stdout, shown.stdout
     # No other index is printed, but inside the SDK's own message, quoted as it is ("  | ...").

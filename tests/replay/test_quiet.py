@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support import DEADLINE
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SCRIPT = ROOT / "examples" / "frameworks" / "script.toml"
@@ -28,7 +30,7 @@ def paidtwice(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         env={**base, **env},
-        timeout=600,
+        timeout=DEADLINE,
     )
 
 

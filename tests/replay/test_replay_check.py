@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import DEADLINE
 
 from paidtwice.replay import load_journal
 
@@ -42,7 +43,7 @@ def replay_check(
         capture_output=True,
         text=True,
         env={**os.environ, "PAIDTWICE_AGENT_MODE": mode, "PAIDTWICE_SERVICE": service},
-        timeout=120,
+        timeout=DEADLINE,
     )
 
 
@@ -104,7 +105,7 @@ def one_line_error(args: list[str], env: dict[str, str] | None = None) -> str:
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},
-        timeout=120,
+        timeout=DEADLINE,
     )
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
@@ -181,7 +182,7 @@ def test_the_deck_agent_by_its_mode_is_the_target_the_sweep_builds() -> None:
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=DEADLINE,
     )
     assert done.returncode == 0, done.stderr
     [by_mode] = json.loads(done.stdout)
@@ -206,7 +207,7 @@ def test_assert_replays_takes_the_deck_agent_as_a_target() -> None:
         "PAIDTWICE_SERVICE": load_journal(CLEAN).service,
     }
     done = subprocess.run(
-        [sys.executable, "-c", code, str(CLEAN)], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-c", code, str(CLEAN)], capture_output=True, text=True, env=env, timeout=DEADLINE
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["replays", "journaled"]
@@ -291,7 +292,7 @@ def test_a_module_without_app_is_found_as_the_sweep_finds_it() -> None:
             "PAIDTWICE_AGENT_MODE": "journaled",
             "PAIDTWICE_SERVICE": load_journal(CHANGED).service,
         },
-        timeout=120,
+        timeout=DEADLINE,
     )
     assert found.returncode == by_name.returncode, found.stderr
     verdicts = [(r["invocation_id"], r["verdict"]) for r in json.loads(found.stdout)]

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support import DEADLINE
+
 from paidtwice.lab import Lab
 from paidtwice.results import RunRecord
 
@@ -19,7 +21,7 @@ def plan(lab: Lab, record: RunRecord, *, mode: str, script: str) -> str:
         capture_output=True,
         text=True,
         env={**os.environ, "PAIDTWICE_AGENT_MODE": mode, "PAIDTWICE_SERVICE": record.service},
-        timeout=120,
+        timeout=DEADLINE,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout

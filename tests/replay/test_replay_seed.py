@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import assert_eventually
+from support import DEADLINE, assert_eventually
 
 from paidtwice._exceptions import UsageError
 from paidtwice.agent._process import AgentHost
@@ -150,7 +150,7 @@ def test_journal_save_and_capture_write_journal_files(
             [sys.executable, "-m", "paidtwice", *args, "--admin-url", lab.server.admin_url],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=DEADLINE,
         )
         assert done.returncode == 0, done.stderr
 

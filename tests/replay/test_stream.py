@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from replay.test_replay_corpus import deck_app
+from support import DEADLINE
 
 from paidtwice.replay import Replayer, load_journal, save_journal
 from paidtwice.replay._replayer import STREAM_CHUNK
@@ -42,7 +43,7 @@ def replay_check(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         env={**os.environ, "PAIDTWICE_AGENT_MODE": "naive", "PAIDTWICE_SERVICE": "Agent"},
-        timeout=600,
+        timeout=DEADLINE,
     )
 
 

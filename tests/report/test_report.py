@@ -22,7 +22,7 @@ SWEEP = FIXTURES / "results" / "sweep.json"
 
 
 def paidtwice(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_paidtwice(*args, timeout=120)
+    return run_paidtwice(*args)
 
 
 def test_captured_results_read_back_as_the_lab_wrote_them(tmp_path: Path) -> None:

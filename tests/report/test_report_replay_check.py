@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support import run_paidtwice
+from support import DEADLINE, run_paidtwice
 
 from paidtwice.replay import OutsideCall, load_journal
 from paidtwice.report import load_results
@@ -22,7 +22,7 @@ JOURNALS = Path(__file__).parents[1] / "fixtures" / "journals"
 
 
 def paidtwice(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_paidtwice(*args, timeout=300)
+    return run_paidtwice(*args)
 
 
 def records_of(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
@@ -158,7 +158,7 @@ def test_replay_check_html_that_cannot_be_written_is_one_line_and_exit_2(tmp_pat
         capture_output=True,
         text=True,
         env={**os.environ, "PAIDTWICE_SERVICE": load_journal(journal).service},
-        timeout=300,
+        timeout=DEADLINE,
     )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()

@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 from paidtwice.report import format_deck_table, format_run, load_results, table
 from paidtwice.report._text import format_crash_cost, format_sweep
@@ -169,7 +170,7 @@ def width_in(*args: str, terminal: bool, columns: str = "80") -> str:
     env = {**os.environ, "COLUMNS": columns, "LINES": "40"}
     if not terminal:
         done = subprocess.run(
-            [sys.executable, "-c", CHOOSE, *args], capture_output=True, text=True, env=env, timeout=60
+            [sys.executable, "-c", CHOOSE, *args], capture_output=True, text=True, env=env, timeout=DEADLINE
         )
         return done.stdout.strip()
     leader, follower = pty.openpty()
@@ -179,7 +180,7 @@ def width_in(*args: str, terminal: bool, columns: str = "80") -> str:
             stdout=follower,
             stderr=subprocess.PIPE,
             env=env,
-            timeout=60,
+            timeout=DEADLINE,
         )
         assert done.returncode == 0, done.stderr
         return os.read(leader, 1024).decode().strip()
@@ -204,7 +205,7 @@ def run_in_terminal(args: list[str], columns: str, *, cwd: Path | None = None) -
             stdout=follower,
             stderr=subprocess.PIPE,
             env={**os.environ, "COLUMNS": columns, "LINES": "40"},
-            timeout=300,
+            timeout=DEADLINE,
             cwd=cwd,
         )
         assert done.returncode == 0, done.stderr
@@ -236,7 +237,7 @@ def test_experiments_fit_the_terminal_and_a_pipe_gets_the_full_listing(columns: 
     assert_fits_and_keeps(full, shown, columns)
     assert run_in_terminal(["experiments", "--wide"], str(columns)).rstrip("\n") == full
     piped = subprocess.run(
-        [sys.executable, "-m", "paidtwice", "experiments"], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "paidtwice", "experiments"], capture_output=True, text=True, timeout=DEADLINE
     )
     assert piped.stdout.rstrip("\n") == full
 

@@ -105,7 +105,7 @@ def _call(invocation: str, started: float) -> ModelCall:
 
 
 def _soak_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_paidtwice("soak", *args, cwd=ROOT, timeout=300)
+    return run_paidtwice("soak", *args, cwd=ROOT)
 
 
 @pytest.mark.parametrize(

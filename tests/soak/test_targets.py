@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 from paidtwice._exceptions import UsageError
 from paidtwice.lab import Lab
@@ -28,7 +29,7 @@ def test_an_app_soaks_with_no_script_and_nothing_named(tmp_path: Path) -> None:
         text=True,
         cwd=ROOT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        timeout=600,
+        timeout=DEADLINE,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     (record,) = load_results([tmp_path / "soak.json"]).soaks
@@ -56,7 +57,7 @@ def test_an_app_serving_several_handlers_needs_one_named() -> None:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        timeout=300,
+        timeout=DEADLINE,
     )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()

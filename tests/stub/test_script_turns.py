@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support import DEADLINE
 
 from paidtwice.stub import Lane, StubModel
 from paidtwice.stub._server import UNANSWERED_STATUS
@@ -226,7 +227,7 @@ def test_the_cli_says_it_in_one_line_and_exits_2(tmp_path: Path) -> None:
         + ["--handler", "quote", "--app-dir", str(example), "--script", str(bad)],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=DEADLINE,
     )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()

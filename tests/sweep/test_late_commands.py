@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import DEADLINE
 
 from paidtwice.agent import _proxy
 from paidtwice.lab import Lab
@@ -34,7 +35,7 @@ def test_commands_read_after_the_call_began_are_in_its_moment(
     def late(self: _proxy._Attempt, kind: int, body: bytes) -> None:
         if _proxy.FIRST_COMMAND <= kind < _proxy.FIRST_NOTIFICATION and not asked.is_set():
             # The proxy's loop stalls, as under load, until the first model call (the clean run's) began.
-            assert asked.wait(timeout=120), "the agent asked the model nothing"
+            assert asked.wait(timeout=DEADLINE), "the agent asked the model nothing"
         log_outbound(self, kind, body)
 
     monkeypatch.setattr(_ledger.Ledger, "open_model_call", opened)

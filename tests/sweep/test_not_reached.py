@@ -19,7 +19,7 @@ def test_a_moment_no_run_reaches_again_is_not_placed_and_the_sweep_goes_on(tmp_p
         "sweep", "--app", "agent:app", "--app-dir", str(AGENT), "--script", str(AGENT / "script.toml"),
         "--variation", "steady", "--input", '"ada"', "--retries", "1", "--restart-delay", "0.2",
         "--check", "--json", str(records),
-        env={"REFUND_RECORDS": str(tmp_path / "approved.txt")}, timeout=600,
+        env={"REFUND_RECORDS": str(tmp_path / "approved.txt")},
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "Error:" not in done.stderr, done.stderr

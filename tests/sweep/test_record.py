@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import DEADLINE
 
 from paidtwice.engine._ports import HOST, lease_port
 from paidtwice.lab import Lab
@@ -104,7 +105,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         cwd=cwd,
         env={**os.environ, "OPENAI_API_KEY": KEY, "PYTHONUNBUFFERED": "1"},
-        timeout=600,
+        timeout=DEADLINE,
     )
 
 
@@ -170,7 +171,7 @@ def test_a_refused_key_is_one_line_without_the_key(provider: Provider, tmp_path:
         [sys.executable, "-m", "paidtwice", "record", "--app", "agent:app", "--service", "Planner",
          "--handler", "run_naive", "--input", json.dumps(TRIP), "--app-dir", str(AGENT),
          "--upstream", provider.url, "--out", str(tmp_path / "x.toml")],
-        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        capture_output=True, text=True, cwd=tmp_path, timeout=DEADLINE,
         env={**os.environ, "OPENAI_API_KEY": "sk-wrong-" + KEY[::-1]},
     )  # fmt: skip
     assert done.returncode == 2

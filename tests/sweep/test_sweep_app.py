@@ -11,6 +11,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "travel_agent"
@@ -23,7 +24,7 @@ def sweep_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
         text=True,
         cwd=cwd,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        timeout=600,
+        timeout=DEADLINE,
     )
 
 

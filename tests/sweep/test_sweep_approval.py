@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import run_paidtwice
 
 from paidtwice.engine import epoch
 from paidtwice.lab import Lab
@@ -104,24 +102,13 @@ def test_a_timeout_raced_against_the_approval_is_swept_both_ways(matrices: dict[
         assert point.confirmed and point.answer_matches and not point.pays_twice, point.crash_point
 
 
-_Done = tuple[subprocess.CompletedProcess[str], float]
-"""A command's run, and the seconds it took."""
+_Done = subprocess.CompletedProcess[str]
 
 
-def _paidtwice(*args: str, timeout: float) -> _Done:
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "paidtwice", *args],
-        capture_output=True, text=True, timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
-    return done, time.monotonic() - started
-
-
-def _sweep_cli(*args: str, timeout: float) -> _Done:
-    return _paidtwice(
+def _sweep_cli(*args: str) -> _Done:
+    return run_paidtwice(
         "sweep", "--app", "agent:app", "--app-dir", str(AGENT), "--script", str(AGENT / "script.toml"),
         "--variation", "steady", "--input", '"refund order 42"', "--restart-delay", "0.2", *args,
-        timeout=timeout,
     )  # fmt: skip
 
 
@@ -134,24 +121,24 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future[_
     runs: dict[str, Callable[[], _Done]] = {
         "untyped": functools.partial(
             _sweep_cli, "--service", "Approval", "--handler", "refund_untyped",
-            "--json", str(out / "untyped.json"), timeout=120,
+            "--json", str(out / "untyped.json"),
         ),
         "others": functools.partial(
             _sweep_cli, "--handler", "Approval/refund_reviewed", "--handler", "Approval/refund_untyped",
-            "--check", "--json", str(out / "others.json"), timeout=600,
+            "--check", "--json", str(out / "others.json"),
         ),
         "naive twin": functools.partial(
             _sweep_cli, "--service", "Approval", "--handler", "refund_reviewed_naive", "--check",
-            "--json", str(out / "naive_twin.json"), timeout=600,
+            "--json", str(out / "naive_twin.json"),
         ),
         "bad resolve": functools.partial(
-            _sweep_cli, "--service", "Approval", "--handler", "refund", "--resolve", "{yes", timeout=120
+            _sweep_cli, "--service", "Approval", "--handler", "refund", "--resolve", "{yes"
         ),
         # Restate's tour-of-agents human approval, both forms in one sweep: no script, no input.
         "claims": functools.partial(
-            _paidtwice, "sweep", "--app", "agents_app:app", "--app-dir", str(AGENT),
+            run_paidtwice, "sweep", "--app", "agents_app:app", "--app-dir", str(AGENT),
             "--handler", "ClaimDurable/run", "--handler", "ClaimPlain/run", "--variation", "steady",
-            "--check", "--json", str(out / "claims.json"), timeout=900,
+            "--check", "--json", str(out / "claims.json"),
         ),
     }  # fmt: skip
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:
@@ -166,19 +153,19 @@ def _records(done: subprocess.CompletedProcess[str]) -> Any:
 def test_a_handler_waiting_on_what_nothing_resolves_ends_at_once_with_one_line(
     cli: dict[str, Future[_Done]],
 ) -> None:
-    done, took = cli["untyped"].result()
+    done = cli["untyped"].result()
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if not line.startswith("answers:")]
     problem = [line for line in lines if "waits for" in line]
     assert len(problem) == 1, done.stderr
     assert "awakeable sign_" in problem[0] and "--resolve JSON" in problem[0], problem
     assert "not one waiting" not in done.stderr and "Traceback" not in done.stderr
-    # Ended on its own, not on the settle timeout (180 s).
-    assert took < 150
+    # Ended on its own, not on the settle timeout (a wall time would say so only on an idle machine).
+    assert "did not finish within" not in done.stderr
 
 
 def test_one_handler_waiting_on_nothing_does_not_stop_the_others(cli: dict[str, Future[_Done]]) -> None:
-    done, _ = cli["others"].result()
+    done = cli["others"].result()
     # The swept handler's points all ran and none pays twice; the other is said not swept, and why.
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -193,7 +180,7 @@ def test_one_handler_waiting_on_nothing_does_not_stop_the_others(cli: dict[str, 
 
 
 def test_check_exits_1_on_the_naive_twin_and_names_the_repaid_call(cli: dict[str, Future[_Done]]) -> None:
-    done, _ = cli["naive twin"].result()
+    done = cli["naive twin"].result()
     assert done.returncode == 1, done.stderr
     assert "paid twice" in done.stderr
     assert "waiting for the awakeable" in done.stdout
@@ -205,7 +192,7 @@ def test_check_exits_1_on_the_naive_twin_and_names_the_repaid_call(cli: dict[str
 
 
 def test_a_bad_resolve_is_one_line_before_anything_starts(cli: dict[str, Future[_Done]]) -> None:
-    done, _ = cli["bad resolve"].result()
+    done = cli["bad resolve"].result()
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--resolve is neither JSON nor 'never'" in done.stderr.strip().splitlines()[-1]
 
@@ -229,7 +216,7 @@ def test_restates_example_on_the_agents_sdk_swept_with_nothing_named(
 ) -> None:
     # Restate's tour-of-agents human approval: no script, no input; the awakeable resolved as a string. Both
     # forms are swept at once: --check exits 1 for the plain Runner's, and says of each whether it pays twice.
-    done, _ = cli["claims"].result()
+    done = cli["claims"].result()
     assert done.returncode == 1, done.stderr
     points = [p for p in _records(done) if p["mode"] == handler]
     names = [p["crash_point"] for p in points]

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 from paidtwice._exceptions import UsageError
 from paidtwice.agent._env import agent_env
@@ -123,7 +124,7 @@ def test_check_on_an_agent_whose_calls_never_reach_the_stub_exits_2() -> None:
         text=True,
         cwd=ROOT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        timeout=600,
+        timeout=DEADLINE,
     )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
@@ -151,7 +152,7 @@ def test_an_app_whose_framework_is_not_installed_is_one_line_and_exit_2() -> Non
         capture_output=True,
         text=True,
         cwd=ROOT,
-        timeout=600,
+        timeout=DEADLINE,
     )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
@@ -186,7 +187,7 @@ def test_a_directory_that_is_not_there_is_named_in_one_line(tmp_path: Path, wher
         capture_output=True,
         text=True,
         cwd=CLIENTS,
-        timeout=300,
+        timeout=DEADLINE,
     )
     assert done.returncode == 2, done.stderr
     # Not "cannot import requests_agent" (found in the current directory, or not at all): the directory.

@@ -185,7 +185,7 @@ def test_a_command_sweep_is_named_after_its_service_and_command(
 
 
 def _sweep_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return run_paidtwice("sweep", *args, cwd=ROOT, env=env, timeout=300)
+    return run_paidtwice("sweep", *args, cwd=ROOT, env=env)
 
 
 @pytest.mark.parametrize(

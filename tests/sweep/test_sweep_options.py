@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 from paidtwice.agent import agent_env
 from paidtwice.results import PointResult, load_results, write_results
@@ -31,7 +32,7 @@ def paidtwice(*args: str, cwd: Path | None = None) -> subprocess.CompletedProces
         text=True,
         cwd=cwd,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        timeout=600,
+        timeout=DEADLINE,
     )
 
 
@@ -74,7 +75,7 @@ def test_the_manifest_is_asked_for_as_the_server_asks_and_read_at_the_version_ch
         text=True,
         cwd=AGENT,
         env=agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
-        timeout=120,
+        timeout=DEADLINE,
     )
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout.splitlines()[-1])["manifest"]

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import DEADLINE
 
 from paidtwice.lab import Lab
 from paidtwice.stub._turns import load_script_file
@@ -70,7 +71,7 @@ def one_line(*args: str) -> str:
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        timeout=300,
+        timeout=DEADLINE,
     )
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr

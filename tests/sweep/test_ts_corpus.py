@@ -31,7 +31,7 @@ def test_the_template_is_swept_with_nothing_but_its_command(tmp_path: Path) -> N
     done: subprocess.CompletedProcess[str] = run_paidtwice(
         "sweep", "--cmd", "node src/template.ts", "--cwd", str(CORPUS), "--check",
         "--json", str(records), "--variation", "steady",
-        cwd=ROOT, timeout=600,
+        cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     points = json.loads(records.read_text())

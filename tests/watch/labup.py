@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from support import assert_eventually, descendants, temp_dirs_in_use
+from support import DEADLINE, assert_eventually, descendants, temp_dirs_in_use
 
 HERE = Path(__file__).parent
 PROFILE = HERE / "fixtures" / "sweep-checkout.json"
@@ -51,7 +51,7 @@ class LabUp:
     def stop(self) -> tuple[int, str]:
         """SIGTERM, as a container runtime stops it; its exit status and stderr."""
         self.process.send_signal(signal.SIGTERM)
-        _, err = self.process.communicate(timeout=120)
+        _, err = self.process.communicate(timeout=DEADLINE)
         return self.process.returncode, err
 
 
@@ -95,15 +95,15 @@ def lab_up(work: Path, *extra: str, max_attempts: int = MAX_ATTEMPTS) -> Iterato
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             try:
-                process.communicate(timeout=120)
+                process.communicate(timeout=DEADLINE)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)  # never reached when lab up works; the test fails then
                 process.communicate()
 
 
-def run_watch(*args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+def run_watch(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "paidtwice", "watch", *args], capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "paidtwice", "watch", *args], capture_output=True, text=True, timeout=DEADLINE
     )
 
 
@@ -232,7 +232,7 @@ def live_watch(lab: LabUp, work: Path, *args: str) -> Iterator[LiveWatch]:
         if process.poll() is None:
             process.send_signal(signal.SIGINT)
             try:
-                process.wait(timeout=60)
+                process.wait(timeout=DEADLINE)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()

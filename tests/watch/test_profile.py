@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support import DEADLINE
 
 from paidtwice._exceptions import UsageError
 from paidtwice.engine import port_is_listening
@@ -162,7 +163,7 @@ def test_lab_up_refuses_a_bad_script_or_app_dir_before_starting_anything(tmp_pat
             [sys.executable, "-m", "paidtwice", "lab", "up", *args],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=DEADLINE,
         )
         assert done.returncode == 2 and said in done.stderr, done.stderr
         assert "Traceback" not in done.stderr

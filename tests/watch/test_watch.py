@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from jsonschema import Draft202012Validator
-from support import alive, assert_eventually
+from support import DEADLINE, alive, assert_eventually
 from watch.labup import (
     MAX_ATTEMPTS,
     PROFILE,
@@ -206,7 +206,7 @@ def test_a_real_prometheus_scrapes_it(scene: Scene, tmp_path: Path) -> None:
         assert_eventually(scraped, timeout=90, what="Prometheus to scrape the paused invocation")
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.wait(timeout=DEADLINE)
         lease.release()
 
 
@@ -374,7 +374,7 @@ def test_a_wrong_header_is_refused_in_one_line_and_never_shown(tmp_path: Path) -
 def test_ctrl_c_ends_the_live_watch_cleanly_and_lab_up_leaves_nothing_behind(scene: Scene) -> None:
     # Last in the module: it stops the module's watch and lab.
     scene.watcher.send_signal(signal.SIGINT)
-    scene.watcher.wait(timeout=60)
+    scene.watcher.wait(timeout=DEADLINE)
     err = (scene.work / "watch.err").read_text()
     assert scene.watcher.returncode == 1, err  # something was stuck at its last snapshot
     assert scene.invocation_id in (scene.work / "watch.out").read_text()
