@@ -28,6 +28,7 @@ from journal_overhead import percentile
 from paidtwice.deck import CURVES, EXPERIMENTS, WALKS, Deck, Experiment, Row, experiment_by_name
 from paidtwice.lab import Lab
 from paidtwice.stub import SCRIPTS
+from paidtwice.targets import DeckTarget
 
 
 def deck_time(cluster: int) -> tuple[float, bool, list[str]]:
@@ -86,9 +87,8 @@ def journaling(count: int) -> dict[tuple[str, str], list[float]]:
             for mode in ("naive", "journaled"):
                 service = f"OneStep_{mode}"
                 lane = lab.stub.open_lane(SCRIPTS["steady"], name=service.lower())
-                agent = stack.enter_context(
-                    lab.new_agent(mode=mode, lane=lane, service=service, target="paidtwice.agent.onestep:app")
-                )
+                onestep = DeckTarget(mode, app="paidtwice.agent.onestep:app", pause=None)
+                agent = stack.enter_context(lab.launch(onestep, lane, service)[0])
                 agent.start()
                 lab.admin.register_deployment(agent.uri)
                 client = stack.enter_context(httpx.Client(base_url=lab.server.ingress_url, timeout=30.0))

@@ -19,6 +19,7 @@ from _docs import load_average, write_table
 from paidtwice.agent import AgentMode
 from paidtwice.lab import Lab
 from paidtwice.stub import SCRIPTS
+from paidtwice.targets import DeckTarget
 
 TYPICAL_MODEL_CALL_MS = 500.0
 
@@ -31,7 +32,8 @@ def percentile(values: list[float], share: float) -> float:
 def measure(lab: Lab, mode: AgentMode, count: int) -> list[float]:
     service = f"OneStep_{mode}"
     lane = lab.stub.open_lane(SCRIPTS["steady"], name=service.lower())
-    with lab.new_agent(mode=mode, lane=lane, service=service, target="paidtwice.agent.onestep:app") as agent:
+    agent, _trace = lab.launch(DeckTarget(mode, app="paidtwice.agent.onestep:app", pause=None), lane, service)
+    with agent:
         agent.start()
         lab.admin.register_deployment(agent.uri)
         steps = []

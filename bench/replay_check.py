@@ -53,6 +53,7 @@ from paidtwice.replay import JournalFile, Replayer, capture_journal, save_journa
 from paidtwice.replay._protocol import entry_message_type, frame, start_message
 from paidtwice.replay._replayer import DEFAULT_CONCURRENCY
 from paidtwice.replay._seed import invocation_id_bytes
+from paidtwice.targets import DeckTarget
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,8 @@ class Rate:
 def record(lab: Lab, mode: AgentMode) -> Recorded:
     service = f"Bench_{mode}"
     lane = lab.stub.open_lane(lab.stub.lane("default").script)  # type: ignore[union-attr]
-    with lab.new_agent(mode=mode, lane=lane, service=service) as agent:
+    agent, _trace = lab.launch(DeckTarget(mode, pause=None), lane, service)
+    with agent:
         agent.start()
         deployment = lab.admin.register_deployment(agent.uri).id
         invocation = lab.ingress.send(service, "run", "What should I wear in Paris today?")

@@ -27,7 +27,7 @@ from paidtwice.replay._replayer import replay_script
 from paidtwice.stub._scripts import script_by_name
 from paidtwice.sweep._options import Answers
 from paidtwice.sweep._sweep import PointResult, sweep
-from paidtwice.targets import TargetSpec
+from paidtwice.targets import DeckTarget, TargetSpec
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "corpus"
 CODES = ("naive", "journaled")
@@ -37,8 +37,9 @@ LIVE_TIMEOUT = 90.0
 def live_outcome(lab: Lab, prefix: JournalFile, original: str, code: str, script: str) -> dict[str, Any]:
     """Replay `prefix` live on `code`: restart-as-new from its last index onto that code's deployment."""
     lane = lab.stub.open_lane(replay_script(script_by_name(script)))
-    agent = lab.new_agent(mode=code, lane=lane, service=prefix.service, name=f"live-{code}")
-    agent.env["PAIDTWICE_PAUSE_S"] = "0.5"  # a Sleep command matches whatever its length
+    live = DeckTarget(code, pause="0.5")  # a Sleep command matches whatever its length
+    workdir = lab.workdir / prefix.service / f"live-{code}"
+    agent, _trace = lab.launch(live, lane, prefix.service, workdir=workdir)
     with agent:
         agent.start()
         deployment = lab.admin.register_deployment(agent.uri).id

@@ -10,15 +10,17 @@ from typing import Any
 
 from support import LOOPBACK, assert_eventually, listening_addresses, pids_in_group
 
-from paidtwice.agent import AgentHost
 from paidtwice.engine import port_is_listening
 from paidtwice.engine._ports import is_port_free
 from paidtwice.lab import Lab
+from paidtwice.targets import AgentHost, DeckTarget
 
 
 def test_killed_agent_leaves_no_process_and_frees_its_port(lab: Lab) -> None:
     lane = lab.stub.open_lane(lab.stub.lane("default").script)  # type: ignore[union-attr]
-    with lab.new_agent(mode="naive", lane=lane, service="Agent_hygiene") as agent:
+    agent, _trace = lab.launch(DeckTarget("naive", pause=None), lane, "Agent_hygiene")
+    assert isinstance(agent, AgentHost)
+    with agent:
         agent.start()
         pid = agent._process.pid  # type: ignore[union-attr]
         assert pid is not None and port_is_listening(agent.port)

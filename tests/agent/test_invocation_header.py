@@ -11,11 +11,12 @@ from typing import Any
 
 from support import assert_eventually
 
-from paidtwice.agent._env import ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, SERVICE_AS, STUB_API_KEY
+from paidtwice.agent._env import SERVICE_AS
 from paidtwice.lab import Lab
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._server import Lane
 from paidtwice.stub._turns import load_script_file
+from paidtwice.targets import DeckTarget
 
 AGENTS = Path(__file__).parents[1] / "agents"
 CLIENTS = Path(__file__).parents[1] / "sweep" / "clients"
@@ -37,18 +38,8 @@ def _completed(lab: Lab, ids: list[str]) -> Callable[[], bool]:
 def _serve(lab: Lab, lane: Lane, target: str, service: str, cwd: Path) -> tuple[Any, str]:
     """The app's `service` served under a name of its own on this lab, its model on `lane`."""
     renamed = f"{service}_{lab.next_id()}"
-    agent = lab.new_agent(
-        mode="journaled",
-        lane=lane,
-        service=renamed,
-        target=target,
-        cwd=cwd,
-        extra_env={
-            SERVICE_AS: f"{service}={renamed}",
-            ANTHROPIC_BASE_URL: lane.anthropic_base_url,
-            ANTHROPIC_API_KEY: STUB_API_KEY,
-        },
-    )
+    app = DeckTarget("journaled", app=target, cwd=str(cwd), pause=None)
+    agent, _trace = lab.launch(app, lane, renamed, env={SERVICE_AS: f"{service}={renamed}"})
     return agent, renamed
 
 

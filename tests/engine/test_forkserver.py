@@ -15,11 +15,11 @@ import pytest
 from support import alive, assert_eventually, pids_in_group
 
 from paidtwice._exceptions import ServerStartError
-from paidtwice.agent import AgentHost
 from paidtwice.agent._process import AGENT_PRELOAD
 from paidtwice.engine import Process, port_is_listening
 from paidtwice.engine._forkserver import ForkServer
 from paidtwice.lab import Lab
+from paidtwice.targets import AgentHost
 
 WARNING = re.compile(r"\w*Warning\b|warning:|not preloaded|Traceback")
 

@@ -17,12 +17,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from paidtwice.agent import AgentHost
 from paidtwice.agent._go import Go, Lines, go_line, turn_away
 from paidtwice.deck import CURVES, Deck, Experiment, FaultedRun, Landing
 from paidtwice.deck._faults import KillInPause
 from paidtwice.deck._policy import RetryPolicy, predict_paid_calls
 from paidtwice.lab import Lab
+from paidtwice.targets import AgentHost
 
 FROZEN = 1.5
 """Seconds a process is stopped after the kill: longer than the rows' 0.6 s down time and their retries."""

@@ -14,6 +14,7 @@ from paidtwice.lab import Lab
 from paidtwice.recover import apply_way, explain, plan_recovery
 from paidtwice.report import format_walk
 from paidtwice.results import RecoveryRecord, RunRecord
+from paidtwice.targets import DeckTarget
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,9 @@ def test_restart_from_a_completed_prefix_keeps_the_answer_and_the_tool_result(la
     assert lane is not None
     lane.model_up = True
     # The run's agent is gone with its run; the same code comes back as a new deployment.
-    with lab.new_agent(mode="journaled", lane=lane, service=run.service, name="back") as agent:
+    back = DeckTarget("journaled", pause=None)
+    agent, _trace = lab.launch(back, lane, run.service, workdir=lab.workdir / run.service / "back")
+    with agent:
         agent.start()
         deployment = lab.admin.register_deployment(agent.uri)
         plan = plan_recovery(lab.sql, run.invocation_id, deployment=deployment.id)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from support import assert_eventually
 
-from paidtwice.agent._process import AgentHost
 from paidtwice.lab import Lab
 from paidtwice.replay import JournalFile, Replayer, capture_journal
 from paidtwice.stub._turns import load_script_file
+from paidtwice.targets import AgentHost
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "travel_agent"
 SCRIPT = EXAMPLE / "script.toml"

@@ -12,10 +12,9 @@ import pytest
 from support import DEADLINE, assert_eventually
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent._process import AgentHost
 from paidtwice.lab import Lab
 from paidtwice.replay import JournalFile, ReplayDivergence, Replayer, capture_journal
-from paidtwice.targets import TargetSpec
+from paidtwice.targets import AgentHost, TargetSpec
 from paidtwice.testing import assert_replays
 
 AGENT_DIR = Path(__file__).parents[1] / "replay"

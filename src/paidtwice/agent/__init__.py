@@ -2,7 +2,9 @@
 
 What the lab's other packages use of it, by where it lives:
 
-    _process   the host's process as the lab owns it: `AgentHost`, `LeasedAgent`, what each attempt did
+    _process   what every agent the lab kills shares: `LeasedAgent`, `wait_alive`, what each attempt did
+               (the host's agent, `AgentHost`, is in `paidtwice.targets`, beside the kinds it serves)
+    _go        when a prepared host process serves: `go_line`, and its port's `listening_socket`
     _deck      the deck's agent from outside: `DECK_AGENT`, its `QUESTION`, its modes and clean journals
     _env       the environment the lab gives an agent: variable names, `agent_env`, the offline defaults,
                `renamed_service`
@@ -57,11 +59,11 @@ if _typing.TYPE_CHECKING:
         agent_env,
         renamed_service,
     )
+    from paidtwice.agent._go import go_line, listening_socket
     from paidtwice.agent._preload import framework_preload, preload_enabled, preload_env
     from paidtwice.agent._process import (
         AGENT_PRELOAD,
         AgentAttempt,
-        AgentHost,
         LeasedAgent,
         attempt_of,
         number_attempts,
@@ -107,11 +109,12 @@ _LAZY = {
     **dict.fromkeys(("framework_preload", "preload_enabled", "preload_env"), "paidtwice.agent._preload"),
     **dict.fromkeys(
         (
-            *("AGENT_PRELOAD", "AgentAttempt", "AgentHost", "LeasedAgent", "attempt_of", "number_attempts"),
+            *("AGENT_PRELOAD", "AgentAttempt", "LeasedAgent", "attempt_of", "number_attempts"),
             "wait_alive",
         ),
         "paidtwice.agent._process",
     ),
+    **dict.fromkeys(("go_line", "listening_socket"), "paidtwice.agent._go"),
     **dict.fromkeys(
         (
             *("END", "ERROR", "FIRST_COMMAND", "FIRST_NOTIFICATION", "MISMATCH_ERROR_CODE", "START"),
@@ -154,7 +157,6 @@ __all__ = [
     "SUSPENSION",
     "TREE",
     "AgentAttempt",
-    "AgentHost",
     "AgentMode",
     "CommandHost",
     "FrameReader",
@@ -166,6 +168,8 @@ __all__ = [
     "command_manifest",
     "endpoint_of",
     "framework_preload",
+    "go_line",
+    "listening_socket",
     "load_app",
     "load_problem",
     "node_path",

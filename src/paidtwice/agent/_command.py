@@ -114,7 +114,7 @@ def read_wire(log: Path, invocation_id: str | None = None) -> list[dict[str, Any
 class CommandHost(LeasedAgent):
     """The user's command on a port of its own behind a protocol proxy; restartable, killed as a group.
 
-    Same surface as `AgentHost` where the sweep uses it: `uri` (the proxy's, which is what is registered),
+    An `Agent` of `paidtwice.targets` as `AgentHost` is: `uri` (the proxy's, which is what is registered),
     `start`, `prepare`/`wait_ready` (nothing to load ahead: a command cannot be started with its port shut),
     `kill`, `release(at)` then `wait_up()` (the deployment is up again at `at`), `attempts`.
 
@@ -186,24 +186,16 @@ class CommandHost(LeasedAgent):
             cwd=self.cwd,
         ).start()
 
-    def start(self) -> CommandHost:
+    def start(self, *, hold_pause: bool = False) -> CommandHost:
+        """Start the proxy and the command, and wait until the command listens. With `hold_pause`, the proxy
+        withholds the end of the first live durable pause until the kill (`Proxy.hold_pause`)."""
+        self.proxy.hold_pause = hold_pause
         if not self._proxy_up:
             self.proxy.start()
             self._proxy_up = True
         self._spawn()
         self.wait_up()
         return self
-
-    def go(self, at: float | None = None, *, hold_pause: bool = False) -> float:
-        """Start the command and point the proxy at it (at `at`, if given); the time it is up. With
-        `hold_pause`, the proxy withholds the end of the first live durable pause until the kill
-        (`Proxy.hold_pause`)."""
-        self.proxy.hold_pause = hold_pause
-        if not self._proxy_up:
-            self.proxy.start()
-            self._proxy_up = True
-        self.release(at)
-        return self.wait_up()
 
     def prepare(self, *, ahead: int = 1) -> None:
         """Nothing to prepare: a command is started when it is to listen."""

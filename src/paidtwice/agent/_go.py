@@ -13,6 +13,7 @@ replacement finds the retries that came meanwhile queued on the socket, not refu
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import socket
@@ -22,12 +23,37 @@ from dataclasses import dataclass
 
 from paidtwice.agent._wire import HOLD_PAUSE
 
-__all__ = ["HOLD", "REFUSE", "Go", "Lines", "go_line", "turn_away"]
+__all__ = ["HOLD", "REFUSE", "Go", "Lines", "go_line", "listening_socket", "turn_away"]
 
 HOLD = "hold"
 """The moment of a line that keeps the agent turning connections away until a further line."""
 REFUSE = "refuse="
 """The flag naming how many connections to reset before serving (`refuse=N`)."""
+
+
+BIND_TIMEOUT = 10.0
+"""Seconds a bind waits for the agent's port to be free (a killed process may still hold it)."""
+
+
+def listening_socket(port: int) -> socket.socket:
+    """The agent's listening socket on `port`, bound as soon as the port is free (within `BIND_TIMEOUT`):
+    the lab's, which every process of the agent inherits, or a host's own when it is given none (a command
+    that runs the host on $PORT). From this moment the server's connections succeed (the kernel queues them).
+    OSError if it cannot be bound."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    deadline = time.monotonic() + BIND_TIMEOUT
+    while True:
+        try:
+            sock.bind(("127.0.0.1", port))
+            break
+        except OSError as err:
+            if err.errno != errno.EADDRINUSE or time.monotonic() > deadline:
+                sock.close()
+                raise
+            time.sleep(0.002)
+    sock.listen(1024)
+    return sock
 
 
 def go_line(at: float | None, *, hold: bool = False, hold_pause: bool = False, refuse: int = 0) -> str:

@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import contextvars
 import dataclasses
-import errno
 import functools
 import http.client
 import importlib
@@ -47,7 +46,7 @@ from paidtwice.agent._app import (
     served,
 )
 from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_ALONE, SERVICE_AS, STEP_LOG
-from paidtwice.agent._go import Go, Lines, turn_away
+from paidtwice.agent._go import Go, Lines, listening_socket, turn_away
 from paidtwice.agent._step_log import StepLog
 from paidtwice.agent._tree import TREE, Tree, tree_renames
 from paidtwice.agent._wire import (
@@ -517,28 +516,6 @@ APP_LINE = "*"
 """The `invocation` of step-log lines about the whole app, not one invocation."""
 
 
-_BIND_TIMEOUT = 10.0
-"""Seconds a replacement waits for the port its killed predecessor held to be free (the lab tells it to go
-as soon as the kill is sent, before the kernel has closed the old process's socket)."""
-
-
-def _listen(port: int) -> socket.socket:
-    """Bind and listen now: from this moment the server's connections succeed (the kernel queues them)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    deadline = time.monotonic() + _BIND_TIMEOUT
-    while True:
-        try:
-            sock.bind(("127.0.0.1", port))
-            break
-        except OSError as err:
-            if err.errno != errno.EADDRINUSE or time.monotonic() > deadline:
-                raise
-            time.sleep(0.002)
-    sock.listen(1024)
-    return sock
-
-
 async def _serve(app: Any, sock: socket.socket) -> None:
     config = Config()
     config.bind = [f"fd://{sock.fileno()}"]
@@ -645,12 +622,12 @@ def main(argv: list[str] | None = None) -> int:
         lines, go = Lines(sys.stdin.fileno()), Go()
         for words in lines.wait():
             go.read(words)
-        sock = listener or _listen(args.port)
+        sock = listener or listening_socket(args.port)
         serving_at = turn_away(sock, lines, go)
         # It may add `hold-pause`: the moment the lab will kill in is the pause, held open (`AttemptWire`).
         app.hold_pause = go.hold_pause
     else:
-        sock = listener or _listen(args.port)
+        sock = listener or listening_socket(args.port)
         serving_at = time.time()
     if args.ready_file:
         # The moment the agent is up for the server, for the lab's down time: no polling of the port.

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from paidtwice._exceptions import ExperimentError
-from paidtwice.agent import AgentHost, CommandHost
 from paidtwice.deck._measures import NodeKill
 from paidtwice.engine import RestateCluster, epoch
 from paidtwice.lab import Engine
 from paidtwice.stub import Booking, Lane, ModelCall
+from paidtwice.targets import Agent
 
 # The kinds are listed once, in FAULT_KINDS: a row or a test imports a kind's class from here.
 __all__ = ["FAULT_KINDS", "Fault", "FaultedRun", "Landing"]
@@ -44,7 +44,7 @@ class FaultedRun:
     """The row's name, for messages."""
     engine: Engine
     """The server the run's invocation lives on."""
-    agent: AgentHost | CommandHost
+    agent: Agent
     """The run's agent."""
     lane: Lane
     """The run's lane of the stub."""

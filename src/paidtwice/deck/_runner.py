@@ -15,17 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from paidtwice.agent import (
-    EXPLICIT_RECOVERY,
-    QUESTION,
-    RETRY_POLICY,
-    STEP_LOG,
-    AgentHost,
-    CommandHost,
-    agent_env,
-    node_path,
-    renamed_service,
-)
+from paidtwice.agent import EXPLICIT_RECOVERY, QUESTION, RETRY_POLICY, STEP_LOG, renamed_service
 from paidtwice.deck._comparisons import run_comparison
 from paidtwice.deck._curves import run_curve
 from paidtwice.deck._experiments import Comparison, Curve, Experiment, Row, Walk
@@ -39,6 +29,7 @@ from paidtwice.deck._walks import run_walk
 from paidtwice.lab import Engine, Lab, settled
 from paidtwice.results import ComparisonRecord, CurveRecord, Record, RecoveryRecord, RunRecord
 from paidtwice.stub import Lane, script_by_name
+from paidtwice.targets import CommandTarget, DeckTarget
 
 __all__ = ["Deck"]
 
@@ -97,33 +88,27 @@ class Deck:
         """Run any mix of rows; their records in the rows' order (see `run_rows`)."""
         return run_rows(self, rows, concurrent=concurrent, on_record=on_record)
 
-    def _agent_for(
-        self, experiment: Experiment, lane: Lane, service: str, extra_env: dict[str, str]
-    ) -> AgentHost | CommandHost:
-        """The row's agent: the deck's (or a Python app) on the fork server, or a command behind a proxy."""
+    def _target_of(self, experiment: Experiment, lane: Lane, service: str) -> DeckTarget | CommandTarget:
+        """The row's agent as a target: the deck's (or a Python app written to its environment), or a
+        command in another language that reads the deck agent's variables by names of its own, and so
+        serves `service` under the name it is given, on `lane`'s tools."""
         if not experiment.command:
-            return self.lab.new_agent(
-                mode=experiment.mode, lane=lane, service=service, target=experiment.agent, extra_env=extra_env
-            )
-        # A command's calls carry no invocation id; the lane is the run's own, so each of its calls is this
-        # invocation's.
-        lane.single = True
+            return DeckTarget(experiment.mode, app=experiment.agent, pause=None)
         env = {
-            **agent_env(openai_url=lane.base_url, tools_url=lane.tools_url),
-            **node_path(),
             "TOOLS_URL": lane.tools_url,
             "AGENT_MODE": experiment.mode,
             "SERVICE": service,
             "PAUSE_MS": f"{float(self._pause_seconds()) * 1000:g}",
             **dict(experiment.command_env),
         }
-        return CommandHost(
-            command=experiment.command,
-            env=env,
-            workdir=self.lab.workdir / service,
-            service=service,
-            renamed=service,
-            cwd=_REPO / experiment.command_dir,
+        return CommandTarget(
+            experiment.command,
+            service,
+            "run",
+            QUESTION,
+            experiment.mode,
+            cwd=str(_REPO / experiment.command_dir),
+            env=tuple(env.items()),
         )
 
     def _run_on(self, engine: Engine, experiment: Experiment, restart_delay: float | None) -> RunRecord:
@@ -140,9 +125,10 @@ class Deck:
         admin = engine.admin
         # The step log marks where the handler was at the kill, and where its replay got back to it.
         step_log = lab.workdir / service / "steps.jsonl"
-        extra_env = _agent_env(experiment, step_log)
         fault = experiment.fault
-        with self._agent_for(experiment, lane, service, extra_env) as agent:
+        target = self._target_of(experiment, lane, service)
+        agent, _trace = lab.launch(target, lane, service, env=_agent_env(experiment, step_log), traced=False)
+        with agent:
             run = FaultedRun(experiment.name, engine, agent, lane, delay, lab.wait, lab.sleep)
             if not experiment.command:
                 # The deck's agents run the row's policy (a command runs its own, unknown here).
@@ -154,7 +140,7 @@ class Deck:
                 # The agent and its replacement load side by side; the replacement is ready before the
                 # invocation is sent, so nothing loads inside the fault's window.
                 agent.prepare(ahead=2 if run.replacement else 1)
-                agent.go(hold_pause=run.hold_pause)
+                agent.start(hold_pause=run.hold_pause)
                 if run.replacement:
                     agent.wait_ready()
                 admin.register_deployment(agent.uri)
@@ -260,7 +246,9 @@ def _point_name(experiment: Experiment, delay: float | None) -> str:
 
 
 def _agent_env(experiment: Experiment, step_log: Path) -> dict[str, str]:
-    """What the row sets in its agent's environment, beside the lab's own."""
+    """What the row sets in its agent's environment, beside the lab's own (a command's are its target's)."""
+    if experiment.command:
+        return {}
     env = {STEP_LOG: str(step_log)} if experiment.step_log else {}
     if experiment.booking_key:
         env["PAIDTWICE_BOOKING_KEY"] = experiment.booking_key

@@ -19,6 +19,7 @@ from paidtwice.lab import PRICES_AS_OF, Lab, bill, wait_for
 from paidtwice.recover import MISMATCH_CODE, WayOut, explain, plan_recovery
 from paidtwice.results import Check, Mismatch, RecoveryRecord, RecoveryStep, RunRecord
 from paidtwice.stub import NO_TOKENS, Lane, TokenUsage
+from paidtwice.targets import DeckTarget
 
 if TYPE_CHECKING:
     from paidtwice.deck._runner import Deck
@@ -89,7 +90,14 @@ def run_walk(deck: Deck, walk: Walk) -> RecoveryRecord:
     if lane is None:
         raise ExperimentError(f"stub lane {stuck.lane} is gone")
     admin = AdminClient(lab.server.admin_url)
-    with lab.new_agent(mode=walk.fix_mode, lane=lane, service=stuck.service, name="fix") as fix:
+    # The fix's logs beside the stuck run's, in a directory of their own.
+    fix, _trace = lab.launch(
+        DeckTarget(walk.fix_mode, pause=None),
+        lane,
+        stuck.service,
+        workdir=lab.workdir / stuck.service / "fix",
+    )
+    with fix:
         fix.start()
         deployment = admin.register_deployment(fix.uri, force=False).id
         w = _Walking(lab, lane, lab.sql, admin, stuck, deployment)

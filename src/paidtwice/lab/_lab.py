@@ -1,8 +1,9 @@
 """The lab: one restate-server (or cluster), one stub and one fork server, shared by every run made on it.
 
-The deck, the sweep, the soak and `lab up` stand on it: it starts and ends the processes, forks agents with
-their imports done, polls the server for every live invocation, numbers runs, and makes every wait give up
-when it is interrupted. What a run does (its agent, its fault, what it measures) is its user's.
+The deck, the sweep, the soak and `lab up` stand on it: it starts and ends the processes, starts every run's
+agent through its target (`launch`) forked with its imports done, polls the server for every live
+invocation, numbers runs, and makes every wait give up when it is interrupted. What a run does (its agent,
+its fault, what it measures) is its user's.
 """
 
 from __future__ import annotations
@@ -25,10 +26,7 @@ from paidtwice._exceptions import LabCancelled
 from paidtwice._pins import RESTATE_SERVER_VERSION
 from paidtwice.agent import (
     AGENT_PRELOAD,
-    DECK_AGENT,
     PAUSE_S,
-    AgentHost,
-    AgentMode,
     agent_env,
     preload_enabled,
     preload_env,
@@ -48,6 +46,7 @@ from paidtwice.engine import (
 from paidtwice.lab._bill import DEFAULT_PRICE_MODEL, check_price_model
 from paidtwice.lab._poll import Poller, wait_for
 from paidtwice.stub import Lane, StubModel
+from paidtwice.targets import Agent, Launch, Target, Trace
 
 __all__ = ["DEFAULT_RESTART_DELAY", "Engine", "Lab", "sql_of"]
 
@@ -314,32 +313,50 @@ class Lab:
         with self._ids_lock:
             return next(self._ids)
 
-    def new_agent(
+    def launch(
         self,
-        *,
-        mode: AgentMode,
+        target: Target,
         lane: Lane,
-        service: str,
-        target: str = DECK_AGENT,
-        name: str = "agent",
-        extra_env: dict[str, str] | None = None,
-        cwd: Path | None = None,
-    ) -> AgentHost:
-        """An agent of `target` (the deck's by default) on the lab's fork server, its model the stub's `lane`,
-        its service registered as `service`."""
-        env = agent_env(
+        served_as: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        workdir: Path | None = None,
+        hold_entries: int | None = None,
+        alone: bool = False,
+        hold_inbound: bool = True,
+        traced: bool = True,
+    ) -> tuple[Agent, Trace]:
+        """`target`'s agent for one run (not started yet), and the trace the run leaves: the one way every run
+        of the lab (the deck's rows, the sweep's, the soak's, `lab up`) starts its agent.
+
+        Its model and tools are the stub's `lane`, its service is served as `served_as`; its environment is
+        the target's own, the lane's addresses over it (`agent_env`), then `env`; the deck agent's pause is
+        the target's, else the lab's. Its logs and step log go to `workdir` (by default the lab's, under
+        `served_as`). Its processes fork from the lab's fork server, or from one that has also imported the
+        app's framework (`forkserver_for`). The rest is `Launch`'s."""
+        workdir = workdir or self.workdir / served_as
+        given = dict(target.env)
+        agent_environment = agent_env(
+            given=given,
             openai_url=lane.base_url,
+            anthropic_url=lane.anthropic_base_url,
+            gemini_url=lane.gemini_base_url,
             tools_url=lane.tools_url,
-            mode=mode,
-            service=service,
-            pause_s=self.agent_pause,
+            pause_s=None if PAUSE_S in given else self.agent_pause,
         )
-        env.update(extra_env or {})
-        return AgentHost(
-            target=target,
-            env=env,
-            workdir=self.workdir / service,
-            name=name,
-            cwd=cwd,
-            forkserver=self.forkserver,
+        agent_environment.update(env or {})
+        return target.launch(
+            Launch(
+                agent_environment,
+                workdir,
+                served_as,
+                workdir / "steps.jsonl",
+                lane,
+                self.forkserver,
+                hold_entries,
+                alone,
+                preloading=lambda modules, cwd: self.forkserver_for(modules, env=agent_environment, cwd=cwd),
+                hold_inbound=hold_inbound,
+                traced=traced,
+            )
         )

@@ -14,10 +14,11 @@ from pathlib import Path
 from types import TracebackType
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent import ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DECK_AGENT, STUB_API_KEY
+from paidtwice.agent import DECK_AGENT
 from paidtwice.engine import RestateCluster
 from paidtwice.lab._lab import Lab
 from paidtwice.stub import resolve_script
+from paidtwice.targets import DeckTarget
 
 __all__ = ["LabInfo", "LabUp"]
 
@@ -72,16 +73,12 @@ class LabUp:
         try:
             lab = self._lab or self._stack.enter_context(Lab(echo=lambda _: None, cluster=self._cluster))
             lane = lab.stub.open_lane(self._script, name="lab-up")
-            agent = self._stack.enter_context(
-                lab.new_agent(
-                    mode="naive",
-                    lane=lane,
-                    service="Agent",
-                    target=self._app,
-                    cwd=self._app_dir,
-                    extra_env={ANTHROPIC_BASE_URL: lane.anthropic_base_url, ANTHROPIC_API_KEY: STUB_API_KEY},
-                )
+            # The deck's agent serves "Agent"; a user's app, its services under their own names.
+            target = DeckTarget(
+                "naive", app=self._app, cwd=str(self._app_dir) if self._app_dir else None, pause=None
             )
+            agent, _trace = lab.launch(target, lane, "Agent")
+            self._stack.enter_context(agent)
             agent.start()
             deployment = lab.admin.register_deployment(agent.uri)
             server = lab.server

@@ -21,11 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice._exceptions import UsageError
-from paidtwice.agent import agent_env
 from paidtwice.lab import Lab
 from paidtwice.stub import Lane
 from paidtwice.sweep import DEFAULT_KEY
-from paidtwice.targets import Agent, AppTarget, DeckTarget, Launch, Target
+from paidtwice.targets import Agent, AppTarget, DeckTarget, Target
 
 __all__ = ["DECK", "Calling", "Soaked", "soak_target", "soaked"]
 
@@ -75,25 +74,7 @@ class Soaked:
 
     def agent(self, lab: Lab, lane: Lane, served_as: str) -> Agent:
         """Its agent, answered by `lane`, serving the service as `served_as` (not started)."""
-        workdir = lab.workdir / served_as
-        env = agent_env(
-            given=dict(self.target.env),
-            openai_url=lane.base_url,
-            anthropic_url=lane.anthropic_base_url,
-            gemini_url=lane.gemini_base_url,
-            tools_url=lane.tools_url,
-            pause_s=lab.agent_pause,
-        )
-        launch = Launch(
-            env,
-            workdir,
-            served_as,
-            workdir / "steps.jsonl",
-            lane,
-            lab.forkserver,
-            preloading=lambda modules, cwd: lab.forkserver_for(modules, env=env, cwd=cwd),
-        )
-        agent, _trace = self.target.launch(launch)
+        agent, _trace = lab.launch(self.target, lane, served_as)
         return agent
 
     def calling(self, served_as: str, *, keyed: bool) -> Calling:

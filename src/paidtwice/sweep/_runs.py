@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from paidtwice._exceptions import ExperimentError, ScriptFileError, UsageError
-from paidtwice.agent import GATE, MISMATCH_ERROR_CODE, AgentAttempt, agent_env, renamed_service
+from paidtwice.agent import GATE, MISMATCH_ERROR_CODE, STEP_LOG, AgentAttempt, renamed_service
 from paidtwice.engine import Deployment, JournalEntry, Refused, epoch
 from paidtwice.lab import Lab, PolledAttempts, Poller, bill, settled, wait_for
 from paidtwice.results import CleanRun
@@ -28,7 +28,7 @@ from paidtwice.sweep._not_swept import (
     first_line,
 )
 from paidtwice.sweep._options import ModelStub
-from paidtwice.targets import Launch, Target
+from paidtwice.targets import Target
 
 __all__ = [
     "FAILED_ATTEMPTS",
@@ -86,28 +86,16 @@ class SweepRun:
         workdir = lab.workdir / "sweep" / safe
         workdir.mkdir(parents=True, exist_ok=True)
         self.step_log = workdir / "steps.jsonl"
-        env = agent_env(
-            given=dict(target.env),
-            openai_url=self.lane.base_url,
-            anthropic_url=self.lane.anthropic_base_url,
-            gemini_url=self.lane.gemini_base_url,
-            tools_url=self.lane.tools_url,
-            step_log=str(self.step_log),
-            gate=gate or "",
-        )
-        launch = Launch(
-            env,
-            workdir,
-            self.service,
-            self.step_log,
+        self.agent, self.trace = lab.launch(
+            target,
             self.lane,
-            lab.forkserver,
-            hold,
-            alone,
-            preloading=lambda modules, cwd: lab.forkserver_for(modules, env=env, cwd=cwd),
+            self.service,
+            env={STEP_LOG: str(self.step_log), GATE: gate or ""},
+            workdir=workdir,
+            hold_entries=hold,
+            alone=alone,
             hold_inbound=hold_inbound,
         )
-        self.agent, self.trace = target.launch(launch)
         self.invocation_id = ""
         self.deployment: Deployment | None = None
         """The agent's registration, once `start` made it."""

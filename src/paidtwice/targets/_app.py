@@ -19,7 +19,6 @@ from paidtwice.agent import (
     SERVICE_ALONE,
     SERVICE_AS,
     TREE,
-    AgentHost,
     framework_preload,
     renamed_service,
 )
@@ -36,6 +35,7 @@ from paidtwice.targets._discovery import (
     needs_input,
     note,
 )
+from paidtwice.targets._host import AgentHost
 from paidtwice.targets._inputs import made_input
 from paidtwice.targets._step_log import (
     StepEvent,

@@ -242,6 +242,10 @@ class CommandTarget:
     def launch(self, launch: Launch) -> tuple[Agent, Trace]:
         # The lane answers whatever reaches it: the proxy, not a host, knows the invocation.
         launch.lane.single = True
+        # A served name not made from the service's (a command that names its service from its environment,
+        # as the deck's does) tags nothing: the deployment's services keep their names.
+        prefix = renamed_service(self.service, "")
+        tag = launch.served_as.removeprefix(prefix) if launch.served_as.startswith(prefix) else ""
         agent = CommandHost(
             command=self.command,
             # The stub's URLs and keys are in the launch's environment already, as for any agent.
@@ -252,14 +256,15 @@ class CommandTarget:
             port_env=self.port_env,
             cwd=Path(self.cwd) if self.cwd else None,
             # Every service of the deployment under the run's tag: the run's tree stays in its process.
-            tag=launch.served_as.removeprefix(renamed_service(self.service, "")),
-            step_log=launch.step_log,
+            tag=tag,
+            step_log=launch.step_log if launch.traced else None,
         )
         agent.proxy.hold_entries = launch.hold_entries
         agent.proxy.hold_inbound = launch.hold_inbound
-        # The wire tells a call made in a step from one made before it only if the proxy has read the step's
-        # RunCommand by the time the answer goes back.
-        launch.lane.settle = agent.proxy.caught_up
+        if launch.traced:
+            # The wire tells a call made in a step from one made before it only if the proxy has read the
+            # step's RunCommand by the time the answer goes back.
+            launch.lane.settle = agent.proxy.caught_up
         return agent, WireTrace(agent, launch.lane)
 
 

@@ -48,8 +48,9 @@ class Agent(Protocol):
         """What the server registers as the deployment."""
         ...
 
-    def start(self) -> Self:
-        """Start it and wait until it listens."""
+    def start(self, *, hold_pause: bool = False) -> Self:
+        """Start it and wait until it listens. With `hold_pause`, it withholds the end of its first live
+        durable pause until it is killed (the go line's `hold-pause`): the moment a deck's fault kills in."""
         ...
 
     def prepare(self, *, ahead: int = 1) -> None:
@@ -61,8 +62,10 @@ class Agent(Protocol):
         """Block until the replacement has loaded."""
         ...
 
-    def kill(self) -> float:
-        """SIGKILL it; when the kill was sent."""
+    def kill(self, *, listen_after: float | None = None, refuse: int = 0) -> float:
+        """SIGKILL it; when the kill was sent. With `listen_after`, the replacement is told at once to listen
+        that many seconds after the kill, once it has turned away `refuse` connections (the retries the down
+        time stands for) where the kind can count them; `wait_up` then waits for it."""
         ...
 
     @property
@@ -178,6 +181,10 @@ class Launch:
     this directory with this launch's environment (`Lab.forkserver_for`); None: `forkserver` alone."""
     hold_inbound: bool = True
     """False: at `hold_entries`, hold only what the agent sends, not what the server sends it."""
+    traced: bool = True
+    """False: the run reads nothing of its `Trace` (the deck measures from the journal, the stub's ledgers
+    and the attempts), so the kind sets up only what the agent needs: a command's proxy writes no step log
+    and the stub's answers do not wait for the proxy to read the step they are made in."""
 
 
 @dataclass(frozen=True)
