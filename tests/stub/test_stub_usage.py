@@ -11,7 +11,7 @@ import httpx
 import pytest
 from support import assert_eventually
 
-from paidtwice.stub import SCRIPTS, Hold, StubModel, TokenUsage, script_by_name
+from paidtwice.stub import SCRIPTS, Hold, Lane, ModelCall, StubModel, TokenUsage, script_by_name
 from paidtwice.stub._turns import ScriptFileError, load_script_file
 from paidtwice.stub._usage import estimate_completion, estimate_prompt
 
@@ -66,6 +66,33 @@ def test_a_call_cut_off_is_billed_its_prompt_and_what_was_generated(stub: StubMo
     share = (call.finished - call.started) / 4.0
     assert call.billed.completion_tokens < call.usage.completion_tokens
     assert abs(call.billed.completion_tokens - call.usage.completion_tokens * share) <= 1
+
+
+def _cut_off_after(lane: Lane, seconds: float) -> ModelCall:
+    """The lane's first call, its caller gone after `seconds`."""
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(f"{lane.base_url}/chat/completions", json={"messages": MESSAGES}, timeout=seconds)
+    assert_eventually(lambda: lane.model_calls()[0].delivered is False, what="the stub to see the caller go")
+    return lane.model_calls()[0]
+
+
+def test_a_call_the_lab_holds_is_billed_for_its_moment_whenever_the_caller_left(stub: StubModel) -> None:
+    """A sweep's hold and a deck row's held call keep a moment open until the kill: the bill is the moment's
+    (`billed_after` seconds in), the same for a kill that came soon and one that came late."""
+    held = [stub.open_lane(script_by_name("hold", hold=Hold(1, 4.0, billed_after=1.0))) for _ in range(2)]
+    rows = [stub.open_lane(script_by_name("hold", hold=Hold(1, 4.0))) for _ in range(2)]
+    for lane in rows:
+        lane.model_call_held, lane.model_call_billed_after = 1, 2.0
+    for lanes, share in ((held, 1.0 / 4.0), (rows, 2.0 / 4.0)):
+        soon, late = _cut_off_after(lanes[0], 0.2), _cut_off_after(lanes[1], 1.6)
+        assert late.finished is not None and soon.finished is not None
+        assert late.finished - late.started > soon.finished - soon.started + 1.0
+        assert (
+            soon.billed
+            == late.billed
+            == TokenUsage(soon.usage.prompt_tokens, math.floor(soon.usage.completion_tokens * share))
+        )
+        assert 0 < soon.billed.completion_tokens < soon.usage.completion_tokens
 
 
 def test_model_latency_holds_every_answer(stub: StubModel) -> None:

@@ -207,6 +207,7 @@ class KillMidCall(Fault):
 
     def arm(self, run: FaultedRun) -> None:
         run.lane.model_call_held = self.call
+        run.lane.model_call_billed_after = self.after
         run.replacement = True
 
     def land(self, run: FaultedRun) -> Landing:

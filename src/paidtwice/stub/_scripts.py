@@ -110,6 +110,10 @@ class Hold:
     """Which call of the invocation to hold (1 = the first)."""
     seconds: float
     """How long to hold it before answering, if the caller is still there."""
+    billed_after: float | None = None
+    """Seconds into the call a caller gone during the hold is billed for (its prompt and that share of its
+    answer), whenever it went: a lab's hold keeps a moment open until its kill lands, and the moment, not
+    how late the kill came, is what was generated. None: when it went (a client that gave up)."""
 
 
 CITY = "Paris"

@@ -68,8 +68,9 @@ class Lane:
     booking_seconds: float = 0.0
     """Seconds a booking takes to confirm; the request is in flight meanwhile (a kill can land in it)."""
     model_call_held: int = 0
-    """Model call of each invocation (1 = the first) held until its caller leaves, however long: a kill lands
-    in it whenever it comes. Billed as cut off after its share of its hold (or latency). 0: none."""
+    """Model call of each invocation (1 = the first) held until its caller leaves (killed). 0: none."""
+    model_call_billed_after: float = 0.0
+    """Seconds into the held call its kill stands for: billed as cut off there, however late it came."""
     booking_held: int = 0
     """Booking request of each invocation held until its caller leaves, never confirmed. 0: none."""
     single: bool = False
@@ -350,7 +351,8 @@ class StubModel:
         began = time.monotonic()
         # A held call is never answered: it ends when its caller leaves (killed); a slow one may end so too.
         if (held or wait > 0) and await _caller_left_within(receive, None if held else wait):
-            generated = (time.monotonic() - began) / wait if wait > 0 else 1.0
+            left = lane.model_call_billed_after if held else hold.billed_after if hold is not None else None
+            generated = (time.monotonic() - began if left is None else left) / wait if wait > 0 else 1.0
             self.ledger.close_model_call(slot, delivered=False, generated=generated)
             return
         if lane.settle is not None:

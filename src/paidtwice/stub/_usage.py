@@ -14,7 +14,8 @@ A call cut off in flight (the caller went away before the answer was sent) is bi
 dropped streaming request: the whole prompt, plus the completion tokens generated until the caller went
 away. The stub's assumption: the model generates its completion at a steady rate over the time it takes to
 answer (the lane's model latency, or the script's hold), so a caller gone after a fraction f of that time is
-billed floor(f * completion_tokens). An answer that is an error (HTTP 5xx) is not billed.
+billed floor(f * completion_tokens); a call the lab holds open until its kill is billed at the moment the
+hold stands for (`Hold.billed_after`), however late the kill came. An error answer (5xx) is not billed.
 """
 
 from __future__ import annotations

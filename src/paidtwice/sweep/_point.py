@@ -241,7 +241,8 @@ def _held_waits(point: CrashPoint) -> frozenset[int]:
 def _holding(script: Script, point: CrashPoint) -> Script:
     """The script with the point's model calls and tool call held open at the stub."""
     if point.model_holds:
-        first, *more = (Hold(call, _HOLD_SECONDS) for call in point.model_holds)
+        # Billed as cut off as the request went out, whenever in the hold the kill lands.
+        first, *more = (Hold(call, _HOLD_SECONDS, billed_after=0.0) for call in point.model_holds)
         script = dataclasses.replace(script, hold=first, more_holds=tuple(more))
     if point.tool_hold is not None:
         script = dataclasses.replace(script, tool_hold=Hold(point.tool_hold, _HOLD_SECONDS))
