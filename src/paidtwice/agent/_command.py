@@ -151,6 +151,7 @@ class CommandHost(LeasedAgent):
             tag=tag,
             step_log=step_log,
             code=cwd if cwd is not None else Path.cwd(),
+            group=lambda: self.pid,
         )
         self._process: Process | None = None
         self._start_at: float | None = None

@@ -9,6 +9,24 @@ from paidtwice.agent._wire import _varint, read_fields
 
 __all__ = ["RawFrames", "awakeable_id", "completed_signal", "packed_varints", "renamed_frame"]
 
+RUN_COMMAND = 0x0411
+CALL_COMMAND = 0x040D
+ONE_WAY_CALL_COMMAND = 0x040E
+CALL_INVOCATION_ID = 0x800E
+"""CallInvocationIdCompletionNotification: the callee's invocation id (field 16)."""
+FIRST_AWAKEABLE = 17
+"""The first signal index an SDK gives `ctx.awakeable()` (those below are the protocol's own: 1 is cancel)."""
+SIGNAL_NOTIFICATION = 0xFBFF
+COMPLETE_AWAKEABLE_COMMAND = 0x0414
+"""CompleteAwakeableCommand: the handler resolves or rejects an awakeable by its id (field 1)."""
+GET_PROMISE_COMMAND = 0x0409
+SLEEP_COMMAND = 0x040C
+COMPLETING_COMMANDS = frozenset(
+    {0x0402, 0x0406, 0x0409, 0x040A, 0x040B, 0x040C, 0x040D, 0x0411, 0x0412, 0x0413}
+)
+"""Commands whose result comes back as a notification naming their completion id (field 11): state and
+promise reads, promise completion, sleep, call, run, attach, invocation output."""
+
 
 def awakeable_id(raw_invocation_id: bytes, signal: int) -> str:
     """The id `ctx.awakeable()` gives (and the ingress resolves): "sign_1" and, in URL-safe base64 without

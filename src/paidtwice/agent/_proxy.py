@@ -20,6 +20,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -27,41 +28,49 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import ServerStartError
-from paidtwice.agent._frames import RawFrames, awakeable_id, completed_signal, packed_varints, renamed_frame
+from paidtwice.agent._frames import (
+    CALL_COMMAND,
+    CALL_INVOCATION_ID,
+    COMPLETE_AWAKEABLE_COMMAND,
+    COMPLETING_COMMANDS,
+    FIRST_AWAKEABLE,
+    GET_PROMISE_COMMAND,
+    ONE_WAY_CALL_COMMAND,
+    RUN_COMMAND,
+    SIGNAL_NOTIFICATION,
+    SLEEP_COMMAND,
+    RawFrames,
+    awakeable_id,
+    completed_signal,
+    packed_varints,
+    renamed_frame,
+)
 from paidtwice.agent._h2 import H2Stream, StreamClosed
+from paidtwice.agent._loop import proxy_loop
 from paidtwice.agent._sources import mentions_awakeables, promise_resolvers_in
 from paidtwice.agent._wire import (
     END,
     ERROR,
     FIRST_COMMAND,
     FIRST_NOTIFICATION,
+    PROPOSE_RUN_COMPLETION,
     SLEEP_COMPLETION,
     START,
     SUSPENSION,
     read_fields,
 )
-from paidtwice.engine import HOST, PortLease, lease_port, load_timeout, port_is_listening, wait_until
+from paidtwice.engine import (
+    HOST,
+    PortLease,
+    group_quiet,
+    lease_port,
+    load_timeout,
+    port_is_listening,
+    wait_until,
+)
 
 __all__ = ["Proxy"]
 
-PROPOSE_RUN_COMPLETION = 0x0005
-RUN_COMMAND = 0x0411
-CALL_COMMAND = 0x040D
-ONE_WAY_CALL_COMMAND = 0x040E
-CALL_INVOCATION_ID = 0x800E
-"""CallInvocationIdCompletionNotification: the callee's invocation id (field 16)."""
-FIRST_AWAKEABLE = 17
-"""The first signal index an SDK gives `ctx.awakeable()` (those below are the protocol's own: 1 is cancel)."""
-SIGNAL_NOTIFICATION = 0xFBFF
-COMPLETE_AWAKEABLE_COMMAND = 0x0414
-"""CompleteAwakeableCommand: the handler resolves or rejects an awakeable by its id (field 1)."""
-GET_PROMISE_COMMAND = 0x0409
-SLEEP_COMMAND = 0x040C
-COMPLETING_COMMANDS = frozenset(
-    {0x0402, 0x0406, 0x0409, 0x040A, 0x040B, 0x040C, 0x040D, 0x0411, 0x0412, 0x0413}
-)
-"""Commands whose result comes back as a notification naming their completion id (field 11): state and
-promise reads, promise completion, sleep, call, run, attach, invocation output."""
 QUIET = 1.0
 """An attempt that has awaited nothing the journal can bring, and passed no frame, for this long waits on an
 awakeable (a signal: nothing on the wire says it was made)."""
@@ -75,31 +84,10 @@ _VALUE_LOGGED = 1 << 16
 _CATCH_UP_TURNS = 16
 """Turns of the proxy's loop that read a frame already in its socket through to the log (select, the h2
 reader, the frame pump: three or four turns), with room to spare."""
-STEP_WAIT = 0.25
-"""How long a model answer waits for a step to begin when none has: an SDK sends a step's RunCommand before
-its action runs, but a loaded agent may write it after the action's model request went out. A call made
-outside every step waits this long for nothing (the agent cannot begin a later step before the answer), and
-the clean run's timeline counts that wait in the call's flight: short, so that the shares stay near true."""
-_STEP_POLL = 0.01
-
-
-class _Loop:
-    """One event loop thread for every proxy of the process."""
-
-    _lock = threading.Lock()
-    _loop: asyncio.AbstractEventLoop | None = None
-
-    @classmethod
-    def get(cls) -> asyncio.AbstractEventLoop:
-        with cls._lock:
-            if cls._loop is None:
-                loop = asyncio.new_event_loop()
-                # hypercorn reports, from its own tasks, streams the server reset after a kill cut them:
-                # expected here, and not the user's business.
-                loop.set_exception_handler(lambda _loop, _context: None)
-                threading.Thread(target=loop.run_forever, name="paidtwice-proxy", daemon=True).start()
-                cls._loop = loop
-            return cls._loop
+STEP_DEADLINE = 30.0
+"""How long a model answer waits, at most, for the agent to go quiet (`group_quiet`): only an agent that never
+sleeps waits it out, and its call is then answered unplaced when a step begun after keeps the answer."""
+_QUIET_POLL = 0.01
 
 
 class Proxy:
@@ -114,11 +102,15 @@ class Proxy:
         log: Path,
         tag: str = "",
         step_log: Path | None = None,
+        group: Callable[[], int | None],
         code: Path | None = None,
     ) -> None:
         self.target_port = target_port
         """The port of the process behind the proxy; a replacement's once it is to be up (see
         `CommandHost.wait_up`). Until then the dead one's: the server finds the deployment down."""
+        self.group = group
+        """The process group of the command behind the proxy (None while it is down): whose quiet
+        `caught_up` waits for."""
         self.service = service
         self.renamed = renamed
         self.tag = tag
@@ -157,8 +149,6 @@ class Proxy:
         self._shutdown: asyncio.Event | None = None
         self._client: httpx.AsyncClient | None = None
         self._served: Future[None] | None = None
-        self.open_steps: set[tuple[int, int]] = set()
-        """Steps begun, not ended, as (attempt, completion id): their RunCommand passed, their result not."""
 
     @property
     def port(self) -> int:
@@ -178,7 +168,7 @@ class Proxy:
         from hypercorn.asyncio import serve
         from hypercorn.config import Config
 
-        loop = _Loop.get()
+        loop = proxy_loop()
         config = Config()
         config.bind = [f"{HOST}:{self.port}"]
         config.accesslog = None
@@ -204,29 +194,35 @@ class Proxy:
             served.result()
 
     async def caught_up(self) -> None:
-        """Return once the proxy has logged every frame that had reached its sockets when called, and a step
-        has begun or `STEP_WAIT` passed without one (awaited from another loop: the stub's, before it answers
-        a model call, which no step's result can then follow before it)."""
+        """Return once the agent has gone quiet and the proxy has logged every frame it had sent by then:
+        awaited from the stub's loop before it answers a model call. An SDK sends a step's RunCommand before
+        its action runs, but a loaded agent may write it after the action's model request went out; with
+        the answer held, only what the agent does without it is on the wire, so whether a step had begun
+        is read on the wire, not guessed from a time (`STEP_DEADLINE` bounds an agent that never sleeps)."""
 
         async def turns() -> None:
             for _ in range(_CATCH_UP_TURNS):
                 await asyncio.sleep(0)
 
-        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(turns(), _Loop.get()))
-        deadline = time.monotonic() + STEP_WAIT
-        while not self.open_steps and time.monotonic() < deadline:
-            await asyncio.sleep(_STEP_POLL)
+        deadline = time.monotonic() + STEP_DEADLINE
+        while True:
+            group = self.group()
+            quiet = group is None or await asyncio.to_thread(group_quiet, group, port=self.target_port)
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(turns(), proxy_loop()))
+            if quiet or time.monotonic() >= deadline:
+                return
+            await asyncio.sleep(_QUIET_POLL)
 
     def release(self) -> None:
         """Stop holding: a held attempt fails (the agent behind it was killed) and none is held again."""
-        loop = _Loop.get()
+        loop = proxy_loop()
         if self._released is not None:
             loop.call_soon_threadsafe(self._released.set)
 
     def close(self) -> None:
         try:
             if self._shutdown is not None and self._served is not None:
-                _Loop.get().call_soon_threadsafe(self._shutdown.set)
+                proxy_loop().call_soon_threadsafe(self._shutdown.set)
                 try:
                     self._served.result(timeout=10)
                 except Exception:  # noqa: BLE001 - shutting down; the port lease is what matters
@@ -473,7 +469,6 @@ class _Attempt:
             self.done = True
             # Only the pause of the attempt under way when armed, as the host's: a retry's is not the moment.
             self.proxy.hold_pause = False
-            self.proxy.open_steps = {s for s in self.proxy.open_steps if s[0] != self.number}
             pumping.cancel()
             watching.cancel()
             stream.close()
@@ -668,12 +663,10 @@ class _Attempt:
         if kind == RUN_COMMAND:
             completion = self.name_step(body)
             self.log("run", id=completion, name=self.names[completion])
-            self.proxy.open_steps = {*self.proxy.open_steps, (self.number, completion)}
         elif kind == PROPOSE_RUN_COMPLETION:
             fields = read_fields(body)
             done = int(fields.get(1, 0))
             self.proposed.add(done)
-            self.proxy.open_steps = self.proxy.open_steps - {(self.number, done)}
             value = fields.get(14, b"")
             # The result as text (a failure has none): the sweep looks for the model's answer in it.
             text = value[:_VALUE_LOGGED].decode(errors="replace") if isinstance(value, bytes) else ""

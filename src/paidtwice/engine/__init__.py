@@ -21,6 +21,7 @@ from paidtwice.engine._provision import (
     ensure_restatectl,
     ensure_server_binary,
 )
+from paidtwice.engine._quiet import group_quiet
 from paidtwice.engine._server import RestateServer
 from paidtwice.engine._sql import (
     FailureEvent,
@@ -74,6 +75,7 @@ __all__ = [
     "epoch",
     "forget",
     "group_cpu_seconds",
+    "group_quiet",
     "invocation_status",
     "journal_from_rows",
     "lease_port",

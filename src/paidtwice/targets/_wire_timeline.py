@@ -80,24 +80,25 @@ def place_call(call: ModelCall, steps: Sequence[WireStep]) -> tuple[WireStep | N
     """The step a model call was made in (None: outside every step), and whether the wire proves it.
 
     Made in a step, proven: the step had begun when the answer came back (its RunCommand passed the proxy
-    before the stub began to answer: the stub first lets the proxy read every frame the agent had sent,
-    and the SDKs send a step's command before its action runs) and its result, proposed after, carries the
-    answer (`answer_marks`). Outside, proven: no step ran while it was answered and no later result carries
-    it. Anything else is not proven: a call answered while a step ran whose result does not carry it (that
-    step, e.g. one that keeps only part of the answer, or a call made beside it), or a call answered before
-    every step that carries it (an answer a later step keeps, or an SDK that sends the command only with its
-    result)."""
+    before the stub began to answer: the stub first waits for the agent to go quiet and lets the proxy
+    read every frame it had sent, and the SDKs send a step's command before its action runs) and its
+    result, proposed after, carries the answer (`answer_marks`). Outside, proven: no step ran while it was
+    answered and no later result carries it. Anything else is not proven: a call answered while a step ran
+    whose result does not carry it (that step, e.g. one that keeps only part of the answer, or a call made
+    beside it), or a call answered before every step that carries it (an answer a later step keeps, or an
+    SDK that sends the command only with its result)."""
     replied = call.replied if call.replied is not None else call.finished
     if replied is None:
         return None, False
-    ended = call.finished if call.finished is not None else replied
-    running = [s for s in steps if s.commanded <= replied and (s.proposed is None or s.proposed >= ended)]
+    # A result proposed after the answer began to go out may hold it: the stub stamps `finished` only once it
+    # has sent the answer, and a loaded lab stamps it after the agent had already proposed the step's result.
+    running = [s for s in steps if s.commanded <= replied and (s.proposed is None or s.proposed >= replied)]
     holding = [s for s in running if _carries(s, call)]
     if holding:
         return holding[0], True
     if running:
         return running[0], False
-    later = [s for s in steps if s.proposed is not None and s.proposed >= ended and _carries(s, call)]
+    later = [s for s in steps if s.proposed is not None and s.proposed >= replied and _carries(s, call)]
     return None, not later
 
 
