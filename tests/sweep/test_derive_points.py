@@ -51,11 +51,11 @@ def test_parallel_calls_outside_the_journal() -> None:
     points = derive_points(events, ["Command: Input", "Command: Output"])
     assert brief(points) == [
         ("after entry 0 (Command: Input)", 1, "model:1:before", ()),
-        ("in flight: model call 1", 1, None, (1,)),
+        ("in flight: model call 1", 1, None, ("model:1",)),
         ("after model call 1 returned (not journaled)", 1, "model:1:after", ()),
-        ("in flight: model calls 2 and 3 together", 1, None, (2, 3)),
+        ("in flight: model calls 2 and 3 together", 1, None, ("model:2", "model:3")),
         ("after model calls 2 and 3 returned (not journaled)", 1, "model:2:after,model:3:after", ()),
-        ("in flight: model call 4", 1, None, (4,)),
+        ("in flight: model call 4", 1, None, ("model:4",)),
         ("after model call 4 returned (not journaled)", 1, "model:4:after", ()),
     ]
     assert [p.kind for p in points][3] == "in-flight-parallel"
@@ -92,11 +92,11 @@ def test_parallel_steps_one_of_which_asks_the_model() -> None:
     assert brief(points) == [
         ("after entry 0 (Command: Input)", 1, "op:1:before", ()),
         ("after entry 1 (Command: Run summarize)", 2, "step:1:before", ()),
-        ("in flight: model call 1", 2, None, (1,)),
+        ("in flight: model call 1", 2, None, ("model:1",)),
         ("after entry 2 (Notification: Run)", 3, "op:2:before", ()),
         # No "after entry 3": its command reaches the journal only with the next one.
         ("after entry 4 (Command: Run lookup)", 5, "step:2:before,step:3:before", ()),
-        ("in flight: model call 2 and step lookup together", 5, "step:3:inside", (2,)),
+        ("in flight: model call 2 and step lookup together", 5, "step:3:inside", ("model:2",)),
     ]
 
 
@@ -146,7 +146,7 @@ def test_steps_started_together_are_one_moment_though_their_bodies_ran_in_turn()
     assert brief(points) == [
         ("after entry 0 (Command: Input)", 1, "op:1:before", ()),
         ("after entry 1 (Command: Run plan)", 2, "step:1:before", ()),
-        ("in flight: model call 1", 2, None, (1,)),
+        ("in flight: model call 1", 2, None, ("model:1",)),
         ("after entry 2 (Notification: Run)", 3, "op:2:before", ()),
         ("after entry 5 (Command: Run fraud)", 6, "step:2:before,step:3:before,step:4:before", ()),
         (
@@ -157,7 +157,7 @@ def test_steps_started_together_are_one_moment_though_their_bodies_ran_in_turn()
         ),
         ("after entry 8 (Notification: Run)", 9, "op:5:before", ()),
         ("after entry 9 (Command: Run decide)", 10, "step:5:before", ()),
-        ("in flight: model call 2", 10, None, (2,)),
+        ("in flight: model call 2", 10, None, ("model:2",)),
     ]
 
 
@@ -243,10 +243,10 @@ def test_a_timer_raced_against_a_model_call_is_no_pause() -> None:
     assert brief(derive_points(events, journal)) == [
         ("after entry 0 (Command: Input)", 1, "op:1:before", ()),
         ("after entry 2 (Command: Sleep)", 3, "step:1:before", ()),
-        ("in flight: model call 1", 3, None, (1,)),
+        ("in flight: model call 1", 3, None, ("model:1",)),
         ("after entry 3 (Notification: Run)", 4, "op:3:before", ()),
         ("after entry 4 (Command: Run check)", 5, "step:2:before", ()),
-        ("in flight: model call 2", 5, None, (2,)),
+        ("in flight: model call 2", 5, None, ("model:2",)),
     ]
 
 
@@ -267,7 +267,7 @@ def test_model_calls_a_step_makes_at_once_are_one_moment() -> None:
     assert brief(points) == [
         ("after entry 0 (Command: Input)", 1, "op:1:before", ()),
         ("after entry 1 (Command: Run translate)", 2, "step:1:before", ()),
-        ("in flight: model calls 1 and 2 together", 2, None, (1, 2)),
+        ("in flight: model calls 1 and 2 together", 2, None, ("model:1", "model:2")),
     ]
     assert points[2].kind == "in-flight-parallel"
 
@@ -397,7 +397,7 @@ def test_calls_held_together_plan_the_journal_a_held_run_reaches_in_process_and_
     (held,) = [p for p in in_process if p.kind == "in-flight-parallel"]
     assert (held.name, held.model_holds, held.journal_entries) == (
         "in flight: model calls 2 and 3 together",
-        (2, 3),
+        ("model:2", "model:3"),
         5,
     )
     late_call, calls, steps = captured_cmd("parallel-cmd-late-call")

@@ -1,7 +1,8 @@
 """A tree whose callees called at once ask the model in another order in the crash points' runs than in the
 clean run (tests/sweep/held_order_agent: the writer asks first in the clean run, last in every later run):
 a point in flight inside a callee's model call holds that callee's call at the stub, not the call that
-comes n-th in the tree. Not yet: the stub holds the tree's n-th call, whichever callee makes it."""
+comes n-th in the tree: the host names each call by its callee's place and the callee's own count, as its
+gates, and the stub holds the call so named."""
 
 from __future__ import annotations
 
@@ -19,12 +20,6 @@ from paidtwice.targets import TargetSpec
 AGENT = Path(__file__).resolve().parent / "held_order_agent"
 
 
-@pytest.mark.xfail(
-    reason="the stub holds the tree's n-th model call: 'in flight: model call 3 in Writer/draft' holds the "
-    "editor's review, the third call of the points' runs (a product bug, reported: the stub would hold a "
-    "callee's own k-th call, named by its place in the tree as the gates are)",
-    strict=True,
-)
 def test_a_held_call_is_the_one_the_clean_run_s_moment_was_in(
     lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

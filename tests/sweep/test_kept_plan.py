@@ -76,10 +76,11 @@ def _point(order: int, **fields: Any) -> CrashPoint:
 
 
 def test_plans_are_the_same_when_only_their_times_differ() -> None:
-    kept = [_point(1, begins=10.0, covers=0.25), _point(2, gate="op3", model_holds=(1, 2))]
-    assert same_plan(kept, [_point(1, begins=99.0, covers=0.5), _point(2, gate="op3", model_holds=(1, 2))])
-    assert not same_plan(kept, [_point(1), _point(2, gate="op4", model_holds=(1, 2))])
-    assert not same_plan(kept, [_point(1), _point(2, gate="op3", model_holds=(1,))])
+    holds = ("model:1", "1/model:1")
+    kept = [_point(1, begins=10.0, covers=0.25), _point(2, gate="op3", model_holds=holds)]
+    assert same_plan(kept, [_point(1, begins=99.0, covers=0.5), _point(2, gate="op3", model_holds=holds)])
+    assert not same_plan(kept, [_point(1), _point(2, gate="op4", model_holds=holds)])
+    assert not same_plan(kept, [_point(1), _point(2, gate="op3", model_holds=("model:1",))])
     assert not same_plan(kept, kept[:1])
     assert not same_plan(kept, [*kept, _point(3)])
 
@@ -88,7 +89,8 @@ def test_a_kept_plan_reads_back_and_a_broken_file_is_no_plan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(PLANS_ENV, str(tmp_path / "plans"))
-    points = [_point(1, covers=0.5), _point(2, model_holds=(2, 3), pause_op=4, hold_entries=5)]
+    holds = ("model:2", "3/model:1")
+    points = [_point(1, covers=0.5), _point(2, model_holds=holds, pause_op=4, hold_entries=5)]
     assert kept_plan("k1") is None
     keep_plan("k1", points, alone=True)
     assert kept_plan("k1") == points and kept_durations("k1") == {}
@@ -100,9 +102,14 @@ def test_a_kept_plan_reads_back_and_a_broken_file_is_no_plan(
     assert kept_plan(None) is None
     (plans_dir() / "k2.json").write_text("{not json")
     assert kept_plan("k2") is None
-    (plans_dir() / "k3.json").write_text(json.dumps({"format": 1, "key": "k1", "points": []}))
+    (plans_dir() / "k3.json").write_text(json.dumps({"format": 2, "key": "k1", "points": []}))
     assert kept_plan("k3") is None  # another key's file
-    assert sorted(p.name for p in plans_dir().iterdir()) == ["k1.json", "k2.json", "k3.json", "k4.json"]
+    # A plan the code before named holds wrote (format 1: the tree's call numbers) is stale: never read.
+    old = {"name": "in flight: model call 3", "order": 1, "kind": "in-flight-model", "journal_entries": 5}
+    stale = {"format": 1, "key": "k5", "alone": True, "points": [{**old, "model_holds": [3]}]}
+    (plans_dir() / "k5.json").write_text(json.dumps(stale))
+    assert kept_plan("k5") is None
+    assert sorted(p.name for p in plans_dir().iterdir()) == [f"k{n}.json" for n in range(1, 6)]
 
 
 # -- three sweeps of one small agent on the session's server --------------------------------------------

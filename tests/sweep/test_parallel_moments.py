@@ -105,7 +105,7 @@ def test_calls_in_steps_started_together_are_one_moment_on_the_wire() -> None:
     assert "in flight: model calls 2 and 3 together" in names, names
     assert "in flight: model call 2" not in names and "in flight: model call 3" not in names
     (together,) = [p for p in points if p.kind == "in-flight-parallel"]
-    assert together.model_holds == (2, 3) and together.journal_entries == 5
+    assert together.model_holds == ("model:2", "model:3") and together.journal_entries == 5
 
 
 def late_wire(tmp_path: Path, lag: float) -> tuple[Path, str]:
@@ -163,7 +163,7 @@ def test_the_parallel_calls_stay_one_moment_when_the_proxy_reads_the_commands_la
     assert "in flight: model call 2" not in names and "in flight: model call 3" not in names, names
     (together,) = [p for p in points if p.kind == "in-flight-parallel"]
     # Both RunCommands counted, though read after the calls began: the agent sent them whatever the answers.
-    assert together.model_holds == (2, 3) and together.journal_entries == 5
+    assert together.model_holds == ("model:2", "model:3") and together.journal_entries == 5
 
 
 def test_a_call_made_just_before_a_gather_is_not_held_with_it(tmp_path: Path) -> None:
@@ -188,7 +188,7 @@ def test_a_call_made_just_before_a_gather_is_not_held_with_it(tmp_path: Path) ->
 
 
 def test_a_point_not_placed_says_what_the_journal_held_instead() -> None:
-    point = CrashPoint("in flight: model call 2", 4, "in-flight-model", 5, model_holds=(2,))
+    point = CrashPoint("in flight: model call 2", 4, "in-flight-model", 5, model_holds=("model:2",))
     journal = journal_of(["Command: Input"] * 5 + ["Notification: Run"])
     why = why_not_placed(point, journal, 6, 1)
     assert (

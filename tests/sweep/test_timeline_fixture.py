@@ -60,7 +60,7 @@ def test_every_model_call_is_a_point_in_flight(mode: str) -> None:
     calls = [e for e in run.events if e.event == "model_start"]
     assert calls
     flying = [p for p in run.points if p.kind == "in-flight-model"]
-    assert [p.model_holds for p in flying] == [(e.n,) for e in calls]
+    assert [p.model_holds for p in flying] == [(f"model:{e.n}",) for e in calls]
     for call in calls:
         point = named(run.points, f"in flight: model call {call.n}")
         if call.step:

@@ -24,8 +24,10 @@ JOURNAL = [
 ]
 
 
-def event(event: str, n: int, at: float, *, kind: str = "", name: str = "", by: str = "") -> StepEvent:
-    return StepEvent(event, n, name, kind, at, 0, by, "Helper/think" if by else "")
+def event(
+    event: str, n: int, at: float, *, kind: str = "", name: str = "", by: str = "", place: str = ""
+) -> StepEvent:
+    return StepEvent(event, n, name, kind, at, 0, by, "Helper/think" if by else "", place=place)
 
 
 def test_a_callees_moments_are_on_the_callers_timeline() -> None:
@@ -42,7 +44,7 @@ def test_a_callees_moments_are_on_the_callers_timeline() -> None:
         ("after entry 0 (Command: Input)", 1, "op:1:before", ()),
         # While the callee runs, the caller's journal holds its call's command and the callee's id.
         ("in Helper/think: before model call 1", 3, "model:1:before", ()),
-        ("in flight: model call 1 in Helper/think", 3, None, (1,)),
+        ("in flight: model call 1 in Helper/think", 3, None, ("model:1",)),
         ("after model call 1 returned (not journaled) in Helper/think", 3, "model:1:after", ()),
         ("after entry 3 (Notification: Call)", 4, "op:2:before", ()),
         ("after entry 4 (Command: Run)", 5, "step:1:before", ()),
@@ -58,16 +60,17 @@ def test_calls_made_at_once_hold_before_the_first(tmp_path: Path) -> None:
     events = [
         event("op", 1, 0.0, kind="call", name="Helper/think"),
         event("op", 2, 0.1, kind="call", name="Helper/think"),
-        event("model_start", 1, 1.0, by="inv_a"),
-        event("model_start", 2, 1.1, by="inv_b"),
-        event("model_end", 1, 2.0, by="inv_a"),
-        event("model_end", 2, 2.1, by="inv_b"),
+        event("model_start", 1, 1.0, by="inv_a", place="1"),
+        event("model_start", 2, 1.1, by="inv_b", place="2"),
+        event("model_end", 1, 2.0, by="inv_a", place="1"),
+        event("model_end", 2, 2.1, by="inv_b", place="2"),
     ]
     points = derive_points(events, journal, ended=3.0)
     assert [p.gate for p in points if p.gate and p.gate.startswith("op:")] == ["op:1:before"]
     together = [p for p in points if p.kind == "in-flight-parallel"]
     assert [(p.name, p.journal_entries, p.model_holds) for p in together] == [
-        ("in flight: model calls 1 and 2 together in Helper/think", 5, (1, 2))
+        # Each held call is named by its callee's place and its own count, as the host names it.
+        ("in flight: model calls 1 and 2 together in Helper/think", 5, ("1/model:1", "2/model:1"))
     ]
 
 

@@ -46,6 +46,7 @@ if _typing.TYPE_CHECKING:
         EXPLICIT_RECOVERY,
         GATE,
         INVOCATION_HEADER,
+        MODEL_CALL_HEADER,
         OFFLINE_DEFAULTS,
         PAUSE_S,
         RETRY_POLICY,
@@ -90,7 +91,15 @@ _LAZY = {
     **dict.fromkeys(
         (
             *("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "EXPLICIT_RECOVERY", "GATE", "INVOCATION_HEADER"),
-            *("OFFLINE_DEFAULTS", "PAUSE_S", "RETRY_POLICY", "SERVICE", "SERVICE_ALONE", "SERVICE_AS"),
+            *(
+                "MODEL_CALL_HEADER",
+                "OFFLINE_DEFAULTS",
+                "PAUSE_S",
+                "RETRY_POLICY",
+                "SERVICE",
+                "SERVICE_ALONE",
+                "SERVICE_AS",
+            ),
             *("ROOT_HEADER", "STEP_LOG", "STUB_API_KEY", "TREE", "agent_env", "renamed_service"),
         ),
         "paidtwice.agent._env",
@@ -143,6 +152,7 @@ __all__ = [
     "INVOCATION_HEADER",
     "MANIFEST_ACCEPT",
     "MISMATCH_ERROR_CODE",
+    "MODEL_CALL_HEADER",
     "OFFLINE_DEFAULTS",
     "PAUSE_S",
     "QUESTION",

@@ -20,6 +20,7 @@ __all__ = [
     "GEMINI_API_KEYS",
     "GOOGLE_GEMINI_BASE_URL",
     "INVOCATION_HEADER",
+    "MODEL_CALL_HEADER",
     "OFFLINE_DEFAULTS",
     "OPENAI_API_BASE",
     "OPENAI_API_KEY",
@@ -80,6 +81,9 @@ GATE = "PAIDTWICE_GATE"
 INVOCATION_HEADER = "x-paidtwice-invocation"
 """The request header that tells the stub which invocation a call serves; the host adds it to every model
 request a handler makes without one, so the stub counts a user's calls per invocation, code unchanged."""
+MODEL_CALL_HEADER = "x-paidtwice-model-call"
+"""The request header naming a model call as the host names its gates (`model:2`; `7/model:1`, the first of
+the callee at place 7 of its tree): the stub holds that call whatever order a tree's callees ask in."""
 STUB_API_KEY = "paidtwice-stub"
 """The API key the model's clients send: the stub takes any, the clients insist on one."""
 OFFLINE_DEFAULTS = {

@@ -45,7 +45,14 @@ from paidtwice.agent._app import (
     rename,
     served,
 )
-from paidtwice.agent._env import GATE, INVOCATION_HEADER, SERVICE_ALONE, SERVICE_AS, STEP_LOG
+from paidtwice.agent._env import (
+    GATE,
+    INVOCATION_HEADER,
+    MODEL_CALL_HEADER,
+    SERVICE_ALONE,
+    SERVICE_AS,
+    STEP_LOG,
+)
 from paidtwice.agent._go import Go, Lines, listening_socket, turn_away
 from paidtwice.agent._step_log import StepLog
 from paidtwice.agent._tree import TREE, Tree, tree_renames
@@ -119,9 +126,15 @@ class _Begun:
     n: int
     """The n-th model request of that invocation (of its tree, `_tree`; 0 without a log)."""
     gate: str
-    """Its gates' name, without the moment (`StepLog.next`; "" without a log)."""
+    """Its gates' name, without the moment (`StepLog.next`; "" without a log): also the stub's
+    `MODEL_CALL_HEADER`, so a held call is the callee's own k-th in every run."""
     tag: str
     """The stub's invocation header: the invocation (the root and the caller's SERVICE/HANDLER in a tree)."""
+
+    def headers(self, given: Any) -> dict[str, str]:
+        """The stub's headers the request does not carry yet (`given`: its headers, any mapping)."""
+        ours = {INVOCATION_HEADER: self.tag, MODEL_CALL_HEADER: self.gate}
+        return {k: v for k, v in ours.items() if v and k not in given}
 
 
 class _ModelRequests:
@@ -221,8 +234,8 @@ def _patch_httpx(module: Any, requests: _ModelRequests) -> None:
 
     def tagged(request: Any) -> _Begun | None:
         begun = requests.begin(request.url)
-        if begun is not None and INVOCATION_HEADER not in request.headers:
-            request.headers[INVOCATION_HEADER] = begun.tag
+        if begun is not None:
+            request.headers.update(begun.headers(request.headers))
         return begun
 
     async def send_async(self: Any, request: Any, **kwargs: Any) -> Any:
@@ -243,9 +256,8 @@ def _patch_aiohttp(module: Any, requests: _ModelRequests) -> None:
         begun = requests.begin(url)
         if begun is not None:
             headers = CIMultiDict(kwargs.get("headers") or {})
-            if INVOCATION_HEADER not in headers and INVOCATION_HEADER not in (self.headers or {}):
-                headers[INVOCATION_HEADER] = begun.tag
-                kwargs["headers"] = headers
+            headers.update(begun.headers(CIMultiDict({**(self.headers or {}), **headers})))
+            kwargs["headers"] = headers
         return await requests.send_async(begun, lambda: original(self, method, url, *args, **kwargs))
 
     module.ClientSession._request = request
@@ -253,8 +265,8 @@ def _patch_aiohttp(module: Any, requests: _ModelRequests) -> None:
 
 def _patch_http_client(requests: _ModelRequests) -> None:
     """urllib, and requests through urllib3: the request starts at `putrequest` (before its headers and
-    body go out) and its answer arrives at `getresponse`. The invocation's header goes in at `endheaders`,
-    unless the caller put one."""
+    body go out) and its answer arrives at `getresponse`. The stub's headers go in at `endheaders`, unless
+    the caller put them."""
     connection = http.client.HTTPConnection
     putrequest, putheader = connection.putrequest, connection.putheader
     endheaders, getresponse = connection.endheaders, connection.getresponse
@@ -262,22 +274,21 @@ def _patch_http_client(requests: _ModelRequests) -> None:
     def put(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         begun = requests.begin(url)
         self._paidtwice_model = begun
-        self._paidtwice_tag = begun.tag if begun is not None else None
+        self._paidtwice_tags = begun.headers({}) if begun is not None else {}
         if begun is not None and requests.start(begun):
             _hold_forever_sync()
         return putrequest(self, method, url, *args, **kwargs)
 
     def header(self: Any, name: Any, *values: Any) -> Any:
         given = name.decode("latin-1") if isinstance(name, bytes) else str(name)
-        if given.lower() == INVOCATION_HEADER:
-            self._paidtwice_tag = None
+        getattr(self, "_paidtwice_tags", {}).pop(given.lower(), None)
         return putheader(self, name, *values)
 
     def end(self: Any, *args: Any, **kwargs: Any) -> Any:
-        tag = getattr(self, "_paidtwice_tag", None)
-        self._paidtwice_tag = None
-        if tag:
-            putheader(self, INVOCATION_HEADER, tag)
+        tags = getattr(self, "_paidtwice_tags", {})
+        self._paidtwice_tags = {}
+        for name, value in tags.items():
+            putheader(self, name, value)
         return endheaders(self, *args, **kwargs)
 
     def get(self: Any) -> Any:

@@ -44,9 +44,10 @@ class CrashPoint:
     """Entries the journal holds at that moment."""
     gate: str | None = None
     """The host gates that stop the agent there, comma-separated (None: held stub calls or the pause)."""
-    model_holds: tuple[int, ...] = ()
-    """The model calls the stub holds open (their numbers within the invocation); all are in flight at the
-    moment."""
+    model_holds: tuple[str, ...] = ()
+    """The model calls the stub holds open, named as the agent host names their gates (`model:2`; in a tree,
+    `7/model:1`: the first call of the callee at place 7, whichever order the callees ask in) or, where no
+    host names them, `model:N` (the invocation's N-th call); all are in flight at the moment."""
     tool_hold: int | None = None
     """The stub tool call held open."""
     pause_op: int | None = None

@@ -12,11 +12,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from paidtwice.agent import INVOCATION_HEADER
+from paidtwice.agent import INVOCATION_HEADER, MODEL_CALL_HEADER
 from paidtwice.stub._scripts import Answer
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
-__all__ = ["INVOCATION_HEADER", "Booking", "Ledger", "ModelCall", "ToolRun"]
+__all__ = ["INVOCATION_HEADER", "Booking", "Ledger", "ModelCall", "ToolRun", "asker"]
 
 AnswerFor = Callable[[int, int, int], Answer]
 """Chooses an answer from (turn, ask, call)."""
@@ -73,6 +73,14 @@ class ModelCall:
     hosted: tuple[str, ...] = ()
     """The hosted tools the request offered (the provider runs them: `web_search`, ...): no stub answer
     calls them."""
+    named: str = ""
+    """The call as the agent host names its gates (`MODEL_CALL_HEADER`: `model:2`, or `7/model:1` for a
+    callee's own first call, by its place in the tree); "" when the agent did not say."""
+
+    @property
+    def name(self) -> str:
+        """What a hold names the call by: the host's name, else `model:N` (N: `call`)."""
+        return self.named or f"model:{self.call}"
 
     @property
     def unanswered(self) -> bool:
@@ -158,6 +166,7 @@ class Ledger:
         by: str = "",
         offered: tuple[str, ...] = (),
         hosted: tuple[str, ...] = (),
+        named: str = "",
     ) -> int:
         """Record a new model call and return its slot; the answer is chosen under the lock. `asked` tells
         apart the calls one turn answers (see `ModelCall.asked`): each counts its own asks."""
@@ -186,6 +195,7 @@ class Ledger:
                     by=by,
                     offered=offered,
                     hosted=hosted,
+                    named=named,
                 )
             )
             return _index(self._model_slots, lane, invocation_id, len(self._model) - 1)
@@ -193,6 +203,14 @@ class Ledger:
     def model_call(self, slot: int) -> ModelCall:
         with self._lock:
             return self._model[slot]
+
+    def first_of_its_name(self, slot: int) -> bool:
+        """No earlier call of its lane and invocation has the call's name: a restarted agent names its
+        calls anew, and what holds a call holds the first run's."""
+        with self._lock:
+            call = self._model[slot]
+            earlier = self._model_slots.get((call.lane, call.invocation_id), ())
+            return not any(self._model[s].name == call.name for s in earlier if s < slot)
 
     def settle_model_call(self, slot: int) -> None:
         """The call's answer is ready; the stub waits for the lane to settle before sending it."""
@@ -264,6 +282,14 @@ class Ledger:
                 for b in self._bookings
                 if b.lane == lane and (invocation_id is None or b.invocation_id == invocation_id)
             ]
+
+
+def asker(headers: dict[str, str]) -> tuple[str, str, str]:
+    """(invocation, SERVICE/HANDLER, the call's name) from a request's headers (lower-case names): the
+    invocation header is "ID", or in a tree "ROOT SERVICE/HANDLER" (`paidtwice.agent._tree`); the model call
+    header names the call as the host's gates do (`ModelCall.named`)."""
+    invocation_id, _, by = headers.get(INVOCATION_HEADER, "").partition(" ")
+    return invocation_id, by, headers.get(MODEL_CALL_HEADER, "")
 
 
 def _index(slots: dict[tuple[str, str | None], list[int]], lane: str, invocation_id: str, slot: int) -> int:

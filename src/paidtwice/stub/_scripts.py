@@ -107,13 +107,27 @@ class Hold:
     """Hold back the answer to one call for a while (the call stays in flight)."""
 
     call: int
-    """Which call of the invocation to hold (1 = the first)."""
+    """Which call of the invocation to hold (1 = the first); with `place`, of that callee's own calls."""
     seconds: float
     """How long to hold it before answering, if the caller is still there."""
     billed_after: float | None = None
     """Seconds into the call a caller gone during the hold is billed for (its prompt and that share of its
     answer), whenever it went: a lab's hold keeps a moment open until its kill lands, and the moment, not
     how late the kill came, is what was generated. None: when it went (a client that gave up)."""
+    place: str = ""
+    """In a tree of invocations the host follows, the callee whose call it is, by its place in the tree
+    (`paidtwice.agent._tree`); "" for the root's (or a lone invocation's) calls."""
+
+    @property
+    def name(self) -> str:
+        """The held call as the agent host names it (`ModelCall.name`): `model:2`, `7/model:1`."""
+        return f"{self.place}/model:{self.call}" if self.place else f"model:{self.call}"
+
+    @staticmethod
+    def of(name: str, seconds: float, *, billed_after: float | None = None) -> Hold:
+        """The hold of the call named `name` (`Hold.name`)."""
+        place, _, call = name.rpartition("/")
+        return Hold(int(call.removeprefix("model:")), seconds, billed_after=billed_after, place=place)
 
 
 CITY = "Paris"
@@ -156,9 +170,9 @@ class Script:
     """The values (JSON) a sweep resolves a handler's awakeables and promises with, the n-th wait the n-th
     (the last repeats): a script file's `[[awakeable]]` tables (`value = ...`)."""
 
-    def hold_of(self, call: int) -> Hold | None:
-        """How the model call numbered `call` (within its invocation) is held back, if it is."""
-        return next((h for h in (self.hold, *self.more_holds) if h is not None and h.call == call), None)
+    def hold_of(self, name: str) -> Hold | None:
+        """How the model call named `name` (`ModelCall.name`) is held back, if it is."""
+        return next((h for h in (self.hold, *self.more_holds) if h is not None and h.name == name), None)
 
     def turn_of(self, messages: Sequence[Any]) -> int:
         """Which turn answers a request with these messages: here, the conversation's turn.

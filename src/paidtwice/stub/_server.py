@@ -33,7 +33,7 @@ from paidtwice.stub._gemini import as_chat as gemini_chat
 from paidtwice.stub._gemini import error_payload as gemini_error
 from paidtwice.stub._gemini import render as gemini_render
 from paidtwice.stub._gemini import stream_body as gemini_stream
-from paidtwice.stub._ledger import INVOCATION_HEADER, Booking, Ledger, ModelCall, ToolRun
+from paidtwice.stub._ledger import Booking, Ledger, ModelCall, ToolRun, asker
 from paidtwice.stub._scripts import SCRIPTS, Answer, Asked, Script, UnansweredCall
 from paidtwice.stub._stream import stream_events, wants_stream
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage, estimate_completion, estimate_prompt
@@ -245,8 +245,7 @@ class StubModel:
             lane_name, parts = parts[1], parts[2:]
         lane = self.lane(lane_name)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        # "ID", or in a tree the host follows "ROOT SERVICE/HANDLER" (`paidtwice.agent._tree`).
-        invocation_id, _, by = headers.get(INVOCATION_HEADER, "").partition(" ")
+        invocation_id = asker(headers)[0]
         if parts == ["health"]:
             await _respond(send, 200, {"status": "ok"})
             return
@@ -258,7 +257,7 @@ class StubModel:
             if body is None:
                 # The caller died while sending (a kill): no model would have read, or billed, half a request.
                 return
-            await self._chat(lane, invocation_id, body, receive, send, by=by)
+            await self._chat(lane, headers, body, receive, send)
             return
         if scope["method"] == "POST" and parts == ["tools", "book"]:
             await _read_body(receive)
@@ -269,20 +268,20 @@ class StubModel:
             body = await _read_body(receive)
             if body is None:
                 return
-            await self._chat(lane, invocation_id, body, receive, send, by=by, api="messages")
+            await self._chat(lane, headers, body, receive, send, api="messages")
             return
         if scope["method"] == "POST" and parts == ["v1", "responses"]:
             body = await _read_body(receive)
             if body is None:
                 return
-            await self._chat(lane, invocation_id, body, receive, send, by=by, api="responses")
+            await self._chat(lane, headers, body, receive, send, api="responses")
             return
         streamed = is_gemini_path(parts) if scope["method"] == "POST" else None
         if streamed is not None:
             body = await _read_body(receive)
             if body is None:
                 return
-            await self._chat(lane, invocation_id, body, receive, send, by=by, api=GEMINI, stream=streamed)
+            await self._chat(lane, headers, body, receive, send, api=GEMINI, stream=streamed)
             return
         if scope["method"] == "GET" and parts == ["tools", "weather"]:
             query = scope.get("query_string", b"").decode()
@@ -293,17 +292,17 @@ class StubModel:
     async def _chat(
         self,
         lane: Lane,
-        invocation_id: str,
+        headers: dict[str, str],
         body: bytes,
         receive: Receive,
         send: Send,
         *,
         api: str = "chat",
         stream: bool = False,
-        by: str = "",
     ) -> None:
         """Answer a request of OpenAI's chat completions (`chat`), OpenAI's Responses (`responses`),
         Anthropic's Messages (`messages`) or Google's Gemini (`gemini`, streamed by its path: `stream`)."""
+        invocation_id, by, named = asker(headers)
         try:
             request = json.loads(body or b"{}")
             messages = _messages_of(api, request)
@@ -342,9 +341,10 @@ class StubModel:
             by=by,
             offered=offered,
             hosted=hosted,
+            named=named,
         )
         record = self.ledger.model_call(slot)
-        hold = lane.script.hold_of(record.call)
+        hold = lane.script.hold_of(record.name) if self.ledger.first_of_its_name(slot) else None
         # A scripted timeout holds its call at least that long: a client that waits less gives up on it.
         wait = max(hold.seconds if hold is not None else lane.latency, record.answer.delay)
         held = record.call == lane.model_call_held

@@ -42,8 +42,9 @@ __all__ = [
 PLANS = "plans"
 """The folder under paidtwice's cache that holds the kept plans."""
 
-_FORMAT = 1
-"""Changes when what a plan file holds changes: older files are then never read."""
+_FORMAT = 2
+"""Changes when what a plan file holds changes: older files are then never read (2: a point's model holds
+are names, `7/model:1`, no longer the tree's call numbers)."""
 _SKIPPED_DIRS = frozenset(
     {"node_modules", "__pycache__", "venv", "site-packages", "build", "dist", "paidtwice-results"}
 )

@@ -242,7 +242,7 @@ def _holding(script: Script, point: CrashPoint) -> Script:
     """The script with the point's model calls and tool call held open at the stub."""
     if point.model_holds:
         # Billed as cut off as the request went out, whenever in the hold the kill lands.
-        first, *more = (Hold(call, _HOLD_SECONDS, billed_after=0.0) for call in point.model_holds)
+        first, *more = (Hold.of(name, _HOLD_SECONDS, billed_after=0.0) for name in point.model_holds)
         script = dataclasses.replace(script, hold=first, more_holds=tuple(more))
     if point.tool_hold is not None:
         script = dataclasses.replace(script, tool_hold=Hold(point.tool_hold, _HOLD_SECONDS))
@@ -255,8 +255,9 @@ def _stopped_there(run: SweepRun, point: CrashPoint) -> bool:
     if not run.trace.stopped_at(run.invocation_id, point):
         return False
     if point.model_holds:
-        calls = run.lane.model_calls()
-        if not all(len(calls) >= n and calls[n - 1].finished is None for n in point.model_holds):
+        # The first call of each name is the held one (a restarted agent names its calls anew).
+        calls = {c.name: c for c in reversed(run.lane.model_calls())}
+        if not all(n in calls and calls[n].finished is None for n in point.model_holds):
             return False
     if point.tool_hold is not None:
         tools = run.lane.tool_runs()
@@ -294,10 +295,10 @@ def _wait_for_moment(lab: Lab, stop: threading.Event, run: SweepRun, point: Cras
     except ExperimentError as err:
         missing = str(err)
     # Say what was missing: the stop (gate, hold, held call) or the journal's entries.
-    made = [(c.call, c.finished is None) for c in run.lane.model_calls(run.invocation_id)]
+    made = [(c.name, c.finished is None) for c in run.lane.model_calls()]
     raise _NotReached(
         f"{missing}: stopped there {_stopped_there(run, point)}, journal {len(run.journal())} of "
-        f"{point.journal_entries} entries, model calls (number, open) {made}"
+        f"{point.journal_entries} entries, model calls (name, open) {made}"
     ) from None
 
 

@@ -406,6 +406,10 @@ class _Walk:
         """The host's gate at `moment` ("before", "inside", "after") of the n-th `kind` of the log."""
         return f"{self.gate_names.get((kind, n), f'{kind}:{n}')}:{moment}"
 
+    def _held(self, calls: Sequence[int]) -> tuple[str, ...]:
+        """The stub's names of the model calls numbered `calls` in the log: their gates' (`Hold.name`)."""
+        return tuple(self.gate_names.get(("model", n), f"model:{n}") for n in calls)
+
     def _after_entry(self, gate: str) -> None:
         if self.event is not None and self.event.by:
             # A callee's moment: the swept handler's journal waits on the call; the callee's is its own.
@@ -450,7 +454,7 @@ class _Walk:
                 "in-flight-parallel",
                 self.group_entries,
                 gate=",".join(self._gate("step", n, "inside") for n, _ in group.quiet_steps) or None,
-                model_holds=group.model_calls,
+                model_holds=self._held(group.model_calls),
                 begins=event.at,
                 held_waits=tuple(sorted(self.waits_open)),
             )
@@ -472,9 +476,12 @@ class _Walk:
             return  # in flight together with an earlier call of its step: that call's moment
         calls = self.together.get(event.n)
         if calls is not None:
-            self._add("in-flight-parallel", f"in flight: {together(calls, [])} together", model_holds=calls)
+            named = together(calls, [])
+            self._add("in-flight-parallel", f"in flight: {named} together", model_holds=self._held(calls))
         else:
-            self._add("in-flight-model", f"in flight: model call {event.n}", model_holds=(event.n,))
+            self._add(
+                "in-flight-model", f"in flight: model call {event.n}", model_holds=self._held([event.n])
+            )
 
     def _model_end(self, event: StepEvent) -> None:
         self.counts["model_end"] += 1

@@ -363,7 +363,8 @@ def _model_moments(wire: _Wire, calls: Sequence[ModelCall]) -> list[_Moment]:
             point = CrashPoint(
                 f"in flight: {together(numbers, [])} together", 0, "in-flight-parallel", entries
             )
-        moments.append((min(c.started for c in held), dataclasses.replace(point, model_holds=numbers)))
+        names = tuple(c.name for c in sorted(held, key=lambda c: c.call))
+        moments.append((min(c.started for c in held), dataclasses.replace(point, model_holds=names)))
     return moments
 
 
