@@ -287,7 +287,7 @@ def test_waiting_for_an_awakeable_alone_is_a_point_and_its_resolution_an_entry()
     journal = ["Command: Input", "Command: Run", "Notification: Run", "Notification: Signal", "Command: Run"]
     points = derive_points(events, [*journal, "Notification: Run", "Command: Output"])
     waiting = [(p.name, p.journal_entries, p.pause_op) for p in points if p.kind == "waiting"]
-    assert waiting == [("waiting for the awakeable", 3, 2)]
+    assert waiting == [("waiting for the awakeable", 3, "op:2")]
     # The handler went on once the approval came: the next moment counts the signal's entry.
     after = [p.name for p in points if p.order > next(q.order for q in points if q.kind == "waiting")]
     assert after[0] == "after entry 3 (Notification: Signal)", after
@@ -306,15 +306,15 @@ def test_an_awakeable_made_before_the_step_that_sends_its_id_is_waited_on_after_
     assert [(p.kind, p.name, p.journal_entries, p.pause_op, p.begins) for p in points][-2:] == [
         ("in-flight-step", "in flight: step Request review", 2, None, 2.0),
         # From the step's end (its result journaled) until the approval: the kill lands while it waits.
-        ("waiting", "waiting for the awakeable", 3, 1, 3.0),
+        ("waiting", "waiting for the awakeable", 3, "op:1", 3.0),
     ]
     # Made before the step and resolved after it in the clean run: every moment until the wait holds its
     # resolution back until the kill (a handler stopped at a gate looks as quiet as one waiting), none after.
     assert [(p.name, p.held_waits) for p in points] == [
         ("after entry 0 (Command: Input)", ()),
-        ("after entry 1 (Command: Run)", (1,)),
-        ("in flight: step Request review", (1,)),
-        ("waiting for the awakeable", (1,)),
+        ("after entry 1 (Command: Run)", ("op:1",)),
+        ("in flight: step Request review", ("op:1",)),
+        ("waiting for the awakeable", ("op:1",)),
     ]
     # The wait lasts until the handler goes on (the model's next call), not until the step's end.
     went_on = derive_points([*events, *timeline(*[("op", 9)] * 4, ("model_start", 1))[4:]], journal)
@@ -333,10 +333,10 @@ def test_an_awakeable_raced_against_a_timer_waits_at_the_timer_whichever_wins() 
         events, ["Command: Input", "Command: Sleep", "Notification: Signal", "Command: Output"]
     )
     assert [(p.kind, p.name, p.journal_entries, p.pause_op) for p in won if p.kind != "after-entry"] == [
-        ("waiting", "waiting for the awakeable (raced against a timer)", 2, 2)
+        ("waiting", "waiting for the awakeable (raced against a timer)", 2, "op:2")
     ]
     # Its pause_op is the timer's; the awakeable it holds back is its own.
-    assert [p.held_waits for p in won if p.kind == "waiting"] == [(1,)]
+    assert [p.held_waits for p in won if p.kind == "waiting"] == [("op:1",)]
     assert derive_points(events[:1], ["Command: Input", "Command: Output"])[-1].held_waits == ()
     timed_out = derive_points(
         events, ["Command: Input", "Command: Sleep", "Notification: Sleep", "Command: Output"]
@@ -348,7 +348,7 @@ def test_a_workflow_promise_is_its_get_command_then_the_wait() -> None:
     events = timeline(("op", 1, "promise"))
     points = derive_points(events, ["Command: Input", "Command: GetPromise", "Notification: GetPromise"])
     assert [(p.kind, p.journal_entries, p.pause_op) for p in points if p.kind == "waiting"] == [
-        ("waiting", 2, 1)
+        ("waiting", 2, "op:1")
     ]
 
 
@@ -566,7 +566,7 @@ def test_a_wait_resolved_after_the_moment_is_held_however_late_the_journal_reads
     behind = {"hold_at": 4, "journal_length": lambda: 3}
     ingress = IngressClient("http://127.0.0.1:9")
     planned = Resolver(ingress, tmp_path, service="A", served_as="A", resolution=Resolution(),
-                       hold_ops=frozenset({wait.n}), **behind)  # type: ignore[arg-type]  # fmt: skip
+                       hold_ops=frozenset({wait.named}), **behind)  # type: ignore[arg-type]  # fmt: skip
     assert planned._held(wait)
     unplanned = Resolver(ingress, tmp_path, service="A", served_as="A", resolution=Resolution(),
                          **behind)  # type: ignore[arg-type]  # fmt: skip

@@ -103,7 +103,7 @@ def test_every_durable_pause_is_a_point(mode: str) -> None:
     for (i, sleep), pause in zip(sleeps, pauses, strict=True):
         before = [e.name for e in run.events[:i] if e.event == "step_end"]
         assert pause.name == "in pause" + (f" after {before[-1]}" if before else "")
-        assert pause.pause_op == sleep.n
+        assert pause.pause_op == f"op:{sleep.n}"
         assert run.journal[pause.journal_entries - 1] == "Command: Sleep"
 
 

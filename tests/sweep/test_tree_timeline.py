@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from paidtwice.stub import Lane
+from paidtwice.sweep._approvals import read_waits
 from paidtwice.targets import HostTrace
 from paidtwice.targets._timeline import StepEvent, derive_points
 
@@ -125,6 +126,42 @@ def test_a_gate_names_its_callee_by_its_place_and_counts_its_own() -> None:
         ("after entry 8 (Command: Run)", "step:1:before"),
         ("in flight: step save", "step:1:inside"),
     ]
+
+
+def test_a_pause_and_a_wait_are_named_by_their_handler_whatever_the_callees_logged_first(
+    tmp_path: Path,
+) -> None:
+    """A sent clerk runs beside its caller: in the clean run the root's sleep is the tree's second operation;
+    in a point's run the clerk may log first and take that number. The pause is named as the host names its
+    gates (the root's own second operation), so the point's run is not at it before the root is; a callee's
+    wait is named by its place and its own count, which a point holds it back by."""
+    journal = ["Command: Input", "Command: OneWayCall", "Notification: CallInvocationId", "Command: Sleep"]
+    journal += ["Notification: Sleep", "Command: Output"]
+    sent: dict[str, Any] = {"by": "inv_sent", "handler": "Clerk/file", "place": "1", "sent": True}
+    clean = [
+        StepEvent("op", 1, "Clerk/file", "send", 0.0),
+        StepEvent("op", 2, "", "sleep", 0.1),
+        StepEvent("op", 3, "sign", "awakeable", 0.2, **sent),
+    ]
+    [pause] = [p for p in derive_points(clean, journal, ended=3.0) if p.kind == "pause"]
+    assert pause.pause_op == "op:2"
+    root = {"invocation": "inv_root", "event": "op"}
+    raced = [
+        {**root, "kind": "send", "name": "Clerk/file", "n": 1, "at": 0.0},
+        {**root, "kind": "awakeable", "name": "sign", "n": 2, "at": 0.1, **sent},
+    ]
+    log = tmp_path / "steps.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in raced))
+    trace = HostTrace(log, Lane.__new__(Lane))
+    assert not trace.stopped_at("inv_root", pause)
+    assert [(w.n, w.named) for w in read_waits(log, "inv_root")] == [(2, "1/op:1")]
+    assert pause.gate == "op:2:pause"  # the host logs it as the root's sleep is made, after its line
+    with log.open("a") as more:
+        more.write(json.dumps({**root, "kind": "sleep", "name": "", "n": 3, "at": 0.2}) + "\n")
+        more.write(
+            json.dumps({"invocation": "inv_root", "event": "gate", "gate": pause.gate, "at": 0.2}) + "\n"
+        )
+    assert trace.stopped_at("inv_root", pause)
 
 
 def test_callees_called_at_once_are_held_together_before_the_first_begins() -> None:

@@ -50,8 +50,9 @@ class CrashPoint:
     host names them, `model:N` (the invocation's N-th call); all are in flight at the moment."""
     tool_hold: int | None = None
     """The stub tool call held open."""
-    pause_op: int | None = None
-    """The context operation (its number in the handler's step log) that is the durable pause."""
+    pause_op: str | None = None
+    """The context operation that is the durable pause (or the wait), named as the host names its gates
+    (`op:4`): the swept handler's own count, whatever its tree's callees logged between."""
     begins: float = 0.0
     """When the moment began in the clean run (wall clock): a crash from then until the next point's
     moment lands at this point."""
@@ -61,8 +62,8 @@ class CrashPoint:
     hold_entries: int | None = None
     """A command's deployment: the protocol proxy holds the server's frame that brings the journal to this
     many entries (or the attempt that starts with them), so the agent waits there."""
-    held_waits: tuple[int, ...] = ()
-    """The awakeables and promises (their operation numbers in the step log) the handler made before the
+    held_waits: tuple[str, ...] = ()
+    """The awakeables and promises (their operations, named as `pause_op`) the handler made before the
     moment and the clean run saw resolved after it: the sweep resolves them only once the agent was killed
     and is back, so no resolution lands between the moment and the kill."""
 

@@ -9,9 +9,10 @@ A wait nothing answers (`--resolve never`) ends a clean run at once with one lin
 (`Resolver.waiting_on_nothing`), unless a timer raced against it can still fire.
 
 In a crash point's run, a wait the clean run saw resolved after the point's moment
-(`CrashPoint.held_waits`), or one due while the journal already holds the point's entries, is held back
-until the agent was killed: a handler stopped at a gate looks quiet, as one waiting does, so the kill must
-land on the journal the point names. Waits before the moment are answered as in the clean run.
+(`CrashPoint.held_waits`, by name, so a callee's wait is its own whatever order the tree's callees ran in),
+or one due while the journal already holds the point's entries, is held back until the agent was killed: a
+handler stopped at a gate looks quiet, as one waiting does, so the kill must land on the journal the point
+names. Waits before the moment are answered as in the clean run.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from paidtwice._exceptions import PaidtwiceError
 from paidtwice.engine import IngressClient
 from paidtwice.schema import UnsatisfiableSchema, value_for
 from paidtwice.stub import Lane
-from paidtwice.targets import COMPLETE_KINDS, WAIT_KINDS, Resolution
+from paidtwice.targets import COMPLETE_KINDS, WAIT_KINDS, Resolution, gate_name
 
 __all__ = ["Resolution", "Resolver", "Wait", "lane_idle", "read_waits"]
 
@@ -67,6 +68,9 @@ class Wait:
     guess: bool = False
     """Read from outside the process (a command's quiet attempt), not logged by the code making it: answered
     only while the handler makes no model call."""
+    named: str = ""
+    """Its operation as the host names its gates (`op:3`; `7/op:1`, a callee's own first, by its place in
+    the tree): what a point holds it back by, whatever order the tree's callees ran in."""
 
     @property
     def label(self) -> str:
@@ -96,17 +100,22 @@ def read_waits(step_log: Path, invocation_id: str) -> list[Wait]:
     asked for to its journal)."""
     waits: dict[int, Wait] = {}
     completed: set[str] = set()
+    ops: dict[str, int] = {}  # per invocation of the tree: its operations so far, as the host counts them
     for raw in _lines(step_log):
         if raw.get("invocation") != invocation_id:
             continue
         n = int(raw.get("n", 0))
+        if raw.get("event") == "op":
+            by = str(raw.get("by", ""))
+            ops[by] = ops.get(by, 0) + 1
         if raw.get("event") == "op_void":
             waits.pop(n, None)
         elif raw.get("event") == "op" and raw.get("kind") in COMPLETE_KINDS:
             completed.add(str(raw.get("name", "")))
         elif raw.get("event") == "op" and raw.get("kind") in WAIT_KINDS and n not in waits:
             kind, name, at = str(raw["kind"]), str(raw.get("name", "")), float(raw["at"])
-            waits[n] = Wait(n, kind, name, raw.get("schema"), at, 0, bool(raw.get("guess")))
+            named = gate_name(str(raw.get("place", "")), "op", ops[str(raw.get("by", ""))])
+            waits[n] = Wait(n, kind, name, raw.get("schema"), at, 0, bool(raw.get("guess")), named)
     mine = [w for w in waits.values() if w.name not in completed]
     return [dataclasses.replace(w, index=i) for i, w in enumerate(mine)]
 
@@ -153,7 +162,7 @@ class Resolver:
         key: str | None = None,
         script_values: tuple[str, ...] = (),
         hold_at: int | None = None,
-        hold_ops: frozenset[int] = frozenset(),
+        hold_ops: frozenset[str] = frozenset(),
         journal_length: Callable[[], int] = lambda: 0,
         idle: Callable[[], bool] = lambda: True,
     ) -> None:
@@ -168,7 +177,7 @@ class Resolver:
         """A point's journal entries: a wait due once the journal holds them waits until `release`."""
         self.hold_ops = hold_ops
         """The waits a point holds back (the one a waiting point waits on, those its clean run resolved
-        after its moment): held until `release`, wherever the journal is."""
+        after its moment), by name (`Wait.named`): held until `release`, wherever the journal is."""
         self.journal_length = journal_length
         self.idle = idle
         """No model call in flight, nor one just ended: a guessed wait is answered only then."""
@@ -243,7 +252,7 @@ class Resolver:
     def _held(self, wait: Wait) -> bool:
         if self._released_at is not None:
             return False
-        if wait.n in self.hold_ops:
+        if wait.named in self.hold_ops:
             return True
         if self.hold_at is None:
             return False

@@ -231,7 +231,7 @@ def _missed_by(run: SweepRun, point: CrashPoint, seen: _Seen, held: int) -> str:
     return why_not_placed(point, seen.journal, at_kill, held)
 
 
-def _held_waits(point: CrashPoint) -> frozenset[int]:
+def _held_waits(point: CrashPoint) -> frozenset[str]:
     """The waits the point's run resolves only after its kill: those its clean run resolved after the
     moment, and the one a waiting point waits on."""
     waiting = {point.pause_op} if point.kind == "waiting" and point.pause_op is not None else set()

@@ -71,7 +71,7 @@ class SweepRun:
         hold: int | None = None,
         hold_inbound: bool = True,
         hold_at: int | None = None,
-        hold_ops: frozenset[int] = frozenset(),
+        hold_ops: frozenset[str] = frozenset(),
         alone: bool = False,
     ) -> None:
         self.lab = lab

@@ -27,6 +27,7 @@ from paidtwice.targets._command import CommandTarget, WireTrace
 from paidtwice.targets._discovery import discover
 from paidtwice.targets._host import AgentHost
 from paidtwice.targets._spec import TargetSpec
+from paidtwice.targets._step_log import gate_name
 from paidtwice.targets._target import Agent, Launch, OfflineApp, Resolution, Target, Trace
 from paidtwice.targets._timeline import COMPLETE_KINDS, WAIT_KINDS
 
@@ -51,5 +52,6 @@ __all__ = [
     "check_app",
     "command_label",
     "discover",
+    "gate_name",
     "node_path",
 ]

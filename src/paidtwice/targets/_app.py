@@ -40,6 +40,7 @@ from paidtwice.targets._inputs import made_input
 from paidtwice.targets._step_log import (
     StepEvent,
     explicit_handlers,
+    gate_names,
     model_calls_in_steps,
     read_step_log,
     step_runs,
@@ -86,7 +87,10 @@ class HostTrace:
             logged = {e.name for e in events if e.event == "gate"}
             if not set(point.gate.split(",")) <= logged:
                 return False
-        return point.pause_op is None or any(e.event == "op" and e.n == point.pause_op for e in events)
+        # By its name: the n-th operation of the tree may be a callee's when the callees race.
+        return point.pause_op is None or point.pause_op in {
+            name for (kind, _), name in gate_names(events).items() if kind == "op"
+        }
 
     def root_goes_on(self, invocation_id: str, point: CrashPoint) -> bool:
         return held_only_in_sends(self.events(invocation_id), point)

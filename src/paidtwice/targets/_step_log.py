@@ -14,6 +14,7 @@ __all__ = [
     "StepEvent",
     "called_together",
     "explicit_handlers",
+    "gate_name",
     "gate_names",
     "model_calls_in_steps",
     "read_step_log",
@@ -134,10 +135,17 @@ _GATED = {"op": "op", "step_start": "step", "model_start": "model"}
 """The events the host counts for its gates, and the kind of gate each is."""
 
 
+def gate_name(place: str, kind: str, count: int) -> str:
+    """A gate's name without the moment, as the host names it (`StepLog.next`): the `count`-th `kind` of the
+    invocation, after a callee's place in the tree (`model:2`, `7/op:1`)."""
+    return f"{place}/{kind}:{count}" if place else f"{kind}:{count}"
+
+
 def gate_names(events: Sequence[StepEvent]) -> dict[tuple[str, int], str]:
     """(kind, n) of each operation, step and model call -> the name of its gates without the moment, as
-    the host names them: `kind:N`, N the count of its own invocation's, after a callee's place in the tree
-    (`7/step:1`). A callee's moment is its own whichever order the tree's callees ran in."""
+    the host names them (`gate_name`): N the count of its own invocation's. A callee's moment is its own
+    whichever order the tree's callees ran in. A restarted agent numbers its lines anew: the first life's
+    names stand."""
     counts: dict[tuple[str, str], int] = {}
     names: dict[tuple[str, int], str] = {}
     for event in events:
@@ -145,7 +153,7 @@ def gate_names(events: Sequence[StepEvent]) -> dict[tuple[str, int], str]:
         if kind is None:
             continue
         own = counts[(event.by, kind)] = counts.get((event.by, kind), 0) + 1
-        names[(kind, event.n)] = f"{event.place}/{kind}:{own}" if event.place else f"{kind}:{own}"
+        names.setdefault((kind, event.n), gate_name(event.place, kind, own))
     return names
 
 

@@ -9,7 +9,7 @@ data, and the crash points are a function of it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -385,7 +385,7 @@ class _Walk:
             if key == self.last_key:
                 return
             self.last_key = key
-        held = tuple(sorted(self.waits_open))
+        held = self._named("op", self.waits_open)
         entries = self._caller_waits() if self.event is not None and self.event.sent else self.entries
         self.found.append(
             CrashPoint(name, len(self.found) + 1, kind, entries, begins=self.begins, held_waits=held, **where)
@@ -406,9 +406,9 @@ class _Walk:
         """The host's gate at `moment` ("before", "inside", "after") of the n-th `kind` of the log."""
         return f"{self.gate_names.get((kind, n), f'{kind}:{n}')}:{moment}"
 
-    def _held(self, calls: Sequence[int]) -> tuple[str, ...]:
-        """The stub's names of the model calls numbered `calls` in the log: their gates' (`Hold.name`)."""
-        return tuple(self.gate_names.get(("model", n), f"model:{n}") for n in calls)
+    def _named(self, kind: str, numbers: Collection[int]) -> tuple[str, ...]:
+        """The `kind`s numbered `numbers` in the log, in order, named as the host names their gates."""
+        return tuple(self.gate_names.get((kind, n), f"{kind}:{n}") for n in sorted(numbers))
 
     def _after_entry(self, gate: str) -> None:
         if self.event is not None and self.event.by:
@@ -454,9 +454,9 @@ class _Walk:
                 "in-flight-parallel",
                 self.group_entries,
                 gate=",".join(self._gate("step", n, "inside") for n, _ in group.quiet_steps) or None,
-                model_holds=self._held(group.model_calls),
+                model_holds=self._named("model", group.model_calls),
                 begins=event.at,
-                held_waits=tuple(sorted(self.waits_open)),
+                held_waits=self._named("op", self.waits_open),
             )
         )
         if group.answers_unjournaled:
@@ -474,14 +474,12 @@ class _Walk:
         self.begins = event.at
         if event.n in self.joined:
             return  # in flight together with an earlier call of its step: that call's moment
-        calls = self.together.get(event.n)
-        if calls is not None:
-            named = together(calls, [])
-            self._add("in-flight-parallel", f"in flight: {named} together", model_holds=self._held(calls))
+        calls = self.together.get(event.n) or (event.n,)
+        held = self._named("model", calls)
+        if len(calls) > 1:
+            self._add("in-flight-parallel", f"in flight: {together(calls, [])} together", model_holds=held)
         else:
-            self._add(
-                "in-flight-model", f"in flight: model call {event.n}", model_holds=self._held([event.n])
-            )
+            self._add("in-flight-model", f"in flight: model call {event.n}", model_holds=held)
 
     def _model_end(self, event: StepEvent) -> None:
         self.counts["model_end"] += 1
@@ -548,7 +546,8 @@ class _Walk:
             self.pauses.add(event.n)
             after = f" after {self.last_step}" if self.last_step else ""
             self.begins = event.at
-            self._add("pause", f"in pause{after}", pause_op=event.n, gate=self._gate("op", event.n, "pause"))
+            op = self._named("op", [event.n])[0]
+            self._add("pause", f"in pause{after}", pause_op=op, gate=self._gate("op", event.n, "pause"))
             self.entries += 1  # the handler went on, so the pause's completion is journaled
 
     def _flush(self) -> None:
@@ -630,7 +629,7 @@ class _Walk:
         """The moment the handler waits for `wait` (the awakeable or promise `event` is, by default)."""
         self.pauses.add(event.n)
         self.begins = event.at if at is None else at
-        self._add("waiting", name, pause_op=event.n)
+        self._add("waiting", name, pause_op=self._named("op", [event.n])[0])
         self.waits_open.discard((wait or event).n)
         self.entries += 1  # the handler went on: the resolution is journaled
 
