@@ -11,7 +11,7 @@ from typing import Any
 
 from support import assert_eventually
 
-from paidtwice.agent._env import SERVICE_AS
+from paidtwice.agent._env import SERVICE_AS, STEP_LOG
 from paidtwice.lab import Lab
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._server import Lane
@@ -35,11 +35,15 @@ def _completed(lab: Lab, ids: list[str]) -> Callable[[], bool]:
     return done
 
 
-def _serve(lab: Lab, lane: Lane, target: str, service: str, cwd: Path) -> tuple[Any, str]:
-    """The app's `service` served under a name of its own on this lab, its model on `lane`."""
+def _serve(
+    lab: Lab, lane: Lane, target: str, service: str, cwd: Path, step_log: Path | None = None
+) -> tuple[Any, str]:
+    """The app's `service` served under a name of its own on this lab, its model on `lane` (with a step log
+    at `step_log`, when given)."""
     renamed = f"{service}_{lab.next_id()}"
     app = DeckTarget("journaled", app=target, cwd=str(cwd), pause=None)
-    agent, _trace = lab.launch(app, lane, renamed, env={SERVICE_AS: f"{service}={renamed}"})
+    logged = {STEP_LOG: str(step_log)} if step_log is not None else {}
+    agent, _trace = lab.launch(app, lane, renamed, env={SERVICE_AS: f"{service}={renamed}", **logged})
     return agent, renamed
 
 
@@ -64,8 +68,9 @@ def test_an_openai_agent_without_a_header_is_counted_per_invocation(lab: Lab) ->
     assert any(overlap(a, b) for a in calls for b in calls if a.invocation_id != b.invocation_id)
 
 
-def test_every_http_client_is_tagged_with_its_invocation(lab: Lab) -> None:
-    # http.client (urllib, requests), aiohttp and httpx2 (the anthropic client): two model calls each.
+def test_every_http_client_is_tagged_with_its_invocation(lab: Lab, tmp_path: Path) -> None:
+    # http.client (urllib, requests), aiohttp and httpx2 (the anthropic client): two model calls each; each
+    # call also carries its name as the host's gates name it (with a step log), which the stub's holds go by.
     script = load_script_file(CLIENTS / "script.toml")
     served = []
     for target, service in (
@@ -76,7 +81,7 @@ def test_every_http_client_is_tagged_with_its_invocation(lab: Lab) -> None:
     ):
         lane = lab.stub.open_lane(script, name=f"tagged-{service.lower()}-{lab.next_id()}")
         lane.latency = 0.5
-        agent, renamed = _serve(lab, lane, target, service, CLIENTS)
+        agent, renamed = _serve(lab, lane, target, service, CLIENTS, tmp_path / f"{service}.jsonl")
         served.append((agent, renamed, lane))
     try:
         sent = []
@@ -89,6 +94,8 @@ def test_every_http_client_is_tagged_with_its_invocation(lab: Lab) -> None:
             assert_eventually(_completed(lab, ids), timeout=180, what=f"{renamed} to complete")
             assert {i: len(lane.model_calls(i)) for i in ids} == dict.fromkeys(ids, 2), renamed
             assert lane.model_calls("") == [], renamed
+            named = {i: [c.named for c in lane.model_calls(i)] for i in ids}
+            assert named == dict.fromkeys(ids, ["model:1", "model:2"]), renamed
     finally:
         for agent, _, _ in served:
             agent.close()
