@@ -111,7 +111,13 @@ def capture_command(
 )
 @html_option("a row per journal, divergences side by side")
 @click.option(
-    "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Seconds per journal."
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=None,
+    metavar="SECONDS",
+    help="Seconds one journal's replay may take in all, however busy the machine (default: "
+    "$PAIDTWICE_REPLAY_TIMEOUT, or 600). A replay whose code does nothing for 30 s is stuck, and given up "
+    "sooner.",
 )
 @ci_outputs()
 def replay_check_command(
@@ -121,7 +127,7 @@ def replay_check_command(
     variation: str,
     json_path: Path | None,
     html_path: Path | None,
-    timeout: float,
+    timeout: float | None,
     outputs: CiOutputs,
 ) -> None:
     """Check, offline, whether the code replays captured journals (files or directories of them).
@@ -252,7 +258,7 @@ def _replay(
     target: Target,
     script: str,
     variation: str,
-    timeout: float,
+    timeout: float | None,
 ) -> None:
     try:
         with Replayer.of(target, script=script, variation=variation, timeout=timeout) as replayer:

@@ -38,6 +38,7 @@ from paidtwice.agent import load_app as served_app
 from paidtwice.replay._answers import replay_script
 from paidtwice.replay._intercept import CURRENT, ReplayState, install_patches
 from paidtwice.replay._journal import JournalFile, load_journal
+from paidtwice.replay._patience import STALLED_AFTER, replay_timeout, wait_settled
 from paidtwice.replay._protocol import entry_message_type, frame, read_frames, start_message
 from paidtwice.replay._results import (
     VERDICTS,
@@ -65,7 +66,6 @@ __all__ = [
     "replay_script",
 ]
 
-DEFAULT_TIMEOUT = 30.0
 DEFAULT_CONCURRENCY = 8
 """Journals of a batch replayed side by side: the loop's turns are shared among them (about 1.4x fewer CPU
 seconds per journal than one at a time, bench/replay_check.py)."""
@@ -181,15 +181,18 @@ class Replayer:
         app_dir: str | Path | None = None,
         script: str | Path | Script = "steady",
         variation: str = "steady",
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | None = None,
+        stalled_after: float = STALLED_AFTER,
         stub: StubModel | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.script = replay_script(resolve_script(script, variation))
         """How the stub answers the code's model calls (each ask one later than the recorded run's)."""
-        self.timeout = timeout
-        """Seconds one replay may take."""
+        self.timeout = timeout if timeout is not None else replay_timeout()
+        """Seconds one replay may take in all, however busy the machine (`PAIDTWICE_REPLAY_TIMEOUT`)."""
+        self.stalled_after = stalled_after
+        """Seconds of a replay's loop doing nothing after which the replay is stuck."""
         self.concurrency = max(1, concurrency)
         """Journals of a batch replayed side by side on the loop (each on its own stub lane)."""
         self._stub = stub
@@ -210,7 +213,7 @@ class Replayer:
         *,
         script: str | Path | Script = "steady",
         variation: str = "steady",
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | None = None,
         stub: StubModel | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
     ) -> Replayer:
@@ -493,16 +496,14 @@ class Replayer:
         if journal.random_seed is None:
             return await self._unknown_seed(feed)
         outcome = await self._replay(feed, journal.random_seed)
-        return judge(journal, outcome, f"{journal.random_seed} ({journal.random_seed_source})", self.timeout)
+        return judge(journal, outcome, f"{journal.random_seed} ({journal.random_seed_source})")
 
     async def _unknown_seed(self, feed: _Feed) -> ReplayResult:
         # The server's seed is unknown: replay with two seeds. If both agree the seed does not matter here.
         journal = feed.journal
         first_seed = random_seed(journal.invocation_id)
-        first = judge(journal, await self._replay(feed, first_seed), "unknown", self.timeout)
-        second = judge(
-            journal, await self._replay(feed, first_seed ^ _OTHER_SEED_MASK), "unknown", self.timeout
-        )
+        first = judge(journal, await self._replay(feed, first_seed), "unknown")
+        second = judge(journal, await self._replay(feed, first_seed ^ _OTHER_SEED_MASK), "unknown")
 
         def key(result: ReplayResult) -> tuple[Any, ...]:
             return (result.verdict, result.index, result.attempted, result.next_command)
@@ -541,12 +542,7 @@ class Replayer:
         finally:
             CURRENT.reset(token)
         call.add_done_callback(lambda _: replay.settle())
-        timed_out = False
-        try:
-            async with asyncio.timeout(self.timeout):
-                await replay.settled
-        except TimeoutError:
-            timed_out = True
+        given_up = await wait_settled(replay.settled, timeout=self.timeout, stalled_after=self.stalled_after)
         crashed: str | None = None
         if call.done() and not call.cancelled() and call.exception() is not None:
             error = call.exception()
@@ -556,7 +552,7 @@ class Replayer:
         if not call.done():
             call.cancel()
         await asyncio.gather(call, return_exceptions=True)
-        return Outcome(tuple(read_frames(bytes(stream))), replay, timed_out, crashed)
+        return Outcome(tuple(read_frames(bytes(stream))), replay, given_up, crashed)
 
 
 @functools.cache

@@ -25,13 +25,14 @@ class Outcome:
     """Every protocol message the SDK sent."""
     replay: ReplayState
     """The replay's state at its end (calls, what was stopped)."""
-    timed_out: bool
-    """The replay took longer than the replayer's timeout."""
+    given_up: str | None
+    """Why the replay was given up before it settled (stuck, or past the overall bound); None when it
+    settled."""
     crashed: str | None
     """The SDK's ASGI app raised (its exception, in one line)."""
 
 
-def judge(journal: JournalFile, outcome: Outcome, seed: str, timeout: float) -> ReplayResult:
+def judge(journal: JournalFile, outcome: Outcome, seed: str) -> ReplayResult:
     """The verdict on a journal from what its replay produced."""
     replay = outcome.replay
     frames = outcome.frames
@@ -92,8 +93,8 @@ def judge(journal: JournalFile, outcome: Outcome, seed: str, timeout: float) -> 
                 command_entries=tuple(index for index, _ in commands),
             )
         return verdict(verdict="fails", message=f"error {code}: {message}")
-    if outcome.timed_out:
-        return verdict(verdict="undecided", message=f"the replay took over {timeout:g}s")
+    if outcome.given_up is not None:
+        return verdict(verdict="undecided", message=outcome.given_up)
     if outcome.crashed is not None:
         return verdict(verdict="fails", message=outcome.crashed)
     if new_commands:
