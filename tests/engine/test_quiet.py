@@ -48,3 +48,17 @@ def test_a_group_that_runs_or_wakes_often_is_not_quiet_one_waiting_on_its_input_
         assert group_quiet(idle.pid, port=port.port), "a group gone sends nothing more"
     finally:
         port.release()
+
+
+def test_the_short_lived_processes_of_other_groups_do_not_keep_a_group_from_being_quiet() -> None:
+    # A busy machine starts and ends processes all the time; one gone while /proc was read is no one's.
+    port = lease_port()
+    try:
+        with (
+            child("import sys\nsys.stdin.read()") as idle,
+            child("import subprocess, sys\nwhile True: subprocess.run([sys.executable, '-c', ''])"),
+        ):
+            assert_eventually(lambda: group_quiet(idle.pid, port=port.port), what="the reader to wait")
+            assert all(group_quiet(idle.pid, port=port.port) for _ in range(200))
+    finally:
+        port.release()

@@ -32,8 +32,14 @@ def _threads(pgid: int) -> dict[tuple[str, str], tuple[bytes, bytes, bytes]] | N
             with open(f"/proc/{pid}/stat", "rb") as handle:
                 stat = handle.read()
             # pid (comm) state ppid pgrp: comm may hold spaces and parentheses, so split after the last ")".
-            if int(stat[stat.rfind(b")") + 2 :].split()[2]) != pgid:
-                continue
+            group = int(stat[stat.rfind(b")") + 2 :].split()[2])
+        except (OSError, IndexError, ValueError):
+            # Gone before it was read: of this group or another, it runs no more. (Counted as running, the
+            # short-lived processes of a busy machine kept every group from ever being quiet.)
+            continue
+        if group != pgid:
+            continue
+        try:
             for tid in os.listdir(f"/proc/{pid}/task"):
                 with open(f"/proc/{pid}/task/{tid}/stat", "rb") as handle:
                     state = handle.read().rsplit(b")", 1)[1].split()[0]
