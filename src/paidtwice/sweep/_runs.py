@@ -111,6 +111,7 @@ class SweepRun:
             hold_at=hold_at,
             hold_ops=hold_ops,
             journal_length=lambda: len(self.journal()),
+            journal_labels=lambda: [e.label() for e in self.journal()],
             idle=lambda: lane_idle(self.lane),
         )
 
