@@ -36,6 +36,7 @@ from paidtwice.engine._sql import (
 )
 from paidtwice.engine._startup import (
     LOAD_TIMEOUT,
+    env_seconds,
     group_cpu_seconds,
     load_timeout,
     loaded_in,
@@ -72,6 +73,7 @@ __all__ = [
     "ensure_node_binary",
     "ensure_restatectl",
     "ensure_server_binary",
+    "env_seconds",
     "epoch",
     "forget",
     "group_cpu_seconds",

@@ -12,7 +12,15 @@ from pathlib import Path
 
 from paidtwice._exceptions import UsageError
 
-__all__ = ["LOAD_TIMEOUT", "group_cpu_seconds", "load_timeout", "loaded_in", "too_slow", "wait_for_load"]
+__all__ = [
+    "LOAD_TIMEOUT",
+    "env_seconds",
+    "group_cpu_seconds",
+    "load_timeout",
+    "loaded_in",
+    "too_slow",
+    "wait_for_load",
+]
 
 LOAD_TIMEOUT = "PAIDTWICE_LOAD_TIMEOUT"
 """The variable that sets the wait, in seconds."""
@@ -43,17 +51,26 @@ def loaded_in(seconds: float) -> None:
         _slowest = max(_slowest, seconds)
 
 
+def env_seconds(name: str) -> float | None:
+    """The seconds environment variable `name` sets; None when unset or blank. `UsageError` when it is not a
+    positive number."""
+    given = os.environ.get(name, "").strip()
+    if not given:
+        return None
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise UsageError(f"{name}={given!r} is not a positive number of seconds")
+    return seconds
+
+
 def load_timeout() -> float:
     """Seconds to wait for a load: `PAIDTWICE_LOAD_TIMEOUT` when set, else 60 or 5 times the slowest load
     measured so far, whichever is more. `UsageError` when the variable is not a positive number."""
-    given = os.environ.get(LOAD_TIMEOUT, "").strip()
-    if given:
-        try:
-            seconds = float(given)
-        except ValueError:
-            seconds = 0.0
-        if not seconds > 0:
-            raise UsageError(f"{LOAD_TIMEOUT}={given!r} is not a positive number of seconds")
+    seconds = env_seconds(LOAD_TIMEOUT)
+    if seconds is not None:
         return seconds
     with _lock:
         return max(_FLOOR_S, _SCALE * _slowest)

@@ -7,10 +7,9 @@ for `stalled_after` seconds (the code waits on something nothing gives), and aft
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 
-from paidtwice._exceptions import UsageError
+from paidtwice.engine import env_seconds
 
 __all__ = ["REPLAY_TIMEOUT", "STALLED_AFTER", "replay_timeout", "wait_settled"]
 
@@ -29,16 +28,8 @@ _CHECKS_PER_WINDOW = 8
 def replay_timeout() -> float:
     """The overall bound on one replay: `PAIDTWICE_REPLAY_TIMEOUT`, else 600 s. `UsageError` when the variable
     is not a positive number."""
-    given = os.environ.get(REPLAY_TIMEOUT, "").strip()
-    if not given:
-        return _DEFAULT_TIMEOUT_S
-    try:
-        seconds = float(given)
-    except ValueError:
-        seconds = 0.0
-    if not seconds > 0:
-        raise UsageError(f"{REPLAY_TIMEOUT}={given!r} is not a positive number of seconds")
-    return seconds
+    seconds = env_seconds(REPLAY_TIMEOUT)
+    return _DEFAULT_TIMEOUT_S if seconds is None else seconds
 
 
 async def wait_settled(settled: asyncio.Future[None], *, timeout: float, stalled_after: float) -> str | None:
