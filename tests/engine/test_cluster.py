@@ -7,8 +7,10 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,7 @@ from paidtwice._pins import RESTATE_SERVER_VERSION, RESTATECTL_VERSION
 from paidtwice.agent import CLEAN_JOURNALED_JOURNAL
 from paidtwice.deck import Deck, experiment_by_name
 from paidtwice.deck._experiments import Experiment
+from paidtwice.deck._faults import FaultedRun, Landing, NodeKillInPause
 from paidtwice.engine import RestateCluster, ensure_restatectl
 from paidtwice.engine._ports import is_port_free
 from paidtwice.lab import Lab
@@ -95,6 +98,41 @@ def test_node_kill_in_pause_completes_with_the_clean_counts(cluster_lab: Lab) ->
     assert isinstance(cluster, RestateCluster)
     # The killed node was started again on its data.
     assert len(cluster.live_nodes()) == 3
+
+
+@dataclass(frozen=True)
+class LateNodeKill(NodeKillInPause):
+    """The row's node kill, landing only once the pause's end is journaled, as a loaded lab's kill does."""
+
+    landed: list[float] = field(default_factory=list, compare=False)
+    """When `land` returned: the held pause ends then."""
+
+    def land(self, run: FaultedRun) -> Landing:
+        def pause_over() -> bool:
+            return any(e.type == "Notification: Sleep" for e in run.engine.sql.journal(run.invocation_id))
+
+        run.wait("the pause's end to be journaled", pause_over, 60.0)
+        landing = super().land(run)
+        self.landed.append(time.time())
+        return landing
+
+
+def test_a_node_kill_after_the_pause_ended_asks_the_model_nothing_again(cluster_lab: Lab) -> None:
+    # The first node to take the partition over hands it on a second or more later, as the cluster
+    # reconfigures without the dead node: an attempt that went past the pause in between was cut off with its
+    # model call answered and not journaled, and its replay paid it again (3 calls, once in CI at load 20-28).
+    # The pause is held until the leaders have settled, so the next model call comes only after.
+    fault = LateNodeKill()
+    row = replace(experiment_by_name("node-kill-in-pause"), fault=fault)
+    assert isinstance(row, Experiment)
+    record = Deck(cluster_lab).run(row)
+    assert record.status == "completed"
+    assert (record.model_calls, record.tool_calls) == (2, 1)
+    kill = record.node_kill
+    assert kill is not None and kill.pause_left_at_kill == 0
+    calls = cluster_lab.stub.ledger.model_calls(record.lane, record.invocation_id)
+    assert len(fault.landed) == 1 and calls[1].started > fault.landed[0], (calls, fault.landed)
+    assert tuple(entry.label() for entry in record.journal) == CLEAN_JOURNALED_JOURNAL
 
 
 def test_soak_with_node_kills_loses_nothing(cluster_lab: Lab) -> None:

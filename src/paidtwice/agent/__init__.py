@@ -4,7 +4,8 @@ What the lab's other packages use of it, by where it lives:
 
     _process   what every agent the lab kills shares: `LeasedAgent`, `wait_alive`, what each attempt did
                (the host's agent, `AgentHost`, is in `paidtwice.targets`, beside the kinds it serves)
-    _go        when a prepared host process serves: `go_line`, and its port's `listening_socket`
+    _go        when a prepared host process serves: `go_line`, and its port's `listening_socket`; when its
+               held pause ends: `RELEASE_PAUSE`
     _deck      the deck's agent from outside: `DECK_AGENT`, its `QUESTION`, its modes and clean journals
     _env       the environment the lab gives an agent: variable names, `agent_env`, the offline defaults,
                `renamed_service`
@@ -60,7 +61,7 @@ if _typing.TYPE_CHECKING:
         agent_env,
         renamed_service,
     )
-    from paidtwice.agent._go import go_line, listening_socket
+    from paidtwice.agent._go import RELEASE_PAUSE, go_line, listening_socket
     from paidtwice.agent._preload import framework_preload, preload_enabled, preload_env
     from paidtwice.agent._process import (
         AGENT_PRELOAD,
@@ -123,7 +124,7 @@ _LAZY = {
         ),
         "paidtwice.agent._process",
     ),
-    **dict.fromkeys(("go_line", "listening_socket"), "paidtwice.agent._go"),
+    **dict.fromkeys(("RELEASE_PAUSE", "go_line", "listening_socket"), "paidtwice.agent._go"),
     **dict.fromkeys(
         (
             *("END", "ERROR", "FIRST_COMMAND", "FIRST_NOTIFICATION", "MISMATCH_ERROR_CODE", "START"),
@@ -156,6 +157,7 @@ __all__ = [
     "OFFLINE_DEFAULTS",
     "PAUSE_S",
     "QUESTION",
+    "RELEASE_PAUSE",
     "RETRY_POLICY",
     "ROOT_HEADER",
     "SERVICE",

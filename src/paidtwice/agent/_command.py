@@ -198,6 +198,9 @@ class CommandHost(LeasedAgent):
         self.wait_up()
         return self
 
+    def release_pause(self) -> None:
+        """Nothing held to release: the proxy's hold ends with the attempt it holds (`Proxy.hold_pause`)."""
+
     def prepare(self, *, ahead: int = 1) -> None:
         """Nothing to prepare: a command is started when it is to listen."""
 

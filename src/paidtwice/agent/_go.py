@@ -2,7 +2,8 @@
 connections it turns away until then.
 
 Each line is a moment and flags: the moment is "now", a wall-clock time, or "hold" (not before a further
-line), and a later line replaces it; the flags are `hold-pause` (`HOLD_PAUSE`) and `refuse=N`. From its
+line), and a later line replaces it; the flags are `hold-pause` (`HOLD_PAUSE`) and `refuse=N`. Once it
+serves, its one line is `release-pause` (`RELEASE_PAUSE`): the fault has landed, the held pause ends. From its
 first line the process holds the agent's listening socket (the lab's, passed at its start: a replacement
 never waits for its killed predecessor to let go of the port) and resets every connection it is offered until
 the moment has come and N have been reset. Restate counts a reset connection as it counts a refused one: a
@@ -21,9 +22,9 @@ import struct
 import time
 from dataclasses import dataclass
 
-from paidtwice.agent._wire import HOLD_PAUSE
+from paidtwice.agent._wire import HOLD_PAUSE, RELEASE_PAUSE
 
-__all__ = ["HOLD", "REFUSE", "Go", "Lines", "go_line", "listening_socket", "turn_away"]
+__all__ = ["HOLD", "REFUSE", "RELEASE_PAUSE", "Go", "Lines", "go_line", "listening_socket", "turn_away"]
 
 HOLD = "hold"
 """The moment of a line that keeps the agent turning connections away until a further line."""
@@ -78,6 +79,8 @@ class Go:
 
     def read(self, words: list[str]) -> None:
         """Take in one line's words."""
+        if words == [RELEASE_PAUSE]:
+            return  # a line for the serving process: nothing is held before it serves
         moment = words[0] if words else "now"
         self.moment = None if moment == HOLD else time.time() if moment == "now" else float(moment)
         for word in words[1:]:

@@ -17,6 +17,7 @@ notifications.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -29,6 +30,7 @@ from typing import Any
 __all__ = [
     "HOLD_PAUSE",
     "MISMATCH_ERROR_CODE",
+    "RELEASE_PAUSE",
     "AttemptWire",
     "FrameReader",
     "asked_model",
@@ -53,8 +55,12 @@ MISMATCH_ERROR_CODE = 570
 
 HOLD_PAUSE = "hold-pause"
 """A word of the go line (`paidtwice.agent.host --wait-for-go`): the process withholds from its handler the
-end of the first durable pause it lives through (not one replayed from the journal) until the attempt's
-connection ends, so a kill aimed at the pause lands in it however late it comes."""
+end of the first durable pause it lives through (not one replayed from the journal), and the pause's end in
+every later attempt of that invocation, until the lab's `RELEASE_PAUSE` line (an attempt's connection that
+ends first ends its hold), so a kill aimed at the pause lands in it however late it comes, and the handler
+goes on only once the kill has landed (on a cluster: once the partition's leadership has settled)."""
+RELEASE_PAUSE = "release-pause"
+"""The line the lab writes on a serving process's stdin once its fault has landed: the held pause ends."""
 
 _HEADER = struct.Struct(">HHI")
 
@@ -170,11 +176,39 @@ def attempt_position() -> int:
     return cell.ops
 
 
-async def _withheld(receive: Receive) -> Message:
-    """Read the rest of the request and deliver none of it; the end of the connection, once it ends."""
-    while (await receive()).get("type") != "http.disconnect":
-        pass
-    return {"type": "http.disconnect"}
+class _Inbox:
+    """An attempt's request messages: those read while its pause was held come first, then the server's."""
+
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self.early: list[Message] = []
+        self.reading: asyncio.Future[Message] | None = None
+
+    async def next(self) -> Message:
+        if self.early:
+            return self.early.pop(0)
+        reading, self.reading = self.reading, None
+        return await (reading if reading is not None else self.receive())
+
+    async def until(self, released: asyncio.Event) -> bool:
+        """Keep what the server sends until `released` is set (True), or the connection ends (False)."""
+        waiting: asyncio.Future[Any] = asyncio.ensure_future(released.wait())
+        try:
+            while True:
+                if self.reading is None:
+                    self.reading = asyncio.ensure_future(self.receive())
+                watched: set[asyncio.Future[Any]] = {self.reading, waiting}
+                done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+                if self.reading in done:
+                    message, self.reading = self.reading.result(), None
+                    # The end of the connection first: a handler let go in a dead attempt would call on.
+                    if message.get("type") == "http.disconnect":
+                        return False
+                    self.early.append(message)
+                if waiting in done:
+                    return True
+        finally:
+            waiting.cancel()
 
 
 class AttemptWire:
@@ -187,9 +221,34 @@ class AttemptWire:
         self._numbers = itertools.count(1)
         self.hold_pause = False
         """Withhold the end of the next live durable pause: the first SleepCompletionNotification the server
-        sends beyond the journal it replays. That chunk and all after it never reach the handler, which
-        sees the connection end when it does (a kill of this process, of the server, of a node). Only in
-        the first attempt to end after it is set."""
+        sends beyond the journal it replays. That chunk and all after it reach the handler once the lab
+        releases the pause (`release_pause`), or never, if the connection ends first (a kill of this
+        process, of the server, of a node). Only in the first attempt to end after it is set."""
+        self._holding: set[str] = set()
+        """Invocations whose pause is held until `release_pause`: in each later attempt too, the pause's
+        end is withheld, replayed or live, so no attempt goes past it before the kill has landed."""
+        self._released = asyncio.Event()
+
+    def release_pause(self) -> None:
+        """The lab's fault has landed: let every held pause end, and hold no more."""
+        self.hold_pause = False
+        self._holding.clear()
+        self._released.set()
+
+    def _hold(self, invocation: str, *, replayed: bool) -> asyncio.Event | None:
+        """Whether a SleepCompletionNotification of `invocation`'s attempt is withheld from its handler: what
+        ends the hold when set (beside the end of the connection), or None."""
+        if invocation in self._holding:
+            return self._released
+        if replayed or not (self.hold_pause or invocation in _PAUSES_HELD):
+            return None
+        # The go line's hold ends with the lab's release, a sweep point's (`hold_next_pause`) with its kill.
+        until = self._released if self.hold_pause else asyncio.Event()
+        if self.hold_pause:
+            self._holding.add(invocation)
+        self.hold_pause = False
+        _PAUSES_HELD.discard(invocation)
+        return until
 
     def _write(self, **fields: Any) -> None:
         if self.fd is None:
@@ -205,6 +264,7 @@ class AttemptWire:
         cell = _AttemptCell()
         state: dict[str, Any] = {"invocation": None, "progressed": False, "proposed": False, "replayed": 0}
         inbound, outbound = FrameReader(), FrameReader()
+        inbox = _Inbox(receive)
 
         def log(event: str, **fields: Any) -> None:
             self._write(invocation=state["invocation"], attempt=attempt, event=event, **fields)
@@ -212,8 +272,8 @@ class AttemptWire:
         cell.log = log
 
         async def receive_logged() -> Message:
-            message = await receive()
-            held = False
+            message = await inbox.next()
+            held: asyncio.Event | None = None
             if message.get("type") == "http.request":
                 for kind, body in inbound.feed(bytes(message.get("body", b""))):
                     if kind == START and state["invocation"] is None:
@@ -224,17 +284,19 @@ class AttemptWire:
                         state["replayed"] = int(fields.get(3, 0))
                         log("start", retry=int(fields.get(7, 0)), known=int(fields.get(3, 0)))
                         continue
-                    if state["replayed"]:
+                    replayed = state["replayed"] > 0
+                    if replayed:
                         state["replayed"] -= 1  # a journal entry replayed, not the attempt's own
-                    elif kind == SLEEP_COMPLETION and (self.hold_pause or cell.invocation in _PAUSES_HELD):
-                        self.hold_pause, held = False, True
-                        _PAUSES_HELD.discard(state["invocation"])
+                    if kind == SLEEP_COMPLETION and held is None:
+                        held = self._hold(cell.invocation, replayed=replayed)
                     if state["proposed"]:
                         state["proposed"] = False
                         log("ack", frame=kind)
-            if held:
+            if held is not None:
                 log("hold", frame=SLEEP_COMPLETION)
-                return await _withheld(receive)
+                if not await inbox.until(held):
+                    return {"type": "http.disconnect"}
+                log("release", frame=SLEEP_COMPLETION)
             return message
 
         async def send_logged(message: Message) -> None:
@@ -257,6 +319,8 @@ class AttemptWire:
             await self.app(scope, receive_logged, send_logged)
         finally:
             _ATTEMPT.reset(token)
+            if inbox.reading is not None:
+                inbox.reading.cancel()
             # Only the pause of the attempt under way when armed: a retry's pause (after the server was
             # killed before this one's ended) is no moment the lab aims at.
             self.hold_pause = False

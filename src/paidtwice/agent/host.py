@@ -57,6 +57,7 @@ from paidtwice.agent._go import Go, Lines, listening_socket, turn_away
 from paidtwice.agent._step_log import StepLog
 from paidtwice.agent._tree import TREE, Tree, tree_renames
 from paidtwice.agent._wire import (
+    RELEASE_PAUSE,
     AttemptWire,
     asked_model,
     attempt_invocation,
@@ -527,7 +528,18 @@ APP_LINE = "*"
 """The `invocation` of step-log lines about the whole app, not one invocation."""
 
 
-async def _serve(app: Any, sock: socket.socket) -> None:
+async def _serve(app: Any, sock: socket.socket, lines: Lines | None) -> None:
+    if lines is not None and not lines.ended:
+        # Serving, the process still reads the lab's lines: its fault has landed (`RELEASE_PAUSE`).
+        loop = asyncio.get_running_loop()
+
+        def read() -> None:
+            if any(words == [RELEASE_PAUSE] for words in lines.read()):
+                app.release_pause()
+            if lines.ended:
+                loop.remove_reader(lines.fd)
+
+        loop.add_reader(lines.fd, read)
     config = Config()
     config.bind = [f"fd://{sock.fileno()}"]
     config.accesslog = None
@@ -625,6 +637,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.ready_file, "w") as ready:
             ready.write(f"loaded {os.getpid()}\n")
     listener = socket.socket(fileno=args.listen_fd) if args.listen_fd is not None else None
+    lines: Lines | None = None
     if args.wait_for_go:
         # A restart's start-up cost (imports) is paid while the agent is still down; the process serves from
         # the moment the lab says, so the down time is the experiment's, not Python's, and only once the
@@ -644,7 +657,7 @@ def main(argv: list[str] | None = None) -> int:
         # The moment the agent is up for the server, for the lab's down time: no polling of the port.
         with open(args.ready_file, "a") as ready:
             ready.write(f"listening {serving_at!r}\n")
-    asyncio.run(_serve(app, sock))
+    asyncio.run(_serve(app, sock, lines))
     return 0
 
 

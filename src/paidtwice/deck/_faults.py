@@ -3,8 +3,9 @@
 A run (`Deck._run_on`) calls, on its row's fault:
 
     arm(run)         before its agent starts: hold the fault's moment open (the stub holds a model call or a
-                     booking; the host or a command's proxy withholds the end of the pause, `hold_pause`),
-                     and ask for a replacement agent loaded before the invocation is sent (`replacement`)
+                     booking; the host or a command's proxy withholds the end of the pause, `hold_pause`,
+                     which the runner releases once the fault has landed), and ask for a replacement agent
+                     loaded before the invocation is sent (`replacement`)
     land(run)        once the invocation is sent: wait for the moment, confirmed from the journal or the
                      stub's ledger; kill; bring the agent back after the restart delay, once the retries it
                      stands for have found it down (`FaultedRun.refused`); return the `Landing`
@@ -62,9 +63,9 @@ class FaultedRun:
     landed: threading.Event = field(default_factory=threading.Event)
     """Set once the fault has landed: an answer `arm` held back for its moment may go."""
     hold_pause: bool = False
-    """Set by `arm`: the agent's first process (or, for a command, its proxy) withholds the end of its first
-    live durable pause until its attempt's connection ends (a kill of the agent, the server or a node), so it
-    never moves past it."""
+    """Set by `arm`: the agent's first process withholds the end of its first live durable pause, and of the
+    pause in each later attempt, until the fault has landed (the runner then calls `Agent.release_pause`),
+    so it never moves past it before (a command's proxy holds it until its attempt's connection ends)."""
     replacement: bool = False
     """Set by `arm`: load the agent's replacement before the invocation is sent."""
 
@@ -273,7 +274,7 @@ class NodeKillInPause(Fault):
 
     def land(self, run: FaultedRun) -> Landing:
         """In the pause, SIGKILL the node leading the invocation's partition; wait for another node to take
-        the partition over."""
+        the partition over, and for the cluster's leaders to settle (the pause is held until then)."""
         cluster = run.engine.server
         if not isinstance(cluster, RestateCluster):
             raise ExperimentError(f"{run.name}: node-kill-in-pause needs a cluster")
@@ -293,6 +294,10 @@ class NodeKillInPause(Fault):
 
         run.wait(f"another node to lead partition {led.partition}", moved, 120.0)
         node_kill = NodeKill(led.partition, led.leader, killed_at, took_over[0], time.time())
+        # Landed once the leaders stay put: the first node to take over hands the partition on when the
+        # cluster reconfigures without the dead node (a second or more later), and an attempt going past
+        # the pause meanwhile would be cut off with its model call answered but not journaled.
+        cluster.wait_healthy(down={led.leader})
         return Landing(killed_at, None, node_kill)
 
     def settle(self, run: FaultedRun, landing: Landing) -> float | None:

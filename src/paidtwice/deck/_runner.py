@@ -3,8 +3,9 @@
 A run: arm its fault (`_faults`: the moment it kills in is held open); start the agent, load its replacement
 beside it, register it; wait until no other run is starting; send the invocation; let the fault land (wait
 for its moment, kill, keep the agent down for the restart delay and the retries it stands for, let the
-replacement serve); wait until the invocation completes or pauses; measure. Runs go concurrently on one lab
-without sharing a count: each has its own agent process, port, stub lane, service name and invocation.
+replacement serve), then end the pause held for it; wait until the invocation completes or pauses; measure.
+Runs go concurrently on one lab without sharing a count: each has its own agent process, port, stub lane,
+service name and invocation.
 """
 
 from __future__ import annotations
@@ -152,6 +153,8 @@ class Deck:
             node_back_at: float | None = None
             try:
                 landing = fault.land(run)
+                if run.hold_pause:
+                    agent.release_pause()  # landed: the pause held for it may end, in whichever attempt
                 lab.wait(
                     f"{experiment.name} ({invocation_id}) to complete or pause",
                     lambda: settled(polled.last),

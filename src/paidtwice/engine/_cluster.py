@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -298,9 +298,10 @@ class RestateCluster:
         self._starter.submit(process.start).result()
         self._last_start = time.monotonic()
 
-    def wait_healthy(self, *, timeout: float = _START_TIMEOUT) -> None:
+    def wait_healthy(self, *, timeout: float = _START_TIMEOUT, down: Collection[str] = ()) -> None:
         """Wait until every running node answers its health checks, every partition has a leader, and no
-        leader has changed for `_SETTLE_S` seconds.
+        leader has changed for `_SETTLE_S` seconds. The nodes named in `down` were killed on purpose: their
+        exit is no error, and the partitions they led settle on the others.
 
         A node started again takes some partitions back once it is no longer suspect (`_SUSPECT_S`), one
         at a time, and each move cuts off the invocations running there: a run that starts before the
@@ -318,11 +319,13 @@ class RestateCluster:
 
         def healthy() -> bool:
             for node in self.nodes:
-                if node.process is not None and not node.alive() and node.process.returncode is not None:
-                    raise ServerStartError(
-                        f"restate-server {node.name} exited with status {node.process.returncode}: "
-                        f"{node.process.log_tail()} (log: {node.log_path})"
-                    )
+                process = node.process
+                if node.name in down or process is None or node.alive() or process.returncode is None:
+                    continue
+                raise ServerStartError(
+                    f"restate-server {node.name} exited with status {process.returncode}: "
+                    f"{process.log_tail()} (log: {node.log_path})"
+                )
             live = self.live_nodes()
             if not live or not all(node.healthy() for node in live):
                 return False

@@ -24,6 +24,7 @@ from typing import Any
 
 from paidtwice._exceptions import ServerStartError
 from paidtwice.agent import (
+    RELEASE_PAUSE,
     AgentAttempt,
     LeasedAgent,
     attempt_of,
@@ -117,7 +118,7 @@ class AgentHost(LeasedAgent):
 
     def start(self, *, hold_pause: bool = False) -> AgentHost:
         """Start the agent and wait until it listens; with `hold_pause`, its first process withholds the end
-        of its first live durable pause (`HOLD_PAUSE`)."""
+        of its first live durable pause (`HOLD_PAUSE`) until `release_pause`."""
         self.prepare()
         self.go(hold_pause=hold_pause)
         return self
@@ -203,6 +204,12 @@ class AgentHost(LeasedAgent):
         if process is not None:
             process.kill()
         return at
+
+    def release_pause(self) -> None:
+        """Tell the serving process its fault has landed: the pause it holds (`start(hold_pause=True)`) ends,
+        in whichever attempt now waits in it. Nothing to a process that holds none."""
+        if self._process is not None and self._process.alive():
+            self._process.send_line(RELEASE_PAUSE)
 
     def alive(self) -> bool:
         return self._process is not None and self._process.alive()

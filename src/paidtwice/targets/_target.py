@@ -50,7 +50,12 @@ class Agent(Protocol):
 
     def start(self, *, hold_pause: bool = False) -> Self:
         """Start it and wait until it listens. With `hold_pause`, it withholds the end of its first live
-        durable pause until it is killed (the go line's `hold-pause`): the moment a deck's fault kills in."""
+        durable pause until `release_pause` (the go line's `hold-pause`), in every attempt that reaches it
+        meanwhile: the moment a deck's fault kills in, held until the kill has landed."""
+        ...
+
+    def release_pause(self) -> None:
+        """The fault has landed: the pause held since `start(hold_pause=True)` may end."""
         ...
 
     def prepare(self, *, ahead: int = 1) -> None:
