@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 
 from paidtwice._exceptions import ServerStartError
+from paidtwice.agent._catch_up import CatchUp
 from paidtwice.agent._frames import (
     CALL_COMMAND,
     CALL_INVOCATION_ID,
@@ -62,7 +63,6 @@ from paidtwice.agent._wire import (
 from paidtwice.engine import (
     HOST,
     PortLease,
-    group_quiet,
     lease_port,
     load_timeout,
     port_is_listening,
@@ -81,13 +81,6 @@ which only when it suspends, a minute later. A nearer timer is let fire first.""
 _START_TIMEOUT = 60.0
 _VALUE_LOGGED = 1 << 16
 """Bytes of a step's result the log keeps: enough to find a model answer in it."""
-_CATCH_UP_TURNS = 16
-"""Turns of the proxy's loop that read a frame already in its socket through to the log (select, the h2
-reader, the frame pump: three or four turns), with room to spare."""
-STEP_DEADLINE = 30.0
-"""How long a model answer waits, at most, for the agent to go quiet (`group_quiet`): only an agent that never
-sleeps waits it out, and its call is then answered unplaced when a step begun after keeps the answer."""
-_QUIET_POLL = 0.01
 
 
 class Proxy:
@@ -149,13 +142,8 @@ class Proxy:
         self._shutdown: asyncio.Event | None = None
         self._client: httpx.AsyncClient | None = None
         self._served: Future[None] | None = None
-        self._shared_reading: asyncio.Task[tuple[float, bool]] | None = None
-        self._calls: dict[str, set[int]] = {}
-        """Each invocation's calls to this deployment, by their journal entry (a command the agent sent again
-        after a kill is the same call)."""
-        self._callees: dict[str, set[str]] = {}
-        self._started: set[str] = set()
-        """The invocations whose first attempt has reached the proxy."""
+        self.catch_up = CatchUp(lambda: (self.group(), self.target_port))
+        """What a model answer waits for under `--cmd`: the agent quiet, the tree's callees started."""
 
     @property
     def port(self) -> int:
@@ -201,58 +189,9 @@ class Proxy:
             served.result()
 
     async def caught_up(self) -> None:
-        """Return once the agent has gone quiet and the proxy has logged every frame it had sent by then:
-        awaited from the stub's loop before it answers a model call. An SDK sends a step's RunCommand before
-        its action runs, but a loaded agent may write it after the action's model request went out; with
-        the answer held, only what the agent does without it is on the wire, so whether a step had begun
-        is read on the wire, not guessed from a time (`STEP_DEADLINE` bounds an agent that never sleeps).
-
-        Every answer waiting takes the same readings, so the calls the agent made together (two handlers
-        raced, a fan-out) are answered at one quiet moment, however slowly the machine let each arrive: one
-        answered alone would let its handler win a race the others lose on a loaded machine only."""
-        asked = time.monotonic()
-        deadline = asked + STEP_DEADLINE
-        while True:
-            proven_at, quiet = await self._reading()
-            # A reading proves quiet over its span: a call asked before the span ended was sent before it
-            # began (the agent did not run in it), so that reading holds for it too.
-            if (quiet and proven_at >= asked) or time.monotonic() >= deadline:
-                return
-
-    async def _reading(self) -> tuple[float, bool]:
-        """One reading of quiet at a time, shared by every answer waiting: (when its proof ended, quiet)."""
-        loop = asyncio.get_running_loop()
-        shared = self._shared_reading
-        if shared is None or shared.done() or shared.get_loop() is not loop:
-            shared = self._shared_reading = loop.create_task(self._read_quiet())
-        return await asyncio.shield(shared)
-
-    async def _read_quiet(self) -> tuple[float, bool]:
-        def read() -> tuple[float, bool]:
-            group = self.group()
-            quiet = group is None or group_quiet(group, port=self.target_port)
-            return time.monotonic(), quiet
-
-        async def turns() -> int:
-            for _ in range(_CATCH_UP_TURNS):
-                await asyncio.sleep(0)
-            return self.callees_pending()
-
-        proven_at, quiet = await asyncio.to_thread(read)
-        pending = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(turns(), proxy_loop()))
-        if not quiet or pending:
-            await asyncio.sleep(_QUIET_POLL)
-        return proven_at, quiet and not pending
-
-    def callees_pending(self) -> int:
-        """Calls the tree made to this deployment whose callee has not started here yet: the server has work
-        still to send the agent, whose model calls go with the ones already held. A send is not waited for
-        (it may be delayed); a callee that never starts is bounded by `STEP_DEADLINE`. Read on the proxy's
-        loop."""
-        return sum(
-            max(0, len(entries) - len(self._callees.get(invocation, set()) & self._started))
-            for invocation, entries in self._calls.items()
-        )
+        """Return once the agent has gone quiet and the proxy has logged every frame it had sent by then
+        (`CatchUp.wait`): awaited from the stub's loop before it answers a model call."""
+        await self.catch_up.wait()
 
     def release(self) -> None:
         """Stop holding: a held attempt fails (the agent behind it was killed) and none is held again."""
@@ -538,7 +477,7 @@ class _Attempt:
                 self.raw_id = raw_id if isinstance(raw_id, bytes) else b""
                 self.entries = self.replayed = int(fields.get(3, 0))
                 self.retry = int(fields.get(7, 0))
-                self.proxy._started.add(self.invocation)
+                self.proxy.catch_up.started(self.invocation)
             elif self.replayed > 0:
                 self.replayed -= 1  # an entry of the journal the attempt starts with
                 self.track(kind, raw[8:])
@@ -685,7 +624,7 @@ class _Attempt:
     def log_callee(self, body: bytes) -> None:
         callee = read_fields(body).get(16, b"")
         if isinstance(callee, bytes) and callee:
-            self.proxy._callees.setdefault(self.invocation, set()).add(callee.decode())
+            self.proxy.catch_up.callee(self.invocation, callee.decode())
             self.log("callee", callee=callee.decode())
 
     def log_outbound(self, kind: int, body: bytes) -> None:
@@ -704,7 +643,7 @@ class _Attempt:
             )
             follows = service in self.proxy.served
             if follows and kind == CALL_COMMAND:
-                self.proxy._calls.setdefault(self.invocation, set()).add(self.entries)
+                self.proxy.catch_up.call(self.invocation, self.entries)
             self.log("call", service=service, handler=handler, follows=follows)
         if kind == RUN_COMMAND:
             completion = self.name_step(body)
