@@ -161,7 +161,7 @@ def test_a_handler_waiting_on_what_nothing_resolves_ends_at_once_with_one_line(
     assert "awakeable sign_" in problem[0] and "--resolve JSON" in problem[0], problem
     assert "not one waiting" not in done.stderr and "Traceback" not in done.stderr
     # Ended on its own, not on the settle timeout (a wall time would say so only on an idle machine).
-    assert "did not finish within" not in done.stderr
+    assert "did not finish" not in done.stderr
 
 
 def test_one_handler_waiting_on_nothing_does_not_stop_the_others(cli: dict[str, Future[_Done]]) -> None:

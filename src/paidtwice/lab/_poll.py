@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from paidtwice._exceptions import ExperimentError, LabCancelled, PaidtwiceError
@@ -19,23 +19,48 @@ POLL = 0.02
 """Seconds between two polls: the poller's, and `wait_for`'s."""
 
 
-def wait_for(what: str, condition: Callable[[], bool], *, timeout: float, stop: Callable[[], bool]) -> None:
+PATIENCE = 5.0
+"""A wait told what its run's progress is goes on past its timeout while that progress moves, up to this many
+times the timeout in all: on a busy machine a run that works takes the wall time its share of a core does."""
+
+
+def wait_for(
+    what: str,
+    condition: Callable[[], bool],
+    *,
+    timeout: float,
+    stop: Callable[[], bool],
+    progress: Callable[[], Hashable] | None = None,
+) -> None:
     """Poll `condition` until it holds.
 
     Raises `ExperimentError` after `timeout` seconds, naming `what` was awaited, and `LabCancelled` as soon as
     `stop` holds (the lab was interrupted, or a sweep's point failed). A condition that holds wins over both.
+    With `progress` (a cheap read of how far the run got), `timeout` counts from the last time it changed,
+    up to `PATIENCE` times `timeout` in all: a run still moving is not given up because the machine is slow.
     """
-    held = False
+    held = gave_up = False
+    began = moved = time.monotonic()
+    seen = progress() if progress is not None else None
+    bound = timeout if progress is None else PATIENCE * timeout
 
     def done() -> bool:
-        nonlocal held
+        nonlocal held, gave_up, moved, seen
         held = condition()
-        return held or stop()
+        if held or stop():
+            return True
+        now = time.monotonic()
+        if progress is not None and (read := progress()) != seen:
+            seen, moved = read, now
+        gave_up = now - moved >= timeout or now - began >= bound
+        return gave_up
 
-    if not wait_until(done, timeout=timeout, interval=POLL):
-        raise ExperimentError(f"timed out after {timeout:.0f}s waiting for {what}")
-    if not held:
-        raise LabCancelled(f"interrupted while waiting for {what}")
+    wait_until(done, timeout=bound + POLL, interval=POLL)
+    if held:
+        return
+    if gave_up or not stop():
+        raise ExperimentError(f"timed out after {time.monotonic() - began:.0f}s waiting for {what}")
+    raise LabCancelled(f"interrupted while waiting for {what}")
 
 
 @dataclass

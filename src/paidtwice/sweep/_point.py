@@ -40,6 +40,7 @@ from paidtwice.sweep._runs import (
     FAILED_ATTEMPTS,
     SETTLE_TIMEOUT,
     SweepRun,
+    run_progress,
     stuck_on_mismatch,
     tree_settled,
     unanswered_calls,
@@ -52,6 +53,7 @@ __all__ = ["point_run"]
 _HOLD_SECONDS = 60.0
 """A held call stays open this long; the kill ends it much sooner (the stub sees the caller leave)."""
 _MOMENT_TIMEOUT = 60.0
+"""Seconds a run may go without progress on its way to the point's moment (`run_progress`)."""
 _ENDED_EVERY = 1.0
 """Seconds between reads of the journal for the run's output while it is not at its moment."""
 _PAUSE_ENDED = "Notification: Sleep"
@@ -164,7 +166,7 @@ def _kill_at_moment(
     invocation_id = run.start(replacement=True)
     polled = poller.follow(invocation_id)
     try:
-        _wait_for_moment(lab, stop, run, point)
+        _wait_for_moment(lab, stop, run, point, polled)
         kill_at, up_at = _kill_and_restart(lab, stop, run, kills.restart_delay)
         callees = CalleeWatch(
             lambda: lab.sql.callees(invocation_id),
@@ -178,14 +180,15 @@ def _kill_at_moment(
                 f"{invocation_id} to settle",
                 lambda: _point_settled(run, polled, callees, kill_at),
                 timeout=SETTLE_TIMEOUT,
+                progress=run_progress(run, polled),
             )
         except ExperimentError:
             # No verdict on it, and no reason to stop the other points: said, with where it sat.
             row = lab.sql.invocation(invocation_id)
             status = row.status if row is not None else "unknown"
             run.cannot_settle = (
-                f"it did not complete or pause within {SETTLE_TIMEOUT:.0f}s after the restart "
-                f"(it is {status}{failure_of(row)})"
+                "it did not complete or pause after the restart, and made no progress for "
+                f"{SETTLE_TIMEOUT:.0f}s (it is {status}{failure_of(row)})"
             )
     except _NotReached as err:
         # Never killed at its moment: it is not replayed on the lab's server. It may have run past the
@@ -266,7 +269,9 @@ def _stopped_there(run: SweepRun, point: CrashPoint) -> bool:
     return True
 
 
-def _wait_for_moment(lab: Lab, stop: threading.Event, run: SweepRun, point: CrashPoint) -> None:
+def _wait_for_moment(
+    lab: Lab, stop: threading.Event, run: SweepRun, point: CrashPoint, polled: PolledAttempts
+) -> None:
     """Wait until the agent is stopped at the moment and the journal (read only then) holds its entries;
     `_NotReached` if it is not there in time, or its run ended without stopping there."""
     seen: list[tuple[int, float]] = []  # (journal length, since when), while stopped there
@@ -288,7 +293,7 @@ def _wait_for_moment(lab: Lab, stop: threading.Event, run: SweepRun, point: Cras
 
     what = f"{point.name} ({run.invocation_id})"
     try:
-        wait_or_stop(lab, stop, what, at_moment, timeout=_MOMENT_TIMEOUT)
+        wait_or_stop(lab, stop, what, at_moment, timeout=_MOMENT_TIMEOUT, progress=run_progress(run, polled))
         if _stopped_there(run, point):
             return
         missing = f"its run ended (its output journaled, what it sent completed) without stopping at {what}"

@@ -9,7 +9,7 @@ import json
 import re
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from paidtwice._exceptions import ExperimentError, ScriptFileError, UsageError
 from paidtwice.agent import GATE, MISMATCH_ERROR_CODE, STEP_LOG, AgentAttempt, renamed_service
@@ -38,6 +38,7 @@ __all__ = [
     "NotSwept",
     "SweepRun",
     "clean_run",
+    "run_progress",
     "stuck_on_mismatch",
     "tree_settled",
     "unanswered_calls",
@@ -45,7 +46,8 @@ __all__ = [
 ]
 
 SETTLE_TIMEOUT = 180.0
-"""Seconds a run has to complete or pause (a clean run, a point's replay after its restart)."""
+"""Seconds a run (a clean run, a point's replay after its restart) may go without progress before it is said
+not to complete or pause (`run_progress`; five times as long in all)."""
 FAILED_ATTEMPTS = 5
 """A clean run whose handler failed this many attempts is broken, not slow: the sweep stops and says why."""
 
@@ -191,11 +193,36 @@ class SweepRun:
 
 
 def wait_or_stop(
-    lab: Lab, stop: threading.Event, what: str, condition: Callable[[], bool], *, timeout: float
+    lab: Lab,
+    stop: threading.Event,
+    what: str,
+    condition: Callable[[], bool],
+    *,
+    timeout: float,
+    progress: Callable[[], Hashable] | None = None,
 ) -> None:
     """Poll `condition`; `stop` is the sweep's own: set when one point failed, so the others stop waiting
-    (the lab, which may be shared, lives on)."""
-    wait_for(what, condition, timeout=timeout, stop=lambda: lab.cancelled.is_set() or stop.is_set())
+    (the lab, which may be shared, lives on). With `progress` (`run_progress`), `timeout` counts from the
+    run's last step forward (`wait_for`)."""
+    wait_for(
+        what,
+        condition,
+        timeout=timeout,
+        stop=lambda: lab.cancelled.is_set() or stop.is_set(),
+        progress=progress,
+    )
+
+
+def run_progress(run: SweepRun, polled: PolledAttempts) -> Callable[[], Hashable]:
+    """How far a run got, read without asking the server: its root's journal, status and attempts as last
+    polled, and the model calls its tree made."""
+
+    def read() -> Hashable:
+        row = polled.last
+        seen = None if row is None else (row.status, row.journal_size, row.retry_count, row.last_start_at)
+        return seen, len(run.lane.model_calls())
+
+    return read
 
 
 def unanswered_calls(lane: Lane) -> tuple[str, ...]:
@@ -320,6 +347,7 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, polled: Polled
                 or waits_on_nothing()
             ),
             timeout=SETTLE_TIMEOUT,
+            progress=run_progress(run, polled),
         )
     except ExperimentError:
         row = lab.sql.invocation(run.invocation_id)
@@ -328,7 +356,8 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, polled: Polled
         status = row.status if row is not None else "unknown"
         lab.admin.kill(run.invocation_id)
         raise UsageError(
-            f"the clean run of {name} did not finish within {SETTLE_TIMEOUT:.0f}s: it is {status} {last}"
+            f"the clean run of {name} did not finish: it made no progress for {SETTLE_TIMEOUT:.0f}s, and is "
+            f"{status} {last}"
             f"{failure_of(row)}; a sweep needs a handler that finishes on its own or once the sweep "
             "resolved what it waits for (awakeables, Workflow promises; not a service the app does not serve)"
         ) from None
