@@ -386,6 +386,10 @@ class _Attempt:
         an entry the server will journal whatever the proxy holds back from the agent."""
         self.blocked = False
         """The agent's frames are kept from the server: one more would take the journal past the held one."""
+        self.ended = False
+        """The agent sent End, Suspension or Error: the server ends its body on it, not on the answer."""
+        self.unreachable = ""
+        """Why the agent gave no answer (its stream closed first): `run` answers 502."""
 
     def log(self, event: str, **fields: Any) -> None:
         self.proxy._write(invocation=self.invocation, attempt=self.number, event=event, **fields)
@@ -423,7 +427,7 @@ class _Attempt:
         if not self.held and self.hold_here():
             self.log("held", entries=self.entries)
             await self.released.wait()
-            await self.proxy._respond(self.send, 503, b"held by paidtwice; the deployment was killed")
+            await self.answer(503, b"held by paidtwice; the deployment was killed")
             return
         _, _, rest = path.partition("/invoke/")
         service, _, handler = rest.partition("/")
@@ -431,7 +435,7 @@ class _Attempt:
         try:
             stream = await H2Stream.open(self.proxy.target_port, f"/invoke/{service}/{handler}", headers)
         except OSError as err:
-            await self.proxy._respond(self.send, 502, f"deployment unreachable: {err}".encode())
+            await self.answer(502, f"deployment unreachable: {err}".encode())
             return
         self.log("start", retry=self.retry, known=self.entries)
         pumping = asyncio.ensure_future(self.pump_in(stream))
@@ -452,13 +456,32 @@ class _Attempt:
             pumping.cancel()
             watching.cancel()
             stream.close()
-        if answered:
+        if self.unreachable:  # answered only now: with the pump stopped, `drain` reads the server alone
+            await self.answer(502, self.unreachable.encode())
+        elif answered:
+            if self.ended:
+                await self.drain()
             await self.send({"type": "http.response.body", "body": b""})
+
+    async def answer(self, status: int, text: bytes) -> None:
+        """Answer the attempt without the agent: the server fails it on the status, then ends its body."""
+        await self.send({"type": "http.response.start", "status": status, "headers": []})
+        await self.send({"type": "http.response.body", "body": text, "more_body": True})
+        await self.drain()
+        await self.send({"type": "http.response.body", "body": b""})
+
+    async def drain(self) -> None:
+        """Read the server's body to its end before the answer ends: hypercorn forgets a stream whose answer
+        ended, and the server's next frame on it stops the connection's reader (every attempt on it hangs)."""
+        while self.more:
+            message = await self.receive()
+            self.more = message["type"] != "http.disconnect" and bool(message.get("more_body"))
 
     async def read(self) -> bool:
         """Read the next piece of the server's body into `pending`; False once the server went away."""
         message = await self.receive()
         if message["type"] == "http.disconnect":
+            self.more = False
             return False
         self.more = bool(message.get("more_body"))
         self.take(bytes(message.get("body", b"")))
@@ -594,12 +617,12 @@ class _Attempt:
             return
 
     async def pump_out(self, stream: H2Stream) -> bool:
-        """The agent's answer to the server, each frame logged on the way; False if the agent gave none (the
-        server has had its whole response then)."""
+        """The agent's answer to the server, each frame logged on the way; False if the agent gave none
+        (`unreachable` says why: `run` answers the attempt 502)."""
         try:
             status, response_headers = await stream.response()
         except StreamClosed as err:
-            await self.proxy._respond(self.send, 502, f"deployment unreachable: {err}".encode())
+            self.unreachable = f"deployment unreachable: {err}"
             return False
         kept = [
             (k, v)
@@ -663,9 +686,10 @@ class _Attempt:
                 self.completed.add(signal)
                 self.log("completes", signal=signal, entries=self.entries)
         elif kind == ERROR:
+            self.ended = True
             self.log("error", code=int(read_fields(body).get(1, 0)))
         elif kind in (END, SUSPENSION):
-            self.done = True
+            self.done = self.ended = True
             self.log("end" if kind == END else "suspend")
         if kind == SUSPENSION:
             for signal in packed_varints(body, 2):
