@@ -91,7 +91,7 @@ def point_run(
         nonlocal waited
         since = time.time()
         found = baseline() if baseline is not None else (clean, point)
-        waited = time.time() - since
+        waited += time.time() - since
         return found
 
     while True:
@@ -126,6 +126,10 @@ def point_run(
                     kill = dataclasses.replace(kill, first=started, waited=waited)
                     return _point_result(run, script_name, measured, planned, kill, seen, missed)
         missed.append(why)
+        if baseline is not None:
+            # A point of a kept plan says its miss only once its clean run kept the plan: a plan thrown away
+            # throws its points' runs away unsaid (`baseline` raises then).
+            measured_by()
         lab.echo(
             f"paidtwice: {target.mode}/{script_name} #{point.order} {point.name}: the kill missed its moment "
             f"({why}); run again ({len(missed)} of {kills.retries} retries)"
