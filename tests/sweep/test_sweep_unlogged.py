@@ -32,8 +32,12 @@ def test_every_kill_lands_where_its_point_says(matrix: SweepMatrix) -> None:
         assert point.confirmed, (point.crash_point, point.journal_at_kill)
         assert point.status == "completed" and point.answer_matches, point.crash_point
     pause = next(p for p in matrix.points if p.kind == "pause")
-    # The input, the state read (sent with the sleep's command) and the sleep.
-    assert pause.journal_at_kill == matrix.clean.journal.index("Command: Sleep") + 1
+    # The input, the state read (sent with the sleep's command) and the sleep; on a slow machine also the
+    # sleep's end, which the server journals while the host withholds it from the handler: nothing after it.
+    sleep = matrix.clean.journal.index("Command: Sleep") + 1
+    journal = [entry.type for entry in pause.journal]
+    assert pause.journal_at_kill in (sleep, sleep + 1), (pause.journal_at_kill, journal)
+    assert journal[sleep : pause.journal_at_kill] in ([], ["Notification: Sleep"]), journal
     # Each "after entry N" names the entry the journal held last at the kill.
     for point in matrix.points:
         if point.kind == "after-entry":
