@@ -103,7 +103,7 @@ class Proxy:
         `CommandHost.wait_up`). Until then the dead one's: the server finds the deployment down."""
         self.group = group
         """The process group of the command behind the proxy (None while it is down): whose quiet
-        `caught_up` waits for."""
+        `catch_up` waits for."""
         self.service = service
         self.renamed = renamed
         self.tag = tag
@@ -187,11 +187,6 @@ class Proxy:
             raise ServerStartError(f"protocol proxy did not listen on :{self.port} in {started:.0f}s")
         if served.done():
             served.result()
-
-    async def caught_up(self) -> None:
-        """Return once the agent has gone quiet and the proxy has logged every frame it had sent by then
-        (`CatchUp.wait`): awaited from the stub's loop before it answers a model call."""
-        await self.catch_up.wait()
 
     def release(self) -> None:
         """Stop holding: a held attempt fails (the agent behind it was killed) and none is held again."""

@@ -264,7 +264,7 @@ class CommandTarget:
         if launch.traced:
             # The wire tells a call made in a step from one made before it only if the proxy has read the
             # step's RunCommand by the time the answer goes back.
-            launch.lane.settle = agent.proxy.caught_up
+            launch.lane.settle = agent.proxy.catch_up.wait
         return agent, WireTrace(agent, launch.lane)
 
 
