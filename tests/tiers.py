@@ -58,7 +58,7 @@ QUICK: tuple[str, ...] = (
     "tests/report/test_report.py::test_what_the_model_and_the_code_said_is_shown_as_text_never_as_markup",
     "tests/report/test_report.py::test_the_deck_table_says_what_each_row_paid_the_model_as_the_terminal_does",
     "tests/soak/test_bound.py",
-    "tests/soak/test_app.py::test_without_turns_in_order_a_call_s_place_is_its_order_since_the_restart",
+    "tests/soak/test_app.py::test_a_kill_counts_its_own_process_s_calls_whenever_the_stub_read_them",
     "tests/sweep/test_derive_points.py",
     "tests/sweep/test_tree_timeline.py",
     "tests/sweep/test_callees.py",

@@ -10,12 +10,15 @@ counts on take; the counts must be the deck's all the same.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+
+import pytest
 
 from paidtwice.agent._go import Go, Lines, go_line, turn_away
 from paidtwice.deck import CURVES, Deck, Experiment, FaultedRun, Landing
@@ -94,8 +97,18 @@ def test_late_retries_and_a_late_replacement_pay_what_the_row_does_on_time(lab: 
     assert low <= late_agent.model_calls <= high
 
 
-def test_a_prepared_agent_resets_connections_until_its_moment_and_count_have_come() -> None:
+@pytest.mark.parametrize("high", [False, True], ids=["low-fd", "fd-past-1023"])
+def test_a_prepared_agent_resets_connections_until_its_moment_and_count_have_come(high: bool) -> None:
     listener = socket.create_server(("127.0.0.1", 0))
+    if high:
+        # The listener keeps the number it had in the lab, which a lab with many connections puts past
+        # select()'s 1023: the agent exited on "filedescriptor out of range in select()".
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < 2048 <= hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (2048, hard))
+        moved = socket.socket(fileno=os.dup2(listener.fileno(), 1500))
+        listener.close()
+        listener = moved
     port = listener.getsockname()[1]
     read, write = os.pipe()
     served: list[float] = []

@@ -14,7 +14,7 @@ from paidtwice.lab import Lab
 from paidtwice.report._soak import format_soak
 from paidtwice.results import load_results, write_record
 from paidtwice.soak import SoakOptions, soak, soak_target
-from paidtwice.soak._bound import places_in_life, snapshot
+from paidtwice.soak._bound import AgentKill, snapshot
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
 from paidtwice.stub._turns import load_script_file
@@ -89,19 +89,37 @@ def test_an_app_whose_calls_never_reach_the_stub_is_refused_before_the_soak(lab:
     assert str(raised.value) == NO_MODEL_CALL
 
 
-def test_without_turns_in_order_a_call_s_place_is_its_order_since_the_restart() -> None:
-    # One script turn answers every call: the second call of an invocation with one answer journaled when
-    # the life began is its third answer, whatever its turn.
-    calls = [_call("inv_a", 10.0), _call("inv_b", 10.1), _call("inv_a", 10.2), _call("inv_c", 10.3)]
-    assert places_in_life(calls, {"inv_a": 1, "inv_b": None}) == [2, 1, 3, 1]
-    taken = snapshot(calls, {"inv_a": 2, "inv_b": 1}, 11.0, 11.3, [2, 1, 3, 1])
-    # inv_a's third answer and inv_c's first are not journaled: both count; by turn (all 1), only inv_c's.
-    assert taken.bound == 2 and taken.invocations_lacking == 2
-    assert snapshot(calls, {"inv_a": 2, "inv_b": 1}, 11.0, 11.3).bound == 1
+def test_a_kill_counts_its_own_process_s_calls_whenever_the_stub_read_them() -> None:
+    # Process 7 served from 10.0 and was killed at 20.0; 8 listened at 21.0. The stub read inv_a's second
+    # call after 8 listened (a busy stub), and 8's first call before it (a busy clock): each counts for the
+    # process that asked.
+    calls = [
+        _call("inv_a", 12.0, agent=7),
+        _call("inv_a", 21.5, agent=7, finished=None),
+        _call("inv_b", 13.0, agent=7),
+        _call("inv_b", 20.9, agent=8),
+        _call("inv_c", 14.0, agent=7),
+    ]
+    kill = AgentKill(
+        pid=7,
+        alive_since=10.0,
+        killed_at=20.0,
+        back_at=21.0,
+        began={"inv_a": 11.0, "inv_b": 12.5, "inv_c": 13.5},
+        # inv_a's first answer is journaled; inv_b had one answer from before 7 served and none since; inv_c
+        # completed before the kill.
+        answers={"inv_a": (12.5,), "inv_b": (5.0,), "inv_c": None},
+    )
+    taken = snapshot(calls, kill, by_order=True)
+    assert (taken.open_calls, taken.unjournaled_answers, taken.invocations_lacking) == (1, 1, 2)
+    assert taken.bound == 2 and taken.down == 1.0
 
 
-def _call(invocation: str, started: float) -> ModelCall:
-    return ModelCall("lane", invocation, 1, 1, 1, 1, Answer(text="x"), started, started + 0.1, True)
+def _call(invocation: str, started: float, *, agent: int = 1, finished: float | None = -1.0) -> ModelCall:
+    ended = started + 0.1 if finished == -1.0 else finished
+    return ModelCall(
+        "lane", invocation, 1, 1, 1, 1, Answer(text="x"), started, ended, ended is not None, agent=agent
+    )
 
 
 def _soak_cli(*args: str) -> subprocess.CompletedProcess[str]:

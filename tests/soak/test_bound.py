@@ -9,7 +9,7 @@ from paidtwice.agent import AgentAttempt
 from paidtwice.report import format_soak_progress
 from paidtwice.results import KillSnapshot
 from paidtwice.soak import SoakOptions, SoakProgress, soak_timeout
-from paidtwice.soak._bound import snapshot
+from paidtwice.soak._bound import AgentKill, snapshot
 from paidtwice.soak._node_kills import NodeEvent, _cut_off
 from paidtwice.stub._ledger import ModelCall
 from paidtwice.stub._scripts import Answer
@@ -21,7 +21,13 @@ BACK = 100.3
 def _call(
     invocation: str, turn: int, started: float, finished: float | None, delivered: bool | None
 ) -> ModelCall:
-    return ModelCall("lane", invocation, turn, turn, 1, 1, Answer(text="x"), started, finished, delivered)
+    answer = Answer(text="x")
+    return ModelCall("lane", invocation, turn, turn, 1, 1, answer, started, finished, delivered, agent=7)
+
+
+def _kill(answers: dict[str, tuple[float, ...] | None]) -> AgentKill:
+    """Process 7's kill at KILL, its replacement listening at BACK."""
+    return AgentKill(pid=7, alive_since=90.0, killed_at=KILL, back_at=BACK, began={}, answers=answers)
 
 
 def test_a_kill_costs_the_calls_whose_answer_the_journal_lacks() -> None:
@@ -33,15 +39,15 @@ def test_a_kill_costs_the_calls_whose_answer_the_journal_lacks() -> None:
         _call("inv_reasked", 1, 99.0, 99.2, True),  # asks again for turn 1, which the journal holds
         _call("inv_done", 2, 99.0, 99.1, True),  # completed before the kill
     ]
-    answers: dict[str, int | None] = {
-        "inv_open": 0,
-        "inv_late": 1,
-        "inv_answered": 1,
-        "inv_journaled": 1,
-        "inv_reasked": 1,
+    answers: dict[str, tuple[float, ...] | None] = {
+        "inv_open": (),
+        "inv_late": (97.0,),
+        "inv_answered": (95.0, 100.4),  # its second answer reached the journal after the replacement listened
+        "inv_journaled": (98.6,),
+        "inv_reasked": (98.0,),
         "inv_done": None,
     }
-    taken = snapshot(calls, answers, KILL, BACK)
+    taken = snapshot(calls, _kill(answers), by_order=False)
     assert taken == KillSnapshot(
         at=KILL, down=0.3, open_calls=2, unjournaled_answers=1, invocations_lacking=3
     )
@@ -49,7 +55,7 @@ def test_a_kill_costs_the_calls_whose_answer_the_journal_lacks() -> None:
 
 
 def test_an_invocation_without_a_journaled_step_lacks_every_answer() -> None:
-    taken = snapshot([_call("inv_new", 1, 99.9, None, None)], {}, KILL, BACK)
+    taken = snapshot([_call("inv_new", 1, 99.9, None, None)], _kill({}), by_order=False)
     assert (taken.open_calls, taken.unjournaled_answers, taken.bound) == (1, 0, 1)
 
 

@@ -42,6 +42,7 @@ if _typing.TYPE_CHECKING:
         AgentMode,
     )
     from paidtwice.agent._env import (
+        AGENT_HEADER,
         ANTHROPIC_API_KEY,
         ANTHROPIC_BASE_URL,
         EXPLICIT_RECOVERY,
@@ -93,6 +94,7 @@ _LAZY = {
         (
             *("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "EXPLICIT_RECOVERY", "GATE", "INVOCATION_HEADER"),
             *(
+                "AGENT_HEADER",
                 "MODEL_CALL_HEADER",
                 "OFFLINE_DEFAULTS",
                 "PAUSE_S",
@@ -137,6 +139,7 @@ _LAZY = {
 (`_process` imports the engine)."""
 
 __all__ = [
+    "AGENT_HEADER",
     "AGENT_PRELOAD",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",

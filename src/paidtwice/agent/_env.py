@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 
 __all__ = [
+    "AGENT_HEADER",
     "AGENT_MODE",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
@@ -81,6 +82,10 @@ GATE = "PAIDTWICE_GATE"
 INVOCATION_HEADER = "x-paidtwice-invocation"
 """The request header that tells the stub which invocation a call serves; the host adds it to every model
 request a handler makes without one, so the stub counts a user's calls per invocation, code unchanged."""
+AGENT_HEADER = "x-paidtwice-agent"
+"""The request header naming the agent process that made a model call (its pid): the stub may read a request
+long after it was sent, after the process that sent it was killed, and the soak counts a kill's cost by the
+process that asked, not by when the stub read it."""
 MODEL_CALL_HEADER = "x-paidtwice-model-call"
 """The request header naming a model call as the host names its gates (`model:2`; `7/model:1`, the first of
 the callee at place 7 of its tree): the stub holds that call whatever order a tree's callees ask in."""

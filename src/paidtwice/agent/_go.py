@@ -123,6 +123,11 @@ def turn_away(listener: socket.socket, lines: Lines, go: Go) -> float:
     and `go.refuse` connections were reset), reading later lines from `lines` meanwhile. The moment the
     server found the agent serving: the go moment, or the last reset after it."""
     refused, last = 0, 0.0
+    # poll, not select: the listener keeps the number it had in the lab, which may be past select's 1023.
+    poller = select.poll()
+    poller.register(listener.fileno(), select.POLLIN)
+    if not lines.ended:
+        poller.register(lines.fd, select.POLLIN)
     listener.setblocking(False)
     try:
         while True:
@@ -131,11 +136,12 @@ def turn_away(listener: socket.socket, lines: Lines, go: Go) -> float:
                 return max(go.moment, last)
             waiting_for_a_moment = go.moment is not None and refused >= go.refuse
             timeout = go.moment - now if waiting_for_a_moment and go.moment is not None else None
-            watched = [listener.fileno()] if lines.ended else [listener.fileno(), lines.fd]
-            readable = select.select(watched, [], [], timeout)[0]
+            readable = {fd for fd, _ in poller.poll(None if timeout is None else max(0.0, timeout) * 1000)}
             if lines.fd in readable and not lines.ended:
                 for words in lines.read():
                     go.read(words)
+                if lines.ended:
+                    poller.unregister(lines.fd)
             if listener.fileno() in readable:
                 try:
                     connection, _ = listener.accept()

@@ -46,6 +46,7 @@ from paidtwice.agent._app import (
     served,
 )
 from paidtwice.agent._env import (
+    AGENT_HEADER,
     GATE,
     INVOCATION_HEADER,
     MODEL_CALL_HEADER,
@@ -134,7 +135,7 @@ class _Begun:
 
     def headers(self, given: Any) -> dict[str, str]:
         """The stub's headers the request does not carry yet (`given`: its headers, any mapping)."""
-        ours = {INVOCATION_HEADER: self.tag, MODEL_CALL_HEADER: self.gate}
+        ours = {INVOCATION_HEADER: self.tag, MODEL_CALL_HEADER: self.gate, AGENT_HEADER: str(os.getpid())}
         return {k: v for k, v in ours.items() if v and k not in given}
 
 

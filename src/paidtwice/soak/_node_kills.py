@@ -137,9 +137,10 @@ def _cut_off(
     attempt. A journaled agent asks one question at a time and goes on only once its answer is journaled,
     so a cut-off attempt that made a model request paid at most its last one in vain. An invocation's calls
     paid in vain (its calls in that life less the model answers journaled since) are put, one each, to its
-    cut-off attempts that made a request, up to as many as it paid in vain. Which attempt made a request is
-    the host's word, not a time: a handler cut off on the server goes on until it reads the end of its
-    stream, and may ask the model again after the next attempt has started."""
+    cut-off attempts that made a request, up to as many as it paid in vain. Which process and attempt made a
+    request is the host's word, not a time: a handler cut off on the server goes on until it reads the end
+    of its stream, and may ask the model again after the next attempt has started; and the stub may read a
+    request after the process that sent it was gone."""
     last_pid = attempts[-1].pid if attempts else -1
     served: dict[str, list[AgentAttempt]] = {}
     for attempt in attempts:
@@ -149,7 +150,7 @@ def _cut_off(
     cut_off = [0] * len(events)
     for invocation, its in served.items():
         since = its[0].at
-        made = sum(1 for call in lane.model_calls(invocation) if call.started >= since)
+        made = sum(1 for call in lane.model_calls(invocation) if call.agent == last_pid)
         in_vain = made - sum(1 for at in answers.get(invocation, []) if at >= since)
         for attempt, following in zip(its, its[1:], strict=False):
             if in_vain <= 0:

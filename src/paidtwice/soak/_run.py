@@ -1,10 +1,11 @@
 """Load with faults: many journaled invocations at once, the agent killed and restarted while they run, and
 on a cluster, its nodes killed and restarted one at a time.
 
-Nothing may be lost, and journaling bounds what the kills cost. The bound is taken at each kill, from a
-snapshot, apart from the count it bounds: a model call the dead agent made is paid again by the replay only
-if its answer is not in the journal when the replacement starts, whether the call was still open at the
-kill or its answer had come back but not reached the journal. The count it bounds is the stub's ledger at
+Nothing may be lost, and journaling bounds what the kills cost. The bound is counted from each kill (the
+journal read at the kill, the killed process's calls counted at the end), apart from the count it bounds:
+a model call the dead agent made is paid again by the replay only if its answer is not in the journal when
+the replacement starts, whether the call was still open at the kill or its answer had come back but not
+reached the journal. The count it bounds is the stub's ledger at
 the end, less the clean count per invocation, which is measured on a clean invocation before the soak.
 
 A soak runs in four phases, a module each: setup (`_setup.py`: the agent started, the clean invocation),

@@ -14,6 +14,7 @@ from paidtwice.agent import AgentAttempt
 from paidtwice.engine import SqlClient, epoch
 from paidtwice.lab import PRICES_AS_OF, Lab, bill, extra_calls
 from paidtwice.results import KillSnapshot, NodeKillLine, PeakMemory, SoakRecord
+from paidtwice.soak._bound import snapshot
 from paidtwice.soak._drive import Driven
 from paidtwice.soak._monitor import SETTLED
 from paidtwice.soak._node_kills import node_kill_lines
@@ -63,6 +64,9 @@ def tally(
         # To the last completion as the server timed it, not to the poll that saw it.
         wall = max(row.completed or 0.0 for row in mine) - ended.started
     all_calls = [c for i in ids for c in lane.model_calls(i)]
+    # Counted now, when every request the killed processes sent has reached the stub.
+    every_call = lane.model_calls()
+    snapshots = [snapshot(every_call, kill, by_order=clean.by_order) for kill in driven.kills]
     paid = bill(all_calls, lab.price_model)
     tool_runs = [len(lane.tool_runs(i)) for i in ids] if clean.counts_tools else []
     return SoakRecord(
@@ -70,7 +74,7 @@ def tally(
         node_kills=_node_lines(lab, clean, driven, ended, lane, rows),
         waves=waves,
         sent=len(ids),
-        kills=len(driven.snapshots),
+        kills=len(driven.kills),
         completed=completed,
         paused=paused,
         lost=len(ids) - completed - paused - unfinished,
@@ -81,7 +85,7 @@ def tally(
         model_steps=tuple(sorted(clean.model_steps)),
         model_calls=len(all_calls),
         extra_model_calls=_extra_model_calls(lane, ids, rows, clean.model_calls),
-        kill_snapshots=tuple(_with_running(snapshot, mine) for snapshot in driven.snapshots),
+        kill_snapshots=tuple(_with_running(taken, mine) for taken in snapshots),
         extra_tool_runs=sum(count - clean.tool_runs for count in tool_runs if count > clean.tool_runs),
         wall_time=round(wall, 3),
         throughput=round(completed / wall, 2) if wall > 0 else 0.0,
@@ -106,12 +110,12 @@ def _extra_model_calls(lane: Lane, ids: list[str], rows: dict[str, _Final], clea
     )
 
 
-def _with_running(snapshot: KillSnapshot, mine: list[_Final]) -> KillSnapshot:
+def _with_running(taken: KillSnapshot, mine: list[_Final]) -> KillSnapshot:
     """The snapshot with the invocations created before its kill and not settled at it."""
     running = sum(
-        1 for row in mine if (row.created or float("inf")) <= snapshot.at < (row.completed or float("inf"))
+        1 for row in mine if (row.created or float("inf")) <= taken.at < (row.completed or float("inf"))
     )
-    return replace(snapshot, running=running)
+    return replace(taken, running=running)
 
 
 def _node_lines(

@@ -11,8 +11,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
-from paidtwice.agent import INVOCATION_HEADER, MODEL_CALL_HEADER
+from paidtwice.agent import AGENT_HEADER, INVOCATION_HEADER, MODEL_CALL_HEADER
 from paidtwice.stub._scripts import Answer
 from paidtwice.stub._usage import NO_TOKENS, TokenUsage
 
@@ -76,6 +77,9 @@ class ModelCall:
     named: str = ""
     """The call as the agent host names its gates (`MODEL_CALL_HEADER`: `model:2`, or `7/model:1` for a
     callee's own first call, by its place in the tree); "" when the agent did not say."""
+    agent: int | None = None
+    """The pid of the agent process that asked (`AGENT_HEADER`), whenever the stub read the request; None
+    when the agent did not say."""
 
     @property
     def name(self) -> str:
@@ -167,6 +171,7 @@ class Ledger:
         offered: tuple[str, ...] = (),
         hosted: tuple[str, ...] = (),
         named: str = "",
+        agent: int | None = None,
     ) -> int:
         """Record a new model call and return its slot; the answer is chosen under the lock. `asked` tells
         apart the calls one turn answers (see `ModelCall.asked`): each counts its own asks."""
@@ -196,6 +201,7 @@ class Ledger:
                     offered=offered,
                     hosted=hosted,
                     named=named,
+                    agent=agent,
                 )
             )
             return _index(self._model_slots, lane, invocation_id, len(self._model) - 1)
@@ -284,12 +290,26 @@ class Ledger:
             ]
 
 
-def asker(headers: dict[str, str]) -> tuple[str, str, str]:
-    """(invocation, SERVICE/HANDLER, the call's name) from a request's headers (lower-case names): the
-    invocation header is "ID", or in a tree "ROOT SERVICE/HANDLER" (`paidtwice.agent._tree`); the model call
-    header names the call as the host's gates do (`ModelCall.named`)."""
+class Asker(NamedTuple):
+    """Who asked the model, from a request's headers."""
+
+    invocation_id: str
+    """The invocation header's "ID", or in a tree "ROOT SERVICE/HANDLER"'s ROOT (`paidtwice.agent._tree`)."""
+    by: str
+    """The tree's SERVICE/HANDLER; "" outside a tree."""
+    named: str
+    """The call as the host's gates name it (`ModelCall.named`)."""
+    agent: int | None
+    """The agent process's pid (`ModelCall.agent`)."""
+
+
+def asker(headers: dict[str, str]) -> Asker:
+    """Who asked, from a request's headers (lower-case names)."""
     invocation_id, _, by = headers.get(INVOCATION_HEADER, "").partition(" ")
-    return invocation_id, by, headers.get(MODEL_CALL_HEADER, "")
+    agent = headers.get(AGENT_HEADER, "")
+    return Asker(
+        invocation_id, by, headers.get(MODEL_CALL_HEADER, ""), int(agent) if agent.isdigit() else None
+    )
 
 
 def _index(slots: dict[tuple[str, str | None], list[int]], lane: str, invocation_id: str, slot: int) -> int:

@@ -152,8 +152,6 @@ class StubModel:
         """The stub as an ASGI app, for a caller in this process that skips the network (replay-check)."""
         return self._app
 
-    # -- lifecycle ---------------------------------------------------------------------------------
-
     def start(self) -> StubModel:
         self._lease = lease_port()
         self._thread = threading.Thread(target=self._serve, name="paidtwice-stub", daemon=True)
@@ -224,8 +222,6 @@ class StubModel:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-    # -- HTTP ----------------------------------------------------------------------------------------
 
     async def _app(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -302,7 +298,7 @@ class StubModel:
     ) -> None:
         """Answer a request of OpenAI's chat completions (`chat`), OpenAI's Responses (`responses`),
         Anthropic's Messages (`messages`) or Google's Gemini (`gemini`, streamed by its path: `stream`)."""
-        invocation_id, by, named = asker(headers)
+        invocation_id, by, named, agent = asker(headers)
         try:
             request = json.loads(body or b"{}")
             messages = _messages_of(api, request)
@@ -342,6 +338,7 @@ class StubModel:
             offered=offered,
             hosted=hosted,
             named=named,
+            agent=agent,
         )
         record = self.ledger.model_call(slot)
         hold = lane.script.hold_of(record.name) if self.ledger.first_of_its_name(slot) else None
