@@ -10,6 +10,7 @@ import pytest
 from support import run_paidtwice
 
 from paidtwice._exceptions import UsageError
+from paidtwice.agent import AgentAttempt
 from paidtwice.lab import Lab
 from paidtwice.report._soak import format_soak
 from paidtwice.results import load_results, write_record
@@ -105,12 +106,14 @@ def test_a_kill_counts_its_own_process_s_calls_whenever_the_stub_read_them() -> 
         alive_since=10.0,
         killed_at=20.0,
         back_at=21.0,
-        began={"inv_a": 11.0, "inv_b": 12.5, "inv_c": 13.5},
         # inv_a's first answer is journaled; inv_b had one answer from before 7 served and none since; inv_c
         # completed before the kill.
         answers={"inv_a": (12.5,), "inv_b": (5.0,), "inv_c": None},
     )
-    taken = snapshot(calls, kill, by_order=True)
+    # Each invocation's first attempt in process 7; 8's attempt of inv_a began after its answer was journaled.
+    began = [("inv_a", 11.0, 7), ("inv_b", 12.5, 7), ("inv_c", 13.5, 7), ("inv_a", 21.2, 8)]
+    attempts = [AgentAttempt(invocation, at, pid, 0, True, None) for invocation, at, pid in began]
+    taken = snapshot(calls, kill, attempts, by_order=True)
     assert (taken.open_calls, taken.unjournaled_answers, taken.invocations_lacking) == (1, 1, 2)
     assert taken.bound == 2 and taken.down == 1.0
 

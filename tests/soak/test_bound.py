@@ -27,7 +27,7 @@ def _call(
 
 def _kill(answers: dict[str, tuple[float, ...] | None]) -> AgentKill:
     """Process 7's kill at KILL, its replacement listening at BACK."""
-    return AgentKill(pid=7, alive_since=90.0, killed_at=KILL, back_at=BACK, began={}, answers=answers)
+    return AgentKill(pid=7, alive_since=90.0, killed_at=KILL, back_at=BACK, answers=answers)
 
 
 def test_a_kill_costs_the_calls_whose_answer_the_journal_lacks() -> None:
@@ -47,7 +47,7 @@ def test_a_kill_costs_the_calls_whose_answer_the_journal_lacks() -> None:
         "inv_reasked": (98.0,),
         "inv_done": None,
     }
-    taken = snapshot(calls, _kill(answers), by_order=False)
+    taken = snapshot(calls, _kill(answers), [], by_order=False)
     assert taken == KillSnapshot(
         at=KILL, down=0.3, open_calls=2, unjournaled_answers=1, invocations_lacking=3
     )
@@ -55,7 +55,7 @@ def test_a_kill_costs_the_calls_whose_answer_the_journal_lacks() -> None:
 
 
 def test_an_invocation_without_a_journaled_step_lacks_every_answer() -> None:
-    taken = snapshot([_call("inv_new", 1, 99.9, None, None)], _kill({}), by_order=False)
+    taken = snapshot([_call("inv_new", 1, 99.9, None, None)], _kill({}), [], by_order=False)
     assert (taken.open_calls, taken.unjournaled_answers, taken.bound) == (1, 0, 1)
 
 

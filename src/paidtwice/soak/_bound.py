@@ -13,16 +13,17 @@ for each invocation by id.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from paidtwice.agent import AgentAttempt
 from paidtwice.engine import SqlClient, epoch
 from paidtwice.results import KillSnapshot
 from paidtwice.stub import ModelCall
 
-__all__ = ["AgentKill", "first_attempts", "journaled_model_answers", "snapshot"]
+__all__ = ["AgentKill", "journaled_model_answers", "model_answer_times", "snapshot"]
 
 
 @dataclass(frozen=True)
@@ -37,16 +38,17 @@ class AgentKill:
     """When the SIGKILL was sent."""
     back_at: float
     """When its replacement listened."""
-    began: dict[str, float]
-    """When each invocation's first attempt in the killed process started (the host's attempt log)."""
     answers: dict[str, tuple[float, ...] | None]
     """When each model answer of each invocation not completed before the kill was appended, read just after
     the replacement listened; None for an invocation completed before the kill, every answer journaled."""
 
 
-def snapshot(calls: Sequence[ModelCall], kill: AgentKill, *, by_order: bool) -> KillSnapshot:
+def snapshot(
+    calls: Sequence[ModelCall], kill: AgentKill, attempts: Sequence[AgentAttempt], *, by_order: bool
+) -> KillSnapshot:
     """Of the killed process's calls among `calls` (the lane's, once every request reached the stub), those
-    whose answer the journal lacked when the replacement listened.
+    whose answer the journal lacked when the replacement listened; `attempts` are the host's (its attempt
+    log, read once at the end).
 
     A call's answer is known by its script turn (turn N: the N-th model answer), unless `by_order` (one turn
     answers several calls): then by its order in the process. A journaled agent asks one question at a time
@@ -59,13 +61,14 @@ def snapshot(calls: Sequence[ModelCall], kill: AgentKill, *, by_order: bool) -> 
     for call in calls:
         if call.agent == kill.pid and call.started >= kill.alive_since:
             mine.setdefault(call.invocation_id, []).append(call)
+    began = _first_attempts(attempts, kill.pid)
     lacking: list[ModelCall] = []
     for invocation, its in mine.items():
         answers = kill.answers.get(invocation, ())
         if answers is None:
             continue
         if by_order:
-            since = kill.began.get(invocation, kill.alive_since)
+            since = began.get(invocation, kill.alive_since)
             lacking.extend(its[sum(1 for at in answers if since <= at < kill.back_at) :])
         else:
             journaled = sum(1 for at in answers if at < kill.back_at)
@@ -80,7 +83,7 @@ def snapshot(calls: Sequence[ModelCall], kill: AgentKill, *, by_order: bool) -> 
     )
 
 
-def first_attempts(attempts: Sequence[AgentAttempt], pid: int) -> dict[str, float]:
+def _first_attempts(attempts: Sequence[AgentAttempt], pid: int) -> dict[str, float]:
     """When each invocation's first attempt served by process `pid` started."""
     began: dict[str, float] = {}
     for attempt in attempts:
@@ -92,12 +95,8 @@ def first_attempts(attempts: Sequence[AgentAttempt], pid: int) -> dict[str, floa
 def journaled_model_answers(
     sql: SqlClient, service: str, model_steps: frozenset[str], *, completed_after: float
 ) -> dict[str, tuple[float, ...] | None]:
-    """When each model answer in each invocation's journal was appended; None for an invocation that had
-    completed by `completed_after`, whose every answer is in its journal.
-
-    A model answer is a `Notification: Run` completing a `Command: Run` of `model_steps`. The soak's agents
-    await each step before the next, so a journal's Run results follow its Run commands in order.
-    """
+    """When each model answer in each invocation's journal was appended (`model_answer_times`); None for an
+    invocation that had completed by `completed_after`, whose every answer is in its journal."""
     since = datetime.fromtimestamp(completed_after, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     done_before = f"target_service_name = '{service}' AND status = 'completed' AND completed_at < '{since}'"
     done = {str(row["id"]) for row in sql.query(f"SELECT id FROM sys_invocation WHERE {done_before}")}
@@ -106,17 +105,29 @@ def journaled_model_answers(
         f"SELECT id FROM sys_invocation WHERE target_service_name = '{service}' AND NOT ({done_before})) "
         "AND entry_type IN ('Command: Run', 'Notification: Run') ORDER BY id, index"
     )
+    answers: dict[str, tuple[float, ...] | None] = dict.fromkeys(done)
+    answers.update(
+        (invocation, tuple(times)) for invocation, times in model_answer_times(rows, model_steps).items()
+    )
+    return answers
+
+
+def model_answer_times(
+    rows: Iterable[Mapping[str, Any]], model_steps: frozenset[str]
+) -> dict[str, list[float]]:
+    """When each model answer was appended, per invocation, from journal rows (`id`, `entry_type`, `name`,
+    `appended_at`) in each journal's order; rows of other entry types are passed over.
+
+    A model answer is a `Notification: Run` completing a `Command: Run` of `model_steps`. The soak's agents
+    await each step before the next, so a journal's Run results follow its Run commands in order.
+    """
     steps: dict[str, list[str]] = {}
     appended: dict[str, list[float]] = {}
     for row in rows:
         invocation = str(row["id"])
-        if invocation in done:
-            continue
         pending = steps.setdefault(invocation, [])
         if row["entry_type"] == "Command: Run":
             pending.append(str(row.get("name") or ""))
-        elif pending and pending.pop(0) in model_steps:
+        elif row["entry_type"] == "Notification: Run" and pending and pending.pop(0) in model_steps:
             appended.setdefault(invocation, []).append(epoch(row.get("appended_at")) or 0.0)
-    answers: dict[str, tuple[float, ...] | None] = dict.fromkeys(done)
-    answers.update((invocation, tuple(times)) for invocation, times in appended.items())
-    return answers
+    return appended

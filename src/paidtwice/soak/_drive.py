@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from paidtwice._exceptions import LabCancelled
 from paidtwice.engine import RestateCluster
 from paidtwice.lab import Lab
-from paidtwice.soak._bound import AgentKill, first_attempts, journaled_model_answers
+from paidtwice.soak._bound import AgentKill, journaled_model_answers
 from paidtwice.soak._monitor import Monitor
 from paidtwice.soak._node_kills import NodeEvent, kill_node
 from paidtwice.soak._options import SoakOptions
@@ -108,7 +108,7 @@ class Driver:
     def _kill_agent(self) -> None:
         """Kill the agent `kills` times, adding each kill to `kills` with the journal's model answers as they
         stood when the replacement listened (read then: a completed invocation's journal may be gone by the
-        end) and when each invocation's first attempt in the killed process began."""
+        end)."""
         lab, agent, options, clean = self.lab, self.agent, self.options, self.clean
         alive_since = self.monitor.started
         for _ in range(options.kills):
@@ -127,8 +127,7 @@ class Driver:
             answers = journaled_model_answers(
                 lab.sql, clean.calling.service, clean.model_steps, completed_after=killed_at
             )
-            began = first_attempts(agent.attempts(), pid)
-            self.driven.kills.append(AgentKill(pid, alive_since, killed_at, back_at, began, answers))
+            self.driven.kills.append(AgentKill(pid, alive_since, killed_at, back_at, answers))
             alive_since = back_at
 
     def _kill_node(self) -> None:

@@ -16,6 +16,7 @@ from paidtwice.agent import AgentAttempt
 from paidtwice.engine import PartitionLeader, RestateCluster, SqlClient, epoch
 from paidtwice.lab import Lab
 from paidtwice.results import NodeKillLine
+from paidtwice.soak._bound import model_answer_times
 from paidtwice.stub import Lane
 
 __all__ = ["NodeEvent", "kill_node", "node_kill_lines"]
@@ -109,20 +110,14 @@ def _read_journals(sql: SqlClient, ids: list[str], model_steps: frozenset[str]) 
         quoted = ", ".join(f"'{i}'" for i in ids[chunk : chunk + _CHUNK])
         for row in sql.query(f"SELECT id, partition_key FROM sys_invocation_status WHERE id IN ({quoted})"):
             journals.keys[str(row["id"])] = int(row["partition_key"])
-        open_steps: dict[str, list[str]] = {}
-        for row in sql.query(
+        rows = sql.query(
             "SELECT id, index, entry_type, name, appended_at FROM sys_journal "
             f"WHERE id IN ({quoted}) ORDER BY id, index"
-        ):
-            invocation = str(row["id"])
-            at = epoch(row.get("appended_at")) or 0.0
-            steps = open_steps.setdefault(invocation, [])
-            if row["entry_type"] == "Command: Run":
-                steps.append(str(row.get("name") or ""))
-            elif row["entry_type"] == "Notification: Run" and steps and steps.pop(0) in model_steps:
-                journals.answers.setdefault(invocation, []).append(at)
-            elif row["entry_type"] == "Command: Output":
-                journals.outputs[invocation] = at
+        )
+        journals.answers.update(model_answer_times(rows, model_steps))
+        for row in rows:
+            if row["entry_type"] == "Command: Output":
+                journals.outputs[str(row["id"])] = epoch(row.get("appended_at")) or 0.0
     return journals
 
 

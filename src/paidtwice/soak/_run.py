@@ -5,8 +5,8 @@ Nothing may be lost, and journaling bounds what the kills cost. The bound is cou
 journal read at the kill, the killed process's calls counted at the end), apart from the count it bounds:
 a model call the dead agent made is paid again by the replay only if its answer is not in the journal when
 the replacement starts, whether the call was still open at the kill or its answer had come back but not
-reached the journal. The count it bounds is the stub's ledger at
-the end, less the clean count per invocation, which is measured on a clean invocation before the soak.
+reached the journal. The count it bounds is the stub's ledger at the end, less the clean count per
+invocation, which is measured on a clean invocation before the soak.
 
 A soak runs in four phases, a module each: setup (`_setup.py`: the agent started, the clean invocation),
 drive (`_drive.py`: the waves, the agent's kills, the node kills in `_node_kills.py`), settle (the
@@ -104,8 +104,6 @@ def _drive_and_settle(driver: Driver) -> Ended:
     try:
         driver.drive()
         gave_up = monitor.wait_settled(options.invocations + 1, options.deadline, options.stall)
-        if driver.driven.node_events:
-            attempts = driver.agent.attempts()
     except (KeyboardInterrupt, LabCancelled):
         # Ctrl-C or SIGTERM: what was sent so far is read from the server (which still runs) before the lab
         # stops it, and handed back in `SoakInterrupted`.
@@ -113,6 +111,8 @@ def _drive_and_settle(driver: Driver) -> Ended:
     finally:
         wall = time.time() - monitor.started
         monitor.stop()
+    if driver.driven.kills or driver.driven.node_events:
+        attempts = driver.agent.attempts()  # once, for every kill's count
     return Ended(
         started=monitor.started,
         wall=wall,

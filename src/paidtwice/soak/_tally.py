@@ -37,7 +37,8 @@ class Ended:
     interrupted: bool
     """Ctrl-C or SIGTERM stopped it: the node kills it did are not accounted."""
     attempts: list[AgentAttempt]
-    """The attempts that reached the agent, read once every invocation settled after node kills; else []."""
+    """The attempts that reached the agent, read once the soak ended (settled or interrupted) after any kill;
+    else []."""
 
 
 def tally(
@@ -66,7 +67,7 @@ def tally(
     all_calls = [c for i in ids for c in lane.model_calls(i)]
     # Counted now, when every request the killed processes sent has reached the stub.
     every_call = lane.model_calls()
-    snapshots = [snapshot(every_call, kill, by_order=clean.by_order) for kill in driven.kills]
+    snapshots = [snapshot(every_call, kill, ended.attempts, by_order=clean.by_order) for kill in driven.kills]
     paid = bill(all_calls, lab.price_model)
     tool_runs = [len(lane.tool_runs(i)) for i in ids] if clean.counts_tools else []
     return SoakRecord(
