@@ -139,8 +139,9 @@ class _Swept:
 
 @pytest.fixture(scope="module")
 def swept(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, _Swept]]:
-    """The deck's journaled agent under `steady`, swept: `after` with no kept plan, `kept` from the plan
-    `after` kept, `stale` from a kept plan that lost its last point and moved a gate."""
+    """The deck's journaled agent under `steady`, swept: `early` with no kept plan (its points start as
+    its clean run shows them), `after` as one shard of one (its points start once the clean run ended),
+    `kept` from the plan the two kept, `stale` from a kept plan that lost its last point and moved a gate."""
     said: list[str] = []
     lock = threading.Lock()
 
@@ -156,14 +157,15 @@ def swept(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[s
         patch.setattr(lab, "echo", echo)
         key = plan_key(lab, target, scripts[0][1], ModelStub(price_model=lab.price_model))
         assert key is not None and kept_plan(key) is None
-        for name in ("after", "kept", "stale"):
+        for name in ("early", "after", "kept", "stale"):
             if name == "stale":
                 plan = kept_plan(key)
                 assert plan is not None
                 stale = [*plan[:-2], dataclasses.replace(plan[-2], gate="moved")]
                 keep_plan(key, stale, alone=True)
             said.clear()
-            (matrix,) = sweep_targets(lab, targets=[target], scripts=scripts, kills=KillPlan(parallel=16))
+            kills = KillPlan(parallel=16, shard=(1, 1) if name == "after" else None)
+            (matrix,) = sweep_targets(lab, targets=[target], scripts=scripts, kills=kills)
             output = [e for e in lab.sql.journal(matrix.clean.invocation_id) if e.type == "Command: Output"]
             plan = kept_plan(key)
             assert plan is not None
@@ -188,11 +190,20 @@ def test_a_kept_plan_starts_the_points_beside_the_clean_run(swept: dict[str, _Sw
     assert kept.said == ()
 
 
+def test_with_no_plan_kept_the_points_start_as_the_clean_run_shows_them(swept: dict[str, _Swept]) -> None:
+    early, after = swept["early"], swept["after"]
+    started = sorted(p.started_at or 0.0 for p in early.matrix.points)
+    # The first points started while the clean run still ran.
+    assert started[0] < early.output_at
+    assert len(early.matrix.points) == len(after.matrix.points)
+    assert early.said == ()
+
+
 def test_a_kept_plan_gives_the_records_and_counts_of_a_plan_made_after_the_clean_run(
     swept: dict[str, _Swept],
 ) -> None:
     after = swept["after"].matrix
-    for name in ("kept", "stale"):
+    for name in ("early", "kept", "stale"):
         matrix = swept[name].matrix
         assert [_counts(p) for p in matrix.points] == [_counts(p) for p in after.points], name
         clean, before = (dataclasses.replace(m.clean, invocation_id="") for m in (matrix, after))

@@ -3,7 +3,7 @@
     _sweep     the sweep: clean runs, their crash points, one run per point, the matrices (`sweep`,
                `sweep_targets`)
     _schedule  when the runs start: every clean run at once, a kept plan's points beside it, the others'
-               once their clean run planned them; a kept plan the clean run does not confirm thrown away
+               as their clean run shows them; a point the clean run does not confirm thrown away
     _kept      the plan kept from the last sweep of the same code: its key, its file, `same_plan`
     _runs      one run of a target on an agent of its own, and the clean run
     _point     a point's run (stop at the moment, kill, restart, measure), run again when its kill missed

@@ -9,6 +9,7 @@ import json
 import re
 import sys
 import threading
+import time
 from collections.abc import Callable, Hashable, Sequence
 
 from paidtwice._exceptions import ExperimentError, ScriptFileError, UsageError
@@ -33,6 +34,7 @@ from paidtwice.targets import Target
 __all__ = [
     "FAILED_ATTEMPTS",
     "NO_MODEL_CALL",
+    "PROGRESS_EVERY",
     "SETTLE_TIMEOUT",
     "CleanRunFails",
     "NotSwept",
@@ -48,6 +50,9 @@ __all__ = [
 SETTLE_TIMEOUT = 180.0
 """Seconds a run (a clean run, a point's replay after its restart) may go without progress before it is said
 not to complete or pause (`run_progress`; five times as long in all)."""
+PROGRESS_EVERY = 0.5
+"""Seconds between two looks at a clean run still under way (`clean_run`'s `on_progress`): its plan so far is
+read from the journal and the logs, so not at every poll."""
 FAILED_ATTEMPTS = 5
 """A clean run whose handler failed this many attempts is broken, not slow: the sweep stops and says why."""
 
@@ -256,12 +261,14 @@ def clean_run(
     tag: str,
     model: ModelStub = ModelStub(),
     companions: Companions | None = None,
+    on_progress: Callable[[SweepRun], None] | None = None,
 ) -> tuple[CleanRun, SweepRun]:
     """Run the target once without a crash; the run's record, and the run (its logs plan the points).
-    Its agent is closed on return, or kept by `companions` if it serves other services of the app."""
+    Its agent is closed on return, or kept by `companions` if it serves other services of the app.
+    `on_progress` is called with the run every `PROGRESS_EVERY` seconds or so while it runs."""
     run = SweepRun(lab, target, script, tag=tag, gate=None, model=model)
     try:
-        return _clean(lab, stop, poller, run), run
+        return _clean(lab, stop, poller, run, on_progress), run
     finally:
         if companions is not None and run.deployment is not None and run.serves_others():
             others = run.deployment.services - {run.service}
@@ -270,7 +277,13 @@ def clean_run(
             run.agent.close()
 
 
-def _clean(lab: Lab, stop: threading.Event, poller: Poller, run: SweepRun) -> CleanRun:
+def _clean(
+    lab: Lab,
+    stop: threading.Event,
+    poller: Poller,
+    run: SweepRun,
+    on_progress: Callable[[SweepRun], None] | None,
+) -> CleanRun:
     target = run.target
     try:
         run.start()
@@ -278,7 +291,7 @@ def _clean(lab: Lab, stop: threading.Event, poller: Poller, run: SweepRun) -> Cl
         raise NotSwept(f"the clean run of {target.service}/{target.handler} was not sent: {err}") from None
     polled = poller.follow(run.invocation_id)
     try:
-        _settle_clean(lab, stop, run, polled)
+        _settle_clean(lab, stop, run, polled, on_progress)
     finally:
         run.resolver.stop()
         poller.forget(run.invocation_id)
@@ -309,10 +322,23 @@ def _clean(lab: Lab, stop: threading.Event, poller: Poller, run: SweepRun) -> Cl
     )
 
 
-def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, polled: PolledAttempts) -> None:
+def _settle_clean(
+    lab: Lab,
+    stop: threading.Event,
+    run: SweepRun,
+    polled: PolledAttempts,
+    on_progress: Callable[[SweepRun], None] | None,
+) -> None:
     """Wait until the clean run completes or pauses, a call goes unanswered, or it fails before any model
-    call."""
+    call; meanwhile, tell `on_progress` how far it went."""
     name = f"{run.target.service}/{run.target.handler}"
+    told = [time.monotonic()]
+
+    def tell() -> bool:
+        if on_progress is not None and time.monotonic() - told[0] >= PROGRESS_EVERY:
+            on_progress(run)
+            told[0] = time.monotonic()
+        return False
 
     def failed_attempts() -> int:
         return sum(1 for a in run.agent.attempts(run.invocation_id) if a.last_event == "error")
@@ -345,6 +371,7 @@ def _settle_clean(lab: Lab, stop: threading.Event, run: SweepRun, polled: Polled
                 or bool(unanswered_calls(run.lane))
                 or failing()
                 or waits_on_nothing()
+                or tell()
             ),
             timeout=SETTLE_TIMEOUT,
             progress=run_progress(run, polled),

@@ -4,13 +4,23 @@ Every clean run starts at once. A matrix (target, script) with a plan kept from 
 code (`_kept`) starts that plan's points beside its clean run; each point's run goes to its moment, is
 killed and replayed, and then waits for the clean run before it is measured against it. When the clean run
 ends, its own plan is compared with the kept one: the same plan, and the points already under way are the
-sweep's; another plan, and they are stopped and thrown away (the sweep says so in one line). The points of
-a matrix whose kept plan did not hold, or that had none, start once every clean run has ended, as before
-kept plans: the app's other services (a handler's callees) are then served by the agents that stay up for
-the rest of the sweep, so only a plan whose clean run served its own service alone is kept. A point's
-record is measured against the clean run and the point as the clean run planned it, so a sweep with a kept
-plan writes the records a sweep planned after its clean runs writes. With a shard, no kept plan is used
-(the shares are dealt over the points of all matrices).
+sweep's; another plan, and they are stopped and thrown away (the sweep says so in one line).
+
+A matrix with no kept plan (the first sweep of new code) starts its points as its clean run shows them: the
+clean run's plan so far is read while it runs, and each point it planned the same way on two reads in a
+row starts then, on an agent of its own that is held at the point's moment as any point's is; not its last
+point, which what comes next may still change (a call joined by another made at once), unless that is a
+durable pause. When the clean run ends, each point so started is the sweep's if the clean run's plan has
+that very point in that place; the others are stopped and thrown away, and the plan's points no run
+stands for start then, as does every point of a clean run whose points could not be read while it ran
+(`_sweep._plan_so_far` says when).
+
+Those points start once their own clean run ended if its agent served its own service alone, else once every
+clean run has ended: the app's other services (a handler's callees) are then served by the agents that stay
+up for the rest of the sweep, so only a plan whose clean run served its own service alone is kept or
+started early. A point's record is measured against the clean run and the point as the clean run planned
+it, so a sweep whose points started early writes the records a sweep planned after its clean runs writes.
+With a shard, no point starts early (the shares are dealt over the points of all matrices).
 """
 
 from __future__ import annotations
@@ -26,17 +36,24 @@ from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.sweep._kept import keep_plan, same_plan
 from paidtwice.sweep._options import KillPlan, shard_of
 
-__all__ = ["Baseline", "Matrix", "Schedule"]
+__all__ = ["Baseline", "Matrix", "PlanSoFar", "Schedule"]
 
 Baseline = Callable[[], tuple[CleanRun, CrashPoint]]
 """What a point's run is measured against, once it settled: the clean run, and the point as it planned it."""
 
 
+PlanSoFar = Callable[[list[CrashPoint]], None]
+"""Told the plan of a clean run still under way, as far as it went."""
+
+
 class CleanOf(Protocol):
-    def __call__(self, i: int, /) -> tuple[CleanRun, str, list[CrashPoint] | None, bool]:
+    def __call__(
+        self, i: int, on_plan: PlanSoFar | None, /
+    ) -> tuple[CleanRun, str, list[CrashPoint] | None, bool]:
         """The i-th matrix's clean run: its record, why its points are not swept ("" when they are), its
         plan (None when it has none), and whether its agent served the run's service alone (no other
-        service of the app its points could call)."""
+        service of the app its points could call). While it runs, `on_plan` (if given) is told its plan so
+        far, now and then, when its points may start before it ended."""
         ...
 
 
@@ -81,6 +98,17 @@ class Matrix:
     """The clean run's agent served the run's service alone (no other service of the app)."""
     runs: list[tuple[CrashPoint, Future[PointResult | None]]] = field(default_factory=list)
     """Each point started, and its run."""
+    so_far: list[CrashPoint] = field(default_factory=list)
+    """The clean run's plan as last read while it ran (no kept plan)."""
+    early: dict[int, tuple[CrashPoint, threading.Event]] = field(default_factory=dict)
+    """The points started while the clean run ran, by their place in its plan so far, each with the event
+    that stops its run."""
+
+    def started_early(self, n: int) -> bool:
+        """The clean run's n-th point is the one a run started while it ran stands for."""
+        if n not in self.early or self.plan is None or not self.alone or n >= len(self.plan):
+            return False
+        return same_plan([self.early[n][0]], [self.plan[n]])
 
 
 class Schedule:
@@ -103,6 +131,7 @@ class Schedule:
         self.lock = threading.Lock()
         self.futures: list[Future[Any]] = []
         self.failure: BaseException | None = None
+
         # The clean runs have places of their own: a point never takes a clean run's place, and a point
         # waiting for its clean run never waits for one that has no place.
         self.cleans = ThreadPoolExecutor(max_workers=max(1, min(kills.parallel, len(matrices))))
@@ -164,9 +193,12 @@ class Schedule:
         self._stop_all()
 
     def _stop_all(self) -> None:
-        self.stop.set()
-        for matrix in self.matrices:
-            matrix.stop.set()
+        with self.lock:
+            self.stop.set()
+            for matrix in self.matrices:
+                matrix.stop.set()
+                for _, stop in matrix.early.values():
+                    stop.set()
 
     def _drain(self) -> None:
         """Wait until every run submitted (also those submitted meanwhile) has ended."""
@@ -180,35 +212,87 @@ class Schedule:
 
     def _clean(self, i: int) -> None:
         matrix = self.matrices[i]
+        early = matrix.kept is None and self.kills.shard is None
         try:
-            matrix.clean, matrix.not_swept, matrix.plan, matrix.alone = self.clean_of(i)
+            matrix.clean, matrix.not_swept, matrix.plan, matrix.alone = self.clean_of(
+                i, (lambda so_far: self._so_far(i, so_far)) if early else None
+            )
             if matrix.plan is not None:
                 keep_plan(matrix.key, matrix.plan, alone=matrix.alone)
             matrix.holds = (
                 matrix.kept is not None and matrix.plan is not None and same_plan(matrix.kept, matrix.plan)
             )
         finally:
-            if not matrix.holds:
-                matrix.stop.set()
-            matrix.cleaned.set()
+            with self.lock:
+                if not matrix.holds:
+                    matrix.stop.set()
+                for n, (_, stop) in matrix.early.items():
+                    if not matrix.started_early(n):
+                        stop.set()
+                matrix.cleaned.set()
         if matrix.kept is not None and not matrix.holds and matrix.plan is not None:
             self.lab.echo(
                 f"paidtwice: the plan kept for {matrix.name} ({len(matrix.kept)} points) is not its clean "
                 f"run's ({len(matrix.plan)} points): the points started from it are thrown away, re-planned"
             )
+        thrown = sum(1 for n in matrix.early if not matrix.started_early(n))
+        if thrown and matrix.plan is not None:
+            self.lab.echo(
+                f"paidtwice: {thrown} of the {len(matrix.early)} points of {matrix.name} started while its "
+                "clean run ran are not its plan's: thrown away, re-planned"
+            )
+        # A clean run that served its own service alone needs no other clean run's end: its points start
+        # now (those no run started while it ran stands for). Every other waits for `after_cleans`.
+        if matrix.alone and self.kills.shard is None and not self.stop.is_set():
+            self._start_planned(i)
+
+    def _so_far(self, i: int, so_far: list[CrashPoint]) -> None:
+        """The i-th clean run's plan so far: start each point it planned the same way on the last read,
+        except its last one unless that is a durable pause (planned from its start: what comes after it
+        does not change it, and the pause is the longest wait of most runs)."""
+        matrix = self.matrices[i]
+        before, matrix.so_far = matrix.so_far, so_far
+        settled = so_far if so_far and so_far[-1].kind == "pause" else so_far[:-1]
+        for n, point in enumerate(settled):
+            if n in matrix.early or n >= len(before) or not same_plan([before[n]], [point]):
+                continue
+            stop = threading.Event()
+            with self.lock:
+                if self.stop.is_set():
+                    return
+                matrix.early[n] = (point, stop)
+            run = self._submit(self.points, self._early, i, n, point, stop)
+            matrix.runs.append((point, run))
 
     def _after_cleans(self) -> None:
         """Every clean run has ended: the points of each matrix whose kept plan did not hold (or that had
-        none), of the shard only with `kills.shard`, as planned by its clean run. They start only now, as
-        the app's other services are then served by the agents that stay up for the rest of the sweep."""
-        jobs = [
-            (i, p) for i, m in enumerate(self.matrices) if m.plan is not None and not m.holds for p in m.plan
-        ]
+        none) and no run stands for yet, of the shard only with `kills.shard`, as planned by its clean
+        run. Those of a clean run that served its own service alone have started already (`_clean`); the
+        others start only now, as the app's other services are then served by the agents that stay up for
+        the rest of the sweep."""
         if self.kills.shard is not None:
-            jobs = shard_of(jobs, self.kills.shard)
-        for i, point in jobs:
-            again = "r" if self.matrices[i].kept is not None else ""
-            self.matrices[i].runs.append((point, self._submit(self.points, self._planned, i, point, again)))
+            jobs = [(i, p) for i, m in enumerate(self.matrices) if m.plan is not None for p in m.plan]
+            for i, point in shard_of(jobs, self.kills.shard):
+                self._start(i, point)
+            return
+        for i, matrix in enumerate(self.matrices):
+            if not matrix.alone:
+                self._start_planned(i)
+
+    def _start_planned(self, i: int) -> None:
+        """The i-th matrix's planned points that no run stands for yet: started."""
+        matrix = self.matrices[i]
+        if matrix.plan is None or matrix.holds:
+            return
+        for n, point in enumerate(matrix.plan):
+            if not matrix.started_early(n):
+                self._start(i, point)
+
+    def _start(self, i: int, point: CrashPoint) -> None:
+        matrix = self.matrices[i]
+        # A thrown-away run of the same point had the tag without the suffix.
+        again = "r" if matrix.kept is not None or matrix.early else ""
+        matrix.runs.append((point, self._submit(self.points, self._planned, i, point, again)))
 
     def _planned(self, i: int, point: CrashPoint, again: str) -> PointResult:
         """A point planned from its matrix's clean run."""
@@ -231,6 +315,30 @@ class Schedule:
             raise
         self._say(result)
         return result
+
+    def _early(self, i: int, n: int, point: CrashPoint, stop: threading.Event) -> PointResult | None:
+        """A point of the clean run's plan so far, started while it ran; None when its plan did not have
+        that point in that place (the run is thrown away, whatever it measured or however it failed)."""
+        matrix = self.matrices[i]
+        try:
+            result = self.point_of(i, point, str(point.order), stop, lambda: self._early_baseline(i, n))
+        except _Stale:
+            return None
+        except BaseException:
+            matrix.cleaned.wait()
+            if not matrix.started_early(n):
+                return None
+            raise
+        self._say(result)
+        return result
+
+    def _early_baseline(self, i: int, n: int) -> tuple[CleanRun, CrashPoint]:
+        """The clean run and its n-th point, once the clean run ended; `_Stale` if it planned otherwise."""
+        matrix = self.matrices[i]
+        matrix.cleaned.wait()
+        if not matrix.started_early(n) or matrix.clean is None or matrix.plan is None:
+            raise _Stale
+        return matrix.clean, matrix.plan[n]
 
     def _baseline(self, i: int, n: int) -> tuple[CleanRun, CrashPoint]:
         """The clean run and its n-th point, once the clean run ended; `_Stale` if it planned otherwise."""

@@ -31,7 +31,7 @@ from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_
 from paidtwice.sweep._point import point_run
 from paidtwice.sweep._reach import reach_every_tool
 from paidtwice.sweep._runs import CleanRunFails, NotSwept, SweepRun, clean_run
-from paidtwice.sweep._schedule import Baseline, Matrix, Schedule
+from paidtwice.sweep._schedule import Baseline, Matrix, PlanSoFar, Schedule
 from paidtwice.targets import Target, TargetSpec
 
 __all__ = [
@@ -69,7 +69,7 @@ def sweep_targets(
     the points come from it); the N shards' points together are the whole sweep's.
 
     Clean runs start at once; the points of a plan kept from the last sweep of the same code start beside
-    them, the others as soon as their clean run has planned them (`_schedule`), `kills.parallel` runs at a
+    them, the others as soon as their clean run shows them (`_schedule`), `kills.parallel` runs at a
     time, each point on an agent, lane and invocation of its own. `on_point` sees each result as soon as it
     is measured. The calls are priced as `model.price_model` says, else as the lab's price model.
     """
@@ -101,11 +101,21 @@ def sweep_pairs(
     sweep_id = lab.next_id()
     matrices = [_matrix(lab, pair, model, kills) for pair in pairs]
 
-    def run_clean(i: int) -> tuple[CleanRun, str, list[CrashPoint] | None, bool]:
+    def run_clean(i: int, on_plan: PlanSoFar | None) -> tuple[CleanRun, str, list[CrashPoint] | None, bool]:
         target, name, script = pairs[i]
         tag = f"{_tag(sweep_id, i, target, name)}_clean"
+
+        def so_far(run: SweepRun) -> None:
+            assert on_plan is not None
+            plan = _plan_so_far(run)
+            if plan:
+                on_plan(plan)
+
         try:
-            record, run = clean_run(lab, stop, poller, target, script, tag, model, companions)
+            record, run = clean_run(
+                lab, stop, poller, target, script, tag, model, companions,
+                on_progress=so_far if on_plan is not None else None,
+            )  # fmt: skip
         except NotSwept as err:
             # One handler's wait nothing resolves, or its run ended before any model call: its points are
             # not swept, the others' are.
@@ -173,6 +183,16 @@ def _plan(run: SweepRun) -> list[CrashPoint]:
     output = [e.appended_at for e in journal if e.type == "Command: Output"]
     ended = epoch(output[0]) if output else None
     return run.trace.points(run.invocation_id, journal, ended)
+
+
+def _plan_so_far(run: SweepRun) -> list[CrashPoint] | None:
+    """The points of a clean run still under way, as far as it went; None when none may start before it
+    ended: its agent serves other services of the app (a point could call one no clean run registered
+    yet), or it made a wait for an awakeable or a promise (which points hold its resolution back is known
+    only once it came). Read while the agent writes its logs: a line it is still writing is not read yet."""
+    if run.deployment is None or run.serves_others() or run.resolver.waits():
+        return None
+    return _plan(run)
 
 
 def _tag(sweep_id: int, i: int, target: Target, script: str) -> str:
