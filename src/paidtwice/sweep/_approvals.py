@@ -188,6 +188,9 @@ class Resolver:
         self.invocation_id = ""
         self.resolved: dict[int, float] = {}
         """Each wait answered (by operation number): when."""
+        self.sent: dict[int, float] = {}
+        """Each wait answered (by operation number): when its answer was sent (`resolved` is when the ingress
+        took it, which can be after the handler already went on with it)."""
         self.failure: str | None = None
         self._released_at: float | None = None
         self._holding = False
@@ -253,6 +256,30 @@ class Resolver:
                 return f"{wait.label} (operation {wait.n} of the handler), and nothing resolves it: {why}"
         return None
 
+    def lost_to_clock(self, timers: Sequence[float]) -> str | None:
+        """A wait the sweep meant to answer before a timer fired that lost to it: its answer was due by the
+        schedule (the handler waiting on it, as the step log read when the timer fired, plus
+        `Resolution.after`) before one of `timers` fired (when the server journaled its completion), but was
+        sent after it or never, as a busy machine runs the resolver late; a handler racing the wait against
+        that timer went on with the timer's branch. A wait due after the timer (`Resolution.after` longer than
+        it) lost as the user meant. What lost and how late, or None."""
+        if not timers:
+            return None
+        events = [r for r in _lines(self.step_log) if r.get("invocation") == self.invocation_id]
+        for wait in self.waits():
+            if self.value_of(wait)[1] is not None:
+                continue  # nothing answers it: the timer ends the wait as the code says
+            sent = self.sent.get(wait.n)
+            for fired in timers:
+                begun = _waiting_since(wait, [e for e in events if float(e.get("at", 0.0)) < fired], 0.0)
+                if begun is None or begun + self.resolution.after >= fired:
+                    continue
+                if sent is None or sent > fired:
+                    ahead = fired - begun - self.resolution.after
+                    when = "never answered" if sent is None else f"answered {sent - fired:.1f}s after it"
+                    return f"{wait.label}, due {ahead:.1f}s before the timer fired, was {when}"
+        return None
+
     def _held(self, wait: Wait) -> bool:
         if self._released_at is not None:
             return False
@@ -281,6 +308,7 @@ class Resolver:
                 value, why = self.value_of(wait)
                 if why is not None:
                     continue
+                self.sent[wait.n] = time.time()
                 try:
                     self._resolve(wait, value)
                 except PaidtwiceError as err:
