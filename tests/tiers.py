@@ -14,6 +14,7 @@ from __future__ import annotations
 QUICK: tuple[str, ...] = (
     "tests/cli/test_smoke.py",
     "tests/sweep/test_record.py::test_record_then_sweep_offline",
+    "tests/sweep/test_schedule.py",
     "tests/sweep/test_kept_plan.py::test_a_changed_agent_has_another_key_its_records_and_docs_do_not",
     "tests/sweep/test_kept_plan.py::test_plans_are_the_same_when_only_their_times_differ",
     "tests/sweep/test_kept_plan.py::test_a_kept_plan_reads_back_and_a_broken_file_is_no_plan",

@@ -290,8 +290,9 @@ class Schedule:
 
     def _start(self, i: int, point: CrashPoint) -> None:
         matrix = self.matrices[i]
-        # A thrown-away run of the same point had the tag without the suffix.
-        again = "r" if matrix.kept is not None or matrix.early else ""
+        # A thrown-away run of a point in the same place had the tag without the suffix.
+        thrown = matrix.kept is not None or any(p.order == point.order for p, _ in matrix.early.values())
+        again = "r" if thrown else ""
         matrix.runs.append((point, self._submit(self.points, self._planned, i, point, again)))
 
     def _planned(self, i: int, point: CrashPoint, again: str) -> PointResult:
