@@ -1,26 +1,19 @@
 """When a sweep's runs start: its clean runs, and the crash points planned from them.
 
 Every clean run starts at once. A matrix (target, script) with a plan kept from the last sweep of the same
-code (`_kept`) starts that plan's points beside its clean run; each point's run goes to its moment, is
-killed and replayed, and then waits for the clean run before it is measured against it. When the clean run
-ends, its own plan is compared with the kept one: the same plan, and the points already under way are the
-sweep's; another plan, and they are stopped and thrown away (the sweep says so in one line).
-
-A matrix with no kept plan (the first sweep of new code) starts its points as its clean run shows them: the
-clean run's plan so far is read while it runs, and each point it planned the same way on two reads in a
-row starts then, on an agent of its own that is held at the point's moment as any point's is; not its last
-point, which what comes next may still change (a call joined by another made at once), unless that is a
-durable pause. When the clean run ends, each point so started is the sweep's if the clean run's plan has
-that very point in that place; the others are stopped and thrown away, and the plan's points no run
-stands for start then, as does every point of a clean run whose points could not be read while it ran
-(`_sweep._plan_so_far` says when).
-
-Those points start once their own clean run ended if its agent served its own service alone, else once every
-clean run has ended: the app's other services (a handler's callees) are then served by the agents that stay
-up for the rest of the sweep, so only a plan whose clean run served its own service alone is kept or
-started early. A point's record is measured against the clean run and the point as the clean run planned
-it, so a sweep whose points started early writes the records a sweep planned after its clean runs writes.
-With a shard, no point starts early (the shares are dealt over the points of all matrices).
+code (`_kept`) starts that plan's points beside its clean run. One with none (the first sweep of new code)
+has its clean run's plan so far read while it runs, and starts each point two reads in a row planned the
+same way, not the last one seen (what comes next may still change it) unless that is a durable pause. Each
+such point's run goes to its moment, is killed and replayed, and then waits for the clean run to be measured
+against it. When the clean run ends, a point started from a kept plan is the sweep's if the whole plan is
+the clean run's, one started early if the plan has that very point in that place; the others are stopped
+and thrown away (said in one line), and the plan's points no run stands for start then: at once if the
+clean run's agent served its own service alone, else once every clean run has ended (the app's other
+services, a handler's callees, are then served by the agents that stay up for the rest of the sweep; so
+only a plan whose clean run served its own service alone is kept or read early). A point's record is
+measured against the clean run and the point as the clean run planned it, so every sweep writes the records
+a sweep planned after its clean runs writes. With a shard, no point starts before its clean run ended (the
+shares are dealt over the points of all matrices). docs/how-to/sweep.md says it for users.
 """
 
 from __future__ import annotations
