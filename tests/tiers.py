@@ -31,6 +31,7 @@ QUICK: tuple[str, ...] = (
     "tests/conformance/test_ts_corpus_coverage.py",
     "tests/results/test_kinds.py",
     "tests/engine/test_journal_reader.py",
+    "tests/engine/test_http.py",
     "tests/stub/test_ledger.py",
     "tests/lab/test_mismatch_reader.py",
     "tests/lab/test_fault_kinds.py",
