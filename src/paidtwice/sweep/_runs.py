@@ -51,8 +51,8 @@ SETTLE_TIMEOUT = 180.0
 """Seconds a run (a clean run, a point's replay after its restart) may go without progress before it is said
 not to complete or pause (`run_progress`; five times as long in all)."""
 PROGRESS_EVERY = 0.5
-"""Seconds between two looks at a clean run still under way (`clean_run`'s `on_progress`): its plan so far is
-read from the journal and the logs, so not at every poll."""
+"""Seconds between two looks at a clean run still under way (`clean_run`'s `on_progress`), at most: its plan
+so far is read from the journal and the logs, so not at every poll, and only when it went on."""
 FAILED_ATTEMPTS = 5
 """A clean run whose handler failed this many attempts is broken, not slow: the sweep stops and says why."""
 
@@ -271,7 +271,8 @@ def clean_run(
     Its agent is closed on return, or kept by `companions` if it serves other services of the app.
     A run in which a wait the sweep meant to answer in time lost to a timer (`Resolver.lost_to_clock`) is
     run again, on an agent and an invocation of its own, up to `CLOCK_RETRIES` times, then the last kept.
-    `on_progress` is called with the run every `PROGRESS_EVERY` seconds or so while it runs."""
+    `on_progress` is called with the run while it runs, each time it went on (at least `PROGRESS_EVERY`
+    apart)."""
     lost: list[str] = []
     while True:
         again = f"{tag}_t{len(lost)}" if lost else tag
@@ -363,12 +364,19 @@ def _settle_clean(
     """Wait until the clean run completes or pauses, a call goes unanswered, or it fails before any model
     call; meanwhile, tell `on_progress` how far it went."""
     name = f"{run.target.service}/{run.target.handler}"
-    told = [time.monotonic()]
+    moved = run_progress(run, polled)
+    told_at, told_seen, confirm = time.monotonic(), moved(), False
 
     def tell() -> bool:
-        if on_progress is not None and time.monotonic() - told[0] >= PROGRESS_EVERY:
+        """Tell `on_progress` once the run went on since the last time, and once more after that (a plan
+        read twice the same starts its points): a run that sits in a pause is not read again and again."""
+        nonlocal told_at, told_seen, confirm
+        if on_progress is None or time.monotonic() - told_at < PROGRESS_EVERY:
+            return False
+        seen = moved()
+        if seen != told_seen or confirm:
             on_progress(run)
-            told[0] = time.monotonic()
+            told_at, told_seen, confirm = time.monotonic(), seen, seen != told_seen
         return False
 
     def failed_attempts() -> int:
