@@ -413,7 +413,7 @@ def _settle_clean(
                 or tell()
             ),
             timeout=SETTLE_TIMEOUT,
-            progress=run_progress(run, polled),
+            progress=moved,
         )
     except ExperimentError:
         row = lab.sql.invocation(run.invocation_id)

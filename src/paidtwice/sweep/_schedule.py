@@ -103,6 +103,11 @@ class Matrix:
             return False
         return same_plan([self.early[n][0]], [self.plan[n]])
 
+    def started_ahead(self, n: int) -> bool:
+        """The run started before the clean run ended in the n-th place of its plan (from the kept plan, or
+        from the plan so far) is the sweep's."""
+        return self.holds if self.kept is not None else self.started_early(n)
+
 
 class Schedule:
     """Runs a sweep's clean runs and points, `kills.parallel` at a time; the first failure stops the rest."""
@@ -124,7 +129,6 @@ class Schedule:
         self.lock = threading.Lock()
         self.futures: list[Future[Any]] = []
         self.failure: BaseException | None = None
-
         # The clean runs have places of their own: a point never takes a clean run's place, and a point
         # waiting for its clean run never waits for one that has no place.
         self.cleans = ThreadPoolExecutor(max_workers=max(1, min(kills.parallel, len(matrices))))
@@ -139,7 +143,8 @@ class Schedule:
         try:
             cleans = [self._submit(self.cleans, self._clean, i) for i in range(len(self.matrices))]
             for i, n, point in self._longest_first():
-                self.matrices[i].runs.append((point, self._submit(self.points, self._ahead, i, n, point)))
+                matrix = self.matrices[i]
+                matrix.runs.append((point, self._submit(self.points, self._ahead, i, n, point, matrix.stop)))
             for future in cleans:
                 future.exception()  # waits; a failure is kept by `_ended`
             if self.failure is None:
@@ -254,7 +259,7 @@ class Schedule:
                 if self.stop.is_set():
                     return
                 matrix.early[n] = (point, stop)
-            run = self._submit(self.points, self._early, i, n, point, stop)
+            run = self._submit(self.points, self._ahead, i, n, point, stop)
             matrix.runs.append((point, run))
 
     def _after_cleans(self) -> None:
@@ -294,51 +299,28 @@ class Schedule:
         self._say(result)
         return result
 
-    def _ahead(self, i: int, n: int, point: CrashPoint) -> PointResult | None:
-        """A point of the kept plan, started beside the clean run; None when the plan was not the clean
-        run's (the run is thrown away, whatever it measured or however it failed)."""
+    def _ahead(self, i: int, n: int, point: CrashPoint, stop: threading.Event) -> PointResult | None:
+        """A point started before its clean run ended (from the kept plan, or from the plan so far), stopped
+        by `stop`; None when the clean run's plan did not confirm it (the run is thrown away, whatever it
+        measured or however it failed)."""
         matrix = self.matrices[i]
         try:
-            result = self.point_of(i, point, str(point.order), matrix.stop, lambda: self._baseline(i, n))
+            result = self.point_of(i, point, str(point.order), stop, lambda: self._baseline(i, n))
         except _Stale:
             return None
         except BaseException:
             matrix.cleaned.wait()
-            if not matrix.holds:
+            if not matrix.started_ahead(n):
                 return None
             raise
         self._say(result)
         return result
-
-    def _early(self, i: int, n: int, point: CrashPoint, stop: threading.Event) -> PointResult | None:
-        """A point of the clean run's plan so far, started while it ran; None when its plan did not have
-        that point in that place (the run is thrown away, whatever it measured or however it failed)."""
-        matrix = self.matrices[i]
-        try:
-            result = self.point_of(i, point, str(point.order), stop, lambda: self._early_baseline(i, n))
-        except _Stale:
-            return None
-        except BaseException:
-            matrix.cleaned.wait()
-            if not matrix.started_early(n):
-                return None
-            raise
-        self._say(result)
-        return result
-
-    def _early_baseline(self, i: int, n: int) -> tuple[CleanRun, CrashPoint]:
-        """The clean run and its n-th point, once the clean run ended; `_Stale` if it planned otherwise."""
-        matrix = self.matrices[i]
-        matrix.cleaned.wait()
-        if not matrix.started_early(n) or matrix.clean is None or matrix.plan is None:
-            raise _Stale
-        return matrix.clean, matrix.plan[n]
 
     def _baseline(self, i: int, n: int) -> tuple[CleanRun, CrashPoint]:
         """The clean run and its n-th point, once the clean run ended; `_Stale` if it planned otherwise."""
         matrix = self.matrices[i]
         matrix.cleaned.wait()
-        if not matrix.holds or matrix.clean is None or matrix.plan is None:
+        if not matrix.started_ahead(n) or matrix.clean is None or matrix.plan is None:
             raise _Stale
         return matrix.clean, matrix.plan[n]
 

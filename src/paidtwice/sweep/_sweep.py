@@ -14,6 +14,7 @@ waits until the invocation completes or pauses, and counts what the replay paid 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -105,17 +106,16 @@ def sweep_pairs(
         target, name, script = pairs[i]
         tag = f"{_tag(sweep_id, i, target, name)}_clean"
 
-        def so_far(run: SweepRun) -> None:
-            assert on_plan is not None
+        def so_far(run: SweepRun, told: PlanSoFar) -> None:
             plan = _plan_so_far(run)
             if plan:
-                on_plan(plan)
+                told(plan)
 
+        progress = None if on_plan is None else functools.partial(so_far, told=on_plan)
         try:
             record, run = clean_run(
-                lab, stop, poller, target, script, tag, model, companions,
-                on_progress=so_far if on_plan is not None else None,
-            )  # fmt: skip
+                lab, stop, poller, target, script, tag, model, companions, on_progress=progress
+            )
         except NotSwept as err:
             # One handler's wait nothing resolves, or its run ended before any model call: its points are
             # not swept, the others' are.
