@@ -3,7 +3,9 @@
 Pure logic: the clean run and the points' runs are functions standing in for the real ones, which
 tests/sweep/test_kept_plan.py runs on a real server. A point is started once two reads of the clean run's
 plan so far agree on it and something came after it (or it is a durable pause); when the clean run ends, a
-point started so that its plan has otherwise is thrown away and run again as planned.
+point started so that its plan has otherwise is thrown away and run again as planned. While the clean run
+is in a durable pause, runs are parked in it (one for each point before it, where no point has a gate), and
+the points it shows after the pause are handed to them.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, cast
 from paidtwice.lab import Lab
 from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.sweep._options import KillPlan
-from paidtwice.sweep._schedule import Baseline, Matrix, PlanSoFar, Schedule
+from paidtwice.sweep._schedule import Baseline, Matrix, ParkedRun, PlanSoFar, Schedule
 
 _CLEAN = CleanRun(
     status="completed", answer="ok", model_calls=1, step_runs=(), journal=(), invocation_id="inv",
@@ -27,6 +29,17 @@ def _point(order: int, *, gate: str | None = None, kind: str = "after-entry") ->
     return CrashPoint(name=f"point {order}", order=order, kind=kind, journal_entries=order, gate=gate)  # type: ignore[arg-type]
 
 
+class _Parked:
+    """A run parked in a pause (`_point.Parked`): its tag, and whether it was closed unhanded."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
 class _Runs:
     """The stand-ins: a clean run that reports its plan so far in `reads` and ends with `plan`; point runs
     that record their tag, whether they started early, and what they were measured against."""
@@ -36,6 +49,15 @@ class _Runs:
         self.started: list[tuple[str, bool]] = []
         self.lock = threading.Lock()
         self.said: list[str] = []
+        self.parked: list[_Parked] = []
+        self.handed: list[tuple[str, str]] = []
+        """(the point's tag, the tag of the parked run it was handed to)."""
+
+    def park(self, i: int, tag: str) -> ParkedRun:
+        parked = _Parked(tag)
+        with self.lock:
+            self.parked.append(parked)
+        return parked
 
     def clean(self, i: int, on_plan: PlanSoFar | None) -> tuple[CleanRun, str, list[CrashPoint] | None, bool]:
         for read in self.reads:
@@ -44,10 +66,18 @@ class _Runs:
         return _CLEAN, "", self.plan, self.alone
 
     def point(
-        self, i: int, point: CrashPoint, tag: str, stop: threading.Event, baseline: Baseline | None
+        self,
+        i: int,
+        point: CrashPoint,
+        tag: str,
+        stop: threading.Event,
+        baseline: Baseline | None,
+        parked: ParkedRun | None = None,
     ) -> PointResult:
         with self.lock:
             self.started.append((tag, baseline is not None))
+            if parked is not None:
+                self.handed.append((tag, cast(_Parked, parked).tag))
         measured = baseline()[1] if baseline is not None else point  # raises when the plan had it otherwise
         return cast(
             PointResult, SimpleNamespace(order=measured.order, tag=tag, gate=measured.gate, wall_time=0.0)
@@ -56,7 +86,9 @@ class _Runs:
     def sweep(self, kills: KillPlan = KillPlan(parallel=8)) -> list[Any]:
         lab = cast(Lab, SimpleNamespace(echo=self.said.append))
         matrix = Matrix(name="journaled/steady", key=None, kept=None)
-        schedule = Schedule(lab, [matrix], kills=kills, stop=threading.Event(), on_point=None)
+        schedule = Schedule(
+            lab, [matrix], kills=kills, stop=threading.Event(), on_point=None, park_of=self.park
+        )
         (points,) = schedule.run(self.clean, self.point)
         return list(points)
 
@@ -84,7 +116,9 @@ def test_a_durable_pause_starts_while_the_clean_run_is_in_it() -> None:
     plan = [_point(1), _point(2, kind="pause"), _point(3)]
     runs = _Runs([plan[:2], plan[:2]], plan)
     points = runs.sweep()
-    assert sorted(runs.started) == [("1", True), ("2", True), ("3", False)]
+    # Point 3, shown only as the clean run ended, went to the run parked in the pause.
+    assert sorted(runs.started) == [("1", True), ("2", True), ("3", True)]
+    assert runs.handed == [("3", "p2_0")]
     assert [p.order for p in points] == [1, 2, 3] and runs.said == []
 
 
@@ -98,3 +132,32 @@ def test_no_point_starts_early_for_a_shard_or_an_agent_that_serves_other_service
     assert [p.order for p in others.sweep()] == [1, 2, 3]
     # The last point seen was never started early: its run is the first in its place.
     assert sorted(t for t, early in others.started if not early) == ["1r", "2r", "3"]
+
+
+def test_the_points_after_a_pause_are_handed_to_runs_parked_in_it() -> None:
+    plan = [_point(1), _point(2), _point(3, kind="pause"), _point(4), _point(5), _point(6)]
+    runs = _Runs([plan[:3], plan[:3]], plan)
+    points = runs.sweep()
+    # Seen in the pause, two runs were parked (one for each point before it); the clean run showed points 4
+    # to 6 only as it ended: the first two went to the parked runs, the third to a run of its own.
+    assert sorted(p.tag for p in runs.parked) == ["p3_0", "p3_1"]
+    assert sorted(t for t, _ in runs.handed) == ["4", "5"]
+    assert sorted(p for _, p in runs.handed) == ["p3_0", "p3_1"]
+    assert ("6", False) in runs.started and not any(p.closed for p in runs.parked)
+    assert [p.order for p in points] == [1, 2, 3, 4, 5, 6] and runs.said == []
+
+
+def test_a_parked_run_no_point_came_for_is_closed() -> None:
+    plan = [_point(1), _point(2), _point(3, kind="pause")]
+    runs = _Runs([plan, plan], plan)
+    points = runs.sweep()
+    assert len(runs.parked) == 2 and all(p.closed for p in runs.parked) and runs.handed == []
+    assert [p.order for p in points] == [1, 2, 3] and runs.said == []
+
+
+def test_no_run_is_parked_where_a_point_has_a_gate() -> None:
+    # The host's gates are fixed as its process starts: a run there cannot be handed a later moment.
+    plan = [_point(1, gate="model:1:before"), _point(2, kind="pause"), _point(3)]
+    runs = _Runs([plan[:2], plan[:2]], plan)
+    assert [p.order for p in runs.sweep()] == [1, 2, 3]
+    assert runs.parked == [] and runs.handed == []

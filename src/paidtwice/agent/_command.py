@@ -34,6 +34,8 @@ __all__ = ["CommandHost", "WireStep", "command_label", "command_manifest", "list
 
 LISTEN_PORT = "PAIDTWICE_LISTEN_PORT"
 """The port the Node preload (`listen_port.cjs`) moves a fixed-port listen to: the run's leased port."""
+_HOLDS = ("held", "went-on")
+"""The wire log's events that say whether the proxy holds an attempt's journal (the last one counts)."""
 _PRELOAD = Path(__file__).with_name("listen_port.cjs")
 _MOVED = "paidtwice: moved the"
 """How the preload's line on the command's stderr begins."""
@@ -301,7 +303,16 @@ class CommandHost(LeasedAgent):
         return tree
 
     def held(self, invocation_id: str) -> bool:
-        return any(r["event"] == "held" for r in read_wire(self.wire_log, invocation_id))
+        """The proxy holds the invocation's journal: it logged a hold, and the frame held has not gone on
+        since (a run held at its pause and handed a later moment, `go_on`)."""
+        events = [r["event"] for r in read_wire(self.wire_log, invocation_id) if r["event"] in _HOLDS]
+        return bool(events) and events[-1] == "held"
+
+    def go_on(self, *, hold_entries: int | None, hold_inbound: bool) -> bool:
+        """The run held at its pause since `start(hold_pause=True)` is handed a later moment: the proxy holds
+        the journal there instead (`Proxy.go_on`)."""
+        self.proxy.go_on(hold_entries=hold_entries, hold_inbound=hold_inbound)
+        return True
 
     def close(self) -> None:
         try:

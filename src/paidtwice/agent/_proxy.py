@@ -139,6 +139,8 @@ class Proxy:
         attempt replays) until the agent is killed, as the host's `HOLD_PAUSE` does: a kill aimed at the pause
         lands in it however late it comes. Only in the first attempt to end after it is set."""
         self._released: asyncio.Event | None = None
+        self._live: set[_Attempt] = set()
+        """The attempts under way (on the proxy's loop): those a `go_on` may find held at the pause."""
         self._shutdown: asyncio.Event | None = None
         self._client: httpx.AsyncClient | None = None
         self._served: Future[None] | None = None
@@ -193,6 +195,20 @@ class Proxy:
         loop = proxy_loop()
         if self._released is not None:
             loop.call_soon_threadsafe(self._released.set)
+
+    def go_on(self, *, hold_entries: int | None, hold_inbound: bool) -> None:
+        """A run held at its pause (`hold_pause`) is handed a later moment: the holds become these, and the
+        pause ends unless the frame held in it is where the new hold is (the pause's end, journaled: it stays
+        held for the new moment). Returns once done on the proxy's loop: a held attempt that went on has
+        logged it (`went-on`) by then, so a hold seen after it is the new moment's."""
+
+        async def on_loop() -> None:
+            self.hold_pause = False
+            self.hold_entries, self.hold_inbound = hold_entries, hold_inbound
+            for attempt in list(self._live):
+                attempt.go_on()
+
+        asyncio.run_coroutine_threadsafe(on_loop(), proxy_loop()).result()
 
     def close(self) -> None:
         try:
@@ -295,7 +311,12 @@ class Proxy:
         """One attempt, both ways at once (the protocol is a bidirectional stream)."""
         assert self._released is not None
         self._attempts += 1
-        await _Attempt(self, self._attempts, self._released, receive, send).run(path, headers)
+        attempt = _Attempt(self, self._attempts, self._released, receive, send)
+        self._live.add(attempt)
+        try:
+            await attempt.run(path, headers)
+        finally:
+            self._live.discard(attempt)
 
     @property
     def code_names(self) -> dict[str, str]:
@@ -350,6 +371,11 @@ class _Attempt:
         self.replayed = 0
         """Entries of the journal the attempt starts with that have not passed yet."""
         self.held = False
+        self.held_frames: list[tuple[int, bytes]] = []
+        """The held frame and those read after it, while held: what goes on if the pause is handed a later
+        moment (`go_on`); the held one has been counted and logged already."""
+        self.going_on = asyncio.Event()
+        """Set when a held frame goes on after all (`go_on`)."""
         self.more = True
         """The server has more of its request body to send."""
         self.inbound = RawFrames()
@@ -484,8 +510,12 @@ class _Attempt:
 
     def take(self, chunk: bytes) -> None:
         """Read inbound frames into `pending`, up to a held frame (nothing after it goes on)."""
-        for kind, raw in self.inbound.feed(chunk):
+        self.take_frames(self.inbound.feed(chunk))
+
+    def take_frames(self, frames: list[tuple[int, bytes]]) -> None:
+        for i, (kind, raw) in enumerate(frames):
             if self.held:
+                self.held_frames += frames[i:]
                 return
             if kind == START:
                 fields = read_fields(raw[8:])
@@ -517,8 +547,23 @@ class _Attempt:
                     self.log_callee(raw[8:])
                 if self.hold_here(kind):
                     self.held = True
+                    self.held_frames = frames[i:]
                     return
             self.pending.append(raw)
+
+    def go_on(self) -> None:
+        """The proxy's holds changed (`Proxy.go_on`): a frame held mid-attempt that no hold now stops goes on
+        to the agent, with those read after it (up to a frame the new holds stop)."""
+        if not self.held or not self.held_frames or self.released.is_set():
+            return
+        (kind, raw), *after = self.held_frames
+        if self.hold_here(kind):
+            return
+        self.held, self.held_frames = False, []
+        self.log("went-on", entries=self.entries)
+        self.pending.append(raw)
+        self.take_frames(after)
+        self.going_on.set()
 
     def track(self, kind: int, body: bytes) -> None:
         """What the handler can be waiting for: commands without their result, awakeables resolved."""
@@ -596,20 +641,36 @@ class _Attempt:
     async def pump_in(self, stream: H2Stream) -> None:
         """The server's frames to the agent, until the body ends or a frame is held."""
         try:
-            await self.flush(stream)
-            while self.more and not self.held:
+            while True:
+                await self.flush(stream)
+                if self.held:
+                    self.log("held", entries=self.entries)
+                    if not await self.held_until_kill():
+                        stream.reset()
+                        return
+                    continue  # handed a later moment: the held frame goes on
+                if not self.more:
+                    break
                 if not await self.read():
                     stream.reset()
                     return
-                await self.flush(stream)
-            if self.held:
-                self.log("held", entries=self.entries)
-                await self.released.wait()
-                stream.reset()
-                return
             await stream.end()
         except (OSError, StreamClosed):
             return
+
+    async def held_until_kill(self) -> bool:
+        """Wait while a frame is held: False once the kill released the hold (the attempt ends), True if
+        the frame went on instead (`go_on`)."""
+        while self.held and not self.released.is_set():
+            self.going_on.clear()
+            released = asyncio.ensure_future(self.released.wait())
+            going_on = asyncio.ensure_future(self.going_on.wait())
+            try:
+                await asyncio.wait({released, going_on}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                released.cancel()
+                going_on.cancel()
+        return not self.released.is_set()
 
     async def pump_out(self, stream: H2Stream) -> bool:
         """The agent's answer to the server, each frame logged on the way; False if the agent gave none

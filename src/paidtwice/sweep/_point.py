@@ -48,7 +48,7 @@ from paidtwice.sweep._runs import (
 )
 from paidtwice.targets import Target
 
-__all__ = ["point_run"]
+__all__ = ["Parked", "park", "point_run"]
 
 _HOLD_SECONDS = 60.0
 """A held call stays open this long; the kill ends it much sooner (the stub sees the caller leave)."""
@@ -75,6 +75,7 @@ def point_run(
     kills: KillPlan = KillPlan(),
     model: ModelStub = ModelStub(),
     baseline: Callable[[], tuple[CleanRun, CrashPoint]] | None = None,
+    parked: Parked | None = None,
 ) -> PointResult:
     """Run the target to the point's moment, kill it there, restart it and measure what the replay paid.
     A run whose kill missed the moment (or whose agent never reached it) is run again, on an agent and an
@@ -82,10 +83,14 @@ def point_run(
     that never reached the moment has the status `NOT_REACHED`: not placed, undecided, the sweep goes on).
     With `baseline`, the run is measured against what it returns once the run settled (the clean run and the
     point as the clean run planned it: a point started from a kept plan, beside its clean run), not against
-    `clean` and `point`."""
-    started = time.time()
+    `clean` and `point`. With `parked`, its first run is that run, held at a pause before the point (`park`),
+    where the kind can hand it the point; the point's time counts from that run's start."""
+    started = parked.started if parked is not None else time.time()
     missed: list[str] = []
     waited = 0.0
+    if parked is not None and not parked.hand(script, point):
+        parked.close()
+        parked = None
 
     def measured_by() -> tuple[CleanRun, CrashPoint]:
         nonlocal waited
@@ -95,7 +100,7 @@ def point_run(
         return found
 
     while True:
-        run = SweepRun(
+        run = parked.run if parked is not None else SweepRun(
             lab,
             target,
             _holding(script, point),
@@ -108,23 +113,29 @@ def point_run(
             hold_at=point.journal_entries,
             hold_ops=_held_waits(point),
             alone=True,
-        )
+        )  # fmt: skip
         with run.agent:
             try:
-                kill, seen = _kill_at_moment(lab, stop, poller, run, point, clean, kills)
+                ahead = parked.started if parked is not None else None
+                kill, seen = _kill_at_moment(lab, stop, poller, run, point, clean, kills, started=ahead)
             except _GaveUp as err:
                 why = str(err)
-                if len(missed) >= kills.retries:
+                if len(missed) >= kills.retries and parked is None:
                     # The other points go on: this one is said not placed, why, with what its run did.
                     measured, planned = measured_by()
                     kill = _Kill(started=err.started, at=err.at, up_at=err.at, first=started, waited=waited)
                     return _point_result(run, script_name, measured, planned, kill, err.seen, missed, why)
             else:
                 why = _kill_missed(run, point, seen, kill.at)
-                if not why or len(missed) >= kills.retries:
+                if not why or (len(missed) >= kills.retries and parked is None):
                     measured, planned = measured_by()
                     kill = dataclasses.replace(kill, first=started, waited=waited)
                     return _point_result(run, script_name, measured, planned, kill, seen, missed)
+        if parked is not None:
+            # The parked run went past its pause or its moment before it was handed the point (the agent
+            # suspended in the pause, say): the lab's guess, not a miss of the point's. Its own run follows.
+            parked = None
+            continue
         missed.append(why)
         if baseline is not None:
             # A point of a kept plan says its miss only once its clean run kept the plan: a plan thrown away
@@ -134,6 +145,49 @@ def point_run(
             f"paidtwice: {target.mode}/{script_name} #{point.order} {point.name}: the kill missed its moment "
             f"({why}); run again ({len(missed)} of {kills.retries} retries)"
         )
+
+
+class Parked:
+    """A run started before its point was known, on an agent, lane and invocation of its own, whose first
+    live durable pause is held open: it stands for a point after that pause that its clean run has not shown
+    yet, and is handed it once it does (`hand`), the pause's wait already behind it. A command's proxy holds
+    every moment from the lab's side, so such a run can be handed one; the host's gates cannot change once
+    its process started."""
+
+    def __init__(self, run: SweepRun) -> None:
+        self.run = run
+        self.started = time.time()
+        run.start(replacement=True, hold_pause=True)
+
+    def hand(self, script: Script, point: CrashPoint) -> bool:
+        """Stop the run at `point` from now on, as a run started for it is (the lane's held calls, the
+        journal held at the proxy), and let the pause go on; False if the kind cannot (nothing changed)."""
+        self.run.lane.script = _holding(script, point)
+        self.run.resolver.hold_at = point.journal_entries
+        self.run.resolver.hold_ops = _held_waits(point)
+        return self.run.agent.go_on(
+            hold_entries=point.hold_entries, hold_inbound=point.kind != "model-returned"
+        )
+
+    def close(self) -> None:
+        """Not handed a point: its invocation killed on the server, its agent stopped."""
+        try:
+            self.run.resolver.stop()
+            if self.run.invocation_id:
+                with contextlib.suppress(AdminError):
+                    self.run.lab.admin.kill(self.run.invocation_id)
+        finally:
+            self.run.agent.close()
+
+
+def park(lab: Lab, target: Target, script: Script, *, tag: str, model: ModelStub = ModelStub()) -> Parked:
+    """A run of the target held at its first live durable pause (`Parked`), tagged `tag`."""
+    run = SweepRun(lab, target, script, tag=tag, gate=None, model=model, alone=True)
+    try:
+        return Parked(run)
+    except BaseException:
+        run.agent.close()
+        raise
 
 
 NOT_REACHED = "not reached"
@@ -163,11 +217,16 @@ def _kill_at_moment(
     point: CrashPoint,
     clean: CleanRun,
     kills: KillPlan,
+    *,
+    started: float | None = None,
 ) -> tuple[_Kill, _Seen]:
     """One run of the point: to the moment, the kill, the restart, until the replay settled; when the kill
-    landed, and what the server and the agent said once it settled."""
-    started = time.time()
-    invocation_id = run.start(replacement=True)
+    landed, and what the server and the agent said once it settled. With `started`, the run was started
+    then (a parked run, handed the point), else now."""
+    if started is None:
+        started = time.time()
+        run.start(replacement=True)
+    invocation_id = run.invocation_id
     polled = poller.follow(invocation_id)
     try:
         _wait_for_moment(lab, stop, run, point, polled)

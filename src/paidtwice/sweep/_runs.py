@@ -126,14 +126,16 @@ class SweepRun:
             idle=lambda: lane_idle(self.lane),
         )
 
-    def start(self, *, replacement: bool = False) -> str:
+    def start(self, *, replacement: bool = False, hold_pause: bool = False) -> str:
+        """Start the agent and send the invocation; its id. `replacement`: the replacement loads beside it;
+        `hold_pause`: the agent's first live durable pause is held open (`Agent.start`)."""
         if replacement:
             # The replacement (without the gate) loads beside the process to serve, before the invocation is
             # sent: the kill then follows the moment at once (a tenth of a second of loading would move it).
             self.agent.prepare()
             self.agent.env[GATE] = ""
             self.agent.prepare(ahead=2)
-        self.agent.start()
+        self.agent.start(hold_pause=hold_pause)
         if replacement:
             self.agent.wait_ready()
         deployment = self.deployment = self.lab.admin.register_deployment(self.agent.uri)

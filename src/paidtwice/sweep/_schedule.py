@@ -29,7 +29,7 @@ from paidtwice.results import CleanRun, CrashPoint, PointResult
 from paidtwice.sweep._kept import keep_plan, same_plan
 from paidtwice.sweep._options import KillPlan, shard_of
 
-__all__ = ["Baseline", "Matrix", "PlanSoFar", "Schedule"]
+__all__ = ["Baseline", "Matrix", "ParkedRun", "PlanSoFar", "Schedule"]
 
 Baseline = Callable[[], tuple[CleanRun, CrashPoint]]
 """What a point's run is measured against, once it settled: the clean run, and the point as it planned it."""
@@ -50,13 +50,50 @@ class CleanOf(Protocol):
         ...
 
 
+class ParkedRun(Protocol):
+    """A run of a matrix held at a durable pause, not yet handed its point (`_point.Parked`)."""
+
+    def close(self) -> None: ...
+
+
 class PointOf(Protocol):
     """Runs a point of the i-th matrix (tagged `tag`, stopped by `stop`), measured against its clean run
-    (or, when `baseline` is given, against what it returns once the run settled)."""
+    (or, when `baseline` is given, against what it returns once the run settled); with `parked`, its first
+    run is that one, handed the point."""
 
     def __call__(
-        self, i: int, point: CrashPoint, tag: str, stop: threading.Event, baseline: Baseline | None, /
+        self,
+        i: int,
+        point: CrashPoint,
+        tag: str,
+        stop: threading.Event,
+        baseline: Baseline | None,
+        parked: ParkedRun | None = None,
+        /,
     ) -> PointResult: ...
+
+
+ParkOf = Callable[[int, str], ParkedRun]
+"""Starts a run of the i-th matrix tagged with the string, held at its first live durable pause."""
+
+PARKED_MOST = 4
+"""Runs parked at most in each durable pause of a clean run, one for each point it may show after it."""
+
+
+@dataclass
+class _Slot:
+    """A run parked in a clean run's pause, waiting for a point after it (`Schedule._so_far`)."""
+
+    pause: int
+    """The pause's point's journal entries: which pause of the run it is held in."""
+    stop: threading.Event = field(default_factory=threading.Event)
+    """Stops its run, before or after it was handed its point."""
+    woken: threading.Event = field(default_factory=threading.Event)
+    """Set when it is handed its point, or stopped."""
+    point: tuple[int, CrashPoint] | None = None
+    """Its point, by its place in the plan so far, once handed."""
+    run: Future[PointResult | None] | None = None
+    """Its run: the point's result once handed, else None."""
 
 
 class _Stale(Exception):
@@ -96,6 +133,8 @@ class Matrix:
     early: dict[int, tuple[CrashPoint, threading.Event]] = field(default_factory=dict)
     """The points started while the clean run ran, by their place in its plan so far, each with the event
     that stops its run."""
+    parked: list[_Slot] = field(default_factory=list)
+    """The runs parked in its clean run's pauses, handed or not."""
 
     def started_early(self, n: int) -> bool:
         """The clean run's n-th point is the one a run started while it ran stands for."""
@@ -120,14 +159,18 @@ class Schedule:
         kills: KillPlan,
         stop: threading.Event,
         on_point: Callable[[PointResult], None] | None,
+        park_of: ParkOf | None = None,
     ) -> None:
         self.lab = lab
+        self.park_of = park_of
         self.matrices = matrices
         self.kills = kills
         self.stop = stop
         self.on_point = on_point
         self.lock = threading.Lock()
         self.futures: list[Future[Any]] = []
+        self.running: set[Future[Any]] = set()
+        """The futures of the points' pool (run, or waiting for a place)."""
         self.failure: BaseException | None = None
         # The clean runs have places of their own: a point never takes a clean run's place, and a point
         # waiting for its clean run never waits for one that has no place.
@@ -177,6 +220,8 @@ class Schedule:
         with self.lock:
             future = pool.submit(work, *args)
             self.futures.append(future)
+            if pool is self.points:
+                self.running.add(future)
         future.add_done_callback(self._ended)
         return future
 
@@ -197,6 +242,9 @@ class Schedule:
                 matrix.stop.set()
                 for _, stop in matrix.early.values():
                     stop.set()
+                for slot in matrix.parked:
+                    slot.stop.set()
+                    slot.woken.set()
 
     def _drain(self) -> None:
         """Wait until every run submitted (also those submitted meanwhile) has ended."""
@@ -243,6 +291,11 @@ class Schedule:
         # now (those no run started while it ran stands for). Every other waits for `after_cleans`.
         if matrix.alone and self.kills.shard is None and not self.stop.is_set():
             self._start_planned(i)
+        with self.lock:
+            for slot in matrix.parked:
+                if slot.point is None:
+                    slot.stop.set()  # no point of the plan came after its pause
+                slot.woken.set()
 
     def _so_far(self, i: int, so_far: list[CrashPoint]) -> None:
         """The i-th clean run's plan so far: start each point it planned the same way on the last read,
@@ -258,9 +311,70 @@ class Schedule:
             with self.lock:
                 if self.stop.is_set():
                     return
+                if self._hand(matrix, so_far, n, point):
+                    continue
                 matrix.early[n] = (point, stop)
             run = self._submit(self.points, self._ahead, i, n, point, stop)
             matrix.runs.append((point, run))
+        if so_far and so_far[-1].kind == "pause":
+            self._park(i, so_far)
+
+    @staticmethod
+    def _hand(matrix: Matrix, plan: list[CrashPoint], n: int, point: CrashPoint) -> bool:
+        """Hand the n-th point of the plan (so far) to a run parked in the last pause before it and not handed
+        one yet, if there is one: it takes the point, the pause's wait behind it already. Under the lock."""
+        pauses = [p.journal_entries for p in plan[:n] if p.kind == "pause"]
+        free = [s for s in matrix.parked if pauses and s.pause == pauses[-1] and s.point is None]
+        slot = free[0] if free else None
+        if slot is None or slot.run is None or slot.stop.is_set():
+            return False
+        slot.point = (n, point)
+        matrix.early[n] = (point, slot.stop)
+        matrix.runs.append((point, slot.run))
+        slot.woken.set()
+        return True
+
+    def _park(self, i: int, so_far: list[CrashPoint]) -> None:
+        """The i-th clean run is in a durable pause: park runs in it, one for each point it showed before it
+        (at most `PARKED_MOST`), each to take a point it shows after it. Only where no point of the plan has
+        a gate (a command's, whose every hold the proxy keeps: `Agent.go_on`)."""
+        matrix, pause = self.matrices[i], so_far[-1]
+        if self.park_of is None or any(p.gate is not None for p in so_far):
+            return
+        if any(s.pause == pause.journal_entries for s in matrix.parked):
+            return
+        before = sum(1 for p in so_far if p.kind != "pause")
+        with self.lock:
+            # Only in places no point waits for: a parked run must not hold a point back.
+            free = self.kills.parallel - sum(1 for f in self.running if not f.done())
+        for k in range(min(PARKED_MOST, before, free)):
+            slot = _Slot(pause.journal_entries)
+            with self.lock:
+                if self.stop.is_set() or matrix.cleaned.is_set():
+                    return
+                matrix.parked.append(slot)
+            # A hand-off comes later, in this thread (the clean run's): it finds the slot's run set.
+            slot.run = self._submit(self.points, self._parked, i, slot, f"p{pause.journal_entries}_{k}")
+
+    def _parked(self, i: int, slot: _Slot, tag: str) -> PointResult | None:
+        """A run parked in a pause (`_park`): handed a point, that point's run; else stopped, None."""
+        assert self.park_of is not None
+        if slot.stop.is_set():
+            return None
+        try:
+            parked = self.park_of(i, tag)
+        except Exception:
+            with self.lock:
+                if slot.point is None:
+                    slot.stop.set()  # handed nothing now: a point's own run says whatever failed
+                    return None
+            raise
+        slot.woken.wait()
+        if slot.point is None or slot.stop.is_set():
+            parked.close()
+            return None
+        n, point = slot.point
+        return self._ahead(i, n, point, slot.stop, parked)
 
     def _after_cleans(self) -> None:
         """Every clean run has ended: the points of each matrix whose kept plan did not hold (or that had
@@ -283,7 +397,11 @@ class Schedule:
         if matrix.plan is None or matrix.holds:
             return
         for n, point in enumerate(matrix.plan):
-            if not matrix.started_early(n):
+            if matrix.started_early(n):
+                continue
+            with self.lock:
+                handed = matrix.alone and self._hand(matrix, matrix.plan, n, point)
+            if not handed:
                 self._start(i, point)
 
     def _start(self, i: int, point: CrashPoint) -> None:
@@ -299,13 +417,16 @@ class Schedule:
         self._say(result)
         return result
 
-    def _ahead(self, i: int, n: int, point: CrashPoint, stop: threading.Event) -> PointResult | None:
-        """A point started before its clean run ended (from the kept plan, or from the plan so far), stopped
-        by `stop`; None when the clean run's plan did not confirm it (the run is thrown away, whatever it
-        measured or however it failed)."""
+    def _ahead(
+        self, i: int, n: int, point: CrashPoint, stop: threading.Event, parked: ParkedRun | None = None
+    ) -> PointResult | None:
+        """A point started before its clean run ended (from the kept plan, or from the plan so far, or handed
+        to a run parked in a pause before it), stopped by `stop`; None when the clean run's plan did not
+        confirm it (the run is thrown away, whatever it measured or however it failed)."""
         matrix = self.matrices[i]
         try:
-            result = self.point_of(i, point, str(point.order), stop, lambda: self._baseline(i, n))
+            baseline = lambda: self._baseline(i, n)  # noqa: E731
+            result = self.point_of(i, point, str(point.order), stop, baseline, parked)
         except _Stale:
             return None
         except BaseException:

@@ -29,10 +29,10 @@ from paidtwice.sweep._callees import Companions
 from paidtwice.sweep._kept import kept_durations, kept_plan, plan_key
 from paidtwice.sweep._not_swept import made_up_input
 from paidtwice.sweep._options import Answers, KillPlan, ModelStub, Shard, shard_of
-from paidtwice.sweep._point import point_run
+from paidtwice.sweep._point import Parked, park, point_run
 from paidtwice.sweep._reach import reach_every_tool
 from paidtwice.sweep._runs import CleanRunFails, NotSwept, SweepRun, clean_run
-from paidtwice.sweep._schedule import Baseline, Matrix, PlanSoFar, Schedule
+from paidtwice.sweep._schedule import Baseline, Matrix, ParkedRun, PlanSoFar, Schedule
 from paidtwice.targets import Target, TargetSpec
 
 __all__ = [
@@ -131,20 +131,30 @@ def sweep_pairs(
         return record, "", _plan(run), not run.serves_others()
 
     def run_point(
-        i: int, point: CrashPoint, suffix: str, stops: threading.Event, baseline: Baseline | None
+        i: int,
+        point: CrashPoint,
+        suffix: str,
+        stops: threading.Event,
+        baseline: Baseline | None,
+        parked: ParkedRun | None = None,
     ) -> PointResult:
+        assert parked is None or isinstance(parked, Parked)
         target, name, script = pairs[i]
         tag = f"{_tag(sweep_id, i, target, name)}_{suffix}"
         record = matrices[i].clean or _NO_CLEAN_RUN
         return point_run(
             lab, stops, poller, target, script, name, record, point,
-            tag=tag, kills=kills, model=model, baseline=baseline,
+            tag=tag, kills=kills, model=model, baseline=baseline, parked=parked,
         )  # fmt: skip
+
+    def park_of(i: int, suffix: str) -> Parked:
+        target, name, script = pairs[i]
+        return park(lab, target, script, tag=f"{_tag(sweep_id, i, target, name)}_{suffix}", model=model)
 
     try:
         if not pairs:
             raise UsageError("nothing to sweep")
-        schedule = Schedule(lab, matrices, kills=kills, stop=stop, on_point=on_point)
+        schedule = Schedule(lab, matrices, kills=kills, stop=stop, on_point=on_point, park_of=park_of)
         # Once the clean runs are over, only the agent registered last for each of the app's other
         # services stays up; no point of a plan made after the clean runs has started yet.
         points = schedule.run(run_clean, run_point, after_cleans=companions.prune)

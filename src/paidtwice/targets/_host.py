@@ -211,6 +211,10 @@ class AgentHost(LeasedAgent):
         if self._process is not None and self._process.alive():
             self._process.send_line(RELEASE_PAUSE)
 
+    def go_on(self, *, hold_entries: int | None, hold_inbound: bool) -> bool:
+        """Not here: a point's holds in the host are its gates, read once as the process starts."""
+        return False
+
     def alive(self) -> bool:
         return self._process is not None and self._process.alive()
 

@@ -58,6 +58,13 @@ class Agent(Protocol):
         """The fault has landed: the pause held since `start(hold_pause=True)` may end."""
         ...
 
+    def go_on(self, *, hold_entries: int | None, hold_inbound: bool) -> bool:
+        """Hand the run held at its pause since `start(hold_pause=True)` a later moment: hold the journal at
+        `hold_entries` (only what the agent sends, without `hold_inbound`) and let the pause end, unless the
+        frame held in it is where the new hold is. False where the kind cannot (its holds are inside its
+        process, fixed at its start: the host's gates), and nothing changes."""
+        ...
+
     def prepare(self, *, ahead: int = 1) -> None:
         """Start loading a replacement (its port still shut), when the kind can: `ahead` processes loading
         or loaded, when more than one (before `start`, the process to serve and its replacement)."""

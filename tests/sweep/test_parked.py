@@ -1,0 +1,108 @@
+"""Runs parked in a durable pause (`paidtwice.sweep._schedule`, `_point.Parked`): with no plan kept, a
+command's sweep starts runs as soon as its clean run is seen in a pause, holds each at its own pause's end,
+and hands them the points the clean run shows after it, so those points wait out the pause beside the clean
+run, not after it. The records are those of a sweep planned after its clean run.
+
+The deck's agent runs as a command (paidtwice's host started by a shell line, seen through the protocol
+proxy, as `sweep --cmd` sees any deployment), journaled, under `steady`, with a 2 s pause, swept twice on
+the session's server: `early` (no plan kept) and `after` (one shard of one: every point starts once the
+clean run ended).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from paidtwice.engine import epoch
+from paidtwice.lab import Lab
+from paidtwice.results import PointResult, SweepMatrix
+from paidtwice.sweep._kept import PLANS_ENV
+from paidtwice.sweep._options import KillPlan
+from paidtwice.sweep._sweep import deck_scripts, sweep_targets
+from paidtwice.targets import CommandTarget
+
+_HOST = f"{sys.executable} -m paidtwice.agent.host paidtwice.agent.weather:app --port $PORT"
+
+_COUNTS = (
+    "crash_point", "order", "kind", "status", "answer_matches", "answer", "model_calls", "extra_model_calls",
+    "model_calls_in_flight", "model_answers_at_kill", "answers_asked_again", "step_runs", "extra_step_runs",
+    "steps_in_flight", "tool_runs", "mismatches", "journal_at_kill", "confirmed", "not_placed", "unanswered",
+    "extra_cost_usd", "retries",
+)  # fmt: skip
+"""What a point's record says about what it paid (its ids, times and logs differ from run to run)."""
+
+
+def _counts(point: PointResult) -> tuple[Any, ...]:
+    return tuple(getattr(point, name) for name in _COUNTS)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Swept:
+    matrix: SweepMatrix
+    said: tuple[str, ...]
+    pause_ended: float
+    """When the server appended the clean run's `Notification: Sleep` (the end of its pause)."""
+
+
+@pytest.fixture(scope="module")
+def swept(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, _Swept]]:
+    said: list[str] = []
+    lock = threading.Lock()
+
+    def echo(line: str) -> None:
+        with lock:
+            said.append(line)
+
+    target = CommandTarget(
+        f"PAIDTWICE_AGENT_MODE=journaled PAIDTWICE_PAUSE_S=2 {_HOST}",
+        "Agent",
+        "run",
+        "What should I wear in Paris today?",
+        mode="journaled-cmd",
+        stuck_after=None,
+    )
+    done: dict[str, _Swept] = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(PLANS_ENV, str(tmp_path_factory.mktemp("plans")))
+        patch.setattr(lab, "echo", echo)
+        for name in ("early", "after"):
+            said.clear()
+            # No plan is kept between the two: the second is planned after its clean run by its shard.
+            kills = KillPlan(parallel=16, shard=(1, 1) if name == "after" else None)
+            (matrix,) = sweep_targets(lab, targets=[target], scripts=deck_scripts(["steady"]), kills=kills)
+            journal = lab.sql.journal(matrix.clean.invocation_id)
+            ended = [epoch(e.appended_at) for e in journal if e.label() == "Notification: Sleep"]
+            assert len(ended) == 1 and ended[0] is not None, [e.label() for e in journal]
+            done[name] = _Swept(matrix, tuple(said), ended[0])
+        yield done
+
+
+def test_the_points_after_the_pause_are_run_by_runs_parked_in_it(swept: dict[str, _Swept]) -> None:
+    early = swept["early"]
+    points = early.matrix.points
+    pause = next(n for n, p in enumerate(points) if p.kind == "pause")
+    after = points[pause + 1 :]
+    assert after, [p.crash_point for p in points]
+    # Each started before the clean run's pause had ended: it waited out its own pause beside it.
+    assert all((p.started_at or 0.0) < early.pause_ended for p in after), [
+        (p.crash_point, p.started_at, early.pause_ended) for p in after
+    ]
+    # And every one was placed at its moment at the first try, the kill aimed from its new holds.
+    assert all(p.confirmed and p.retries == 0 for p in points), [(p.crash_point, p.missed) for p in points]
+    assert early.said == ()
+
+
+def test_a_parked_run_gives_the_records_of_a_point_planned_after_the_clean_run(
+    swept: dict[str, _Swept],
+) -> None:
+    early, after = swept["early"].matrix, swept["after"].matrix
+    assert [_counts(p) for p in early.points] == [_counts(p) for p in after.points]
+    # Planned after its clean run, no point after the pause starts before the clean run's pause ended.
+    pause = next(n for n, p in enumerate(after.points) if p.kind == "pause")
+    assert all((p.started_at or 0.0) > swept["after"].pause_ended for p in after.points[pause + 1 :])
