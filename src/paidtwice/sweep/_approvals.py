@@ -139,6 +139,29 @@ def _waiting_since(wait: Wait, events: list[dict[str, Any]], since: float) -> fl
     return last + (_SETTLED if last > wait.at else 0.0)
 
 
+def _due(
+    wait: Wait, events: list[dict[str, Any]], since: float, after: float, *, until: float
+) -> float | None:
+    """When the resolver's schedule first had `wait`'s answer due, before `until` (None: not before): the
+    first moment it had waited `after` seconds since it began to wait (`_waiting_since`, as the step log read
+    then) and since `since`, as the resolver's loop decides it."""
+    at = [float(e.get("at", 0.0)) for e in events]
+    t = max(wait.at, since) + after
+    while t < until:
+        begun = _waiting_since(wait, [e for e, when in zip(events, at, strict=True) if when < t], since)
+        if begun is None:  # a step or a call it started was open: the next event may close it
+            later = [when for when in at if when >= t]
+            if not later:
+                return None
+            t = min(later) + 1e-6
+            continue
+        due = max(begun, since) + after
+        if due <= t:
+            return t
+        t = due
+    return None
+
+
 def promise_resolvers(step_log: Path, service: str) -> dict[str, str]:
     """The shared handler of Workflow `service` (the name it is served under) that resolves each promise."""
     for raw in _lines(step_log):
@@ -256,13 +279,19 @@ class Resolver:
                 return f"{wait.label} (operation {wait.n} of the handler), and nothing resolves it: {why}"
         return None
 
-    def lost_to_clock(self, timers: Sequence[float]) -> str | None:
+    @property
+    def released_at(self) -> float | None:
+        """When the point's kill released the held waits (`release`); None before, and in a clean run."""
+        return self._released_at
+
+    def lost_to_clock(self, timers: Sequence[float], *, since: float = 0.0) -> str | None:
         """A wait the sweep meant to answer before a timer fired that lost to it: its answer was due by the
         schedule (the handler waiting on it, as the step log read when the timer fired, plus
         `Resolution.after`) before one of `timers` fired (when the server journaled its completion), but was
         sent after it or never, as a busy machine runs the resolver late; a handler racing the wait against
         that timer went on with the timer's branch. A wait due after the timer (`Resolution.after` longer than
-        it) lost as the user meant. What lost and how late, or None."""
+        it) lost as the user meant. With `since` (a point's release, `released_at`), only its replay's
+        waits count, answered no sooner than that. What lost and how late, or None."""
         if not timers:
             return None
         events = [r for r in _lines(self.step_log) if r.get("invocation") == self.invocation_id]
@@ -271,11 +300,11 @@ class Resolver:
                 continue  # nothing answers it: the timer ends the wait as the code says
             sent = self.sent.get(wait.n)
             for fired in timers:
-                begun = _waiting_since(wait, [e for e in events if float(e.get("at", 0.0)) < fired], 0.0)
-                if begun is None or begun + self.resolution.after >= fired:
+                due = _due(wait, events, since, self.resolution.after, until=fired)
+                if due is None:
                     continue
                 if sent is None or sent > fired:
-                    ahead = fired - begun - self.resolution.after
+                    ahead = fired - due
                     when = "never answered" if sent is None else f"answered {sent - fired:.1f}s after it"
                     return f"{wait.label}, due {ahead:.1f}s before the timer fired, was {when}"
         return None

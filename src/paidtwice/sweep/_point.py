@@ -40,6 +40,7 @@ from paidtwice.sweep._runs import (
     FAILED_ATTEMPTS,
     SETTLE_TIMEOUT,
     SweepRun,
+    lost_to_clock,
     run_progress,
     stuck_on_mismatch,
     tree_settled,
@@ -127,10 +128,12 @@ def point_run(
                     return _point_result(run, script_name, measured, planned, kill, err.seen, missed, why)
             else:
                 why = _kill_missed(run, point, seen, kill.at)
-                if not why or (len(missed) >= kills.retries and parked is None):
+                late = "" if why else _lost_race(run, seen)
+                if not (why or late) or (len(missed) >= kills.retries and parked is None):
                     measured, planned = measured_by()
                     kill = dataclasses.replace(kill, first=started, waited=waited)
-                    return _point_result(run, script_name, measured, planned, kill, seen, missed)
+                    return _point_result(run, script_name, measured, planned, kill, seen, missed, late=late)
+                why = why or late
         if parked is not None:
             # The parked run went past its pause or its moment before it was handed the point (the agent
             # suspended in the pause, say): the lab's guess, not a miss of the point's. Its own run follows.
@@ -141,9 +144,10 @@ def point_run(
             # A point of a kept plan says its miss only once its clean run kept the plan: a plan thrown away
             # throws its points' runs away unsaid (`baseline` raises then).
             measured_by()
+        said = why if why.startswith(_LOST_RACE) else f"the kill missed its moment ({why})"
         lab.echo(
-            f"paidtwice: {target.mode}/{script_name} #{point.order} {point.name}: the kill missed its moment "
-            f"({why}); run again ({len(missed)} of {kills.retries} retries)"
+            f"paidtwice: {target.mode}/{script_name} #{point.order} {point.name}: {said}; run again "
+            f"({len(missed)} of {kills.retries} retries)"
         )
 
 
@@ -276,6 +280,17 @@ def _seen_unkilled(run: SweepRun, polled: PolledAttempts) -> _Seen:
     return _Seen(
         NOT_REACHED, journal, len(journal), attempts, polled.count(attempts), unanswered_calls(run.lane)
     )
+
+
+_LOST_RACE = "its replay lost a race to a timer"
+
+
+def _lost_race(run: SweepRun, seen: _Seen) -> str:
+    """Why the replay took a timer's branch it was not meant to ("" when it did not): a wait its kill had
+    held, answered late after it on a busy machine, lost to a timer that fired after the kill, where the
+    answer was due before it (`lost_to_clock`). Its answer is then not the code's, and it is run again."""
+    lost = lost_to_clock(run, seen.journal)
+    return f"{_LOST_RACE} ({lost})" if lost else ""
 
 
 def _kill_missed(run: SweepRun, point: CrashPoint, seen: _Seen, kill_at: float) -> str:
@@ -514,10 +529,13 @@ def _point_result(
     seen: _Seen,
     missed: Sequence[str] = (),
     never: str = "",
+    *,
+    late: str = "",
 ) -> PointResult:
     """The point's record: what its run paid against the clean run, what it saw on the way, and why the
     earlier runs' kills missed (`missed`); `never`: why its run never reached the moment (it was not killed,
-    and its figures are those of a run without a crash, up to where the sweep gave up on it)."""
+    and its figures are those of a run without a crash, up to where the sweep gave up on it); `late`: why its
+    replay's answer is a timer's it was not meant to be (`_lost_race`): no verdict on it."""
     status, journal, journal_at_kill = seen.status, seen.journal, seen.journal_at_kill
     agent_attempts, attempt_count, unanswered = seen.attempts, seen.attempt_count, seen.unanswered
     answer = run.answer(status)
@@ -525,7 +543,7 @@ def _point_result(
     tools = run.lane.tool_runs()
     at_kill = calls_at_kill(calls, kill.at, clean)
     steps = run.steps()
-    not_placed = _undecided_because(run, point, seen, at_kill.held, never)
+    not_placed = "; ".join(filter(None, [_undecided_because(run, point, seen, at_kill.held, never), late]))
     paid = bill(calls, run.price_model)
     service, handler, input = run.target.recorded_as()
     return PointResult(

@@ -40,6 +40,7 @@ __all__ = [
     "NotSwept",
     "SweepRun",
     "clean_run",
+    "lost_to_clock",
     "run_progress",
     "stuck_on_mismatch",
     "tree_settled",
@@ -282,7 +283,7 @@ def clean_run(
         kept = True
         try:
             record = _clean(lab, stop, poller, run, on_progress)
-            why = _lost_to_clock(run)
+            why = lost_to_clock(run)
             kept = why is None or len(lost) >= CLOCK_RETRIES
             if kept:
                 if why is not None:
@@ -304,11 +305,14 @@ def clean_run(
         )
 
 
-def _lost_to_clock(run: SweepRun) -> str | None:
-    """How a wait the sweep meant to answer in time lost to a timer of the clean run's handler (the timers'
-    completions as its journal holds them); None when none did."""
-    fired = [epoch(e.appended_at) for e in run.journal() if e.type == "Notification: Sleep"]
-    return run.resolver.lost_to_clock([at for at in fired if at is not None])
+def lost_to_clock(run: SweepRun, journal: Sequence[JournalEntry] | None = None) -> str | None:
+    """How a wait the sweep meant to answer in time lost to a timer of the run's handler (the timers'
+    completions as its journal holds them); None when none did. In a point's run, only the timers that fired
+    after its kill released the held waits, raced against its replay's waits."""
+    since = run.resolver.released_at or 0.0
+    entries = run.journal() if journal is None else journal
+    fired = [epoch(e.appended_at) for e in entries if e.type == "Notification: Sleep"]
+    return run.resolver.lost_to_clock([at for at in fired if at is not None and at > since], since=since)
 
 
 def _clean(
