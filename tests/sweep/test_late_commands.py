@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from support import DEADLINE
 
-from paidtwice.agent import _proxy
+from paidtwice.agent import _proxy_attempt
 from paidtwice.lab import Lab
 from paidtwice.stub import _ledger
 from paidtwice.sweep import Answers, KillPlan, sweep
@@ -26,20 +26,20 @@ def test_commands_read_after_the_call_began_are_in_its_moment(
 ) -> None:
     monkeypatch.setenv("PAIDTWICE_PLANS", str(tmp_path / "plans"))  # the clean run first, alone
     asked = threading.Event()
-    open_call, log_outbound = _ledger.Ledger.open_model_call, _proxy._Attempt.log_outbound
+    open_call, log_outbound = _ledger.Ledger.open_model_call, _proxy_attempt.Attempt.log_outbound
 
     def opened(self: _ledger.Ledger, **fields: Any) -> int:
         asked.set()
         return open_call(self, **fields)
 
-    def late(self: _proxy._Attempt, kind: int, body: bytes) -> None:
-        if _proxy.FIRST_COMMAND <= kind < _proxy.FIRST_NOTIFICATION and not asked.is_set():
+    def late(self: _proxy_attempt.Attempt, kind: int, body: bytes) -> None:
+        if _proxy_attempt.FIRST_COMMAND <= kind < _proxy_attempt.FIRST_NOTIFICATION and not asked.is_set():
             # The proxy's loop stalls, as under load, until the first model call (the clean run's) began.
             assert asked.wait(timeout=DEADLINE), "the agent asked the model nothing"
         log_outbound(self, kind, body)
 
     monkeypatch.setattr(_ledger.Ledger, "open_model_call", opened)
-    monkeypatch.setattr(_proxy._Attempt, "log_outbound", late)
+    monkeypatch.setattr(_proxy_attempt.Attempt, "log_outbound", late)
     what = TargetSpec(command="node src/chat.ts", app_dir=CORPUS, handlers=("ChatSession/send",))
     [matrix] = sweep(what, answers=Answers(variations=("steady",)), kills=KillPlan(parallel=4), lab=lab)
     assert asked.is_set() and matrix.clean.status == "completed"

@@ -1,12 +1,13 @@
 """Runs parked in a durable pause (`paidtwice.sweep._schedule`, `_point.Parked`): with no plan kept, a
-command's sweep starts runs as soon as its clean run is seen in a pause, holds each at its own pause's end,
-and hands them the points the clean run shows after it, so those points wait out the pause beside the clean
-run, not after it. The records are those of a sweep planned after its clean run.
+sweep starts runs as soon as its clean run is seen in a pause, holds each at its own pause's end, and hands
+them the points the clean run shows after it, so those points wait out the pause beside the clean run, not
+after it. The records are those of a sweep planned after its clean run.
 
-The deck's agent runs as a command (paidtwice's host started by a shell line, seen through the protocol
-proxy, as `sweep --cmd` sees any deployment), journaled, under `steady`, with a 2 s pause, swept twice on
-the session's server: `early` (no plan kept) and `after` (one shard of one: every point starts once the
-clean run ended).
+The deck's agent, journaled, under `steady`, with a 2 s pause, both ways a sweep runs code: in paidtwice's
+host (`host`: the points' moments are its gates, handed to the parked process on its stdin) and as a command
+seen through the protocol proxy (`cmd`, as `sweep --cmd` sees any deployment: the proxy holds them). Each is
+swept twice on the session's server: `early` (no plan kept) and `after` (one shard of one: every point
+starts once the clean run ended).
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from typing import Any
 
 import pytest
 
+from paidtwice.agent import QUESTION
 from paidtwice.engine import epoch
 from paidtwice.lab import Lab
 from paidtwice.results import PointResult, SweepMatrix
 from paidtwice.sweep._kept import PLANS_ENV
 from paidtwice.sweep._options import KillPlan
 from paidtwice.sweep._sweep import deck_scripts, sweep_targets
-from paidtwice.targets import CommandTarget
+from paidtwice.targets import CommandTarget, DeckTarget, Target
 
 _HOST = f"{sys.executable} -m paidtwice.agent.host paidtwice.agent.weather:app --port $PORT"
 
@@ -50,8 +52,23 @@ class _Swept:
     """When the server appended the clean run's `Notification: Sleep` (the end of its pause)."""
 
 
-@pytest.fixture(scope="module")
-def swept(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, _Swept]]:
+def _target(kind: str) -> Target:
+    if kind == "host":
+        return DeckTarget("journaled", pause="2")
+    return CommandTarget(
+        f"PAIDTWICE_AGENT_MODE=journaled PAIDTWICE_PAUSE_S=2 {_HOST}",
+        "Agent",
+        "run",
+        QUESTION,
+        mode="journaled-cmd",
+        stuck_after=None,
+    )
+
+
+@pytest.fixture(scope="module", params=["host", "cmd"])
+def swept(
+    request: pytest.FixtureRequest, lab: Lab, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, _Swept]]:
     said: list[str] = []
     lock = threading.Lock()
 
@@ -59,14 +76,7 @@ def swept(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[s
         with lock:
             said.append(line)
 
-    target = CommandTarget(
-        f"PAIDTWICE_AGENT_MODE=journaled PAIDTWICE_PAUSE_S=2 {_HOST}",
-        "Agent",
-        "run",
-        "What should I wear in Paris today?",
-        mode="journaled-cmd",
-        stuck_after=None,
-    )
+    target = _target(request.param)
     done: dict[str, _Swept] = {}
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(PLANS_ENV, str(tmp_path_factory.mktemp("plans")))

@@ -155,9 +155,9 @@ def test_a_parked_run_no_point_came_for_is_closed() -> None:
     assert [p.order for p in points] == [1, 2, 3] and runs.said == []
 
 
-def test_no_run_is_parked_where_a_point_has_a_gate() -> None:
-    # The host's gates are fixed as its process starts: a run there cannot be handed a later moment.
-    plan = [_point(1, gate="model:1:before"), _point(2, kind="pause"), _point(3)]
-    runs = _Runs([plan[:2], plan[:2]], plan)
-    assert [p.order for p in runs.sweep()] == [1, 2, 3]
+def test_no_run_is_parked_in_a_place_a_point_will_need() -> None:
+    # Two places, and the three points the clean run showed up to its pause will take them: none is parked.
+    plan = [_point(1), _point(2), _point(3, kind="pause"), _point(4)]
+    runs = _Runs([plan[:3], plan[:3]], plan)
+    assert [p.order for p in runs.sweep(KillPlan(parallel=2))] == [1, 2, 3, 4]
     assert runs.parked == [] and runs.handed == []

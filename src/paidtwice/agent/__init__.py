@@ -5,7 +5,7 @@ What the lab's other packages use of it, by where it lives:
     _process   what every agent the lab kills shares: `LeasedAgent`, `wait_alive`, what each attempt did
                (the host's agent, `AgentHost`, is in `paidtwice.targets`, beside the kinds it serves)
     _go        when a prepared host process serves: `go_line`, and its port's `listening_socket`; when its
-               held pause ends: `RELEASE_PAUSE`
+               held pause ends: `RELEASE_PAUSE`; its gates from then on: `GATES`
     _deck      the deck's agent from outside: `DECK_AGENT`, its `QUESTION`, its modes and clean journals
     _env       the environment the lab gives an agent: variable names, `agent_env`, the offline defaults,
                `renamed_service`
@@ -13,8 +13,8 @@ What the lab's other packages use of it, by where it lives:
     _app       finding a user's app in its module: `load_app`, `endpoint_of`, `load_problem`
     _preload   which of an app's frameworks a fork server may import for its agents: `framework_preload`
     _command   a deployment in any language started by a command, behind `_proxy`, the protocol proxy that
-               logs its attempts and steps (its stream to the agent: `_h2`; what it reads of the command's
-               code: `_sources`): `CommandHost`, `read_wire`, `node_path`
+               logs its attempts and steps (each attempt: `_proxy_attempt`; its stream to the agent: `_h2`;
+               what it reads of the command's code: `_sources`): `CommandHost`, `read_wire`, `node_path`
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ if _typing.TYPE_CHECKING:
         agent_env,
         renamed_service,
     )
-    from paidtwice.agent._go import RELEASE_PAUSE, go_line, listening_socket
+    from paidtwice.agent._go import GATES, RELEASE_PAUSE, go_line, listening_socket
     from paidtwice.agent._preload import framework_preload, preload_enabled, preload_env
     from paidtwice.agent._process import (
         AGENT_PRELOAD,
@@ -126,7 +126,7 @@ _LAZY = {
         ),
         "paidtwice.agent._process",
     ),
-    **dict.fromkeys(("RELEASE_PAUSE", "go_line", "listening_socket"), "paidtwice.agent._go"),
+    **dict.fromkeys(("GATES", "RELEASE_PAUSE", "go_line", "listening_socket"), "paidtwice.agent._go"),
     **dict.fromkeys(
         (
             *("END", "ERROR", "FIRST_COMMAND", "FIRST_NOTIFICATION", "MISMATCH_ERROR_CODE", "START"),
@@ -153,6 +153,7 @@ __all__ = [
     "FIRST_COMMAND",
     "FIRST_NOTIFICATION",
     "GATE",
+    "GATES",
     "INVOCATION_HEADER",
     "MANIFEST_ACCEPT",
     "MISMATCH_ERROR_CODE",

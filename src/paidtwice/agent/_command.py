@@ -308,9 +308,12 @@ class CommandHost(LeasedAgent):
         events = [r["event"] for r in read_wire(self.wire_log, invocation_id) if r["event"] in _HOLDS]
         return bool(events) and events[-1] == "held"
 
-    def go_on(self, *, hold_entries: int | None, hold_inbound: bool) -> bool:
+    def go_on(self, *, gate: str | None, hold_entries: int | None, hold_inbound: bool) -> bool:
         """The run held at its pause since `start(hold_pause=True)` is handed a later moment: the proxy holds
-        the journal there instead (`Proxy.go_on`)."""
+        the journal there instead (`Proxy.go_on`). No gate can be set in a command's process: False with
+        one."""
+        if gate:
+            return False
         self.proxy.go_on(hold_entries=hold_entries, hold_inbound=hold_inbound)
         return True
 

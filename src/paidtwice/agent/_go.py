@@ -22,9 +22,19 @@ import struct
 import time
 from dataclasses import dataclass
 
-from paidtwice.agent._wire import HOLD_PAUSE, RELEASE_PAUSE
+from paidtwice.agent._wire import GATES, HOLD_PAUSE, RELEASE_PAUSE
 
-__all__ = ["HOLD", "REFUSE", "RELEASE_PAUSE", "Go", "Lines", "go_line", "listening_socket", "turn_away"]
+__all__ = [
+    "GATES",
+    "HOLD",
+    "REFUSE",
+    "RELEASE_PAUSE",
+    "Go",
+    "Lines",
+    "go_line",
+    "listening_socket",
+    "turn_away",
+]
 
 HOLD = "hold"
 """The moment of a line that keeps the agent turning connections away until a further line."""
@@ -79,7 +89,7 @@ class Go:
 
     def read(self, words: list[str]) -> None:
         """Take in one line's words."""
-        if words == [RELEASE_PAUSE]:
+        if words == [RELEASE_PAUSE] or (words and words[0].startswith(GATES)):
             return  # a line for the serving process: nothing is held before it serves
         moment = words[0] if words else "now"
         self.moment = None if moment == HOLD else time.time() if moment == "now" else float(moment)

@@ -28,6 +28,7 @@ from contextvars import ContextVar
 from typing import Any
 
 __all__ = [
+    "GATES",
     "HOLD_PAUSE",
     "MISMATCH_ERROR_CODE",
     "RELEASE_PAUSE",
@@ -61,6 +62,9 @@ ends first ends its hold), so a kill aimed at the pause lands in it however late
 goes on only once the kill has landed (on a cluster: once the partition's leadership has settled)."""
 RELEASE_PAUSE = "release-pause"
 """The line the lab writes on a serving process's stdin once its fault has landed: the held pause ends."""
+GATES = "gates="
+"""A line the lab writes on a serving process's stdin (`gates=model:2:before,...`): its gates from now on, in
+place of those it started with (a run parked in a pause and handed a later moment, before `RELEASE_PAUSE`)."""
 
 _HEADER = struct.Struct(">HHI")
 

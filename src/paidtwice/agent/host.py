@@ -58,6 +58,7 @@ from paidtwice.agent._go import Go, Lines, listening_socket, turn_away
 from paidtwice.agent._step_log import StepLog
 from paidtwice.agent._tree import TREE, Tree, tree_renames
 from paidtwice.agent._wire import (
+    GATES,
     RELEASE_PAUSE,
     AttemptWire,
     asked_model,
@@ -529,14 +530,18 @@ APP_LINE = "*"
 """The `invocation` of step-log lines about the whole app, not one invocation."""
 
 
-async def _serve(app: Any, sock: socket.socket, lines: Lines | None) -> None:
+async def _serve(app: Any, sock: socket.socket, lines: Lines | None, log: StepLog | None) -> None:
     if lines is not None and not lines.ended:
-        # Serving, the process still reads the lab's lines: its fault has landed (`RELEASE_PAUSE`).
+        # Serving, the process still reads the lab's lines: its gates from now on (`GATES`), its fault has
+        # landed (`RELEASE_PAUSE`). On the handlers' loop: a handler sees the new gates before the release.
         loop = asyncio.get_running_loop()
 
         def read() -> None:
-            if any(words == [RELEASE_PAUSE] for words in lines.read()):
-                app.release_pause()
+            for words in lines.read():
+                if words == [RELEASE_PAUSE]:
+                    app.release_pause()
+                elif words and words[0].startswith(GATES) and log is not None:
+                    log.gates = frozenset(g for g in words[0].removeprefix(GATES).split(",") if g)
             if lines.ended:
                 loop.remove_reader(lines.fd)
 
@@ -658,7 +663,7 @@ def main(argv: list[str] | None = None) -> int:
         # The moment the agent is up for the server, for the lab's down time: no polling of the port.
         with open(args.ready_file, "a") as ready:
             ready.write(f"listening {serving_at!r}\n")
-    asyncio.run(_serve(app, sock, lines))
+    asyncio.run(_serve(app, sock, lines, log))
     return 0
 
 

@@ -170,7 +170,7 @@ class Parked:
         self.run.resolver.hold_at = point.journal_entries
         self.run.resolver.hold_ops = _held_waits(point)
         return self.run.agent.go_on(
-            hold_entries=point.hold_entries, hold_inbound=point.kind != "model-returned"
+            gate=point.gate, hold_entries=point.hold_entries, hold_inbound=point.kind != "model-returned"
         )
 
     def close(self) -> None:

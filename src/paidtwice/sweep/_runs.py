@@ -268,14 +268,15 @@ def clean_run(
     tag: str,
     model: ModelStub = ModelStub(),
     companions: Companions | None = None,
-    on_progress: Callable[[SweepRun], None] | None = None,
+    on_progress: Callable[[SweepRun], bool] | None = None,
 ) -> tuple[CleanRun, SweepRun]:
     """Run the target once without a crash; the run's record, and the run (its logs plan the points).
     Its agent is closed on return, or kept by `companions` if it serves other services of the app.
     A run in which a wait the sweep meant to answer in time lost to a timer (`Resolver.lost_to_clock`) is
     run again, on an agent and an invocation of its own, up to `CLOCK_RETRIES` times, then the last kept.
     `on_progress` is called with the run while it runs, each time it went on (at least `PROGRESS_EVERY`
-    apart)."""
+    apart), and once more after that, or again as long as it returns True (what it read of the run changed
+    since its last call: the logs it reads may lag the journal's progress)."""
     lost: list[str] = []
     while True:
         again = f"{tag}_t{len(lost)}" if lost else tag
@@ -320,7 +321,7 @@ def _clean(
     stop: threading.Event,
     poller: Poller,
     run: SweepRun,
-    on_progress: Callable[[SweepRun], None] | None,
+    on_progress: Callable[[SweepRun], bool] | None,
 ) -> CleanRun:
     target = run.target
     try:
@@ -365,7 +366,7 @@ def _settle_clean(
     stop: threading.Event,
     run: SweepRun,
     polled: PolledAttempts,
-    on_progress: Callable[[SweepRun], None] | None,
+    on_progress: Callable[[SweepRun], bool] | None,
 ) -> None:
     """Wait until the clean run completes or pauses, a call goes unanswered, or it fails before any model
     call; meanwhile, tell `on_progress` how far it went."""
@@ -375,14 +376,15 @@ def _settle_clean(
 
     def tell() -> bool:
         """Tell `on_progress` once the run went on since the last time, and once more after that (a plan
-        read twice the same starts its points): a run that sits in a pause is not read again and again."""
+        read twice the same starts its points), or until it read the same twice: a run that sits in a pause
+        is not read again and again."""
         nonlocal told_at, told_seen, confirm
         if on_progress is None or time.monotonic() - told_at < PROGRESS_EVERY:
             return False
         seen = moved()
         if seen != told_seen or confirm:
-            on_progress(run)
-            told_at, told_seen, confirm = time.monotonic(), seen, seen != told_seen
+            changed = on_progress(run)
+            told_at, told_seen, confirm = time.monotonic(), seen, seen != told_seen or changed
         return False
 
     def failed_attempts() -> int:

@@ -3,7 +3,8 @@
 Every clean run starts at once. A matrix (target, script) with a plan kept from the last sweep of the same
 code (`_kept`) starts that plan's points beside its clean run. One with none (the first sweep of new code)
 has its clean run's plan so far read while it runs, and starts each point two reads in a row planned the
-same way, not the last one seen (what comes next may still change it) unless that is a durable pause. Each
+same way, not the last one seen (what comes next may still change it) unless that is a durable pause; runs
+parked in that pause are handed the points the clean run shows after it (`_point.Parked`). Each
 such point's run goes to its moment, is killed and replayed, and then waits for the clean run to be measured
 against it. When the clean run ends, a point started from a kept plan is the sweep's if the whole plan is
 the clean run's, one started early if the plan has that very point in that place; the others are stopped
@@ -35,8 +36,9 @@ Baseline = Callable[[], tuple[CleanRun, CrashPoint]]
 """What a point's run is measured against, once it settled: the clean run, and the point as it planned it."""
 
 
-PlanSoFar = Callable[[list[CrashPoint]], None]
-"""Told the plan of a clean run still under way, as far as it went."""
+PlanSoFar = Callable[[list[CrashPoint]], bool]
+"""Told the plan of a clean run still under way, as far as it went; True when it differs from the last one
+told (the run is to be read again, whether or not it seems to have gone on)."""
 
 
 class CleanOf(Protocol):
@@ -297,10 +299,11 @@ class Schedule:
                     slot.stop.set()  # no point of the plan came after its pause
                 slot.woken.set()
 
-    def _so_far(self, i: int, so_far: list[CrashPoint]) -> None:
+    def _so_far(self, i: int, so_far: list[CrashPoint]) -> bool:
         """The i-th clean run's plan so far: start each point it planned the same way on the last read,
         except its last one unless that is a durable pause (planned from its start: what comes after it
-        does not change it, and the pause is the longest wait of most runs)."""
+        does not change it, and the pause is the longest wait of most runs). True when it is not the plan
+        of the last read: the run is read again, whether or not it seems to have gone on."""
         matrix = self.matrices[i]
         before, matrix.so_far = matrix.so_far, so_far
         settled = so_far if so_far and so_far[-1].kind == "pause" else so_far[:-1]
@@ -310,7 +313,7 @@ class Schedule:
             stop = threading.Event()
             with self.lock:
                 if self.stop.is_set():
-                    return
+                    return False
                 if self._hand(matrix, so_far, n, point):
                     continue
                 matrix.early[n] = (point, stop)
@@ -318,6 +321,7 @@ class Schedule:
             matrix.runs.append((point, run))
         if so_far and so_far[-1].kind == "pause":
             self._park(i, so_far)
+        return not same_plan(before, so_far)
 
     @staticmethod
     def _hand(matrix: Matrix, plan: list[CrashPoint], n: int, point: CrashPoint) -> bool:
@@ -336,17 +340,18 @@ class Schedule:
 
     def _park(self, i: int, so_far: list[CrashPoint]) -> None:
         """The i-th clean run is in a durable pause: park runs in it, one for each point it showed before it
-        (at most `PARKED_MOST`), each to take a point it shows after it. Only where no point of the plan has
-        a gate (a command's, whose every hold the proxy keeps: `Agent.go_on`)."""
+        (at most `PARKED_MOST`), each to take a point it shows after it (`Agent.go_on`)."""
         matrix, pause = self.matrices[i], so_far[-1]
-        if self.park_of is None or any(p.gate is not None for p in so_far):
+        if self.park_of is None:
             return
         if any(s.pause == pause.journal_entries for s in matrix.parked):
             return
         before = sum(1 for p in so_far if p.kind != "pause")
         with self.lock:
-            # Only in places no point waits for: a parked run must not hold a point back.
-            free = self.kills.parallel - sum(1 for f in self.running if not f.done())
+            # Only in places no run needs yet, nor this plan's points shown so far: parked runs come before
+            # the other plans' points still to start (the points after a pause, which take longest).
+            busy = sum(1 for f in self.running if not f.done())
+            free = self.kills.parallel - busy - sum(1 for n in range(len(so_far)) if n not in matrix.early)
         for k in range(min(PARKED_MOST, before, free)):
             slot = _Slot(pause.journal_entries)
             with self.lock:

@@ -106,10 +106,9 @@ def sweep_pairs(
         target, name, script = pairs[i]
         tag = f"{_tag(sweep_id, i, target, name)}_clean"
 
-        def so_far(run: SweepRun, told: PlanSoFar) -> None:
+        def so_far(run: SweepRun, told: PlanSoFar) -> bool:
             plan = _plan_so_far(run)
-            if plan:
-                told(plan)
+            return told(plan) if plan else False
 
         progress = None if on_plan is None else functools.partial(so_far, told=on_plan)
         try:

@@ -24,6 +24,7 @@ from typing import Any
 
 from paidtwice._exceptions import ServerStartError
 from paidtwice.agent import (
+    GATES,
     RELEASE_PAUSE,
     AgentAttempt,
     LeasedAgent,
@@ -211,9 +212,15 @@ class AgentHost(LeasedAgent):
         if self._process is not None and self._process.alive():
             self._process.send_line(RELEASE_PAUSE)
 
-    def go_on(self, *, hold_entries: int | None, hold_inbound: bool) -> bool:
-        """Not here: a point's holds in the host are its gates, read once as the process starts."""
-        return False
+    def go_on(self, *, gate: str | None, hold_entries: int | None, hold_inbound: bool) -> bool:
+        """Tell the serving process its gates from now on (`GATES`), then to end the pause it holds (the
+        lines are read in order, on the handlers' loop). The host holds no journal: False with
+        `hold_entries`."""
+        if hold_entries is not None or self._process is None or not self._process.alive():
+            return False
+        self._process.send_line(f"{GATES}{gate or ''}")
+        self._process.send_line(RELEASE_PAUSE)
+        return True
 
     def alive(self) -> bool:
         return self._process is not None and self._process.alive()

@@ -58,11 +58,11 @@ class Agent(Protocol):
         """The fault has landed: the pause held since `start(hold_pause=True)` may end."""
         ...
 
-    def go_on(self, *, hold_entries: int | None, hold_inbound: bool) -> bool:
-        """Hand the run held at its pause since `start(hold_pause=True)` a later moment: hold the journal at
-        `hold_entries` (only what the agent sends, without `hold_inbound`) and let the pause end, unless the
-        frame held in it is where the new hold is. False where the kind cannot (its holds are inside its
-        process, fixed at its start: the host's gates), and nothing changes."""
+    def go_on(self, *, gate: str | None, hold_entries: int | None, hold_inbound: bool) -> bool:
+        """Hand the run held at its pause since `start(hold_pause=True)` a later moment: stop at `gate` (the
+        host's gates) or hold the journal at `hold_entries` (a command's proxy; only what the agent sends,
+        without `hold_inbound`), and let the pause end, unless what is held in it is that moment. False
+        where the kind cannot hold that moment, and nothing changes."""
         ...
 
     def prepare(self, *, ahead: int = 1) -> None:
