@@ -263,3 +263,17 @@ def same_counts(plain: Any, preloaded: Any) -> None:
     assert [[getattr(p, f) for f in fields] for p in plain.points] == [
         [getattr(p, f) for f in fields] for p in preloaded.points
     ]
+
+
+POINT_COUNTS = (
+    "crash_point", "order", "kind", "status", "answer_matches", "answer", "model_calls", "extra_model_calls",
+    "model_calls_in_flight", "model_answers_at_kill", "answers_asked_again", "step_runs", "extra_step_runs",
+    "steps_in_flight", "tool_runs", "mismatches", "journal_at_kill", "confirmed", "not_placed", "unanswered",
+    "extra_cost_usd",
+)  # fmt: skip
+"""What a point's record says about what it paid (its ids, times and logs differ from run to run)."""
+
+
+def point_counts(point: Any) -> tuple[Any, ...]:
+    """A point's record as `POINT_COUNTS` names it: what two sweeps of the same plan must agree on."""
+    return tuple(getattr(point, name) for name in POINT_COUNTS)

@@ -18,10 +18,11 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
+from support import point_counts
 
 from paidtwice.engine import JournalEntry, epoch
 from paidtwice.lab import Lab
-from paidtwice.results import CrashPoint, PointResult, SweepMatrix
+from paidtwice.results import CrashPoint, SweepMatrix
 from paidtwice.stub import script_by_name
 from paidtwice.sweep._kept import (
     PLANS_ENV,
@@ -114,18 +115,6 @@ def test_a_kept_plan_reads_back_and_a_broken_file_is_no_plan(
 
 # -- three sweeps of one small agent on the session's server --------------------------------------------
 
-_COUNTS = (
-    "crash_point", "order", "kind", "status", "answer_matches", "answer", "model_calls", "extra_model_calls",
-    "model_calls_in_flight", "model_answers_at_kill", "answers_asked_again", "step_runs", "extra_step_runs",
-    "steps_in_flight", "tool_runs", "mismatches", "journal_at_kill", "confirmed", "not_placed", "unanswered",
-    "extra_cost_usd",
-)  # fmt: skip
-"""What a point's record says about what it paid (its ids, times and logs differ from run to run)."""
-
-
-def _counts(point: PointResult) -> tuple[Any, ...]:
-    return tuple(getattr(point, name) for name in _COUNTS)
-
 
 @dataclasses.dataclass(frozen=True)
 class _Swept:
@@ -205,7 +194,7 @@ def test_a_kept_plan_gives_the_records_and_counts_of_a_plan_made_after_the_clean
     after = swept["after"].matrix
     for name in ("early", "kept", "stale"):
         matrix = swept[name].matrix
-        assert [_counts(p) for p in matrix.points] == [_counts(p) for p in after.points], name
+        assert [point_counts(p) for p in matrix.points] == [point_counts(p) for p in after.points], name
         clean, before = (dataclasses.replace(m.clean, invocation_id="") for m in (matrix, after))
         assert clean == before, name
         # Each point's share of the run is its own clean run's (measured then), not the kept plan's.
