@@ -3,11 +3,11 @@ sweep starts runs as soon as its clean run is seen in a pause, holds each at its
 them the points the clean run shows after it, so those points wait out the pause beside the clean run, not
 after it. The records are those of a sweep planned after its clean run.
 
-The deck's agent, journaled, under `steady`, with a 2 s pause, both ways a sweep runs code: in paidtwice's
-host (`host`: the points' moments are its gates, handed to the parked process on its stdin) and as a command
-seen through the protocol proxy (`cmd`, as `sweep --cmd` sees any deployment: the proxy holds them). Each is
-swept twice on the session's server: `early` (no plan kept) and `after` (one shard of one: every point
-starts once the clean run ended).
+The deck's agent, journaled, under `steady`, with a 4 s pause (room for a loaded machine to see the clean
+run in it), both ways a sweep runs code: in paidtwice's host (`host`: the points' moments are its gates,
+handed to the parked process on its stdin) and as a command seen through the protocol proxy (`cmd`, as
+`sweep --cmd` sees any deployment: the proxy holds them). Each is swept twice on the session's server:
+`early` (no plan kept) and `after` (one shard of one: every point starts once the clean run ended).
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ class _Swept:
 
 def _target(kind: str) -> Target:
     if kind == "host":
-        return DeckTarget("journaled", pause="2")
+        return DeckTarget("journaled", pause="4")
     return CommandTarget(
-        f"PAIDTWICE_AGENT_MODE=journaled PAIDTWICE_PAUSE_S=2 {_HOST}",
+        f"PAIDTWICE_AGENT_MODE=journaled PAIDTWICE_PAUSE_S=4 {_HOST}",
         "Agent",
         "run",
         QUESTION,
