@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
-from paidtwice.agent import WireStep
+from paidtwice.agent import CommandHost, WireStep
 from paidtwice.agent._frames import awakeable_id, completed_signal
 from paidtwice.engine import IngressClient, JournalEntry
 from paidtwice.results import CrashPoint
-from paidtwice.stub import ModelCall
+from paidtwice.stub import Lane, ModelCall
 from paidtwice.stub._scripts import Answer
 from paidtwice.sweep._approvals import Resolution, Resolver, read_waits
+from paidtwice.targets._command import WireTrace
 from paidtwice.targets._timeline import StepEvent, derive_points, read_step_log
 from paidtwice.targets._wire_timeline import wire_points
 
@@ -580,3 +582,18 @@ def _awakeable_log(tmp_path: Path) -> Path:
     line = {"invocation": "inv_1", "event": "op", "kind": "awakeable", "name": "sign_a", "n": 1, "at": 1.0}
     log.write_text(json.dumps(line) + "\n")
     return log
+
+
+def test_a_command_s_step_cut_off_counts_as_an_execution_as_the_host_counts_it() -> None:
+    """A race's loser cancelled mid-step in the clean run, finished by a replay: both runs executed it once
+    (the wire sees its RunCommand in the one, its result in the other), so the replay paid nothing again."""
+    clean = [WireStep("think", 1, 1.0, 2.0, "a"), WireStep("answer", 1, 1.1, None)]
+    replay = [WireStep("think", 1, 5.0, 6.0, "a"), WireStep("answer", 1, 5.1, 6.1, "b")]
+    killed = [
+        WireStep("answer", 1, 1.1, None),
+        WireStep("answer", 2, 4.0, 4.5, "b"),
+    ]  # cut by the kill, redone
+    for steps, counts in ((clean, 1), (replay, 1), (killed, 2)):
+        agent = SimpleNamespace(tree=lambda invocation: [invocation], steps=lambda invocation, s=steps: s)
+        trace = WireTrace(cast(CommandHost, agent), cast(Lane, None))
+        assert dict(trace.steps("inv"))["answer"] == counts, steps

@@ -76,11 +76,13 @@ class WireTrace:
         return False
 
     def steps(self, invocation_id: str) -> tuple[tuple[str, int], ...]:
-        # Each ProposeRunCompletion is one execution.
+        """Each execution begun, as the host counts them: a RunCommand (the SDK sends it as the step starts),
+        or a result with none before it in its attempt (a replay runs a journaled command's step again).
+        One cut off counts too: by a kill, or by the handler's own cancellation (a race's loser), which a
+        clean run does not redo but a replay may finish."""
         counts: dict[str, int] = {}
         for step in self.tree_steps(invocation_id):
-            if step.proposed is not None:
-                counts[step.name] = counts.get(step.name, 0) + 1
+            counts[step.name] = counts.get(step.name, 0) + 1
         return tuple(sorted(counts.items()))
 
     def steps_in_flight(self, invocation_id: str, kill_at: float) -> int:
