@@ -30,6 +30,7 @@ from pathlib import Path
 
 from _docs import load_average, write_table
 
+from paidtwice._exceptions import UsageError
 from paidtwice.results import CurveRecord, KillsPlaced, Record, load_results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,7 +144,10 @@ def _deck_failures(stderr: str, out: Path) -> list[str]:
     """What the deck said of the rows that went wrong: a row that failed, by its error (which names it), and
     each row whose record differs from the deck, with the figures that differ (from the records on disk)."""
     said = [line.strip() for line in stderr.splitlines() if line.startswith("Error:") or "DIFFERS" in line]
-    records = load_results([out]).records if out.exists() else ()
+    try:
+        records = load_results([out]).records if out.exists() else ()
+    except UsageError:
+        records = ()  # a run that ended before its first row (bad setup): its own error says why
     return said + [line for record in records if not record.matches for line in _differing(record)]
 
 
