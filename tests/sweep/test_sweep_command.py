@@ -170,15 +170,17 @@ def test_a_crash_is_priced_by_the_share_of_the_clean_run_each_point_covers(
     lab: Lab, matrices: dict[tuple[str, str], SweepMatrix]
 ) -> None:
     """The wire, the ledgers and the journal time each moment of the clean run, as the host's log does on the
-    in-process path: the durable pause (5 s) covers its share of the run (most of it on a quiet machine; a
-    busy one makes the rest longer), and a crash's expected cost follows."""
+    in-process path: the durable pause (5 s) covers at least its share of the invocation (most of it on a
+    quiet machine; a busy one makes the rest longer), and a crash's expected cost follows."""
     for matrix in matrices.values():
         assert all(p.covers >= 0 for p in matrix.points), (matrix.mode, matrix.script)
         assert sum(p.covers for p in matrix.points) == pytest.approx(1.0, abs=1e-6)
         [pause] = [p for p in matrix.points if p.kind == "pause"]
         share = _pause_share(lab, matrix)
-        # The wire times it on the proxy's clock, the journal on the server's: within a tenth of the run.
-        assert pause.covers == pytest.approx(share, abs=0.1), (matrix.mode, matrix.script, share)
+        # The points share the agent's run (from its first attempt), the journal's share is of the whole
+        # invocation (from its input, however late a busy machine started the agent): no less, within a
+        # tenth of the run (the wire times it on the proxy's clock, the journal on the server's).
+        assert pause.covers >= share - 0.1, (matrix.mode, matrix.script, pause.covers, share)
     naive, journaled = matrices[("naive", "steady")], matrices[("journaled", "steady")]
     from_flight = sum(p.covers * p.extra_cost_usd for p in journaled.points if p.kind == "in-flight-model")
     assert journaled.expected_crash_cost_usd == pytest.approx(from_flight, abs=1e-12)

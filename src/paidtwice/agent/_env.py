@@ -124,6 +124,17 @@ step log, the gate): a fork server shared by the runs' agents (`paidtwice.agent.
 them."""
 
 
+def _environment() -> dict[str, str]:
+    """This process's environment, copied whole. `dict(os.environ)` lists the names, then looks each one up:
+    a name another thread removes in between (pytest's PYTEST_CURRENT_TEST, between two tests, while a
+    module's sweeps run in threads) raises KeyError. Copied again then."""
+    while True:
+        try:
+            return dict(os.environ)
+        except KeyError:
+            continue
+
+
 def agent_env(
     *,
     openai_url: str,
@@ -141,7 +152,7 @@ def agent_env(
     """This process's environment for an agent: `given` over it, then the model's clients pointed at the
     stub (`openai_url`, and `anthropic_url` when given), then the `PAIDTWICE_*` variables; None leaves one
     as it was."""
-    env = dict(os.environ)
+    env = _environment()
     env.update(given or {})
     for variable, default in OFFLINE_DEFAULTS.items():
         env.setdefault(variable, default)

@@ -196,7 +196,6 @@ class CommandTarget:
             raise UsageError(f"no directory {where}")
         # Only asked what it serves: no stub runs yet, nothing is sent.
         check_env = {
-            **os.environ,
             **agent_env(openai_url="http://127.0.0.1:9/v1", anthropic_url="http://127.0.0.1:9"),
             **node_path(),
         }

@@ -7,7 +7,6 @@ interval, and prints. Nothing here changes an invocation: changing one is `recov
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -92,7 +91,6 @@ class Watch:
                 text=True,
                 capture_output=True,
                 timeout=HOOK_TIMEOUT,
-                env=os.environ.copy(),
                 check=False,
             )
         except subprocess.TimeoutExpired:
