@@ -109,8 +109,7 @@ def point_run(
             gate=point.gate,
             model=model,
             hold=point.hold_entries,
-            # After an answer outside the journal the agent must have every frame: it stops at its next entry.
-            hold_inbound=point.kind != "model-returned",
+            hold_inbound=_holds_inbound(point),
             hold_at=point.journal_entries,
             hold_ops=_held_waits(point),
             alone=True,
@@ -154,9 +153,8 @@ def point_run(
 class Parked:
     """A run started before its point was known, on an agent, lane and invocation of its own, whose first
     live durable pause is held open: it stands for a point after that pause that its clean run has not shown
-    yet, and is handed it once it does (`hand`), the pause's wait already behind it. A command's proxy holds
-    every moment from the lab's side, so such a run can be handed one; the host's gates cannot change once
-    its process started."""
+    yet, and is handed it once it does (`hand`), the pause's wait already behind it: the host takes the
+    point's gates on its stdin, a command's proxy holds the point's journal entry (`Agent.go_on`)."""
 
     def __init__(self, run: SweepRun) -> None:
         self.run = run
@@ -165,12 +163,13 @@ class Parked:
 
     def hand(self, script: Script, point: CrashPoint) -> bool:
         """Stop the run at `point` from now on, as a run started for it is (the lane's held calls, the
-        journal held at the proxy), and let the pause go on; False if the kind cannot (nothing changed)."""
+        gates or the journal held at the proxy), and let the pause go on; False if the kind cannot hold that
+        moment (the run is then closed, not used)."""
         self.run.lane.script = _holding(script, point)
         self.run.resolver.hold_at = point.journal_entries
         self.run.resolver.hold_ops = _held_waits(point)
         return self.run.agent.go_on(
-            gate=point.gate, hold_entries=point.hold_entries, hold_inbound=point.kind != "model-returned"
+            gate=point.gate, hold_entries=point.hold_entries, hold_inbound=_holds_inbound(point)
         )
 
     def close(self) -> None:
@@ -310,6 +309,12 @@ def _missed_by(run: SweepRun, point: CrashPoint, seen: _Seen, held: int) -> str:
     if point.kind == "pause" and at_kill == moment + 1 and ended and ended[0].startswith(_PAUSE_ENDED):
         at_kill = moment
     return why_not_placed(point, seen.journal, at_kill, held)
+
+
+def _holds_inbound(point: CrashPoint) -> bool:
+    """Whether the point's journal entry is held on the server's frames too: not after an answer outside the
+    journal, where the agent must have every frame (it stops at its next entry)."""
+    return point.kind != "model-returned"
 
 
 def _held_waits(point: CrashPoint) -> frozenset[str]:
